@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Prints the path of a pinned binary, building it from the Go module proxy
+# first when the cache lacks it. Binaries are cached by version under
+# ${XDG_CACHE_HOME:-$HOME/.cache}/burstpool/bin, so a warm machine builds
+# nothing. Usage: hack/tool.sh NAME   (NAME: see the case below; "all" builds
+# every one and prints nothing).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${BURSTPOOL_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/burstpool/bin}
+mkdir -p "$cache"
+
+K8S=v1.36.3
+ETCD=v3.6.16
+CROSSPLANE=v2.4.0
+CRANK=v2.2.1
+KWOK=v0.7.0
+KARPENTER=v1.14.1
+
+k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
+
+# build DIR PKG OUT [LDFLAGS]: builds PKG inside the tools module DIR.
+build() {
+	local dir=$1 pkg=$2 out=$3 ldflags=${4:--s -w}
+	local start=$SECONDS
+	# One build per binary at a time: a second caller waits, then finds it.
+	exec 9>"$out.lock"
+	flock 9
+	if [ -x "$out" ]; then exec 9>&-; return 0; fi
+	echo "building $(basename "$out") (first time only; cached in $cache)" >&2
+	(cd "$root/tools/$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg")
+	mv "$out.tmp" "$out"
+	exec 9>&-
+	echo "built $(basename "$out") in $((SECONDS - start))s" >&2
+}
+
+path() {
+	case $1 in
+	kube-apiserver | kube-scheduler | kube-controller-manager | kubectl)
+		out="$cache/$1-$K8S"
+		[ -x "$out" ] || build kube "k8s.io/kubernetes/cmd/$1" "$out" "$k8s_ldflags" ;;
+	etcd)
+		out="$cache/etcd-$ETCD"
+		[ -x "$out" ] || build etcd go.etcd.io/etcd/server/v3 "$out" ;;
+	crossplane)
+		out="$cache/crossplane-$CROSSPLANE"
+		[ -x "$out" ] || build crossplane github.com/crossplane/crossplane/v2/cmd/crossplane "$out" ;;
+	crank)
+		out="$cache/crank-$CRANK"
+		[ -x "$out" ] || build crank github.com/crossplane/crossplane/v2/cmd/crank "$out" ;;
+	kwok)
+		out="$cache/kwok-$KWOK"
+		[ -x "$out" ] || build kwok sigs.k8s.io/kwok/cmd/kwok "$out" ;;
+	karpenter-kwok)
+		out="$cache/karpenter-kwok-$KARPENTER"
+		[ -x "$out" ] || build karpenter sigs.k8s.io/karpenter/kwok "$out" ;;
+	envtest)
+		# A folder with kube-apiserver and etcd, for KUBEBUILDER_ASSETS.
+		out="$cache/envtest-$K8S-$ETCD"
+		if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/etcd" ]; then
+			mkdir -p "$out"
+			ln -sf "$(path kube-apiserver)" "$out/kube-apiserver"
+			ln -sf "$(path etcd)" "$out/etcd"
+		fi ;;
+	*)
+		echo "unknown tool $1" >&2
+		return 2 ;;
+	esac
+	echo "$out"
+}
+
+if [ "${1:-}" = all ]; then
+	for t in etcd kube-apiserver crank kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok crossplane; do
+		path "$t" >/dev/null
+	done
+	exit 0
+fi
+path "$1"
