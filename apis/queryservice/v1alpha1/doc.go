@@ -1,0 +1,4 @@
+// Package v1alpha1 holds the subset of e6data's QueryService
+// (e6data.io/v1alpha1) that burstpool reads, and the labels that tie executor
+// pods and nodes to a Pool.
+package v1alpha1

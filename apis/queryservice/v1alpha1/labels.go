@@ -1,0 +1,46 @@
+package v1alpha1
+
+// Labels and taints that pools, pool nodes and executor pods carry. The
+// capacity controller counts executors by these labels, the composition
+// function stamps them on every object it emits, and QueryService operators
+// put them on executor pods that run on a pool.
+const (
+	// LabelPool names the Pool an object belongs to. Pool nodes carry it
+	// (from the Karpenter NodePool template or the cloud's node pool), as do
+	// pool executor pods, warmup pods and placeholders.
+	LabelPool = "e6data.io/pool"
+
+	// LabelPoolNamespace is the namespace of the Pool claim, on objects that
+	// live outside it.
+	LabelPoolNamespace = "e6data.io/pool-namespace"
+
+	// LabelQueryService names the QueryService an executor pod belongs to.
+	// The pod's own namespace is the QueryService's namespace.
+	LabelQueryService = "e6data.io/query-service"
+
+	// LabelExecutorType tells pool executors (ExecutorTypePool) from the
+	// QueryService's regular executors (ExecutorTypeRegular).
+	LabelExecutorType = "e6data.io/executor-type"
+
+	// LabelComponent tells what a pod or object is for: ComponentExecutor,
+	// ComponentWarmup, ComponentPlaceholder or ComponentStorageAgent.
+	LabelComponent = "e6data.io/component"
+
+	// TaintPool is the taint key on pool nodes; its value is the pool name and
+	// its effect NoSchedule, so only workloads that tolerate it land there.
+	TaintPool = "e6data.io/pool"
+)
+
+// Values of LabelExecutorType.
+const (
+	ExecutorTypePool    = "pool"
+	ExecutorTypeRegular = "regular"
+)
+
+// Values of LabelComponent.
+const (
+	ComponentExecutor     = "executor"
+	ComponentWarmup       = "warmup"
+	ComponentPlaceholder  = "placeholder"
+	ComponentStorageAgent = "storage-agent"
+)
