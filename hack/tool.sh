@@ -16,6 +16,7 @@ CROSSPLANE=v2.4.0
 CRANK=v2.2.1
 KWOK=v0.7.0
 KARPENTER=v1.14.1
+CONTROLLER_GEN=v0.20.1
 
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
 
@@ -54,6 +55,9 @@ path() {
 	karpenter-kwok)
 		out="$cache/karpenter-kwok-$KARPENTER"
 		[ -x "$out" ] || build karpenter sigs.k8s.io/karpenter/kwok "$out" ;;
+	controller-gen)
+		out="$cache/controller-gen-$CONTROLLER_GEN"
+		[ -x "$out" ] || build controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$out" ;;
 	envtest)
 		# A folder with kube-apiserver and etcd, for KUBEBUILDER_ASSETS.
 		out="$cache/envtest-$K8S-$ETCD"
@@ -70,7 +74,7 @@ path() {
 }
 
 if [ "${1:-}" = all ]; then
-	for t in etcd kube-apiserver crank kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok crossplane; do
+	for t in etcd kube-apiserver crank kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok crossplane controller-gen; do
 		path "$t" >/dev/null
 	done
 	exit 0
