@@ -1,0 +1,285 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Pool is a shared pool of warm nodes that QueryServices burst onto. It is
+// the claim of the composite XPool: tenants create it in their namespace and
+// burstpool provisions the nodes (a Karpenter NodePool and NodeClass, or the
+// cloud's own node pool), keeps executor images warm on them and reports what
+// the pool holds.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=pool,categories=e6data
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="AVAILABLE",type=integer,JSONPath=`.status.availableExecutors`
+// +kubebuilder:printcolumn:name="OCCUPIED",type=integer,JSONPath=`.status.occupiedExecutors`
+// +kubebuilder:printcolumn:name="TOTAL",type=integer,JSONPath=`.status.totalExecutors`
+// +kubebuilder:printcolumn:name="INSTANCE",type=string,JSONPath=`.status.derivedInstanceType`,priority=1
+// +kubebuilder:printcolumn:name="CLOUD",type=string,JSONPath=`.status.cloud`,priority=1
+type Pool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PoolSpec   `json:"spec"`
+	Status PoolStatus `json:"status,omitempty"`
+}
+
+// PoolList is a list of Pools.
+//
+// +kubebuilder:object:root=true
+type PoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Pool `json:"items"`
+}
+
+// PoolSpec is what a platform team asks of a pool.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.allowedQueryServices) && size(self.allowedQueryServices) > 0) || has(self.queryServiceSelector)",message="set allowedQueryServices or queryServiceSelector: a pool must say which QueryServices may use it"
+// +kubebuilder:validation:XValidation:rule="self.maxExecutors >= 1",message="maxExecutors must be at least 1"
+// +kubebuilder:validation:XValidation:rule="!has(self.minExecutors) || self.minExecutors <= self.maxExecutors",message="minExecutors must not exceed maxExecutors"
+// +kubebuilder:validation:XValidation:rule="!has(self.executorsPerNode) || self.executorsPerNode >= 1",message="executorsPerNode must be at least 1"
+type PoolSpec struct {
+	// MinExecutors is the number of executor slots kept warm (provisioned and
+	// idle) at all times. Karpenter has no minimum node count, so burstpool
+	// holds these slots with low-priority placeholder pods that real
+	// executors preempt.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinExecutors int32 `json:"minExecutors,omitempty"`
+
+	// MaxExecutors caps the executors the pool runs at once, across all
+	// QueryServices. It sets the NodePool limits (maxExecutors /
+	// executorsPerNode nodes).
+	MaxExecutors int32 `json:"maxExecutors"`
+
+	// ExecutorsPerNode is how many executors share one pool node. Each node
+	// must fit this many of the largest attached executor.
+	// +kubebuilder:default=1
+	// +optional
+	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
+
+	// InstanceConfig chooses the pool's instance type, explicitly or by
+	// family. When empty, the type is derived from the attached
+	// QueryServices (or inherited, see InheritNodeConfigFrom).
+	// +optional
+	InstanceConfig *InstanceConfig `json:"instanceConfig,omitempty"`
+
+	// InheritNodeConfigFrom names a QueryService whose regular nodes' instance
+	// type the pool reuses.
+	// +optional
+	InheritNodeConfigFrom *QueryServiceReference `json:"inheritNodeConfigFrom,omitempty"`
+
+	// ImageConfig controls which images are pre-pulled on pool nodes.
+	// +kubebuilder:default={}
+	// +optional
+	ImageConfig *ImageConfig `json:"imageConfig,omitempty"`
+
+	// AllowedQueryServices lists the QueryServices that may use the pool. A
+	// QueryService attaches when it is allowed (here or by
+	// QueryServiceSelector) and its spec.executor.poolRef names this pool.
+	// +listType=atomic
+	// +optional
+	AllowedQueryServices []QueryServiceReference `json:"allowedQueryServices,omitempty"`
+
+	// QueryServiceSelector allows every QueryService whose labels match, in
+	// any namespace.
+	// +optional
+	QueryServiceSelector *metav1.LabelSelector `json:"queryServiceSelector,omitempty"`
+
+	// StorageAgent runs a storage agent DaemonSet on pool nodes (for example
+	// a local cache over the nodes' NVMe disks).
+	// +optional
+	StorageAgent *StorageAgent `json:"storageAgent,omitempty"`
+
+	// NodeSelector selects the pool's nodes. Optional with Karpenter (the
+	// pool label is used); required where burstpool cannot create nodes
+	// (Linode, DigitalOcean, CoreWeave and on-premises clusters without
+	// Karpenter), where it names the existing node pool.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations are the taints of the pool's nodes that pool workloads
+	// tolerate. With Karpenter they become the NodePool's taints, so only
+	// pool workloads land on pool nodes.
+	// +kubebuilder:default={}
+	// +listType=atomic
+	// +optional
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+
+	// Suspend stops new capacity: the NodePool may launch no nodes and warm
+	// slots are released, while warm images are kept. Set it back to false to
+	// resume.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Provisioning overrides what burstpool detects about the cluster, for
+	// when detection must be bypassed.
+	// +optional
+	Provisioning *Provisioning `json:"provisioning,omitempty"`
+}
+
+// InstanceConfig chooses the pool's instance type.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || !has(self.instanceFamily) || self.instanceType.startsWith(self.instanceFamily)",message="instanceConfig.instanceType must belong to instanceConfig.instanceFamily (for example family r7gd with type r7gd.8xlarge): make them agree or set only one"
+type InstanceConfig struct {
+	// InstanceType pins the pool to one instance type (for example
+	// r7gd.16xlarge). QueryServices whose executors do not fit are reported
+	// incompatible.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+
+	// InstanceFamily lets burstpool pick the smallest size of this family
+	// (for example r7gd) that fits the largest attached executor times
+	// executorsPerNode.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	InstanceFamily string `json:"instanceFamily,omitempty"`
+
+	// AutoUpgrade moves the pool to a larger size when a larger QueryService
+	// attaches. Without it the pool keeps its type and that QueryService is
+	// reported incompatible. The pool never downsizes while executors run.
+	// +optional
+	AutoUpgrade bool `json:"autoUpgrade,omitempty"`
+
+	// SpotEnabled launches spot capacity (falling back to on-demand) and,
+	// when no type is pinned, lets Karpenter choose among a ranked set of
+	// compatible types to diversify spot capacity.
+	// +optional
+	SpotEnabled bool `json:"spotEnabled,omitempty"`
+}
+
+// QueryServiceReference names a QueryService.
+type QueryServiceReference struct {
+	// Name of the QueryService.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the QueryService. Defaults to the Pool's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ImageConfig controls the warm image set.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.unusedImageRetention) || self.unusedImageRetention.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="imageConfig.unusedImageRetention must be a duration such as 1h, 30m or 1h30m"
+type ImageConfig struct {
+	// CachedImages are images always kept warm on pool nodes.
+	// +listType=atomic
+	// +optional
+	CachedImages []string `json:"cachedImages,omitempty"`
+
+	// AutoCollectImages adds every attached QueryService's executor image to
+	// the warm set.
+	// +kubebuilder:default=true
+	// +optional
+	AutoCollectImages *bool `json:"autoCollectImages,omitempty"`
+
+	// UnusedImageRetention is how long an image that left the warm set stays
+	// warm before its warmup DaemonSet is removed (a Go duration).
+	// +kubebuilder:default="1h"
+	// +optional
+	UnusedImageRetention string `json:"unusedImageRetention,omitempty"`
+
+	// ImagePullSecrets are used to pull warm images. A secret must live in
+	// the Pool's namespace; one elsewhere is reported and not used.
+	// +listType=atomic
+	// +optional
+	ImagePullSecrets []SecretReference `json:"imagePullSecrets,omitempty"`
+}
+
+// SecretReference names a Secret.
+type SecretReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the Secret. Defaults to the Pool's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// StorageAgent describes the storage agent DaemonSet.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !self.enabled || has(self.image)",message="storageAgent.image is required when storageAgent.enabled is true"
+type StorageAgent struct {
+	// Enabled runs the agent on every pool node.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// Image of the agent.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// CPU the agent requests on each node (counts in node sizing).
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+
+	// Memory the agent requests on each node (counts in node sizing).
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// Toleration tolerates a taint of the pool's nodes. It has the fields of a
+// Kubernetes toleration.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",message="a toleration with operator Exists must not set a value"
+// +kubebuilder:validation:XValidation:rule="(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')",message="a toleration without a key must use operator Exists"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",message="tolerationSeconds is only valid with effect NoExecute"
+type Toleration struct {
+	// Key is the taint key. Empty with operator Exists matches every taint.
+	// +optional
+	Key string `json:"key,omitempty"`
+
+	// Operator is Equal (the default) or Exists.
+	// +kubebuilder:validation:Enum=Equal;Exists
+	// +optional
+	Operator string `json:"operator,omitempty"`
+
+	// Value is the taint value, with operator Equal.
+	// +optional
+	Value string `json:"value,omitempty"`
+
+	// Effect is NoSchedule, PreferNoSchedule or NoExecute; empty matches all.
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	// +optional
+	Effect string `json:"effect,omitempty"`
+
+	// TolerationSeconds bounds how long a NoExecute taint is tolerated.
+	// +optional
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
+}
+
+// Provisioning overrides cloud and method detection.
+type Provisioning struct {
+	// Cloud the cluster runs on.
+	// +kubebuilder:validation:Enum=aws;gcp;azure;linode;digitalocean;coreweave;kwok;onprem
+	// +optional
+	Cloud string `json:"cloud,omitempty"`
+
+	// Method provisions the pool's nodes: karpenter (a NodePool and the
+	// cloud's NodeClass), eks-auto-mode (a NodePool and an EKS Auto Mode
+	// NodeClass), lke, doks or coreweave (the cloud's node pool object) or
+	// static (existing nodes picked by nodeSelector).
+	// +kubebuilder:validation:Enum=karpenter;eks-auto-mode;lke;doks;coreweave;static
+	// +optional
+	Method string `json:"method,omitempty"`
+
+	// ManageNodePool emits the cloud's node pool object (Linode LKE,
+	// DigitalOcean DOKS, CoreWeave) for non-Karpenter methods, sized from
+	// minExecutors and maxExecutors. Off, burstpool uses the nodes that
+	// nodeSelector picks.
+	// +optional
+	ManageNodePool bool `json:"manageNodePool,omitempty"`
+
+	// ClusterID identifies the cluster for cloud node pool objects (the LKE
+	// cluster ID or the DOKS cluster ID).
+	// +optional
+	ClusterID string `json:"clusterId,omitempty"`
+}

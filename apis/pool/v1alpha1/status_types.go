@@ -1,0 +1,216 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PoolPhase summarizes where a pool is in its life.
+//
+// +kubebuilder:validation:Enum=Pending;Creating;Active;Suspending;Suspended;Resuming;Failed;Deleting
+type PoolPhase string
+
+// Pool phases.
+const (
+	// PhasePending: the pool cannot be provisioned yet; Message says why
+	// (for example a non-Karpenter cluster without nodeSelector).
+	PhasePending PoolPhase = "Pending"
+	// PhaseCreating: the NodePool, NodeClass or DaemonSets are not ready yet.
+	PhaseCreating PoolPhase = "Creating"
+	// PhaseActive: the pool can run executors.
+	PhaseActive PoolPhase = "Active"
+	// PhaseSuspending: suspend was asked for and capacity is draining.
+	PhaseSuspending PoolPhase = "Suspending"
+	// PhaseSuspended: no new capacity; warm images are kept.
+	PhaseSuspended PoolPhase = "Suspended"
+	// PhaseResuming: suspend was lifted and capacity is coming back.
+	PhaseResuming PoolPhase = "Resuming"
+	// PhaseFailed: the pool cannot be rendered; Message says what to fix.
+	PhaseFailed PoolPhase = "Failed"
+	// PhaseDeleting: the pool is being deleted.
+	PhaseDeleting PoolPhase = "Deleting"
+)
+
+// PoolStatus is what burstpool observed and decided about a pool.
+type PoolStatus struct {
+	// Phase summarizes the pool's state.
+	// +optional
+	Phase PoolPhase `json:"phase,omitempty"`
+
+	// Message explains the phase in words a person can act on.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Cloud the pool runs on (detected, or from spec.provisioning).
+	// +optional
+	Cloud string `json:"cloud,omitempty"`
+
+	// ProvisioningMethod that creates the pool's nodes.
+	// +optional
+	ProvisioningMethod string `json:"provisioningMethod,omitempty"`
+
+	// DerivedInstanceType is the instance type the pool's nodes use.
+	// +optional
+	DerivedInstanceType string `json:"derivedInstanceType,omitempty"`
+
+	// DerivedFrom says where DerivedInstanceType came from, for example
+	// spec.instanceConfig.instanceType or QueryService/ns/name.
+	// +optional
+	DerivedFrom string `json:"derivedFrom,omitempty"`
+
+	// TotalExecutors is the number of executor slots on Ready pool nodes,
+	// capped at maxExecutors.
+	// +optional
+	TotalExecutors int32 `json:"totalExecutors,omitempty"`
+
+	// AvailableExecutors is TotalExecutors minus OccupiedExecutors.
+	// +optional
+	AvailableExecutors int32 `json:"availableExecutors,omitempty"`
+
+	// OccupiedExecutors is the number of pool executors running.
+	// +optional
+	OccupiedExecutors int32 `json:"occupiedExecutors,omitempty"`
+
+	// PendingExecutors is the number of pool executors waiting for a node.
+	// +optional
+	PendingExecutors int32 `json:"pendingExecutors,omitempty"`
+
+	// CurrentNodes is the number of Ready pool nodes.
+	// +optional
+	CurrentNodes int32 `json:"currentNodes,omitempty"`
+
+	// NodePoolName is the Karpenter NodePool (or cloud node pool) of the pool.
+	// +optional
+	NodePoolName string `json:"nodePoolName,omitempty"`
+
+	// NodeClassName is the cloud NodeClass of the pool.
+	// +optional
+	NodeClassName string `json:"nodeClassName,omitempty"`
+
+	// Allocations are the pool executors each QueryService holds.
+	// +listType=atomic
+	// +optional
+	Allocations []Allocation `json:"allocations,omitempty"`
+
+	// CachedImages are the images kept warm on pool nodes.
+	// +listType=atomic
+	// +optional
+	CachedImages []CachedImage `json:"cachedImages,omitempty"`
+
+	// AttachedQueryServices are the QueryServices that point at the pool,
+	// with whether their executors fit its nodes.
+	// +listType=atomic
+	// +optional
+	AttachedQueryServices []AttachedQueryService `json:"attachedQueryServices,omitempty"`
+}
+
+// Allocation is what one QueryService holds in the pool.
+type Allocation struct {
+	// QueryService name.
+	QueryService string `json:"queryService"`
+
+	// Namespace of the QueryService.
+	Namespace string `json:"namespace"`
+
+	// Executors is the number of pool executors the QueryService runs.
+	Executors int32 `json:"executors"`
+
+	// RegularExecutors is the number of executors the QueryService runs on
+	// its own nodes.
+	// +optional
+	RegularExecutors int32 `json:"regularExecutors,omitempty"`
+
+	// AllocatedAt is when the QueryService first got a pool executor.
+	// +optional
+	AllocatedAt *metav1.Time `json:"allocatedAt,omitempty"`
+}
+
+// WarmupStatus tells whether an image is warm on the pool's nodes.
+//
+// +kubebuilder:validation:Enum=Ready;Pending;Failed
+type WarmupStatus string
+
+// Warmup statuses.
+const (
+	WarmupReady   WarmupStatus = "Ready"
+	WarmupPending WarmupStatus = "Pending"
+	WarmupFailed  WarmupStatus = "Failed"
+)
+
+// CachedImage is one image of the warm set.
+type CachedImage struct {
+	// Image reference.
+	Image string `json:"image"`
+
+	// Hash is the short stable hash that names the image's DaemonSet.
+	// +optional
+	Hash string `json:"hash,omitempty"`
+
+	// Source says why the image is warm: cachedImages, or the QueryServices
+	// whose executors use it.
+	// +optional
+	Source string `json:"source,omitempty"`
+
+	// WarmupStatus is Ready when every pool node has pulled the image.
+	// +optional
+	WarmupStatus WarmupStatus `json:"warmupStatus,omitempty"`
+
+	// DaemonSetName is the warmup DaemonSet of the image.
+	// +optional
+	DaemonSetName string `json:"daemonSetName,omitempty"`
+
+	// NodesReady is the number of pool nodes with the image warm.
+	// +optional
+	NodesReady int32 `json:"nodesReady,omitempty"`
+
+	// NodesTotal is the number of pool nodes that should have it.
+	// +optional
+	NodesTotal int32 `json:"nodesTotal,omitempty"`
+
+	// UnusedSince is when the image left the warm set; it stays warm for
+	// imageConfig.unusedImageRetention after that.
+	// +optional
+	UnusedSince *metav1.Time `json:"unusedSince,omitempty"`
+
+	// Message explains a Pending or Failed warmup.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// AttachedQueryService is a QueryService that points at the pool.
+type AttachedQueryService struct {
+	// Name of the QueryService.
+	Name string `json:"name"`
+
+	// Namespace of the QueryService.
+	Namespace string `json:"namespace"`
+
+	// Attached is true when the pool allows the QueryService and its
+	// poolRef names the pool.
+	// +optional
+	Attached bool `json:"attached,omitempty"`
+
+	// Compatible is true when its executors fit the pool's nodes.
+	// +optional
+	Compatible bool `json:"compatible,omitempty"`
+
+	// InstanceType the compatibility was checked against.
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+
+	// RequiredCPU is one executor's CPU request.
+	// +optional
+	RequiredCPU string `json:"requiredCpu,omitempty"`
+
+	// RequiredMemory is one executor's memory request.
+	// +optional
+	RequiredMemory string `json:"requiredMemory,omitempty"`
+
+	// Message says why the QueryService is not attached or not compatible,
+	// and what to change.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// LastChecked is when compatibility was last checked.
+	// +optional
+	LastChecked *metav1.Time `json:"lastChecked,omitempty"`
+}
