@@ -1,0 +1,11 @@
+// Package apis generates burstpool's CRDs, deep copies and the XPool XRD.
+//
+// The Pool CRD in crds/ is the claim's schema: the XRD is generated from it,
+// and the API tests install it into a real API server. The QueryService CRD
+// goes to examples/crds/ for clusters that run without e6data's operator.
+package apis
+
+//go:generate sh -c "$(../hack/tool.sh controller-gen) object paths=./pool/... paths=./queryservice/..."
+//go:generate sh -c "$(../hack/tool.sh controller-gen) crd paths=./pool/... output:crd:dir=./crds"
+//go:generate sh -c "$(../hack/tool.sh controller-gen) crd paths=./queryservice/... output:crd:dir=../examples/crds"
+//go:generate go run ../cmd/xrdgen -crd crds/e6data.io_pools.yaml -out definition.yaml

@@ -1,0 +1,339 @@
+// Package api_test installs the Pool and QueryService CRDs generated from
+// apis/ into a real API server and checks what it accepts, rejects and
+// defaults: the seed example pools apply unchanged and invalid pools are
+// rejected with messages that say what to fix.
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	cfg    *rest.Config
+	dyn    *dynamic.DynamicClient
+	kube   *kubernetes.Clientset
+	poolsR = schema.GroupVersionResource{Group: "e6data.io", Version: "v1alpha1", Resource: "pools"}
+	qsR    = schema.GroupVersionResource{Group: "e6data.io", Version: "v1alpha1", Resource: "queryservices"}
+)
+
+const ns = "e6-pools"
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "FAIL: KUBEBUILDER_ASSETS is not set; these tests need a real kube-apiserver and etcd.\n"+
+			"Build them once and point at them with: export KUBEBUILDER_ASSETS=$(hack/tool.sh envtest)   (or run make test)")
+		os.Exit(1)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "apis", "crds"), filepath.Join("..", "..", "examples", "crds")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: cannot start the API server:", err)
+		os.Exit(1)
+	}
+	dyn = dynamic.NewForConfigOrDie(cfg)
+	kube = kubernetes.NewForConfigOrDie(cfg)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot stop the API server:", err)
+	}
+	os.Exit(code)
+}
+
+// createNamespace creates a namespace, ignoring that it may exist.
+func createNamespace(t *testing.T, name string) {
+	t.Helper()
+	_, err := kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("cannot create namespace %s: %v", name, err)
+	}
+}
+
+// readObjects reads every object of a (multi-document) YAML file.
+func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(b), "\n---") {
+		j, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if string(j) == "null" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(j); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func TestSeedExamplesApplyUnchanged(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "pools", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 5 {
+		t.Fatalf("want the five seed pools in examples/pools, found %d", len(files))
+	}
+	createNamespace(t, ns)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			for _, u := range readObjects(t, f) {
+				want := u.DeepCopy()
+				got, err := dyn.Resource(poolsR).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
+				if err != nil {
+					t.Fatalf("the API server rejected %s: %v", f, err)
+				}
+				// Everything the manifest says is stored as written (defaults
+				// may add fields, but none is dropped or changed).
+				if diff := cmp.Diff(want.Object["spec"], subset(got.Object["spec"], want.Object["spec"])); diff != "" {
+					t.Errorf("stored spec differs from the manifest (-manifest +stored):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// subset returns the parts of got that want has keys for, so that defaulted
+// fields do not count as differences.
+func subset(got, want any) any {
+	gm, gok := got.(map[string]any)
+	wm, wok := want.(map[string]any)
+	if !gok || !wok {
+		return got
+	}
+	out := map[string]any{}
+	for k, wv := range wm {
+		if gv, ok := gm[k]; ok {
+			out[k] = subset(gv, wv)
+		}
+	}
+	return out
+}
+
+func TestDefaults(t *testing.T) {
+	createNamespace(t, ns)
+	u := pool("defaults", map[string]any{
+		"maxExecutors":         int64(5),
+		"allowedQueryServices": []any{map[string]any{"name": "qs"}},
+	})
+	got, err := dyn.Resource(poolsR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"minExecutors":         int64(0),
+		"maxExecutors":         int64(5),
+		"executorsPerNode":     int64(1),
+		"imageConfig":          map[string]any{"autoCollectImages": true, "unusedImageRetention": "1h"},
+		"tolerations":          []any{},
+		"allowedQueryServices": []any{map[string]any{"name": "qs"}},
+	}
+	if diff := cmp.Diff(want, got.Object["spec"]); diff != "" {
+		t.Errorf("defaulted spec (-want +got):\n%s", diff)
+	}
+}
+
+func pool(name string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "e6data.io/v1alpha1",
+		"kind":       "Pool",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec":       spec,
+	}}
+}
+
+func TestInvalidPoolsRejected(t *testing.T) {
+	createNamespace(t, ns)
+	allowed := []any{map[string]any{"name": "analytics-cluster", "namespace": "workspace-analytics-prod"}}
+	valid := func(extra map[string]any) map[string]any {
+		s := map[string]any{"maxExecutors": int64(10), "allowedQueryServices": allowed}
+		for k, v := range extra {
+			if v == nil {
+				delete(s, k)
+				continue
+			}
+			s[k] = v
+		}
+		return s
+	}
+	cases := map[string]struct {
+		reason string
+		spec   map[string]any
+		want   string
+	}{
+		"NoQueryServices": {
+			reason: "A pool must say which QueryServices may use it.",
+			spec:   valid(map[string]any{"allowedQueryServices": nil}),
+			want:   "set allowedQueryServices or queryServiceSelector: a pool must say which QueryServices may use it",
+		},
+		"EmptyAllowedList": {
+			reason: "An empty allowedQueryServices list allows nobody.",
+			spec:   valid(map[string]any{"allowedQueryServices": []any{}}),
+			want:   "set allowedQueryServices or queryServiceSelector",
+		},
+		"MaxExecutorsMissing": {
+			reason: "maxExecutors is required.",
+			spec:   valid(map[string]any{"maxExecutors": nil}),
+			want:   "spec.maxExecutors: Required value",
+		},
+		"MaxExecutorsZero": {
+			reason: "maxExecutors must be at least 1.",
+			spec:   valid(map[string]any{"maxExecutors": int64(0)}),
+			want:   "maxExecutors must be at least 1",
+		},
+		"MinAboveMax": {
+			reason: "minExecutors must not exceed maxExecutors.",
+			spec:   valid(map[string]any{"minExecutors": int64(11)}),
+			want:   "minExecutors must not exceed maxExecutors",
+		},
+		"ExecutorsPerNodeZero": {
+			reason: "executorsPerNode must be at least 1.",
+			spec:   valid(map[string]any{"executorsPerNode": int64(0)}),
+			want:   "executorsPerNode must be at least 1",
+		},
+		"RetentionNotADuration": {
+			reason: "unusedImageRetention must be a Go duration.",
+			spec:   valid(map[string]any{"imageConfig": map[string]any{"unusedImageRetention": "one hour"}}),
+			want:   "imageConfig.unusedImageRetention must be a duration such as 1h, 30m or 1h30m",
+		},
+		"TypeOutsideFamily": {
+			reason: "instanceType and instanceFamily must agree.",
+			spec:   valid(map[string]any{"instanceConfig": map[string]any{"instanceType": "m7i.4xlarge", "instanceFamily": "r7gd"}}),
+			want:   "instanceConfig.instanceType must belong to instanceConfig.instanceFamily",
+		},
+		"ExistsWithValue": {
+			reason: "A toleration with operator Exists takes no value.",
+			spec:   valid(map[string]any{"tolerations": []any{map[string]any{"key": "k", "operator": "Exists", "value": "v"}}}),
+			want:   "a toleration with operator Exists must not set a value",
+		},
+		"EqualWithoutKey": {
+			reason: "A toleration without a key must use Exists.",
+			spec:   valid(map[string]any{"tolerations": []any{map[string]any{"operator": "Equal", "value": "v"}}}),
+			want:   "a toleration without a key must use operator Exists",
+		},
+		"TolerationSecondsWithoutNoExecute": {
+			reason: "tolerationSeconds is only valid with NoExecute.",
+			spec:   valid(map[string]any{"tolerations": []any{map[string]any{"key": "k", "effect": "NoSchedule", "tolerationSeconds": int64(30)}}}),
+			want:   "tolerationSeconds is only valid with effect NoExecute",
+		},
+		"BadTolerationEffect": {
+			reason: "A toleration effect must be one Kubernetes knows.",
+			spec:   valid(map[string]any{"tolerations": []any{map[string]any{"key": "k", "effect": "NoRun"}}}),
+			want:   `Unsupported value: "NoRun"`,
+		},
+		"StorageAgentWithoutImage": {
+			reason: "An enabled storage agent needs an image.",
+			spec:   valid(map[string]any{"storageAgent": map[string]any{"enabled": true}}),
+			want:   "storageAgent.image is required when storageAgent.enabled is true",
+		},
+		"UnknownCloud": {
+			reason: "spec.provisioning.cloud is a closed set.",
+			spec:   valid(map[string]any{"provisioning": map[string]any{"cloud": "mainframe"}}),
+			want:   `spec.provisioning.cloud: Unsupported value: "mainframe"`,
+		},
+		"AllowedQueryServiceWithoutName": {
+			reason: "Every allowed QueryService needs a name.",
+			spec:   valid(map[string]any{"allowedQueryServices": []any{map[string]any{"namespace": "workspace-reporting"}}}),
+			want:   "spec.allowedQueryServices[0].name: Required value",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := dyn.Resource(poolsR).Namespace(ns).Create(context.Background(), pool(strings.ToLower(name), tc.spec), metav1.CreateOptions{})
+			if err == nil {
+				t.Fatalf("%s\nthe API server accepted the pool; want rejection with %q", tc.reason, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s\nrejection message\n  %s\ndoes not contain\n  %s", tc.reason, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPrinterColumns(t *testing.T) {
+	createNamespace(t, ns)
+	u := pool("columns", map[string]any{"maxExecutors": int64(3), "allowedQueryServices": []any{map[string]any{"name": "qs"}}})
+	if _, err := dyn.Resource(poolsR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Ask for a server-side table, as kubectl get does.
+	raw, err := kube.DiscoveryClient.RESTClient().Get().AbsPath("/apis/e6data.io/v1alpha1/namespaces", ns, "pools").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := &metav1.Table{}
+	if err := json.Unmarshal(raw, tbl); err != nil {
+		t.Fatal(err)
+	}
+	var normal, wide []string
+	for _, c := range tbl.ColumnDefinitions {
+		wide = append(wide, strings.ToUpper(c.Name))
+		if c.Priority == 0 {
+			normal = append(normal, strings.ToUpper(c.Name))
+		}
+	}
+	if diff := cmp.Diff([]string{"NAME", "PHASE", "AVAILABLE", "OCCUPIED", "TOTAL"}, normal); diff != "" {
+		t.Errorf("kubectl get pool columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"NAME", "PHASE", "AVAILABLE", "OCCUPIED", "TOTAL", "INSTANCE", "CLOUD"}, wide); diff != "" {
+		t.Errorf("kubectl get pool -o wide columns (-want +got):\n%s", diff)
+	}
+}
+
+func TestQueryServicePreservesUnknownFields(t *testing.T) {
+	objs := readObjects(t, filepath.Join("..", "..", "examples", "queryservices.yaml"))
+	for _, u := range objs {
+		if u.GetKind() == "Namespace" {
+			createNamespace(t, u.GetName())
+		}
+	}
+	for _, u := range objs {
+		if u.GetKind() != "QueryService" {
+			continue
+		}
+		// A real QueryService carries fields burstpool does not model.
+		if err := unstructured.SetNestedField(u.Object, "s3://warehouse", "spec", "catalog", "location"); err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedField(u.Object, int64(3), "spec", "executor", "jvm", "threads"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dyn.Resource(qsR).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("the API server rejected QueryService %s: %v", u.GetName(), err)
+		}
+		if diff := cmp.Diff(u.Object["spec"], got.Object["spec"]); diff != "" {
+			t.Errorf("QueryService %s spec not stored as written (-want +got):\n%s", u.GetName(), diff)
+		}
+	}
+}
