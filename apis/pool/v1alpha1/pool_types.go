@@ -229,8 +229,8 @@ type StorageAgent struct {
 // Toleration tolerates a taint of the pool's nodes. It has the fields of a
 // Kubernetes toleration.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",message="a toleration with operator Exists must not set a value"
-// +kubebuilder:validation:XValidation:rule="(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')",message="a toleration without a key must use operator Exists"
+// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || size(self.value) == 0",message="a toleration with operator Exists must not set a value"
+// +kubebuilder:validation:XValidation:rule="(has(self.key) && size(self.key) > 0) || (has(self.operator) && self.operator == 'Exists')",message="a toleration without a key must use operator Exists"
 // +kubebuilder:validation:XValidation:rule="!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",message="tolerationSeconds is only valid with effect NoExecute"
 type Toleration struct {
 	// Key is the taint key. Empty with operator Exists matches every taint.
