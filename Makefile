@@ -1,0 +1,79 @@
+# burstpool: shared, warm, burstable node pools for query engines.
+# `make help` lists every target.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO       ?= go
+OUTPUT   ?= _output
+GOTEST   ?= $(GO) test -count=1
+BENCH    ?= .
+BENCHPKG ?= ./internal/... ./functions/...
+
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: tools
+tools: ## Build every pinned binary the suites run (cached by version; slow only the first time).
+	hack/tool.sh all
+
+.PHONY: generate
+generate: ## Regenerate deep copies, CRDs, the XRD and the function input CRD.
+	$(GO) generate ./...
+
+.PHONY: build
+build: ## Build the function, the capacity provider and the helper binaries into _output/bin.
+	mkdir -p $(OUTPUT)/bin
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(OUTPUT)/bin/ ./functions/... ./cmd/...
+
+.PHONY: test
+test: ## Run every test: unit, integration (real API server), render and end to end.
+	hack/tool.sh all
+	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m ./...
+	hack/render.sh
+	hack/validate.sh apis/definition.yaml apis/composition.yaml
+	@echo "make test: all suites passed"
+
+.PHONY: unit
+unit: ## Run the tests that need no binaries (pure packages).
+	$(GOTEST) ./internal/... ./functions/...
+
+.PHONY: e2e
+e2e: ## Run the end-to-end suite on a local control plane.
+	hack/tool.sh all
+	$(GOTEST) -timeout 30m -v ./test/e2e/...
+
+.PHONY: bench
+bench: ## Run the benchmarks of the pure cores and the function.
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCHPKG)
+
+.PHONY: render
+render: ## Render every examples/render scenario with crossplane render and validate the output.
+	hack/render.sh
+
+.PHONY: validate
+validate: ## Validate the XRD and Composition with crossplane beta validate, offline.
+	hack/validate.sh apis/definition.yaml apis/composition.yaml
+
+.PHONY: package
+package: ## Build the Configuration, Function and Provider packages (.xpkg) into _output/packages.
+	hack/package.sh
+
+.PHONY: demo
+demo: ## Bring up a local control plane, install burstpool and burst a pool (the main job).
+	hack/demo.sh
+
+.PHONY: demo-down
+demo-down: ## Stop the local control plane that make demo started.
+	hack/demo.sh down
+
+.PHONY: verify
+verify: ## Tidy, regenerate, vet and format, then fail if anything changed.
+	$(GO) mod tidy
+	$(GO) generate ./...
+	$(GO) vet ./...
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	git diff --exit-code
