@@ -9,3 +9,4 @@ package apis
 //go:generate sh -c "$(../hack/tool.sh controller-gen) crd paths=./pool/... output:crd:dir=./crds"
 //go:generate sh -c "$(../hack/tool.sh controller-gen) crd paths=./queryservice/... output:crd:dir=../examples/crds"
 //go:generate go run ../cmd/xrdgen -crd crds/e6data.io_pools.yaml -out definition.yaml
+//go:generate go run ../cmd/apidocs -crd crds/e6data.io_pools.yaml -out ../docs/pool-reference.md -title "Pool reference"

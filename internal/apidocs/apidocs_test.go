@@ -1,0 +1,68 @@
+package apidocs
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCommittedReferenceIsCurrent(t *testing.T) {
+	crd, err := os.ReadFile("../../apis/crds/e6data.io_pools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Markdown(crd, "Pool reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../docs/pool-reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("docs/pool-reference.md is stale; run make generate (-want +got):\n%s", diff)
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.org}
+spec:
+  group: example.org
+  scope: Namespaced
+  names: {kind: Thing, plural: things, shortNames: [th]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            x-kubernetes-validations: [{rule: "self.size > 0", message: "size must be positive"}]
+            properties:
+              size: {type: integer, format: int32, description: "Size of the | thing."}
+              mode: {type: string, default: fast, enum: [fast, slow]}
+`
+	got, err := Markdown([]byte(crd), "Thing reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# Thing reference",
+		"`example.org/v1` `Thing`, short names `th`",
+		"- size must be positive",
+		"| `spec.mode` | string | `\"fast\"` |  One of: fast, slow. |",
+		"| `spec.size` | integer (int32) (required) |  | Size of the \\| thing. |",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("Markdown() lacks %q in:\n%s", want, got)
+		}
+	}
+}
