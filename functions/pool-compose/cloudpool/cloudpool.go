@@ -1,0 +1,322 @@
+// Package cloudpool builds the node pool objects of clouds where burstpool
+// cannot use Karpenter: Linode LKE and DigitalOcean DOKS (Crossplane managed
+// resources of their upjet providers) and CoreWeave CKS (the cluster's own
+// NodePool resource). It is pure: Build reads only its Input.
+package cloudpool
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// Provisioning methods Build emits a node pool for (the values of the Pool's
+// spec.provisioning.method).
+const (
+	MethodLKE       = "lke"
+	MethodDOKS      = "doks"
+	MethodCoreWeave = "coreweave"
+)
+
+// API versions and the kind of the emitted objects.
+const (
+	APIVersionLKE           = "lke.linode.upbound.io/v1alpha1"
+	APIVersionDOKS          = "kubernetes.digitalocean.crossplane.io/v1alpha1"
+	APIVersionDOKSNamespace = "kubernetes.digitalocean.m.crossplane.io/v1alpha1"
+	APIVersionCoreWeave     = "compute.coreweave.com/v1alpha1"
+	Kind                    = "NodePool"
+)
+
+// nameSuffix ends the name of every emitted node pool: "{pool}-nodepool".
+const nameSuffix = "-nodepool"
+
+// providerConfigKind is the kind a namespaced DOKS managed resource refers
+// to: the cluster-wide provider configuration, as the provider's own default.
+const providerConfigKind = "ClusterProviderConfig"
+
+// Input is everything Build needs to describe one pool's node pool.
+type Input struct {
+	// Pool names the pool; the object is "{Pool}-nodepool" and its nodes
+	// carry the pool label and taint with this value.
+	Pool string
+
+	// Namespace of the Pool claim. Namespaced objects (DOKS with Namespaced)
+	// live there; every object records it in the pool-namespace label.
+	Namespace string
+
+	// Method is MethodLKE, MethodDOKS or MethodCoreWeave.
+	Method string
+
+	// ClusterID is the cloud's ID of the cluster the pool joins: the numeric
+	// LKE cluster ID or the DOKS cluster UUID. CoreWeave node pools belong
+	// to the cluster they are created in and ignore it.
+	ClusterID string
+
+	// InstanceType is the node size: a Linode type (g6-dedicated-8), a
+	// Droplet size slug (s-8vcpu-16gb) or a CoreWeave instance type.
+	InstanceType string
+
+	// MinNodes and MaxNodes bound the pool's size. When they differ the
+	// cloud's autoscaler works between them; when equal the size is fixed.
+	MinNodes, MaxNodes int32
+
+	// Labels are put on the pool's nodes, besides the pool label.
+	Labels map[string]string
+
+	// Taints are put on the pool's nodes, besides the pool taint
+	// (TaintPool={Pool}:NoSchedule), which is added when missing.
+	Taints []corev1.Taint
+
+	// ProviderConfigName names the Crossplane provider configuration of LKE
+	// and DOKS managed resources. Empty leaves the provider's default.
+	ProviderConfigName string
+
+	// Region is where the cluster runs. Node pools inherit it from their
+	// cluster, so it is only recorded as a "region:{Region}" tag on LKE and
+	// DOKS pools, for people looking pools up in the cloud console.
+	Region string
+
+	// Namespaced emits DOKS's namespaced managed resource
+	// (kubernetes.digitalocean.m.crossplane.io) in Namespace instead of the
+	// cluster-scoped one. Only valid with MethodDOKS.
+	Namespaced bool
+}
+
+// Name returns the name of the node pool object of pool.
+func Name(pool string) string {
+	return pool + nameSuffix
+}
+
+// Build returns the node pool object for in. Its error names the Input field
+// that is missing or wrong and says what to set.
+func Build(in Input) (*unstructured.Unstructured, error) {
+	if err := validate(in); err != nil {
+		return nil, err
+	}
+	taints := poolTaints(in)
+	labels := nodeLabels(in)
+
+	var (
+		u   *unstructured.Unstructured
+		err error
+	)
+	switch in.Method {
+	case MethodLKE:
+		u, err = lke(in, labels, taints)
+	case MethodDOKS:
+		u = doks(in, labels, taints)
+	case MethodCoreWeave:
+		u = coreweave(in, labels, taints)
+	}
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot build the %s node pool of pool %q", in.Method, in.Pool)
+	}
+	u.SetName(Name(in.Pool))
+	if in.Method == MethodDOKS && in.Namespaced {
+		u.SetNamespace(in.Namespace)
+	}
+	u.SetLabels(objectLabels(in))
+	return u, nil
+}
+
+// validate checks in before anything is built.
+func validate(in Input) error {
+	switch {
+	case in.Pool == "":
+		return errors.New("Pool is empty: set it to the pool's name")
+	case !slices.Contains([]string{MethodLKE, MethodDOKS, MethodCoreWeave}, in.Method):
+		return errors.Errorf("Method %q is not supported: set it to %q, %q or %q", in.Method, MethodLKE, MethodDOKS, MethodCoreWeave)
+	case in.ClusterID == "" && in.Method != MethodCoreWeave:
+		return errors.Errorf("ClusterID is empty: set it to the %s cluster ID (the Pool's spec.provisioning.clusterId)", in.Method)
+	case in.InstanceType == "":
+		return errors.Errorf("InstanceType is empty: set it to the %s node type of pool %q", in.Method, in.Pool)
+	case in.MaxNodes < 1:
+		return errors.Errorf("MaxNodes is %d: set it to at least 1", in.MaxNodes)
+	case in.MinNodes < 0 || in.MinNodes > in.MaxNodes:
+		return errors.Errorf("MinNodes is %d: set it between 0 and MaxNodes (%d)", in.MinNodes, in.MaxNodes)
+	case in.Namespaced && in.Method != MethodDOKS:
+		return errors.Errorf("Namespaced is set for method %q: only %q has a namespaced node pool; unset it", in.Method, MethodDOKS)
+	case in.Namespaced && in.Namespace == "":
+		return errors.New("Namespace is empty but Namespaced is set: set it to the Pool claim's namespace")
+	}
+	for i, t := range in.Taints {
+		if t.Key == "" {
+			return errors.Errorf("Taints[%d].Key is empty: set it", i)
+		}
+		if !slices.Contains([]corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}, t.Effect) {
+			return errors.Errorf("Taints[%d].Effect is %q: set it to NoSchedule, PreferNoSchedule or NoExecute", i, t.Effect)
+		}
+	}
+	return nil
+}
+
+// objectLabels are the labels of the node pool object itself.
+func objectLabels(in Input) map[string]string {
+	l := map[string]string{qsv1alpha1.LabelPool: in.Pool}
+	if in.Namespace != "" {
+		l[qsv1alpha1.LabelPoolNamespace] = in.Namespace
+	}
+	return l
+}
+
+// nodeLabels are the labels of the pool's nodes: in.Labels and the pool
+// label, which always wins.
+func nodeLabels(in Input) map[string]any {
+	l := make(map[string]any, len(in.Labels)+1)
+	for k, v := range in.Labels {
+		l[k] = v
+	}
+	l[qsv1alpha1.LabelPool] = in.Pool
+	return l
+}
+
+// poolTaints returns in.Taints with the pool taint appended when no taint
+// has its key and effect.
+func poolTaints(in Input) []corev1.Taint {
+	ts := slices.Clone(in.Taints)
+	has := slices.ContainsFunc(ts, func(t corev1.Taint) bool {
+		return t.Key == qsv1alpha1.TaintPool && t.Effect == corev1.TaintEffectNoSchedule
+	})
+	if !has {
+		ts = append(ts, corev1.Taint{Key: qsv1alpha1.TaintPool, Value: in.Pool, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return ts
+}
+
+// taintList renders taints as the {key, value, effect} objects that all three
+// clouds use.
+func taintList(ts []corev1.Taint) []any {
+	out := make([]any, 0, len(ts))
+	for _, t := range ts {
+		m := map[string]any{"key": t.Key, "effect": string(t.Effect)}
+		if t.Value != "" {
+			m["value"] = t.Value
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// tags are the cloud tags of LKE and DOKS pools, in a stable order.
+func tags(in Input) []any {
+	t := []any{"burstpool", "e6data-pool:" + in.Pool}
+	if in.Region != "" {
+		t = append(t, "region:"+in.Region)
+	}
+	return t
+}
+
+// providerConfigRef refers to in.ProviderConfigName, or is nil to leave the
+// provider's default.
+func providerConfigRef(in Input) map[string]any {
+	if in.ProviderConfigName == "" {
+		return nil
+	}
+	ref := map[string]any{"name": in.ProviderConfigName}
+	if in.Namespaced {
+		ref["kind"] = providerConfigKind
+	}
+	return ref
+}
+
+// managed wraps forProvider as the spec of a Crossplane managed resource.
+func managed(apiVersion string, in Input, forProvider map[string]any) *unstructured.Unstructured {
+	spec := map[string]any{"forProvider": forProvider}
+	if ref := providerConfigRef(in); ref != nil {
+		spec["providerConfigRef"] = ref
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       Kind,
+		"spec":       spec,
+	}}
+}
+
+// lkeMinNodes is the smallest LKE node pool: LKE cannot scale a pool to
+// zero, so a smaller MinNodes is raised to it.
+const lkeMinNodes = 1
+
+// lke builds a linode/provider-linode NodePool. Held to the provider's CRD:
+// clusterId is a number, sizes are numbers, autoscaler is a one-item list.
+func lke(in Input, labels map[string]any, taints []corev1.Taint) (*unstructured.Unstructured, error) {
+	id, err := strconv.ParseInt(in.ClusterID, 10, 64)
+	if err != nil || id <= 0 {
+		return nil, errors.Errorf("ClusterID %q is not an LKE cluster ID: set it to the cluster's numeric ID (linode-cli lke clusters-list)", in.ClusterID)
+	}
+	lo := max(in.MinNodes, lkeMinNodes)
+	hi := max(in.MaxNodes, lo)
+	fp := map[string]any{
+		"clusterId": id,
+		"type":      in.InstanceType,
+		"labels":    labels,
+		"taint":     taintList(taints),
+		"tags":      tags(in),
+	}
+	if lo == hi {
+		fp["nodeCount"] = int64(hi)
+	} else {
+		// Without nodeCount LKE starts at the autoscaler's minimum and the
+		// autoscaler owns the count from then on.
+		fp["autoscaler"] = []any{map[string]any{"min": int64(lo), "max": int64(hi)}}
+	}
+	return managed(APIVersionLKE, in, fp), nil
+}
+
+// doks builds a crossplane-contrib/provider-upjet-digitalocean NodePool,
+// cluster-scoped or namespaced. Held to the provider's CRDs: name and size
+// are required, sizes are numbers, nodeCount is left out with autoScale (it
+// would reset the autoscaler's count on every update).
+func doks(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.Unstructured {
+	fp := map[string]any{
+		"clusterId": in.ClusterID,
+		"name":      Name(in.Pool),
+		"size":      in.InstanceType,
+		"labels":    labels,
+		"taint":     taintList(taints),
+		"tags":      tags(in),
+	}
+	if in.MinNodes == in.MaxNodes {
+		fp["autoScale"] = false
+		fp["nodeCount"] = int64(in.MaxNodes)
+	} else {
+		fp["autoScale"] = true
+		fp["minNodes"] = int64(in.MinNodes)
+		fp["maxNodes"] = int64(in.MaxNodes)
+	}
+	apiVersion := APIVersionDOKS
+	if in.Namespaced {
+		apiVersion = APIVersionDOKSNamespace
+	}
+	return managed(apiVersion, in, fp)
+}
+
+// coreweave builds a CoreWeave Kubernetes Service NodePool. CoreWeave
+// publishes no schema for it; the fields are held to CoreWeave's "Manage
+// Node Pools" documentation: instanceType (immutable once created),
+// targetNodes, autoscaling with minNodes and maxNodes, nodeLabels and
+// nodeTaints ({key, value, effect}). It is cluster-scoped and applied in the
+// cluster itself, so it has no provider configuration.
+func coreweave(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.Unstructured {
+	spec := map[string]any{
+		"instanceType": in.InstanceType,
+		"autoscaling":  in.MinNodes != in.MaxNodes,
+		"targetNodes":  int64(in.MinNodes),
+		"minNodes":     int64(in.MinNodes),
+		"maxNodes":     int64(in.MaxNodes),
+		"nodeLabels":   labels,
+		"nodeTaints":   taintList(taints),
+	}
+	if in.MinNodes == in.MaxNodes {
+		spec["targetNodes"] = int64(in.MaxNodes)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": APIVersionCoreWeave,
+		"kind":       Kind,
+		"spec":       spec,
+	}}
+}

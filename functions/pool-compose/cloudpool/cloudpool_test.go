@@ -1,0 +1,209 @@
+package cloudpool
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// base is a valid LKE input that cases change.
+func base() Input {
+	return Input{
+		Pool:               "burst",
+		Namespace:          "e6-pools",
+		Method:             MethodLKE,
+		ClusterID:          "284519",
+		InstanceType:       "g6-dedicated-8",
+		MinNodes:           1,
+		MaxNodes:           5,
+		Labels:             map[string]string{"e6data.io/instance": "g6-dedicated-8"},
+		Taints:             []corev1.Taint{{Key: "e6data.io/burst", Effect: corev1.TaintEffectNoSchedule}},
+		ProviderConfigName: "linode",
+		Region:             "us-east",
+	}
+}
+
+func with(f func(*Input)) Input {
+	in := base()
+	f(&in)
+	return in
+}
+
+func TestBuild(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     Input
+		golden string
+	}{
+		"LKEAutoscaled": {
+			reason: "Different min and max become a one-item autoscaler and no nodeCount; clusterId is a number.",
+			in:     base(),
+			golden: "lke-autoscaled.yaml",
+		},
+		"LKEFixed": {
+			reason: "Equal min and max become a fixed nodeCount without autoscaler.",
+			in:     with(func(in *Input) { in.MinNodes, in.MaxNodes = 3, 3 }),
+			golden: "lke-fixed.yaml",
+		},
+		"LKEMinRaisedToOne": {
+			reason: "LKE cannot scale to zero, so a minimum of 0 becomes 1; no provider config leaves the default.",
+			in: with(func(in *Input) {
+				in.MinNodes, in.MaxNodes = 0, 4
+				in.ProviderConfigName, in.Region, in.Labels, in.Taints = "", "", nil, nil
+			}),
+			golden: "lke-min-raised.yaml",
+		},
+		"LKEPoolTaintKept": {
+			reason: "A pool taint the caller already set is not added twice.",
+			in: with(func(in *Input) {
+				in.Taints = []corev1.Taint{{Key: "e6data.io/pool", Value: "burst", Effect: corev1.TaintEffectNoSchedule}}
+			}),
+			golden: "lke-pool-taint-kept.yaml",
+		},
+		"DOKSAutoscaled": {
+			reason: "DOKS scales to zero with autoScale, minNodes and maxNodes; nodeCount is left out.",
+			in: with(func(in *Input) {
+				in.Method, in.ClusterID, in.InstanceType = MethodDOKS, "8d8b2f7c-2d4f-4f8e-9c1a-5a8a0c1d2e3f", "s-8vcpu-16gb"
+				in.MinNodes, in.MaxNodes, in.ProviderConfigName, in.Region = 0, 6, "do", "nyc1"
+			}),
+			golden: "doks-autoscaled.yaml",
+		},
+		"DOKSFixed": {
+			reason: "Equal min and max turn autoScale off and fix nodeCount.",
+			in: with(func(in *Input) {
+				in.Method, in.ClusterID, in.InstanceType = MethodDOKS, "8d8b2f7c-2d4f-4f8e-9c1a-5a8a0c1d2e3f", "s-8vcpu-16gb"
+				in.MinNodes, in.MaxNodes = 2, 2
+			}),
+			golden: "doks-fixed.yaml",
+		},
+		"DOKSNamespaced": {
+			reason: "Namespaced emits the .m. group in the claim's namespace, with a provider config kind.",
+			in: with(func(in *Input) {
+				in.Method, in.ClusterID, in.InstanceType = MethodDOKS, "8d8b2f7c-2d4f-4f8e-9c1a-5a8a0c1d2e3f", "s-8vcpu-16gb"
+				in.Namespaced, in.ProviderConfigName = true, "do"
+			}),
+			golden: "doks-namespaced.yaml",
+		},
+		"CoreWeaveAutoscaled": {
+			reason: "CoreWeave autoscales between minNodes and maxNodes, starting at the minimum; no cluster ID needed.",
+			in: with(func(in *Input) {
+				in.Method, in.ClusterID, in.InstanceType = MethodCoreWeave, "", "gd-8xh100ib-i128"
+				in.MinNodes, in.MaxNodes, in.ProviderConfigName = 0, 8, ""
+			}),
+			golden: "coreweave-autoscaled.yaml",
+		},
+		"CoreWeaveFixed": {
+			reason: "Equal min and max turn autoscaling off and set targetNodes to the size.",
+			in: with(func(in *Input) {
+				in.Method, in.InstanceType = MethodCoreWeave, "cd-gp-a192-genoa"
+				in.MinNodes, in.MaxNodes = 2, 2
+			}),
+			golden: "coreweave-fixed.yaml",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u, err := Build(tc.in)
+			if err != nil {
+				t.Fatalf("\n%s\nBuild(...): unexpected error: %v", tc.reason, err)
+			}
+			got, err := yaml.Marshal(u.Object)
+			if err != nil {
+				t.Fatalf("cannot marshal: %v", err)
+			}
+			path := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("cannot read golden file (run go test -update to write it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("\n%s\nBuild(...): -want %s, +got:\n%s", tc.reason, path, diff)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     Input
+		want   []string // substrings the error must contain
+	}{
+		"NoPool": {
+			reason: "A pool name is needed for every object.",
+			in:     with(func(in *Input) { in.Pool = "" }),
+			want:   []string{"Pool", "set it"},
+		},
+		"UnknownMethod": {
+			reason: "Karpenter methods are not built here.",
+			in:     with(func(in *Input) { in.Method = "karpenter" }),
+			want:   []string{"Method", `"karpenter"`, "lke"},
+		},
+		"NoClusterID": {
+			reason: "LKE and DOKS pools must name their cluster.",
+			in:     with(func(in *Input) { in.Method, in.ClusterID = MethodDOKS, "" }),
+			want:   []string{"ClusterID", "spec.provisioning.clusterId"},
+		},
+		"NonNumericLKEClusterID": {
+			reason: "The LKE provider takes the cluster ID as a number.",
+			in:     with(func(in *Input) { in.ClusterID = "lke-284519" }),
+			want:   []string{"ClusterID", "numeric"},
+		},
+		"NoInstanceType": {
+			reason: "Every cloud needs a node type.",
+			in:     with(func(in *Input) { in.InstanceType = "" }),
+			want:   []string{"InstanceType"},
+		},
+		"NoMaxNodes": {
+			reason: "A pool of at most zero nodes is not a pool.",
+			in:     with(func(in *Input) { in.MinNodes, in.MaxNodes = 0, 0 }),
+			want:   []string{"MaxNodes", "at least 1"},
+		},
+		"MinAboveMax": {
+			reason: "The minimum cannot exceed the maximum.",
+			in:     with(func(in *Input) { in.MinNodes, in.MaxNodes = 4, 2 }),
+			want:   []string{"MinNodes", "MaxNodes"},
+		},
+		"NamespacedLKE": {
+			reason: "Only DOKS has a namespaced variant.",
+			in:     with(func(in *Input) { in.Namespaced = true }),
+			want:   []string{"Namespaced", "doks"},
+		},
+		"NamespacedWithoutNamespace": {
+			reason: "A namespaced object needs its namespace.",
+			in:     with(func(in *Input) { in.Method, in.Namespaced, in.Namespace = MethodDOKS, true, "" }),
+			want:   []string{"Namespace", "claim"},
+		},
+		"BadTaintEffect": {
+			reason: "Clouds accept only the three Kubernetes taint effects.",
+			in:     with(func(in *Input) { in.Taints = []corev1.Taint{{Key: "a", Effect: "NoWay"}} }),
+			want:   []string{"Taints[0].Effect", "NoSchedule"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u, err := Build(tc.in)
+			if err == nil {
+				t.Fatalf("\n%s\nBuild(...): want error, got object %v", tc.reason, u.Object)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("\n%s\nBuild(...): error %q does not contain %q", tc.reason, err, w)
+				}
+			}
+		})
+	}
+}
