@@ -204,8 +204,8 @@ func TestBinary(t *testing.T) {
 		t.Errorf("warm pull: exit %d, want %d", code, exitUsage)
 	}
 
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run("Pause"+strings.TrimPrefix(sig.String(), "signal "), func(t *testing.T) {
+	for name, sig := range map[string]syscall.Signal{"PauseSIGTERM": syscall.SIGTERM, "PauseSIGINT": syscall.SIGINT} {
+		t.Run(name, func(t *testing.T) {
 			assertPause(t, bin, sig)
 		})
 	}

@@ -49,8 +49,15 @@ func Set(cached []string, autoCollect bool, qsImages map[string]string) []Image 
 		}
 	}
 	if autoCollect {
+		// Many QueryServices share few images: normalize each once.
+		normal := make(map[string]string)
 		for qs, ref := range qsImages {
-			if n := Normalize(ref); n != "" {
+			n, ok := normal[ref]
+			if !ok {
+				n = Normalize(ref)
+				normal[ref] = n
+			}
+			if n != "" {
 				byRef[n] = append(byRef[n], Source{Kind: SourceQueryService, Name: qs})
 			}
 		}

@@ -79,11 +79,11 @@ type Plan struct {
 // DaemonSet, with UnusedSince the time it was first seen unwanted (now when
 // not yet set, and never later than now), until retention has passed since
 // then; then it is dropped. A new UnusedSince is now in UTC, cut to whole
-// seconds as AnnotationUnusedSince stores it. RequeueAfter is the shortest time left until a
-// kept unwanted DaemonSet is due. Images are compared by normalized
-// reference; when several observed DaemonSets warm one image, the first by
-// name is kept and the others are dropped. The clock is the argument now;
-// Retain reads no clock and does not modify its arguments.
+// seconds as AnnotationUnusedSince stores it. RequeueAfter is the shortest
+// time left until a kept unwanted DaemonSet is due. Images are compared by
+// normalized reference; when several observed DaemonSets warm one image, the
+// first by name is kept and the others are dropped. The clock is the argument
+// now; Retain reads no clock and does not modify its arguments.
 func Retain(now time.Time, retention time.Duration, wanted []Image, observed []Observed) Plan {
 	obs := slices.Clone(observed)
 	slices.SortFunc(obs, func(a, b Observed) int { return strings.Compare(a.Name, b.Name) })
