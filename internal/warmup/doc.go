@@ -48,4 +48,10 @@
 // privilege escalation and the runtime's default seccomp profile; the pod
 // mounts no service-account token. Updates replace all pods at once
 // (maxUnavailable 100%), and pods stop within seconds.
+//
+// # Status
+//
+// CachedImage turns a kept entry and its observed DaemonSet into the Pool
+// status entry: Ready when every pool node runs a ready warmup pod, Pending
+// with counts and what to check otherwise.
 package warmup
