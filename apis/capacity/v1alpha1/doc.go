@@ -1,0 +1,8 @@
+// Package v1alpha1 holds the capacity.e6data.io API: PoolCapacity, the managed
+// resource that reports what a pool actually holds, and the ProviderConfig
+// that tells the provider which cluster to watch.
+//
+// +kubebuilder:object:generate=true
+// +groupName=capacity.e6data.io
+// +versionName=v1alpha1
+package v1alpha1

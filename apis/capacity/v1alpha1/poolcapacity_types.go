@@ -1,0 +1,264 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PoolRef names the Pool claim a PoolCapacity reports on.
+type PoolRef struct {
+	// Name of the Pool claim.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the Pool claim.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// AttachedQueryService is a QueryService attached to the pool.
+type AttachedQueryService struct {
+	// Name of the QueryService.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the QueryService; its executor pods run there.
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+
+	// RegularExecutors is how many executors the QueryService runs outside
+	// the pool. It is reported back in its allocation.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RegularExecutors int32 `json:"regularExecutors,omitempty"`
+}
+
+// UnauthorizedExecutorPolicy says what to do with pool executors whose
+// QueryService is not attached to the pool.
+// +kubebuilder:validation:Enum=Report;Evict
+type UnauthorizedExecutorPolicy string
+
+// Unauthorized executor policies.
+const (
+	// UnauthorizedReport lists unauthorized executors in status only.
+	UnauthorizedReport UnauthorizedExecutorPolicy = "Report"
+	// UnauthorizedEvict lists them and deletes their pods.
+	UnauthorizedEvict UnauthorizedExecutorPolicy = "Evict"
+)
+
+// Policies says what the provider may change in the cluster. Both default to
+// observing only.
+type Policies struct {
+	// DeleteFailedExecutors deletes pool executor pods that failed (after
+	// their failure is recorded in status), so they stop holding a slot.
+	// +kubebuilder:default=false
+	// +optional
+	DeleteFailedExecutors bool `json:"deleteFailedExecutors,omitempty"`
+
+	// UnauthorizedExecutors says what to do with pool executors whose
+	// QueryService is not attached to the pool.
+	// +kubebuilder:default=Report
+	// +optional
+	UnauthorizedExecutors UnauthorizedExecutorPolicy `json:"unauthorizedExecutors,omitempty"`
+}
+
+// PoolCapacityParameters says which nodes and pods make up a pool.
+type PoolCapacityParameters struct {
+	// Pool is the Pool claim this capacity belongs to.
+	Pool PoolRef `json:"pool"`
+
+	// NodeSelector holds the labels that find the pool's nodes.
+	// +kubebuilder:validation:MinProperties=1
+	NodeSelector map[string]string `json:"nodeSelector"`
+
+	// ExecutorSelector holds the labels of the pool's executor pods.
+	// +kubebuilder:validation:MinProperties=1
+	ExecutorSelector map[string]string `json:"executorSelector"`
+
+	// WarmupSelector holds the labels of the pool's warmup pods.
+	// +optional
+	WarmupSelector map[string]string `json:"warmupSelector,omitempty"`
+
+	// ExecutorsPerNode is how many executors fit on one pool node.
+	// +kubebuilder:validation:Minimum=1
+	ExecutorsPerNode int32 `json:"executorsPerNode"`
+
+	// MaxExecutors caps the pool's total executors.
+	// +kubebuilder:validation:Minimum=1
+	MaxExecutors int32 `json:"maxExecutors"`
+
+	// QueryServices attached to the pool. Pool executors of any other
+	// QueryService are unauthorized.
+	// +listType=map
+	// +listMapKey=namespace
+	// +listMapKey=name
+	// +optional
+	QueryServices []AttachedQueryService `json:"queryServices,omitempty"`
+
+	// Suspend reports a suspended pool: it offers no capacity (total and
+	// available are zero) and the provider deletes no pods.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Policies says what the provider may change in the cluster.
+	// +optional
+	Policies Policies `json:"policies,omitempty"`
+}
+
+// NodeCounts counts the pool's nodes.
+type NodeCounts struct {
+	// Ready nodes.
+	Ready int32 `json:"ready"`
+	// NotReady nodes: not Ready, or being deleted.
+	NotReady int32 `json:"notReady"`
+}
+
+// Allocation is what one attached QueryService holds.
+type Allocation struct {
+	// QueryService is the QueryService's name.
+	QueryService string `json:"queryService"`
+	// Namespace of the QueryService.
+	Namespace string `json:"namespace"`
+	// PoolExecutors is how many pool executors the QueryService occupies.
+	PoolExecutors int32 `json:"poolExecutors"`
+	// RegularExecutors is how many executors it runs outside the pool.
+	RegularExecutors int32 `json:"regularExecutors"`
+	// AllocatedAt is when the QueryService got its first pool executor of
+	// the current allocation; unset while it holds none.
+	// +optional
+	AllocatedAt *metav1.Time `json:"allocatedAt,omitempty"`
+}
+
+// FailureReason classifies why an executor failed.
+// +kubebuilder:validation:Enum=OOMKilled;ImagePullError;Evicted;NodeLost;Error
+type FailureReason string
+
+// Failure reasons.
+const (
+	FailureOOMKilled      FailureReason = "OOMKilled"
+	FailureImagePullError FailureReason = "ImagePullError"
+	FailureEvicted        FailureReason = "Evicted"
+	FailureNodeLost       FailureReason = "NodeLost"
+	FailureError          FailureReason = "Error"
+)
+
+// Failure is one failed pool executor.
+type Failure struct {
+	// Pod is the executor pod's name.
+	Pod string `json:"pod"`
+	// Namespace of the pod.
+	Namespace string `json:"namespace"`
+	// QueryService the executor belonged to.
+	// +optional
+	QueryService string `json:"queryService,omitempty"`
+	// Reason classifies the failure.
+	Reason FailureReason `json:"reason"`
+	// ExitCode of the failed container, when it exited.
+	// +optional
+	ExitCode int32 `json:"exitCode,omitempty"`
+	// Message from the container or pod status.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// At is when the failure was first seen.
+	At metav1.Time `json:"at"`
+}
+
+// WarmupFailure is an image the pool cannot warm.
+type WarmupFailure struct {
+	// Image that cannot be pulled.
+	Image string `json:"image"`
+	// Reason from the container status: ErrImagePull, ImagePullBackOff or
+	// InvalidImageName.
+	Reason string `json:"reason"`
+	// Message from the container status.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Nodes on which warming this image fails.
+	Nodes int32 `json:"nodes"`
+}
+
+// UnauthorizedExecutor is a pool executor whose QueryService is not attached.
+type UnauthorizedExecutor struct {
+	// Pod is the executor pod's name.
+	Pod string `json:"pod"`
+	// Namespace of the pod.
+	Namespace string `json:"namespace"`
+	// QueryService named by the pod's labels.
+	// +optional
+	QueryService string `json:"queryService,omitempty"`
+}
+
+// PoolCapacityObservation is what the pool actually holds.
+type PoolCapacityObservation struct {
+	// TotalExecutors is the number of executor slots on Ready, schedulable
+	// pool nodes, capped at maxExecutors.
+	TotalExecutors int32 `json:"totalExecutors"`
+	// AvailableExecutors is totalExecutors minus occupiedExecutors, never
+	// below zero.
+	AvailableExecutors int32 `json:"availableExecutors"`
+	// OccupiedExecutors counts pool executors that are Running, or bound to
+	// a pool node and not terminating.
+	OccupiedExecutors int32 `json:"occupiedExecutors"`
+	// PendingExecutors counts pool executors that are not Running yet,
+	// whether or not they are bound to a node.
+	PendingExecutors int32 `json:"pendingExecutors"`
+	// Nodes counts the pool's nodes.
+	Nodes NodeCounts `json:"nodes"`
+	// Allocations of the attached QueryServices, by namespace and name.
+	// +optional
+	Allocations []Allocation `json:"allocations,omitempty"`
+	// Failures of pool executors, newest first, at most 20.
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Failures []Failure `json:"failures,omitempty"`
+	// WarmupFailures lists images the pool cannot warm.
+	// +optional
+	WarmupFailures []WarmupFailure `json:"warmupFailures,omitempty"`
+	// UnauthorizedExecutors lists pool executors of QueryServices that are
+	// not attached.
+	// +optional
+	UnauthorizedExecutors []UnauthorizedExecutor `json:"unauthorizedExecutors,omitempty"`
+	// ObservedAt is when any of the above last changed.
+	// +optional
+	ObservedAt metav1.Time `json:"observedAt,omitempty"`
+}
+
+// A PoolCapacitySpec defines the pool a PoolCapacity observes.
+type PoolCapacitySpec struct {
+	xpv2.ClusterManagedResourceSpec `json:",inline"`
+	ForProvider                     PoolCapacityParameters `json:"forProvider"`
+}
+
+// A PoolCapacityStatus is what the provider observed.
+type PoolCapacityStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 PoolCapacityObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A PoolCapacity reports what a pool's nodes and executor pods actually hold.
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="TOTAL",type="integer",JSONPath=".status.atProvider.totalExecutors"
+// +kubebuilder:printcolumn:name="AVAILABLE",type="integer",JSONPath=".status.atProvider.availableExecutors"
+// +kubebuilder:printcolumn:name="PENDING",type="integer",JSONPath=".status.atProvider.pendingExecutors"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,managed,burstpool}
+type PoolCapacity struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PoolCapacitySpec   `json:"spec"`
+	Status PoolCapacityStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PoolCapacityList contains a list of PoolCapacity.
+type PoolCapacityList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PoolCapacity `json:"items"`
+}
