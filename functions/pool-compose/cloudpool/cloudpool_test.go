@@ -9,7 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/schemacheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -205,5 +208,36 @@ func TestBuildErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGoldenFilesMatchUpstreamSchemas holds the golden objects to the
+// providers' published CRDs, so a field the provider would prune or reject
+// fails here. CoreWeave publishes no schema; its goldens are held to the
+// documentation in coreweave's comment instead.
+func TestGoldenFilesMatchUpstreamSchemas(t *testing.T) {
+	reg, err := schemacheck.Upstream()
+	if err != nil {
+		t.Fatalf("cannot load the upstream CRDs: %v", err)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files (run go test -update): %v", err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "coreweave-") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := reg.Validate(u); err != nil {
+			t.Errorf("%s does not match its CRD:\n%v", f, err)
+		}
 	}
 }
