@@ -47,10 +47,11 @@ type kindSchema struct {
 
 // Load reads CustomResourceDefinitions from paths: YAML or JSON files (one
 // or more documents each) or directories, whose *.yaml, *.yml and *.json
-// files are read, not recursively. In a directory, documents that are not
-// CRDs are skipped; a file named directly must hold at least one CRD. Every
-// served version with a schema becomes a kind; a kind defined twice, by
-// different CRDs, is an error.
+// files are read, not recursively. Crossplane CompositeResourceDefinitions
+// count too: they define their composite resource's kind (see addXRD). In a
+// directory, other documents are skipped; a file named directly must hold at
+// least one definition. Every served version with a schema becomes a kind; a
+// kind defined twice, by different files, is an error.
 func Load(paths ...string) (*Registry, error) {
 	r := &Registry{kinds: map[schema.GroupVersionKind]*kindSchema{}}
 	for _, p := range paths {
@@ -138,11 +139,18 @@ func (r *Registry) loadFile(path string, skipOthers bool) (int, error) {
 		if err := yaml.Unmarshal(doc, &tm); err != nil {
 			return n, errors.Wrapf(err, "cannot parse document %d of %s", i+1, path)
 		}
+		if tm.Kind == "CompositeResourceDefinition" && strings.HasPrefix(tm.APIVersion, xrdGroup+"/") {
+			if err := r.addXRD(doc, path); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
 		if tm.Kind != "CustomResourceDefinition" || tm.APIVersion != apiextensionsv1.SchemeGroupVersion.String() {
 			if skipOthers {
 				continue
 			}
-			return n, errors.Errorf("document %d of %s is %s %s, not an apiextensions.k8s.io/v1 CustomResourceDefinition", i+1, path, tm.APIVersion, tm.Kind)
+			return n, errors.Errorf("document %d of %s is %s %s, not an apiextensions.k8s.io/v1 CustomResourceDefinition or a Crossplane CompositeResourceDefinition", i+1, path, tm.APIVersion, tm.Kind)
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(doc, crd); err != nil {

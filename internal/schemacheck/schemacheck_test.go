@@ -344,6 +344,72 @@ func TestUpstreamKinds(t *testing.T) {
 	}
 }
 
+func TestLoadXRD(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "definition.yaml")
+	xrd := `apiVersion: apiextensions.crossplane.io/v1
+kind: CompositeResourceDefinition
+metadata: {name: xwidgets.example.com}
+spec:
+  group: example.com
+  names: {kind: XWidget, plural: xwidgets}
+  claimNames: {kind: Widget, plural: widgets}
+  versions:
+  - name: v1
+    served: true
+    referenceable: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, minimum: 1}
+          status:
+            type: object
+            properties:
+              phase: {type: string, enum: [Ready, Failed]}
+`
+	if err := os.WriteFile(p, []byte(xrd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(p)
+	if err != nil {
+		t.Fatalf("Load(XRD): %v", err)
+	}
+	cases := map[string]struct {
+		reason string
+		obj    string
+		want   []string // fragments of the error; none means valid
+	}{
+		"Valid": {
+			reason: "Crossplane's machinery fields are accepted beside the declared ones.",
+			obj:    "spec: {size: 2, compositionRef: {name: c}, resourceRefs: [{name: a}]}\nstatus: {phase: Ready, conditions: [{type: Ready}]}\n",
+		},
+		"DeclaredFieldsStrict": {
+			reason: "Fields the XRD declares are checked, and unknown ones reported.",
+			obj:    "spec: {size: 0, colour: red}\nstatus: {phase: Pending}\n",
+			want:   []string{"spec.size", "spec.colour: Forbidden: unknown field", `status.phase: Unsupported value: "Pending"`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := r.Validate(object(t, "apiVersion: example.com/v1\nkind: XWidget\nmetadata: {name: w}\n"+tc.obj))
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Errorf("\n%s\nValidate(...): %v", tc.reason, err)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("\n%s\nValidate(...): want error containing %q, got %v", tc.reason, w, err)
+				}
+			}
+		})
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	crd := func(group string) string {

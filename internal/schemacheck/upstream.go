@@ -41,8 +41,9 @@ var upstreamModules = []upstreamModule{
 	{"github.com/crossplane/crossplane/v2", "v2.4.0", []string{"cluster/crds"}},
 }
 
-// projectCRDDirs are the repository's own generated CRDs, read when present.
-var projectCRDDirs = []string{"apis/crds", "package/provider/crds"}
+// projectCRDPaths are the repository's own generated CRDs and XRD, read when
+// present.
+var projectCRDPaths = []string{"apis/crds", "apis/definition.yaml", "package/provider/crds"}
 
 var (
 	upstreamOnce sync.Once
@@ -54,7 +55,7 @@ var (
 // NodePool and NodeClaim, the NodeClasses of AWS (EC2NodeClass), Azure
 // (AKSNodeClass), GCP (GCENodeClass) and Karpenter's KWOK test cloud, the
 // LKE and DOKS node pools, Crossplane's own types, and the repository's
-// generated CRDs. Module CRDs are read from the Go module cache (downloaded
+// generated CRDs and its XRD (the XPool composite). Module CRDs are read from the Go module cache (downloaded
 // through the module proxy when missing); the others from the shared
 // crds/upstream folder (see EnvShared). It is loaded once per process.
 func Upstream() (*Registry, error) {
@@ -86,7 +87,7 @@ func loadUpstream() (*Registry, error) {
 		return nil, errors.Wrapf(err, "cannot find the upstream CRDs: set %s to the folder that holds crds/upstream", EnvShared)
 	}
 	paths = append(paths, up)
-	for _, d := range projectCRDDirs {
+	for _, d := range projectCRDPaths {
 		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
 			paths = append(paths, filepath.Join(root, d))
 		}
