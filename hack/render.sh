@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Renders every scenario under examples/render with crossplane render (crank)
+# against a locally built pool-compose function, writes each output to
+# _output/render/<scenario>.yaml and validates every object in it against
+# the real schema of its kind (internal/schemacheck). Exits non-zero when the
+# function does not build or serve, a scenario does not render, or any
+# object is invalid.
+#
+# Usage: hack/render.sh [SCENARIO...]   (default: every scenario)
+#
+# A scenario is a folder with xr.yaml, composition.yaml and functions.yaml
+# (crossplane render's three arguments), required.yaml (resources the
+# function asks for) and, optionally, observed.yaml (composed resources that
+# already exist).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+out=_output/render
+bin=_output/bin
+mkdir -p "$out" "$bin"
+
+# Kinds whose vendors publish no schema: rendered, but not validated.
+no_schema=(NodeClass.eks.amazonaws.com NodePool.compute.coreweave.com)
+
+fail() { echo "render: $*" >&2; exit 1; }
+
+crank=$(hack/tool.sh crank) || fail "cannot get crank (hack/tool.sh crank); see the messages above"
+
+echo "render: building functions/pool-compose and schemacheck"
+go build -o "$bin/function-pool-compose" ./functions/pool-compose ||
+	fail "functions/pool-compose does not build (see above): scenarios cannot render until it does"
+go build -o "$bin/schemacheck" ./internal/schemacheck/cmd/schemacheck ||
+	fail "internal/schemacheck/cmd/schemacheck does not build (see above)"
+
+# listening PORT: whether something accepts connections on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A free loopback port: random in the ephemeral-free range, retried.
+port=
+for _ in $(seq 50); do
+	p=$((20000 + RANDOM % 20000))
+	if ! listening "$p"; then port=$p; break; fi
+done
+[ -n "$port" ] || fail "found no free port on 127.0.0.1"
+
+fnlog=$out/function.log
+"$bin/function-pool-compose" --insecure --debug --address "127.0.0.1:$port" >"$fnlog" 2>&1 &
+fnpid=$!
+stop() {
+	if kill -0 "$fnpid" 2>/dev/null; then
+		kill "$fnpid" 2>/dev/null || true
+		wait "$fnpid" 2>/dev/null || true
+	fi
+}
+trap stop EXIT
+
+for _ in $(seq 300); do
+	listening "$port" && break
+	kill -0 "$fnpid" 2>/dev/null || fail "the function exited before serving; its log ($fnlog):
+$(tail -n 20 "$fnlog")"
+	sleep 0.1
+done
+listening "$port" || fail "the function did not listen on 127.0.0.1:$port within 30s; see $fnlog"
+echo "render: function-pool-compose serving on 127.0.0.1:$port (pid $fnpid)"
+
+xrd=()
+[ -f apis/definition.yaml ] && xrd=(--xrd "$root/apis/definition.yaml")
+extra_crds=()
+[ -d examples/crds ] && extra_crds=(-crds examples/crds)
+skips=(-skip CustomResourceDefinition.apiextensions.k8s.io)
+for k in "${no_schema[@]}"; do skips+=(-skip "$k"); done
+
+if [ $# -gt 0 ]; then
+	scenarios=("$@")
+else
+	scenarios=()
+	for d in examples/render/*/; do
+		[ -f "$d/xr.yaml" ] && scenarios+=("$(basename "$d")")
+	done
+fi
+[ ${#scenarios[@]} -gt 0 ] || fail "no scenarios under examples/render"
+
+declare -A result
+failed=0
+for s in "${scenarios[@]}"; do
+	dir=examples/render/$s
+	[ -f "$dir/xr.yaml" ] || fail "no scenario $s (no $dir/xr.yaml)"
+	args=("$dir/xr.yaml" "$dir/composition.yaml" "$dir/functions.yaml" -r -x
+		-a "render.crossplane.io/runtime-development-target=127.0.0.1:$port" --timeout 60s "${xrd[@]}")
+	[ -e "$dir/required.yaml" ] && args+=(-e "$dir/required.yaml")
+	[ -e "$dir/observed.yaml" ] && args+=(-o "$dir/observed.yaml")
+
+	if ! "$crank" render "${args[@]}" >"$out/$s.yaml" 2>"$out/$s.err"; then
+		result[$s]="RENDER FAILED: $(tail -n 1 "$out/$s.err")"
+		failed=1
+		continue
+	fi
+	# Validate what was rendered, and the scenario's own inputs with it, so
+	# the fixtures stay true to the real schemas too.
+	inputs=("$dir/xr.yaml" "$dir/composition.yaml" "$dir/functions.yaml")
+	[ -e "$dir/required.yaml" ] && inputs+=("$dir/required.yaml")
+	[ -e "$dir/observed.yaml" ] && inputs+=("$dir/observed.yaml")
+	if "$bin/schemacheck" -q "${extra_crds[@]}" "${skips[@]}" "$out/$s.yaml" "${inputs[@]}" >"$out/$s.check" 2>&1; then
+		objs=$(grep -c '^apiVersion:' "$out/$s.yaml" || true)
+		results=$(grep -c '^kind: Result' "$out/$s.yaml" || true)
+		result[$s]="ok: $objs documents ($results results), $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //')"
+	else
+		result[$s]="INVALID: $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //'); see $out/$s.check"
+		failed=1
+	fi
+done
+
+stop
+trap - EXIT
+
+echo
+echo "render summary (output in $out/):"
+for s in "${scenarios[@]}"; do
+	printf '  %-16s %s\n' "$s" "${result[$s]}"
+done
+for s in "${scenarios[@]}"; do
+	case ${result[$s]} in
+	ok:*) ;;
+	RENDER*) echo; echo "== $s: crank render said:"; tail -n 20 "$out/$s.err" ;;
+	*) echo; echo "== $s:"; grep -v '^skip\|^ok' "$out/$s.check" | head -n 40 ;;
+	esac
+done
+if [ "$failed" -ne 0 ]; then
+	echo "render: FAILED" >&2
+	exit 1
+fi
+echo "render: every scenario rendered and validated"
