@@ -190,7 +190,7 @@ func poolTaints(in Input) []corev1.Taint {
 
 // taintList renders taints as the {key, value, effect} objects that all three
 // clouds use.
-func taintList(ts []corev1.Taint) []any {
+func TaintList(ts []corev1.Taint) []any {
 	out := make([]any, 0, len(ts))
 	for _, t := range ts {
 		m := map[string]any{"key": t.Key, "effect": string(t.Effect)}
@@ -254,7 +254,7 @@ func lke(in Input, labels map[string]any, taints []corev1.Taint) (*unstructured.
 		"clusterId": id,
 		"type":      in.InstanceType,
 		"labels":    labels,
-		"taint":     taintList(taints),
+		"taint":     TaintList(taints),
 		"tags":      tags(in),
 	}
 	if lo == hi {
@@ -277,7 +277,7 @@ func doks(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.
 		"name":      Name(in.Pool),
 		"size":      in.InstanceType,
 		"labels":    labels,
-		"taint":     taintList(taints),
+		"taint":     TaintList(taints),
 		"tags":      tags(in),
 	}
 	if in.MinNodes == in.MaxNodes {
@@ -309,7 +309,7 @@ func coreweave(in Input, labels map[string]any, taints []corev1.Taint) *unstruct
 		"minNodes":     int64(in.MinNodes),
 		"maxNodes":     int64(in.MaxNodes),
 		"nodeLabels":   labels,
-		"nodeTaints":   taintList(taints),
+		"nodeTaints":   TaintList(taints),
 	}
 	if in.MinNodes == in.MaxNodes {
 		spec["targetNodes"] = int64(in.MaxNodes)
