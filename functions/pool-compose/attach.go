@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// Attachment is the decision about one QueryService the pool knows of: it is
+// allowed by the pool, points at the pool, or both.
+type Attachment struct {
+	// QS is the QueryService; nil when an allowedQueryServices entry names
+	// one that does not exist.
+	QS *qsv1alpha1.QueryService
+
+	Name, Namespace string
+
+	// Allowed by allowedQueryServices or queryServiceSelector.
+	Allowed bool
+	// PointsHere: its spec.executor.poolRef names this pool.
+	PointsHere bool
+	// Attached is Allowed and PointsHere.
+	Attached bool
+	// Reason says why it is not attached; empty when attached.
+	Reason string
+}
+
+// Key is "namespace/name", how sizing and status name a QueryService.
+func (a Attachment) Key() string { return a.Namespace + "/" + a.Name }
+
+// Attach decides which QueryServices attach to the pool named pool in
+// namespace ns. A QueryService attaches when the pool allows it (by name in
+// allowedQueryServices, or by labels through queryServiceSelector, any
+// namespace) and its spec.executor.poolRef names the pool (the poolRef
+// namespace defaults to the QueryService's own). Every other QueryService
+// that is allowed or points here is returned too, not attached, with the
+// reason. qss is every QueryService in the cluster. The result is sorted by
+// namespace and name. An invalid selector is an error.
+func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []qsv1alpha1.QueryService) ([]Attachment, error) {
+	var sel labels.Selector
+	if spec.QueryServiceSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(spec.QueryServiceSelector)
+		if err != nil {
+			return nil, fmt.Errorf("spec.queryServiceSelector is invalid: %w", err)
+		}
+		sel = s
+	}
+	byName := make(map[string]bool, len(spec.AllowedQueryServices))
+	for _, r := range spec.AllowedQueryServices {
+		byName[refNamespace(r.Namespace, ns)+"/"+r.Name] = true
+	}
+
+	out := make([]Attachment, 0, len(byName))
+	seen := make(map[string]bool, len(byName))
+	for i := range qss {
+		q := &qss[i]
+		key := q.Namespace + "/" + q.Name
+		if seen[key] {
+			continue
+		}
+		a := Attachment{QS: q, Name: q.Name, Namespace: q.Namespace}
+		a.Allowed = byName[key] || (sel != nil && sel.Matches(labels.Set(q.Labels)))
+		if r := q.Spec.Executor.PoolRef; r != nil {
+			a.PointsHere = r.Name == pool && refNamespace(r.Namespace, q.Namespace) == ns
+		}
+		if !a.Allowed && !a.PointsHere {
+			continue
+		}
+		seen[key] = true
+		switch {
+		case a.Allowed && a.PointsHere:
+			a.Attached = true
+		case a.Allowed:
+			a.Reason = notPointing(pool, ns, q)
+		default:
+			a.Reason = fmt.Sprintf("spec.executor.poolRef names this pool but the pool does not allow it: add %s to the pool's allowedQueryServices or label it to match queryServiceSelector", key)
+		}
+		out = append(out, a)
+	}
+	for _, r := range spec.AllowedQueryServices {
+		key := refNamespace(r.Namespace, ns) + "/" + r.Name
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, Attachment{
+			Name: r.Name, Namespace: refNamespace(r.Namespace, ns), Allowed: true,
+			Reason: fmt.Sprintf("QueryService %s does not exist: create it or remove it from allowedQueryServices", key),
+		})
+	}
+	slices.SortFunc(out, func(a, b Attachment) int { return strings.Compare(a.Key(), b.Key()) })
+	return out, nil
+}
+
+// notPointing explains why an allowed QueryService is not attached.
+func notPointing(pool, ns string, q *qsv1alpha1.QueryService) string {
+	want := fmt.Sprintf("{name: %s, namespace: %s}", pool, ns)
+	if q.Spec.Executor.PoolRef == nil {
+		return "allowed, but spec.executor.poolRef is not set: set it to " + want + " to burst onto this pool"
+	}
+	r := q.Spec.Executor.PoolRef
+	return fmt.Sprintf("allowed, but spec.executor.poolRef names pool %s/%s: set it to %s to burst onto this pool", refNamespace(r.Namespace, q.Namespace), r.Name, want)
+}
+
+// refNamespace defaults a reference's namespace.
+func refNamespace(ns, def string) string {
+	if ns == "" {
+		return def
+	}
+	return ns
+}
+
+// attached returns the attached QueryServices of as.
+func attached(as []Attachment) []Attachment {
+	out := make([]Attachment, 0, len(as))
+	for _, a := range as {
+		if a.Attached {
+			out = append(out, a)
+		}
+	}
+	return out
+}

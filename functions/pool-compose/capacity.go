@@ -1,0 +1,147 @@
+package main
+
+import (
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// PoolCapacity's API version and kind (the burstpool provider's managed
+// resource that counts executors and nodes of a pool).
+const (
+	capacityAPIVersion = "capacity.e6data.io/v1alpha1"
+	capacityKind       = "PoolCapacity"
+)
+
+// CapacityArgs is what a PoolCapacity is made of.
+type CapacityArgs struct {
+	Pool, Namespace    string
+	NodeSelector       map[string]string
+	ExecutorsPerNode   int32
+	MaxExecutors       int32
+	QueryServices      []Attachment
+	Suspend            bool
+	DeleteFailed       bool
+	Unauthorized       string
+	ProviderConfigName string
+}
+
+// PoolCapacity returns the pool's PoolCapacity managed resource.
+func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
+	qss := make([]any, 0, len(a.QueryServices))
+	for _, q := range a.QueryServices {
+		var regular int64
+		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
+			regular = int64(*q.QS.Spec.Executor.Replicas)
+		}
+		qss = append(qss, map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular})
+	}
+	fp := map[string]any{
+		"pool":         map[string]any{"name": a.Pool, "namespace": a.Namespace},
+		"nodeSelector": stringMap(a.NodeSelector),
+		"executorSelector": map[string]any{
+			qsv1alpha1.LabelPool:         a.Pool,
+			qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool,
+		},
+		"warmupSelector": map[string]any{
+			qsv1alpha1.LabelPool:      a.Pool,
+			qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup,
+		},
+		"executorsPerNode": int64(a.ExecutorsPerNode),
+		"maxExecutors":     int64(a.MaxExecutors),
+		"queryServices":    qss,
+		"suspend":          a.Suspend,
+		"policies": map[string]any{
+			"deleteFailedExecutors": a.DeleteFailed,
+			"unauthorizedExecutors": a.Unauthorized,
+		},
+	}
+	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
+	u.Object["spec"] = map[string]any{
+		"forProvider":       fp,
+		"providerConfigRef": map[string]any{"name": a.ProviderConfigName},
+	}
+	return u
+}
+
+// CapacityObservation is the status.atProvider of a PoolCapacity.
+type CapacityObservation struct {
+	TotalExecutors     int32 `json:"totalExecutors,omitempty"`
+	AvailableExecutors int32 `json:"availableExecutors,omitempty"`
+	OccupiedExecutors  int32 `json:"occupiedExecutors,omitempty"`
+	PendingExecutors   int32 `json:"pendingExecutors,omitempty"`
+	Nodes              struct {
+		Ready    int32 `json:"ready,omitempty"`
+		NotReady int32 `json:"notReady,omitempty"`
+	} `json:"nodes,omitempty"`
+	Allocations []struct {
+		QueryService     string       `json:"queryService"`
+		Namespace        string       `json:"namespace"`
+		PoolExecutors    int32        `json:"poolExecutors,omitempty"`
+		RegularExecutors int32        `json:"regularExecutors,omitempty"`
+		AllocatedAt      *metav1.Time `json:"allocatedAt,omitempty"`
+	} `json:"allocations,omitempty"`
+	WarmupFailures []WarmupFailure `json:"warmupFailures,omitempty"`
+	ObservedAt     *metav1.Time    `json:"observedAt,omitempty"`
+}
+
+// WarmupFailure is an image that failed to warm on some pool nodes.
+type WarmupFailure struct {
+	Image   string   `json:"image"`
+	Reason  string   `json:"reason,omitempty"`
+	Message string   `json:"message,omitempty"`
+	Nodes   []string `json:"nodes,omitempty"`
+}
+
+// observeCapacity reads an observed PoolCapacity's status.atProvider; a
+// missing or unreadable one observes nothing.
+func observeCapacity(u *unstructured.Unstructured) *CapacityObservation {
+	if u == nil {
+		return nil
+	}
+	m, ok, _ := unstructured.NestedMap(u.Object, "status", "atProvider")
+	if !ok {
+		return nil
+	}
+	o := &CapacityObservation{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, o); err != nil {
+		return nil
+	}
+	return o
+}
+
+// allocations turns the observed allocations into status.
+func (o *CapacityObservation) allocations() []poolv1alpha1.Allocation {
+	if o == nil || len(o.Allocations) == 0 {
+		return nil
+	}
+	out := make([]poolv1alpha1.Allocation, 0, len(o.Allocations))
+	for _, a := range o.Allocations {
+		out = append(out, poolv1alpha1.Allocation{
+			QueryService: a.QueryService, Namespace: a.Namespace,
+			Executors: a.PoolExecutors, RegularExecutors: a.RegularExecutors, AllocatedAt: a.AllocatedAt,
+		})
+	}
+	return out
+}
+
+// nodes is the number of pool nodes the observation counts.
+func (o *CapacityObservation) nodes() int32 {
+	if o == nil {
+		return 0
+	}
+	return o.Nodes.Ready + o.Nodes.NotReady
+}
+
+// occupied is the number of running pool executors.
+func (o *CapacityObservation) occupied() int32 {
+	if o == nil {
+		return 0
+	}
+	return o.OccupiedExecutors
+}
+

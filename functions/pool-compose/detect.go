@@ -1,0 +1,236 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+)
+
+// Clouds, the values of spec.provisioning.cloud.
+const (
+	cloudAWS          = "aws"
+	cloudGCP          = "gcp"
+	cloudAzure        = "azure"
+	cloudLinode       = "linode"
+	cloudDigitalOcean = "digitalocean"
+	cloudCoreWeave    = "coreweave"
+	cloudKWOK         = "kwok"
+	cloudOnPrem       = "onprem"
+)
+
+// Provisioning methods, the values of spec.provisioning.method.
+const (
+	methodKarpenter   = "karpenter"
+	methodEKSAutoMode = "eks-auto-mode"
+	methodLKE         = "lke"
+	methodDOKS        = "doks"
+	methodCoreWeave   = "coreweave"
+	methodStatic      = "static"
+)
+
+// The CustomResourceDefinitions whose presence reveals how a cluster
+// provisions nodes. The function asks Crossplane for each by name.
+const (
+	crdNodePool      = "nodepools.karpenter.sh"
+	crdEC2NodeClass  = "ec2nodeclasses.karpenter.k8s.aws"
+	crdEKSNodeClass  = "nodeclasses.eks.amazonaws.com"
+	crdGCENodeClass  = "gcenodeclasses.karpenter.k8s.gcp"
+	crdAKSNodeClass  = "aksnodeclasses.karpenter.azure.com"
+	crdKWOKNodeClass = "kwoknodeclasses.karpenter.kwok.sh"
+	crdCoreWeave     = "nodepools.compute.coreweave.com"
+	crdLKE           = "nodepools.lke.linode.upbound.io"
+	crdDOKS          = "nodepools.kubernetes.digitalocean.crossplane.io"
+	crdDOKSNamespace = "nodepools.kubernetes.digitalocean.m.crossplane.io"
+)
+
+// detectionCRDs are every CRD detection looks at, in the order it prefers
+// them.
+var detectionCRDs = []string{
+	crdNodePool, crdEC2NodeClass, crdEKSNodeClass, crdGCENodeClass, crdAKSNodeClass, crdKWOKNodeClass,
+	crdCoreWeave, crdLKE, crdDOKS, crdDOKSNamespace,
+}
+
+// Detection is how a pool's nodes are provisioned, and why.
+type Detection struct {
+	Cloud  string
+	Method string
+	// Source says how the decision was made: spec.provisioning, the
+	// function input, or the CRD that revealed it.
+	Source string
+	// DOKSNamespaced is true when DigitalOcean node pools are the
+	// namespaced managed resource.
+	DOKSNamespaced bool
+	// Problem is set when the method cannot work on this cluster (for
+	// example karpenter without the NodePool CRD); it is a message a person
+	// can act on.
+	Problem string
+}
+
+// cloudOfMethod is the cloud a method implies, or "" when it does not.
+func cloudOfMethod(method string) string {
+	switch method {
+	case methodEKSAutoMode:
+		return cloudAWS
+	case methodLKE:
+		return cloudLinode
+	case methodDOKS:
+		return cloudDigitalOcean
+	case methodCoreWeave:
+		return cloudCoreWeave
+	}
+	return ""
+}
+
+// karpenterCloud is the cloud whose Karpenter NodeClass CRD is installed.
+func karpenterCloud(crds map[string]bool) (cloud, crd string) {
+	for _, c := range []struct{ crd, cloud string }{
+		{crdEC2NodeClass, cloudAWS},
+		{crdGCENodeClass, cloudGCP},
+		{crdAKSNodeClass, cloudAzure},
+		{crdKWOKNodeClass, cloudKWOK},
+	} {
+		if crds[c.crd] {
+			return c.cloud, c.crd
+		}
+	}
+	return "", ""
+}
+
+// methodOfCloud is the method a cloud uses when only the cloud is known.
+func methodOfCloud(cloud string, crds map[string]bool) string {
+	switch cloud {
+	case cloudAWS:
+		if !crds[crdEC2NodeClass] && crds[crdEKSNodeClass] {
+			return methodEKSAutoMode
+		}
+		return methodKarpenter
+	case cloudGCP, cloudAzure, cloudKWOK:
+		return methodKarpenter
+	case cloudLinode:
+		return methodLKE
+	case cloudDigitalOcean:
+		return methodDOKS
+	case cloudCoreWeave:
+		return methodCoreWeave
+	}
+	return methodStatic
+}
+
+// Detect decides the pool's cloud and method: spec.provisioning first, then
+// the function input's defaults, then the installed CRDs. Self-managed
+// Karpenter (a NodeClass CRD of its own) is preferred to EKS Auto Mode when
+// both are installed, then CoreWeave, LKE and DOKS; a cluster with none of
+// them uses existing nodes (static).
+func Detect(spec *poolv1alpha1.Provisioning, def *v1beta1.Provisioning, crds map[string]bool) Detection {
+	var d Detection
+	switch {
+	case spec != nil && (spec.Cloud != "" || spec.Method != ""):
+		d = Detection{Cloud: spec.Cloud, Method: spec.Method, Source: "spec.provisioning"}
+	case def != nil && (def.Cloud != "" || def.Method != ""):
+		d = Detection{Cloud: def.Cloud, Method: def.Method, Source: "function input"}
+	}
+	if def != nil {
+		d.DOKSNamespaced = def.DOKSNamespaced
+	}
+	if d.Source != "" {
+		if d.Cloud == "" {
+			d.Cloud = cloudOfMethod(d.Method)
+		}
+		if d.Cloud == "" { // method karpenter or static without a cloud
+			if c, _ := karpenterCloud(crds); c != "" && d.Method == methodKarpenter {
+				d.Cloud = c
+			} else {
+				d.Cloud = cloudOnPrem
+			}
+		}
+		if d.Method == "" {
+			d.Method = methodOfCloud(d.Cloud, crds)
+		}
+	} else {
+		d = detectFromCRDs(crds)
+	}
+	if d.Method == methodDOKS && !crds[crdDOKS] && crds[crdDOKSNamespace] {
+		d.DOKSNamespaced = true
+	}
+	d.Problem = problem(d, crds)
+	return d
+}
+
+// detectFromCRDs decides from the installed CRDs alone.
+func detectFromCRDs(crds map[string]bool) Detection {
+	if crds[crdNodePool] {
+		if c, crd := karpenterCloud(crds); c != "" {
+			return Detection{Cloud: c, Method: methodKarpenter, Source: "CRD " + crd}
+		}
+		if crds[crdEKSNodeClass] {
+			return Detection{Cloud: cloudAWS, Method: methodEKSAutoMode, Source: "CRD " + crdEKSNodeClass}
+		}
+	}
+	switch {
+	case crds[crdCoreWeave]:
+		return Detection{Cloud: cloudCoreWeave, Method: methodCoreWeave, Source: "CRD " + crdCoreWeave}
+	case crds[crdLKE]:
+		return Detection{Cloud: cloudLinode, Method: methodLKE, Source: "CRD " + crdLKE}
+	case crds[crdDOKS]:
+		return Detection{Cloud: cloudDigitalOcean, Method: methodDOKS, Source: "CRD " + crdDOKS}
+	case crds[crdDOKSNamespace]:
+		return Detection{Cloud: cloudDigitalOcean, Method: methodDOKS, Source: "CRD " + crdDOKSNamespace, DOKSNamespaced: true}
+	}
+	return Detection{Cloud: cloudOnPrem, Method: methodStatic, Source: "no node provisioning CRD installed"}
+}
+
+// nodeClassCRD is the NodeClass CRD a Karpenter cloud needs.
+func nodeClassCRD(cloud, method string) string {
+	if method == methodEKSAutoMode {
+		return crdEKSNodeClass
+	}
+	switch cloud {
+	case cloudAWS:
+		return crdEC2NodeClass
+	case cloudGCP:
+		return crdGCENodeClass
+	case cloudAzure:
+		return crdAKSNodeClass
+	case cloudKWOK:
+		return crdKWOKNodeClass
+	}
+	return ""
+}
+
+// problem says why d cannot work, or "".
+func problem(d Detection, crds map[string]bool) string {
+	switch d.Method {
+	case methodKarpenter, methodEKSAutoMode:
+		if d.Method == methodEKSAutoMode && d.Cloud != cloudAWS {
+			return fmt.Sprintf("method eks-auto-mode needs cloud aws, not %q: fix spec.provisioning", d.Cloud)
+		}
+		crd := nodeClassCRD(d.Cloud, d.Method)
+		if crd == "" {
+			return fmt.Sprintf("Karpenter has no NodeClass for cloud %q: use method %s, or set spec.provisioning.method to static with a nodeSelector", d.Cloud, methodOfCloud(d.Cloud, crds))
+		}
+		var missing []string
+		for _, c := range []string{crdNodePool, crd} {
+			if !crds[c] {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Sprintf("method %s needs the CRDs %v, which are not installed: install Karpenter for %s, or set spec.provisioning", d.Method, missing, d.Cloud)
+		}
+	case methodLKE, methodDOKS, methodCoreWeave, methodStatic:
+		if c := cloudOfMethod(d.Method); c != "" && d.Cloud != c {
+			return fmt.Sprintf("method %s needs cloud %s, not %q: fix spec.provisioning", d.Method, c, d.Cloud)
+		}
+	default:
+		return fmt.Sprintf("unknown provisioning method %q: use one of %v", d.Method, []string{methodKarpenter, methodEKSAutoMode, methodLKE, methodDOKS, methodCoreWeave, methodStatic})
+	}
+	return ""
+}
+
+// isKarpenter tells whether a method provisions nodes with a Karpenter
+// NodePool.
+func isKarpenter(method string) bool {
+	return slices.Contains([]string{methodKarpenter, methodEKSAutoMode}, method)
+}

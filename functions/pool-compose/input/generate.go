@@ -1,0 +1,6 @@
+// Package input generates the CRD of the function's input into the function
+// package.
+package input
+
+//go:generate sh -c "$(../../../hack/tool.sh controller-gen) object paths=./v1beta1/..."
+//go:generate sh -c "$(../../../hack/tool.sh controller-gen) crd paths=./v1beta1/... output:crd:dir=../../../package/function/input"

@@ -1,0 +1,324 @@
+// Package v1beta1 holds the input of the pool-compose function: the defaults
+// a platform team writes once into the Composition, so Pool claims only say
+// what tenants care about.
+//
+// +kubebuilder:object:generate=true
+// +groupName=pool.fn.burstpool.io
+// +versionName=v1beta1
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Input is the configuration of the pool-compose function. Every field is
+// optional; a pool that needs a missing field (for example an AWS pool
+// without a node role) is reported Failed with a message that names it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// ClusterName is the Kubernetes cluster's name. It tags cloud resources
+	// and names the EKS cluster in discovery tags when selector terms are
+	// not given.
+	// +optional
+	ClusterName string `json:"clusterName,omitempty"`
+
+	// Namespace holds the pool's namespaced objects (warmup DaemonSets,
+	// placeholders) when the XPool has no claim. Pools with a claim use the
+	// claim's namespace.
+	// +kubebuilder:default=burstpool-system
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Provisioning is the default cloud and method for pools whose
+	// spec.provisioning does not set them. Empty cloud and method are
+	// detected from the CRDs installed in the cluster.
+	// +optional
+	Provisioning *Provisioning `json:"provisioning,omitempty"`
+
+	// AWS configures EC2NodeClasses (Karpenter on EKS or self-managed AWS).
+	// +optional
+	AWS *AWS `json:"aws,omitempty"`
+
+	// EKSAutoMode configures EKS Auto Mode NodeClasses.
+	// +optional
+	EKSAutoMode *EKSAutoMode `json:"eksAutoMode,omitempty"`
+
+	// GCP configures GCENodeClasses.
+	// +optional
+	GCP *GCP `json:"gcp,omitempty"`
+
+	// Azure configures AKSNodeClasses.
+	// +optional
+	Azure *Azure `json:"azure,omitempty"`
+
+	// Karpenter tunes the NodePools of every Karpenter method.
+	// +optional
+	Karpenter *Karpenter `json:"karpenter,omitempty"`
+
+	// Warmup configures the warmup DaemonSets.
+	// +optional
+	Warmup *Warmup `json:"warmup,omitempty"`
+
+	// Placeholder configures the pods that hold minExecutors slots warm.
+	// +optional
+	Placeholder *Placeholder `json:"placeholder,omitempty"`
+
+	// Capacity configures the PoolCapacity managed resource.
+	// +optional
+	Capacity *Capacity `json:"capacity,omitempty"`
+
+	// CatalogOverrides add instance types to the sizing catalog, or replace
+	// entries of it, for example types the built-in catalog lacks.
+	// +listType=atomic
+	// +optional
+	CatalogOverrides []InstanceType `json:"catalogOverrides,omitempty"`
+}
+
+// Provisioning is the default cloud and provisioning method.
+type Provisioning struct {
+	// Cloud the cluster runs on.
+	// +kubebuilder:validation:Enum=aws;gcp;azure;linode;digitalocean;coreweave;kwok;onprem
+	// +optional
+	Cloud string `json:"cloud,omitempty"`
+
+	// Method provisions pool nodes.
+	// +kubebuilder:validation:Enum=karpenter;eks-auto-mode;lke;doks;coreweave;static
+	// +optional
+	Method string `json:"method,omitempty"`
+
+	// ManageNodePool emits the cloud's node pool object for non-Karpenter
+	// methods unless a Pool says otherwise.
+	// +optional
+	ManageNodePool bool `json:"manageNodePool,omitempty"`
+
+	// ClusterID is the LKE or DOKS cluster ID for cloud node pool objects.
+	// +optional
+	ClusterID string `json:"clusterId,omitempty"`
+
+	// Region is recorded as a tag on LKE and DOKS node pools.
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// ProviderConfigName names the Crossplane ProviderConfig of LKE and DOKS
+	// node pool managed resources.
+	// +optional
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
+
+	// DOKSNamespaced emits DigitalOcean's namespaced node pool
+	// (kubernetes.digitalocean.m.crossplane.io) in the pool's namespace.
+	// It is chosen automatically when only that CRD is installed.
+	// +optional
+	DOKSNamespaced bool `json:"doksNamespaced,omitempty"`
+}
+
+// SelectorTerm selects AWS subnets or security groups by tags, ID or name
+// (name only for security groups).
+type SelectorTerm struct {
+	// Tags the resource must carry.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+
+	// ID of the resource.
+	// +optional
+	ID string `json:"id,omitempty"`
+
+	// Name of the security group.
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// AWS configures EC2NodeClasses.
+type AWS struct {
+	// Role is the IAM role of pool nodes. Set Role or InstanceProfile.
+	// +optional
+	Role string `json:"role,omitempty"`
+
+	// InstanceProfile of pool nodes. Set Role or InstanceProfile.
+	// +optional
+	InstanceProfile string `json:"instanceProfile,omitempty"`
+
+	// SubnetSelectorTerms pick the nodes' subnets. Defaults to the tag
+	// karpenter.sh/discovery={clusterName}.
+	// +listType=atomic
+	// +optional
+	SubnetSelectorTerms []SelectorTerm `json:"subnetSelectorTerms,omitempty"`
+
+	// SecurityGroupSelectorTerms pick the nodes' security groups. Defaults
+	// to the tag karpenter.sh/discovery={clusterName}.
+	// +listType=atomic
+	// +optional
+	SecurityGroupSelectorTerms []SelectorTerm `json:"securityGroupSelectorTerms,omitempty"`
+
+	// AMIAlias selects the node image, for example al2023@latest or
+	// bottlerocket@v1.30.0.
+	// +kubebuilder:default="al2023@latest"
+	// +optional
+	AMIAlias string `json:"amiAlias,omitempty"`
+
+	// Tags are added to every instance.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// EKSAutoMode configures EKS Auto Mode NodeClasses.
+type EKSAutoMode struct {
+	// Role is the IAM role of pool nodes (name, not ARN).
+	// +optional
+	Role string `json:"role,omitempty"`
+
+	// SubnetSelectorTerms pick the nodes' subnets. Defaults to the tag
+	// karpenter.sh/discovery={clusterName}.
+	// +listType=atomic
+	// +optional
+	SubnetSelectorTerms []SelectorTerm `json:"subnetSelectorTerms,omitempty"`
+
+	// SecurityGroupSelectorTerms pick the nodes' security groups. Defaults
+	// to the tag karpenter.sh/discovery={clusterName}.
+	// +listType=atomic
+	// +optional
+	SecurityGroupSelectorTerms []SelectorTerm `json:"securityGroupSelectorTerms,omitempty"`
+
+	// EphemeralStorageSize is the size of each node's ephemeral volume.
+	// +kubebuilder:default="80Gi"
+	// +optional
+	EphemeralStorageSize string `json:"ephemeralStorageSize,omitempty"`
+
+	// Tags are added to every instance.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// GCP configures GCENodeClasses.
+type GCP struct {
+	// ImageFamily of pool nodes: ContainerOptimizedOS, Ubuntu2404 or
+	// Ubuntu2204.
+	// +kubebuilder:validation:Enum=ContainerOptimizedOS;Ubuntu2404;Ubuntu2204
+	// +kubebuilder:default=ContainerOptimizedOS
+	// +optional
+	ImageFamily string `json:"imageFamily,omitempty"`
+
+	// ImageChannel is the GKE release channel the image follows.
+	// +kubebuilder:validation:Enum=rapid;regular;stable;extended;cluster
+	// +kubebuilder:default=stable
+	// +optional
+	ImageChannel string `json:"imageChannel,omitempty"`
+
+	// ServiceAccount of pool nodes (an email).
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+}
+
+// Azure configures AKSNodeClasses.
+type Azure struct {
+	// ImageFamily of pool nodes.
+	// +kubebuilder:validation:Enum=Ubuntu;Ubuntu2204;Ubuntu2404;AzureLinux
+	// +kubebuilder:default=AzureLinux
+	// +optional
+	ImageFamily string `json:"imageFamily,omitempty"`
+
+	// VNETSubnetID places pool nodes in a subnet other than the cluster's.
+	// +optional
+	VNETSubnetID string `json:"vnetSubnetID,omitempty"`
+
+	// OSDiskSizeGB of pool nodes.
+	// +optional
+	OSDiskSizeGB int32 `json:"osDiskSizeGB,omitempty"`
+}
+
+// Karpenter tunes NodePools.
+type Karpenter struct {
+	// ConsolidateAfter is how long an empty pool node lives before Karpenter
+	// removes it.
+	// +kubebuilder:default="5m"
+	// +optional
+	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
+
+	// ExpireAfter is the longest a pool node lives.
+	// +kubebuilder:default="720h"
+	// +optional
+	ExpireAfter string `json:"expireAfter,omitempty"`
+
+	// Weight ranks pool NodePools against the cluster's other NodePools.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=50
+	// +optional
+	Weight int32 `json:"weight,omitempty"`
+}
+
+// Warmup configures the warmup DaemonSets.
+type Warmup struct {
+	// HelperImage carries the static warm binary that warmup pods run.
+	// +kubebuilder:default="ghcr.io/burstpool/warm:v0.1.0"
+	// +optional
+	HelperImage string `json:"helperImage,omitempty"`
+}
+
+// Placeholder configures the warm-slot placeholders.
+type Placeholder struct {
+	// PriorityClassName names an existing PriorityClass for placeholders.
+	// Empty, the function emits one per pool, "{pool}-placeholder", with
+	// Priority and preemptionPolicy Never.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// Priority of placeholders: below every real workload so executors
+	// preempt them.
+	// +kubebuilder:default=-10
+	// +optional
+	Priority *int32 `json:"priority,omitempty"`
+
+	// Image placeholders run: a pause image.
+	// +kubebuilder:default="registry.k8s.io/pause:3.10"
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// Capacity configures PoolCapacity managed resources.
+type Capacity struct {
+	// ProviderConfigName names the burstpool provider's ProviderConfig.
+	// +kubebuilder:default=default
+	// +optional
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
+
+	// DeleteFailedExecutors lets the provider delete pool executors that
+	// failed.
+	// +optional
+	DeleteFailedExecutors bool `json:"deleteFailedExecutors,omitempty"`
+
+	// UnauthorizedExecutors is what the provider does with executors on pool
+	// nodes from QueryServices that are not attached: Report or Evict.
+	// +kubebuilder:validation:Enum=Report;Evict
+	// +kubebuilder:default=Report
+	// +optional
+	UnauthorizedExecutors string `json:"unauthorizedExecutors,omitempty"`
+}
+
+// InstanceType is a sizing catalog entry.
+type InstanceType struct {
+	// Name of the instance type, for example r7gd.16xlarge.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// CPU cores of the instance type.
+	CPU string `json:"cpu"`
+
+	// Memory of the instance type, for example 512Gi.
+	Memory string `json:"memory"`
+
+	// Arch is amd64 or arm64.
+	// +kubebuilder:validation:Enum=amd64;arm64
+	// +optional
+	Arch string `json:"arch,omitempty"`
+
+	// LocalNVMeGiB is the instance store size; types with one get a RAID0
+	// instance store on AWS.
+	// +optional
+	LocalNVMeGiB int64 `json:"localNVMeGiB,omitempty"`
+}

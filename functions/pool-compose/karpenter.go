@@ -1,0 +1,407 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+)
+
+// Well-known node labels the NodePool's requirements use.
+const (
+	labelInstanceType = "node.kubernetes.io/instance-type"
+	labelArch         = "kubernetes.io/arch"
+	labelOS           = "kubernetes.io/os"
+	labelCapacityType = "karpenter.sh/capacity-type"
+)
+
+// Karpenter's capacity types.
+const (
+	capacitySpot     = "spot"
+	capacityOnDemand = "on-demand"
+)
+
+// NodeClassKind is a NodeClass's API group, version and kind.
+type NodeClassKind struct {
+	Group, Version, Kind string
+}
+
+// nodeClassKinds maps a cloud (or EKS Auto Mode) to its NodeClass.
+var nodeClassKinds = map[string]NodeClassKind{
+	cloudAWS:          {"karpenter.k8s.aws", "v1", "EC2NodeClass"},
+	methodEKSAutoMode: {"eks.amazonaws.com", "v1", "NodeClass"},
+	cloudGCP:          {"karpenter.k8s.gcp", "v1alpha1", "GCENodeClass"},
+	cloudAzure:        {"karpenter.azure.com", "v1beta1", "AKSNodeClass"},
+	cloudKWOK:         {"karpenter.kwok.sh", "v1alpha1", "KWOKNodeClass"},
+}
+
+// nodeClassKindOf returns the NodeClass of a Karpenter pool.
+func nodeClassKindOf(d Detection) NodeClassKind {
+	if d.Method == methodEKSAutoMode {
+		return nodeClassKinds[methodEKSAutoMode]
+	}
+	return nodeClassKinds[d.Cloud]
+}
+
+// NodePoolArgs is everything a pool's Karpenter NodePool is made of.
+type NodePoolArgs struct {
+	Pool, Namespace string
+	NodeClass       NodeClassKind
+	Types           []string
+	Arch            string
+	Spot            bool
+	// Taints are the pool taint followed by spec.tolerations as taints.
+	Taints []corev1.Taint
+	// NodeSelector labels from spec.nodeSelector become single-value
+	// requirements, so the pool's nodes carry them.
+	NodeSelector map[string]string
+	// Nodes caps the pool's node count; Capacity is one node's raw size.
+	Nodes    int64
+	Capacity Resources
+	Suspend  bool
+	Tuning   v1beta1.Karpenter
+}
+
+// NodePool returns the pool's karpenter.sh/v1 NodePool.
+func NodePool(a NodePoolArgs) *unstructured.Unstructured {
+	reqs := []any{
+		requirement(labelInstanceType, a.Types...),
+		requirement(labelOS, "linux"),
+	}
+	if a.Arch != "" {
+		reqs = append(reqs, requirement(labelArch, a.Arch))
+	}
+	if a.Spot {
+		reqs = append(reqs, requirement(labelCapacityType, capacitySpot, capacityOnDemand))
+	} else {
+		reqs = append(reqs, requirement(labelCapacityType, capacityOnDemand))
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
+		if k == qsv1alpha1.LabelPool {
+			continue
+		}
+		reqs = append(reqs, requirement(k, a.NodeSelector[k]))
+	}
+
+	limits := map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
+	if !a.Suspend {
+		limits = map[string]any{"nodes": fmt.Sprint(a.Nodes)}
+		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() {
+			limits["cpu"] = times(a.Capacity.CPU, a.Nodes).String()
+			limits["memory"] = times(a.Capacity.Memory, a.Nodes).String()
+		}
+	}
+
+	tmplSpec := map[string]any{
+		"nodeClassRef": map[string]any{
+			"group": a.NodeClass.Group,
+			"kind":  a.NodeClass.Kind,
+			"name":  a.Pool + sfxNodeClass,
+		},
+		"requirements": reqs,
+		"taints":       taintsOf(a.Taints),
+	}
+	if a.Tuning.ExpireAfter != "" {
+		tmplSpec["expireAfter"] = a.Tuning.ExpireAfter
+	}
+	spec := map[string]any{
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{qsv1alpha1.LabelPool: a.Pool}},
+			"spec":     tmplSpec,
+		},
+		"limits": limits,
+		"disruption": map[string]any{
+			"consolidationPolicy": "WhenEmpty",
+			"consolidateAfter":    a.Tuning.ConsolidateAfter,
+			// Replace at most a tenth of the pool's nodes at once, and
+			// never nodes that are not empty: WhenEmpty already spares
+			// nodes with executors.
+			"budgets": []any{map[string]any{"nodes": "10%"}},
+		},
+	}
+	if a.Tuning.Weight > 0 {
+		spec["weight"] = int64(a.Tuning.Weight)
+	}
+	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", objectLabels(a.Pool, a.Namespace))
+	u.Object["spec"] = spec
+	return u
+}
+
+// requirement is a NodeSelectorRequirement with operator In.
+func requirement(key string, values ...string) map[string]any {
+	vs := make([]any, 0, len(values))
+	for _, v := range values {
+		vs = append(vs, v)
+	}
+	return map[string]any{"key": key, "operator": "In", "values": vs}
+}
+
+// taintsOf renders taints for a NodePool.
+func taintsOf(ts []corev1.Taint) []any {
+	out := make([]any, 0, len(ts))
+	for _, t := range ts {
+		m := map[string]any{"key": t.Key, "effect": string(t.Effect)}
+		if t.Value != "" {
+			m["value"] = t.Value
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// times multiplies a quantity by n.
+func times(q resource.Quantity, n int64) *resource.Quantity {
+	out := resource.NewMilliQuantity(q.MilliValue()*n, q.Format)
+	if q.Format == resource.BinarySI {
+		out = resource.NewQuantity(q.Value()*n, resource.BinarySI)
+	}
+	return out
+}
+
+// NodeClassArgs is everything a pool's NodeClass is made of.
+type NodeClassArgs struct {
+	Pool, Namespace string
+	ClusterName     string
+	Kind            NodeClassKind
+	// LocalNVMe asks AWS for a RAID0 instance store over NVMe disks.
+	LocalNVMe bool
+	Config    *v1beta1.Input
+}
+
+// NodeClass returns the pool's NodeClass, or an error that names the
+// function input field a platform team must set.
+func NodeClass(a NodeClassArgs) (*unstructured.Unstructured, error) {
+	var (
+		spec map[string]any
+		err  error
+	)
+	switch a.Kind.Kind {
+	case "EC2NodeClass":
+		spec, err = ec2NodeClass(a)
+	case "NodeClass":
+		spec, err = eksNodeClass(a)
+	case "GCENodeClass":
+		spec = gceNodeClass(a)
+	case "AKSNodeClass":
+		spec = aksNodeClass(a)
+	case "KWOKNodeClass":
+		spec = map[string]any{}
+	default:
+		err = fmt.Errorf("no NodeClass of kind %q", a.Kind.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := object(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+sfxNodeClass, "", objectLabels(a.Pool, a.Namespace))
+	u.Object["spec"] = spec
+	return u, nil
+}
+
+// discoveryTag is the tag Karpenter's AWS guides put on a cluster's subnets
+// and security groups.
+const discoveryTag = "karpenter.sh/discovery"
+
+// selectorTerms renders AWS selector terms, or the discovery-tag default.
+func selectorTerms(terms []v1beta1.SelectorTerm, cluster, field string, withName bool) ([]any, error) {
+	if len(terms) == 0 {
+		if cluster == "" {
+			return nil, fmt.Errorf("set %s or clusterName in the function input (the Composition), so pool nodes find their subnets and security groups", field)
+		}
+		return []any{map[string]any{"tags": map[string]any{discoveryTag: cluster}}}, nil
+	}
+	out := make([]any, 0, len(terms))
+	for i, t := range terms {
+		m := map[string]any{}
+		if len(t.Tags) > 0 {
+			m["tags"] = stringMap(t.Tags)
+		}
+		if t.ID != "" {
+			m["id"] = t.ID
+		}
+		if t.Name != "" {
+			if !withName {
+				return nil, fmt.Errorf("%s[%d].name is not supported for subnets: use tags or id", field, i)
+			}
+			m["name"] = t.Name
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s[%d] is empty: set tags, id or name", field, i)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// tagsOf are the cloud tags of pool nodes.
+func tagsOf(pool string, extra map[string]string) map[string]any {
+	t := stringMap(extra)
+	t[qsv1alpha1.LabelPool] = pool
+	return t
+}
+
+// ec2NodeClass is the spec of a karpenter.k8s.aws/v1 EC2NodeClass.
+func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
+	aws := a.Config.AWS
+	if aws == nil {
+		aws = &v1beta1.AWS{}
+	}
+	spec := map[string]any{}
+	switch {
+	case aws.Role != "" && aws.InstanceProfile != "":
+		return nil, fmt.Errorf("set only one of aws.role and aws.instanceProfile in the function input")
+	case aws.Role != "":
+		spec["role"] = aws.Role
+	case aws.InstanceProfile != "":
+		spec["instanceProfile"] = aws.InstanceProfile
+	default:
+		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the function input: pool nodes need an IAM role")
+	}
+	subnets, err := selectorTerms(aws.SubnetSelectorTerms, a.ClusterName, "aws.subnetSelectorTerms", false)
+	if err != nil {
+		return nil, err
+	}
+	sgs, err := selectorTerms(aws.SecurityGroupSelectorTerms, a.ClusterName, "aws.securityGroupSelectorTerms", true)
+	if err != nil {
+		return nil, err
+	}
+	spec["subnetSelectorTerms"] = subnets
+	spec["securityGroupSelectorTerms"] = sgs
+	spec["amiSelectorTerms"] = []any{map[string]any{"alias": aws.AMIAlias}}
+	spec["metadataOptions"] = map[string]any{
+		"httpEndpoint":            "enabled",
+		"httpProtocolIPv6":        "disabled",
+		"httpPutResponseHopLimit": int64(1),
+		"httpTokens":              "required",
+	}
+	spec["tags"] = tagsOf(a.Pool, aws.Tags)
+	if a.LocalNVMe {
+		spec["instanceStorePolicy"] = "RAID0"
+	}
+	return spec, nil
+}
+
+// eksNodeClass is the spec of an eks.amazonaws.com/v1 NodeClass (EKS Auto
+// Mode), with the fields AWS documents: role, subnet and security group
+// selector terms, ephemeralStorage and tags.
+func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
+	eks := a.Config.EKSAutoMode
+	if eks == nil || eks.Role == "" {
+		return nil, fmt.Errorf("set eksAutoMode.role in the function input: EKS Auto Mode nodes need an IAM role")
+	}
+	subnets, err := selectorTerms(eks.SubnetSelectorTerms, a.ClusterName, "eksAutoMode.subnetSelectorTerms", false)
+	if err != nil {
+		return nil, err
+	}
+	sgs, err := selectorTerms(eks.SecurityGroupSelectorTerms, a.ClusterName, "eksAutoMode.securityGroupSelectorTerms", true)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"role":                       eks.Role,
+		"subnetSelectorTerms":        subnets,
+		"securityGroupSelectorTerms": sgs,
+		"ephemeralStorage":           map[string]any{"size": eks.EphemeralStorageSize},
+		"tags":                       tagsOf(a.Pool, eks.Tags),
+	}, nil
+}
+
+// gceNodeClass is the spec of a karpenter.k8s.gcp/v1alpha1 GCENodeClass.
+func gceNodeClass(a NodeClassArgs) map[string]any {
+	gcp := a.Config.GCP
+	spec := map[string]any{
+		"imageSelectorTerms": []any{map[string]any{"family": gcp.ImageFamily, "channel": gcp.ImageChannel}},
+	}
+	if gcp.ServiceAccount != "" {
+		spec["serviceAccount"] = gcp.ServiceAccount
+	}
+	return spec
+}
+
+// aksNodeClass is the spec of a karpenter.azure.com/v1beta1 AKSNodeClass.
+func aksNodeClass(a NodeClassArgs) map[string]any {
+	az := a.Config.Azure
+	spec := map[string]any{
+		"imageFamily": az.ImageFamily,
+		"tags":        map[string]any{"e6data-pool": a.Pool},
+	}
+	if az.VNETSubnetID != "" {
+		spec["vnetSubnetID"] = az.VNETSubnetID
+	}
+	if az.OSDiskSizeGB > 0 {
+		spec["osDiskSizeGB"] = int64(az.OSDiskSizeGB)
+	}
+	return spec
+}
+
+// poolTaints are the pool taint and spec.tolerations turned into taints: a
+// toleration without a key (which tolerates everything) has no taint, and
+// one without an effect taints NoSchedule.
+func poolTaints(pool string, tols []corev1.Toleration) []corev1.Taint {
+	own := corev1.Taint{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}
+	out := []corev1.Taint{own}
+	seen := map[string]bool{own.Key + ":" + string(own.Effect): true}
+	for _, t := range tols {
+		if t.Key == "" {
+			continue
+		}
+		eff := t.Effect
+		if eff == "" {
+			eff = corev1.TaintEffectNoSchedule
+		}
+		id := t.Key + ":" + string(eff)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: eff})
+	}
+	return out
+}
+
+// stringMap copies a string map into an unstructured one.
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// objectLabels are the labels of every object the function emits.
+func objectLabels(pool, ns string) map[string]string {
+	l := map[string]string{qsv1alpha1.LabelPool: pool}
+	if ns != "" {
+		l[qsv1alpha1.LabelPoolNamespace] = ns
+	}
+	return l
+}
+
+// object starts an unstructured object.
+func object(apiVersion, kind, name, namespace string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	u.SetName(name)
+	if namespace != "" {
+		u.SetNamespace(namespace)
+	}
+	if len(labels) > 0 {
+		u.SetLabels(labels)
+	}
+	return u
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

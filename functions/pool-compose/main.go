@@ -1,0 +1,42 @@
+// Package main runs the pool-compose composition function: it turns an
+// XPool into the objects that provision, warm and account for a shared
+// executor node pool.
+package main
+
+import (
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/crossplane/function-sdk-go"
+)
+
+// CLI of the function.
+type CLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	Network     string `default:"tcp" help:"Network on which to listen for gRPC connections."`
+	Address     string `default:"127.0.0.1:9443" help:"Address at which to listen for gRPC connections. Bind all interfaces (:9443) only inside a Pod."`
+	TLSCertsDir string `env:"TLS_SERVER_CERTS_DIR" help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
+	Insecure    bool   `help:"Run without mTLS credentials. Only for crossplane render; Crossplane itself always uses mTLS."`
+
+	MaxRecvMessageSize int `default:"4" help:"Maximum size of a received message in MiB."`
+}
+
+// Run serves the function until the process is stopped.
+func (c *CLI) Run() error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return err
+	}
+	return function.Serve(&Function{log: log, now: time.Now},
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("The burstpool pool-compose composition function."))
+	ctx.FatalIfErrorf(ctx.Run())
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+// Composed-resource names: the keys of the objects in desired and observed
+// state. They are stable across releases, because renaming one makes
+// Crossplane delete the object and create it anew.
+const (
+	rnNodePool      resource.Name = "nodepool"
+	rnNodeClass     resource.Name = "nodeclass"
+	rnCloudPool     resource.Name = "cloud-nodepool"
+	rnPriorityClass resource.Name = "placeholder-priorityclass"
+	rnPlaceholder   resource.Name = "placeholder"
+	rnStorageAgent  resource.Name = "storage-agent"
+	rnCapacity      resource.Name = "capacity"
+)
+
+// Object name suffixes: the pool's objects are "{pool}{suffix}".
+const (
+	sfxNodePool     = "-nodepool"
+	sfxNodeClass    = "-nodeclass"
+	sfxPlaceholder  = "-placeholder"
+	sfxStorageAgent = "-storage-agent"
+	sfxCapacity     = "-capacity"
+)
+
+// Crossplane's claim labels on a composite resource.
+const (
+	labelClaimName      = "crossplane.io/claim-name"
+	labelClaimNamespace = "crossplane.io/claim-namespace"
+)

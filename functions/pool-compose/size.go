@@ -1,0 +1,76 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// SizeInput is what the pool's sizing needs: the pool's instance settings
+// and the executors of its attached QueryServices.
+type SizeInput struct {
+	Cloud          string
+	InstanceType   string
+	InstanceFamily string
+	AutoUpgrade    bool
+	Spot           bool
+	// InheritQueryService ("ns/name") and InheritInstanceType are set when
+	// the pool inherits the node type of a QueryService.
+	InheritQueryService string
+	InheritInstanceType string
+	ExecutorsPerNode    int32
+	Executors           []ExecutorRequest
+	// Previous is the type the pool has now; ExecutorsRunning how many
+	// executors run on it (the pool never downsizes under them).
+	Previous         string
+	ExecutorsRunning int32
+	// Overhead are the per-node DaemonSet pods (warmup, storage agent).
+	Overhead []PodRequests
+	Arch     string
+}
+
+// ExecutorRequest is one attached QueryService's executor.
+type ExecutorRequest struct {
+	QueryService string
+	CPU, Memory  resource.Quantity
+}
+
+// PodRequests are the requests of one DaemonSet pod.
+type PodRequests struct {
+	Init, Containers []Resources
+}
+
+// Resources is a CPU and memory amount.
+type Resources struct {
+	CPU, Memory resource.Quantity
+}
+
+// SizeResult is the sizing decision.
+type SizeResult struct {
+	InstanceType string
+	// SpotTypes is the ranked set of types to offer Karpenter (first is
+	// InstanceType) when spot is on.
+	SpotTypes   []string
+	DerivedFrom string
+	Arch        string
+	// Allocatable is what one node of InstanceType offers pods.
+	Allocatable Resources
+	// Capacity is the largest raw size among the offered types, for
+	// NodePool limits.
+	Capacity Resources
+	// LocalNVMe tells whether InstanceType has instance-store NVMe disks.
+	LocalNVMe     bool
+	Compatibility []Compatibility
+	Upgraded      bool
+}
+
+// Compatibility tells whether one QueryService's executors fit the type.
+type Compatibility struct {
+	QueryService   string
+	Compatible     bool
+	RequiredCPU    string
+	RequiredMemory string
+	InstanceType   string
+	Message        string
+}
+
+// maxSpotTypes is how many types a spot pool offers Karpenter.
+const maxSpotTypes = 5

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+)
+
+// status fills the XPool's status and conditions from the decisions and the
+// observed state.
+func (s *state) status(warm WarmPlan) {
+	st := &s.out.Status
+	if s.size != nil {
+		st.DerivedInstanceType = s.size.InstanceType
+		st.DerivedFrom = s.size.DerivedFrom
+	} else {
+		st.DerivedInstanceType = s.in.Previous.DerivedInstanceType
+		st.DerivedFrom = s.in.Previous.DerivedFrom
+	}
+	if o := s.capObs; o != nil {
+		st.TotalExecutors = o.TotalExecutors
+		st.AvailableExecutors = o.AvailableExecutors
+		st.OccupiedExecutors = o.OccupiedExecutors
+		st.PendingExecutors = o.PendingExecutors
+		st.CurrentNodes = o.Nodes.Ready
+		st.Allocations = o.allocations()
+		s.condition(CondCapacityKnown, metav1.ConditionTrue, "Observed", "")
+	} else {
+		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
+	}
+	st.CachedImages = warm.Images
+	s.queryServices()
+	s.imagesCondition(warm)
+	st.Phase, st.Message = s.phase(warm)
+	if s.in.Spec.Suspend {
+		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
+	} else {
+		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+	}
+}
+
+// queryServices reports each QueryService the pool knows of, and emits an
+// event for each that newly became incompatible.
+func (s *state) queryServices() {
+	compat := map[string]Compatibility{}
+	if s.size != nil {
+		for _, c := range s.size.Compatibility {
+			compat[c.QueryService] = c
+		}
+	}
+	prev := map[string]poolv1alpha1.AttachedQueryService{}
+	for _, q := range s.in.Previous.AttachedQueryServices {
+		prev[q.Namespace+"/"+q.Name] = q
+	}
+	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
+	var incompatible []string
+	for _, a := range s.atts {
+		q := poolv1alpha1.AttachedQueryService{Name: a.Name, Namespace: a.Namespace, Attached: a.Attached, Message: a.Reason, LastChecked: &now}
+		if a.QS != nil {
+			r := a.QS.Spec.Executor.Resources
+			if r.CPU != nil {
+				q.RequiredCPU = r.CPU.String()
+			}
+			if r.Memory != nil {
+				q.RequiredMemory = r.Memory.String()
+			}
+		}
+		if c, ok := compat[a.Key()]; ok && a.Attached {
+			q.Compatible, q.InstanceType, q.Message = c.Compatible, c.InstanceType, c.Message
+			if c.RequiredCPU != "" {
+				q.RequiredCPU, q.RequiredMemory = c.RequiredCPU, c.RequiredMemory
+			}
+			if !c.Compatible {
+				incompatible = append(incompatible, a.Key())
+				if p, seen := prev[a.Key()]; !seen || p.Compatible || !p.Attached {
+					s.event(true, "QueryServiceIncompatible", fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", a.Key(), c.InstanceType, c.Message))
+				}
+			}
+		}
+		if p, seen := prev[a.Key()]; seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
+			q.LastChecked = p.LastChecked
+		}
+		s.out.Status.AttachedQueryServices = append(s.out.Status.AttachedQueryServices, q)
+	}
+	switch {
+	case len(incompatible) > 0:
+		s.condition(CondCompatible, metav1.ConditionFalse, "Incompatible", fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", ")))
+	case len(attached(s.atts)) == 0:
+		s.condition(CondCompatible, metav1.ConditionFalse, "NoneAttached", "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool")
+	default:
+		s.condition(CondCompatible, metav1.ConditionTrue, "AllCompatible", "")
+	}
+}
+
+// withChecked returns q with LastChecked replaced, to compare reports.
+func withChecked(q poolv1alpha1.AttachedQueryService, t *metav1.Time) poolv1alpha1.AttachedQueryService {
+	q.LastChecked = t
+	return q
+}
+
+// imagesCondition summarizes warmup.
+func (s *state) imagesCondition(warm WarmPlan) {
+	var pending, failed []string
+	for _, img := range warm.Images {
+		switch img.WarmupStatus {
+		case poolv1alpha1.WarmupFailed:
+			failed = append(failed, img.Image+": "+img.Message)
+		case poolv1alpha1.WarmupPending:
+			pending = append(pending, img.Image)
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		s.condition(CondImagesWarm, metav1.ConditionFalse, "WarmupFailed", "cannot warm "+strings.Join(failed, "; "))
+	case len(pending) > 0:
+		s.condition(CondImagesWarm, metav1.ConditionFalse, "WarmupPending", "warming "+strings.Join(pending, ", "))
+	case len(warm.Images) == 0:
+		s.condition(CondImagesWarm, metav1.ConditionTrue, "NoImages", "the warm set is empty")
+	default:
+		s.condition(CondImagesWarm, metav1.ConditionTrue, "AllWarm", "")
+	}
+}
+
+// phase derives the pool's phase from the decisions and the observed
+// state.
+func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
+	prev := s.in.Previous.Phase
+	switch {
+	case s.in.Deleting:
+		return poolv1alpha1.PhaseDeleting, "the pool is being deleted"
+	case s.failed:
+		return poolv1alpha1.PhaseFailed, s.problem
+	case s.problem != "":
+		return poolv1alpha1.PhasePending, s.problem
+	case s.in.Spec.Suspend:
+		if n := s.presentNodes(); n > 0 {
+			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
+		}
+		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
+	}
+	var waiting []string
+	waiting = append(waiting, s.notReady...)
+	for _, img := range warm.Images {
+		if img.WarmupStatus == poolv1alpha1.WarmupPending && img.UnusedSince == nil {
+			waiting = append(waiting, "warmup of "+img.Image)
+		}
+	}
+	if len(waiting) > 0 {
+		msg := "waiting for " + strings.Join(waiting, ", ")
+		if prev == poolv1alpha1.PhaseSuspended || prev == poolv1alpha1.PhaseSuspending || prev == poolv1alpha1.PhaseResuming {
+			return poolv1alpha1.PhaseResuming, "resuming: " + msg
+		}
+		return poolv1alpha1.PhaseCreating, msg
+	}
+	return poolv1alpha1.PhaseActive, fmt.Sprintf("the pool runs up to %d executors", s.in.Spec.MaxExecutors)
+}
+
+// presentNodes is the number of pool nodes still up, from the PoolCapacity
+// or, before it reports, the NodePool.
+func (s *state) presentNodes() int64 {
+	if s.capObs != nil {
+		return int64(s.capObs.nodes())
+	}
+	return nodePoolNodes(s.in.Observed[rnNodePool])
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/warmup"
+)
+
+// warmupPrefix starts the composed-resource name of every warmup DaemonSet
+// (warmup.ResourceName).
+const warmupPrefix = "warmup-"
+
+// defaultRetention is how long an image that left the warm set stays warm
+// when the Pool does not say.
+const defaultRetention = time.Hour
+
+// WarmArgs is what the warm set is planned from.
+type WarmArgs struct {
+	Pool, Namespace string
+	Now             time.Time
+	Cached          []string
+	AutoCollect     bool
+	// QSImages maps "ns/name" of attached QueryServices to their executor
+	// image.
+	QSImages    map[string]string
+	Retention   time.Duration
+	HelperImage string
+	PullSecrets []string
+	Scheduling  Scheduling
+	// Observed are the observed warmup DaemonSets by composed-resource name.
+	Observed map[resource.Name]*unstructured.Unstructured
+	Failures []WarmupFailure
+}
+
+// WarmPlan is the warm set: the DaemonSets to keep, the status of each image
+// and when to look again.
+type WarmPlan struct {
+	DaemonSets   map[resource.Name]*unstructured.Unstructured
+	Ready        map[resource.Name]bool
+	Images       []poolv1alpha1.CachedImage
+	Dropped      []string
+	RequeueAfter time.Duration
+	// Problems are observed DaemonSets whose annotations could not be read.
+	Problems []string
+}
+
+// PlanWarmup decides the warmup DaemonSets: one per image of the warm set
+// (cachedImages, plus the attached QueryServices' images when autoCollect),
+// and, for the unused-image retention, images that left the set stay until
+// the retention passes, counted from the unused-since annotation of their
+// observed DaemonSet.
+func PlanWarmup(a WarmArgs) WarmPlan {
+	wanted := warmup.Set(a.Cached, a.AutoCollect, a.QSImages)
+	var (
+		p        WarmPlan
+		observed []warmup.Observed
+	)
+	for _, name := range sortedNames(a.Observed) {
+		u := a.Observed[name]
+		o, err := warmup.ParseObserved(string(name), u.GetAnnotations())
+		if err != nil {
+			p.Problems = append(p.Problems, err.Error())
+		}
+		observed = append(observed, o)
+	}
+	plan := warmup.Retain(a.Now, a.Retention, wanted, observed)
+	p.Dropped = plan.Dropped
+	p.RequeueAfter = plan.RequeueAfter
+	p.DaemonSets = make(map[resource.Name]*unstructured.Unstructured, len(plan.Keep))
+	p.Ready = make(map[resource.Name]bool, len(plan.Keep))
+
+	failures := make(map[string]WarmupFailure, len(a.Failures))
+	for _, f := range a.Failures {
+		failures[warmup.Normalize(f.Image)] = f
+	}
+	for _, e := range plan.Keep {
+		ds := warmup.DaemonSet(warmup.DaemonSetInput{
+			Pool:         a.Pool,
+			Namespace:    a.Namespace,
+			Image:        e.Image.Ref,
+			HelperImage:  a.HelperImage,
+			PullSecrets:  a.PullSecrets,
+			Tolerations:  a.Scheduling.Tolerations,
+			NodeSelector: a.Scheduling.NodeSelector,
+			Labels:       objectLabels(a.Pool, a.Namespace),
+			UnusedSince:  e.UnusedSince,
+		})
+		u := toUnstructured(ds)
+		rn := resource.Name(e.Name)
+		p.DaemonSets[rn] = u
+
+		obs := observedDaemonSet(a.Observed[rn])
+		img := warmup.CachedImage(a.Pool, e, obs)
+		ready := img.WarmupStatus == poolv1alpha1.WarmupReady
+		if f, ok := failures[e.Image.Ref]; ok {
+			img.WarmupStatus = poolv1alpha1.WarmupFailed
+			img.Message = failureMessage(f)
+		}
+		p.Ready[rn] = ready
+		p.Images = append(p.Images, img)
+	}
+	return p
+}
+
+// observedDaemonSet decodes an observed DaemonSet; nil when it is not
+// observed or cannot be read.
+func observedDaemonSet(u *unstructured.Unstructured) *appsv1.DaemonSet {
+	if u == nil {
+		return nil
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ds); err != nil {
+		return nil
+	}
+	return ds
+}
+
+// failureMessage describes a warmup failure.
+func failureMessage(f WarmupFailure) string {
+	msg := f.Reason
+	if f.Message != "" {
+		msg += ": " + f.Message
+	}
+	if len(f.Nodes) > 0 {
+		msg += fmt.Sprintf(" (nodes %s)", strings.Join(f.Nodes, ", "))
+	}
+	return strings.TrimPrefix(msg, ": ")
+}
+
+// pullSecrets splits the Pool's imagePullSecrets into the names usable from
+// the pool namespace and messages about those that live elsewhere.
+func pullSecrets(refs []poolv1alpha1.SecretReference, ns string) (names, problems []string) {
+	for _, r := range refs {
+		if r.Namespace != "" && r.Namespace != ns {
+			problems = append(problems, fmt.Sprintf("imagePullSecret %s/%s is not in the pool namespace %s and is not used: copy it into %s", r.Namespace, r.Name, ns, ns))
+			continue
+		}
+		names = append(names, r.Name)
+	}
+	return names, problems
+}
+
+// tolerationsOf converts the Pool's tolerations, with the pool taint's
+// first.
+func tolerationsOf(pool string, ts []poolv1alpha1.Toleration) []corev1.Toleration {
+	out := []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	for _, t := range ts {
+		ct := corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		}
+		if ct == out[0] {
+			continue
+		}
+		out = append(out, ct)
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// Scheduling is where the pool's own pods go: the node selector of pool
+// nodes and the tolerations of their taints. Every pod the function emits
+// uses it.
+type Scheduling struct {
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}
+
+// affinity pins pods to pool nodes with a required node affinity that
+// repeats the node selector, so a scheduler extension that ignores
+// nodeSelector still keeps them there.
+func (s Scheduling) affinity() *corev1.Affinity {
+	if len(s.NodeSelector) == 0 {
+		return nil
+	}
+	var exprs []corev1.NodeSelectorRequirement
+	for _, k := range sortedKeys(s.NodeSelector) {
+		exprs = append(exprs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{s.NodeSelector[k]}})
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}},
+		},
+	}}
+}
+
+// PriorityClass returns the low priority that placeholders run at: it never
+// preempts anything, and every real executor preempts it.
+func PriorityClass(name, pool, ns string, value int32) *unstructured.Unstructured {
+	pc := &schedulingv1.PriorityClass{
+		TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: objectLabels(pool, ns)},
+		Value:            value,
+		PreemptionPolicy: ptr.To(corev1.PreemptNever),
+		Description:      "burstpool placeholders that hold warm executor slots of pool " + pool + "; executors preempt them.",
+	}
+	return toUnstructured(pc)
+}
+
+// PlaceholderArgs is what the placeholder Deployment is made of.
+type PlaceholderArgs struct {
+	Pool, Namespace   string
+	Replicas          int32
+	Slot              Resources
+	Image             string
+	PriorityClassName string
+	Scheduling        Scheduling
+}
+
+// Placeholder returns the Deployment whose pods each hold one executor slot
+// on pool nodes: Karpenter keeps nodes for them, and a real executor
+// preempts one to take its place.
+func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
+	sel, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentPlaceholder)
+	rl := corev1.ResourceList{corev1.ResourceCPU: a.Slot.CPU, corev1.ResourceMemory: a.Slot.Memory}
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxPlaceholder, Namespace: a.Namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(a.Replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+				Spec: corev1.PodSpec{
+					PriorityClassName:             a.PriorityClassName,
+					TerminationGracePeriodSeconds: ptr.To[int64](0),
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+					NodeSelector:                  maps.Clone(a.Scheduling.NodeSelector),
+					Affinity:                      a.Scheduling.affinity(),
+					Tolerations:                   a.Scheduling.Tolerations,
+					SecurityContext:               restricted(),
+					Containers: []corev1.Container{{
+						Name:            "pause",
+						Image:           a.Image,
+						ImagePullPolicy: corev1.PullIfNotPresent,
+						Resources:       corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()},
+						SecurityContext: containerSecurity(),
+					}},
+				},
+			},
+		},
+	}
+	return toUnstructured(d)
+}
+
+// StorageAgentArgs is what the storage agent DaemonSet is made of.
+type StorageAgentArgs struct {
+	Pool, Namespace string
+	Image           string
+	Resources       Resources
+	Scheduling      Scheduling
+}
+
+// storageAgentDefaults are the agent's requests when the Pool sets none.
+var storageAgentDefaults = Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
+
+// StorageAgent returns the DaemonSet that runs the storage agent on every
+// pool node.
+func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
+	sel, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentStorageAgent)
+	rl := corev1.ResourceList{corev1.ResourceCPU: a.Resources.CPU, corev1.ResourceMemory: a.Resources.Memory}
+	ds := &appsv1.DaemonSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxStorageAgent, Namespace: a.Namespace, Labels: labels},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+				Spec: corev1.PodSpec{
+					NodeSelector: maps.Clone(a.Scheduling.NodeSelector),
+					Affinity:     a.Scheduling.affinity(),
+					Tolerations:  a.Scheduling.Tolerations,
+					Containers: []corev1.Container{{
+						Name:            "agent",
+						Image:           a.Image,
+						ImagePullPolicy: corev1.PullIfNotPresent,
+						Resources:       corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()},
+					}},
+				},
+			},
+		},
+	}
+	return toUnstructured(ds)
+}
+
+// componentLabels are the selector of a pool component's pods and the
+// labels of the component and its pods.
+func componentLabels(pool, ns, component string) (selector, labels map[string]string) {
+	selector = map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: component}
+	labels = maps.Clone(selector)
+	maps.Copy(labels, objectLabels(pool, ns))
+	return selector, labels
+}
+
+// restricted is the pod security context of the Kubernetes restricted
+// profile.
+func restricted() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](65532),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// containerSecurity is the container security context of the restricted
+// profile.
+func containerSecurity() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// toUnstructured converts a typed object, leaving out the empty status and
+// creationTimestamp that typed objects always carry.
+func toUnstructured(o runtime.Object) *unstructured.Unstructured {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		// Typed Kubernetes objects always convert.
+		panic(err)
+	}
+	delete(m, "status")
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	if spec, ok := m["spec"].(map[string]any); ok {
+		if tmpl, ok := spec["template"].(map[string]any); ok {
+			if md, ok := tmpl["metadata"].(map[string]any); ok {
+				delete(md, "creationTimestamp")
+			}
+		}
+	}
+	return &unstructured.Unstructured{Object: m}
+}
