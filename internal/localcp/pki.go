@@ -1,0 +1,157 @@
+package localcp
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// pki holds the files the API server and the controller manager read.
+type pki struct {
+	CACert, ServingCert, ServingKey string
+	SAKey, SAPub                    string
+	TokenFile                       string
+	Token                           string
+}
+
+// adminUser is the static-token user of the admin kubeconfig.
+const adminUser = "localcp-admin"
+
+// writePKI makes a CA, a serving certificate for 127.0.0.1 signed by it, a
+// service-account key pair and a static token for an admin in
+// system:masters, under dir.
+func writePKI(dir string) (pki, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return pki{}, err
+	}
+	p := pki{
+		CACert:      filepath.Join(dir, "ca.crt"),
+		ServingCert: filepath.Join(dir, "apiserver.crt"),
+		ServingKey:  filepath.Join(dir, "apiserver.key"),
+		SAKey:       filepath.Join(dir, "sa.key"),
+		SAPub:       filepath.Join(dir, "sa.pub"),
+		TokenFile:   filepath.Join(dir, "tokens.csv"),
+	}
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return pki{}, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "localcp-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return pki{}, fmt.Errorf("cannot make the CA certificate: %w", err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return pki{}, err
+	}
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return pki{}, err
+	}
+	srvTmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
+	if err != nil {
+		return pki{}, fmt.Errorf("cannot make the serving certificate: %w", err)
+	}
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return pki{}, err
+	}
+	saPub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return pki{}, err
+	}
+	tok := make([]byte, 24)
+	if _, err := rand.Read(tok); err != nil {
+		return pki{}, err
+	}
+	p.Token = hex.EncodeToString(tok)
+
+	files := []struct {
+		path string
+		data []byte
+	}{
+		{p.CACert, pemBlock("CERTIFICATE", caDER)},
+		{p.ServingCert, pemBlock("CERTIFICATE", srvDER)},
+		{p.ServingKey, keyPEM(srvKey)},
+		{p.SAKey, keyPEM(saKey)},
+		{p.SAPub, pemBlock("PUBLIC KEY", saPub)},
+		{p.TokenFile, fmt.Appendf(nil, "%s,%s,%s,\"system:masters\"\n", p.Token, adminUser, adminUser)},
+	}
+	for _, f := range files {
+		if f.data == nil {
+			return pki{}, fmt.Errorf("cannot encode %s", f.path)
+		}
+		if err := os.WriteFile(f.path, f.data, 0o600); err != nil {
+			return pki{}, err
+		}
+	}
+	return p, nil
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	return n
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+func keyPEM(k *ecdsa.PrivateKey) []byte {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil
+	}
+	return pemBlock("PRIVATE KEY", der)
+}
+
+// writeKubeconfig writes an admin kubeconfig for the API server at port.
+func writeKubeconfig(path string, port int, p pki) error {
+	ca, err := os.ReadFile(p.CACert)
+	if err != nil {
+		return err
+	}
+	const name = "localcp"
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{
+		Server:                   fmt.Sprintf("https://127.0.0.1:%d", port),
+		CertificateAuthorityData: ca,
+	}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: p.Token}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
+	kc.CurrentContext = name
+	return clientcmd.WriteToFile(*kc, path)
+}
