@@ -1,0 +1,277 @@
+package capacity
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+func params(opts ...func(*v1alpha1.PoolCapacityParameters)) v1alpha1.PoolCapacityParameters {
+	p := v1alpha1.PoolCapacityParameters{
+		Pool:             v1alpha1.PoolRef{Name: "analytics", Namespace: "team-a"},
+		NodeSelector:     map[string]string{qsv1alpha1.LabelPool: "analytics"},
+		ExecutorSelector: map[string]string{qsv1alpha1.LabelPool: "analytics", qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool},
+		WarmupSelector:   map[string]string{qsv1alpha1.LabelPool: "analytics", qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
+		ExecutorsPerNode: 2,
+		MaxExecutors:     10,
+		QueryServices: []v1alpha1.AttachedQueryService{
+			{Name: "sales", Namespace: "team-a", RegularExecutors: 3},
+			{Name: "ads", Namespace: "team-b"},
+		},
+	}
+	for _, o := range opts {
+		o(&p)
+	}
+	return p
+}
+
+func mt(t time.Time) metav1.Time   { return metav1.NewTime(t) }
+func mtp(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
+
+func allocs(sales, ads int32, salesAt, adsAt *metav1.Time) []v1alpha1.Allocation {
+	return []v1alpha1.Allocation{
+		{QueryService: "sales", Namespace: "team-a", PoolExecutors: sales, RegularExecutors: 3, AllocatedAt: salesAt},
+		{QueryService: "ads", Namespace: "team-b", PoolExecutors: ads, AllocatedAt: adsAt},
+	}
+}
+
+func TestCompute(t *testing.T) {
+	now := t0.Add(time.Hour)
+	ready := func(n int) []*Node {
+		var out []*Node
+		for i := 0; i < n; i++ {
+			out = append(out, node(fmt.Sprintf("n%d", i), "analytics", true))
+		}
+		return out
+	}
+	type args struct {
+		spec  v1alpha1.PoolCapacityParameters
+		snap  Snapshot
+		prev  v1alpha1.PoolCapacityObservation
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   Result
+	}{
+		"EmptyPool": {
+			reason: "A pool with no nodes and no pods has no capacity; every attached QueryService is listed with nothing.",
+			args:   args{spec: params(), snap: Snapshot{}},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(now),
+			}},
+		},
+		"TotalCappedAtMax": {
+			reason: "Six ready nodes of two slots are twelve slots, capped at maxExecutors 10.",
+			args:   args{spec: params(), snap: NewSnapshot(nil, ready(6))},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 10, AvailableExecutors: 10, Nodes: v1alpha1.NodeCounts{Ready: 6},
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(now),
+			}},
+		},
+		"UnreadyCordonedAndForeignNodes": {
+			reason: "Only Ready, schedulable nodes of the pool add slots; a cordoned node is still Ready; other pools' nodes do not count.",
+			args: args{spec: params(), snap: NewSnapshot(nil, []*Node{
+				node("n0", "analytics", true), cordoned(node("n1", "analytics", true)),
+				node("n2", "analytics", false), node("x0", "other", true),
+				{Name: "n3", Pool: "analytics", Labels: map[string]string{qsv1alpha1.LabelPool: "analytics"}, Ready: true, Schedulable: true, Deleting: true},
+			})},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, AvailableExecutors: 2, Nodes: v1alpha1.NodeCounts{Ready: 2, NotReady: 2},
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(now),
+			}},
+		},
+		"OccupiedPendingAndAllocations": {
+			reason: "Running and bound executors occupy slots; pending ones are those not Running; finished and terminating ones count for nothing; allocatedAt is the earliest start.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				executor("team-a", "s1", "analytics", "sales", running("n0"), started(t0.Add(time.Minute))),
+				executor("team-a", "s2", "analytics", "sales", running("n0"), started(t0)),
+				executor("team-a", "s3", "analytics", "sales", on("n1")),
+				executor("team-b", "a1", "analytics", "ads"),
+				executor("team-b", "a2", "analytics", "ads", running("n1"), state(PodSucceeded)),
+				executor("team-b", "a3", "analytics", "ads", running("n1"), state(PodDeleted)),
+			}, ready(2))},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 4, OccupiedExecutors: 3, AvailableExecutors: 1, PendingExecutors: 2,
+				Nodes:       v1alpha1.NodeCounts{Ready: 2},
+				Allocations: allocs(3, 0, mtp(t0), nil), ObservedAt: mt(now),
+			}},
+		},
+		"AllocatedAtKeptAndCleared": {
+			reason: "allocatedAt is read back from the previous status while the QueryService holds executors, and cleared when it holds none.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				executor("team-a", "s1", "analytics", "sales", running("n0"), started(t0.Add(30*time.Minute))),
+			}, ready(1)), prev: v1alpha1.PoolCapacityObservation{
+				Allocations: allocs(1, 2, mtp(t0), mtp(t0)),
+			}},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(1, 0, mtp(t0), nil), ObservedAt: mt(now),
+			}},
+		},
+		"OvercommittedPool": {
+			reason: "Available never goes below zero when more executors run than the pool has slots.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				executor("team-a", "s1", "analytics", "sales", running("n0")),
+				executor("team-a", "s2", "analytics", "sales", running("n0")),
+				executor("team-a", "s3", "analytics", "sales", running("n0")),
+			}, ready(1))},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, OccupiedExecutors: 3, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(3, 0, mtp(t0), nil), ObservedAt: mt(now),
+			}},
+		},
+		"UnauthorizedReported": {
+			reason: "Executors of QueryServices that are not attached are listed and still occupy slots; Report evicts nothing.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				executor("team-c", "r1", "analytics", "rogue", running("n0")),
+				executor("team-a", "r2", "analytics", "ads"),
+			}, ready(1))},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, PendingExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(0, 0, nil, nil),
+				UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{
+					{Pod: "r2", Namespace: "team-a", QueryService: "ads"},
+					{Pod: "r1", Namespace: "team-c", QueryService: "rogue"},
+				},
+				ObservedAt: mt(now),
+			}},
+		},
+		"UnauthorizedEvicted": {
+			reason: "With unauthorizedExecutors Evict, unauthorized executors are to be deleted.",
+			args: args{spec: params(func(p *v1alpha1.PoolCapacityParameters) {
+				p.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
+			}), snap: NewSnapshot([]*Pod{executor("team-c", "r1", "analytics", "rogue", running("n0"))}, ready(1))},
+			want: Result{Changed: true, Evict: []Eviction{{Pod: PodKey{"team-c", "r1"}, UID: "uid-r1", Reason: EvictUnauthorized}},
+				Observation: v1alpha1.PoolCapacityObservation{
+					TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
+					Allocations:           allocs(0, 0, nil, nil),
+					UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{{Pod: "r1", Namespace: "team-c", QueryService: "rogue"}},
+					ObservedAt:            mt(now),
+				}},
+		},
+		"FailuresDiagnosed": {
+			reason: "Each failed executor is diagnosed, stamped with its container's finish time or now, newest first.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				executor("team-a", "oom", "analytics", "sales", running("n0"), state(PodFailed),
+					container(Container{Name: "executor", Terminated: &Termination{Reason: "OOMKilled", ExitCode: 137, FinishedAt: t0}})),
+				executor("team-a", "pull", "analytics", "sales", on("n0"),
+					container(Container{Name: "executor", Image: "e6/exec:bad", WaitingReason: "ImagePullBackOff", WaitingMessage: "Back-off pulling image"})),
+				executor("team-a", "evicted", "analytics", "sales", on("n0"), state(PodFailed), reason("Evicted", "The node was low on resource: memory.")),
+				executor("team-a", "crash", "analytics", "sales", running("n0"), state(PodFailed),
+					container(Container{Name: "executor", Terminated: &Termination{Reason: "Error", ExitCode: 2, FinishedAt: t0.Add(time.Minute)}})),
+				executor("team-a", "lost", "analytics", "sales", running("gone-node")),
+			}, ready(1)).WithNode(node("gone-node", "analytics", true)).WithoutNode("gone-node")},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, PendingExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(1, 0, mtp(t0), nil),
+				Failures: []v1alpha1.Failure{
+					{Pod: "evicted", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureEvicted, Message: "The node was low on resource: memory.", At: mt(now)},
+					{Pod: "lost", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureNodeLost, Message: "node gone-node is gone", At: mt(now)},
+					{Pod: "pull", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureImagePullError, Message: "Back-off pulling image", At: mt(now)},
+					{Pod: "crash", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureError, ExitCode: 2, Message: "container executor exited with Error", At: mt(t0.Add(time.Minute))},
+					{Pod: "oom", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureOOMKilled, ExitCode: 137, Message: "container executor was killed for exceeding its memory limit", At: mt(t0)},
+				},
+				ObservedAt: mt(now),
+			}},
+		},
+		"FailureHistoryKeptAndBounded": {
+			reason: "Failures of pods that are gone stay, the first-seen time of a known failure is kept, and the list is cut at 20, newest first.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				executor("team-a", "crash", "analytics", "sales", state(PodFailed), reason("", "boom")),
+			}, nil), prev: v1alpha1.PoolCapacityObservation{Failures: func() []v1alpha1.Failure {
+				out := []v1alpha1.Failure{{Pod: "crash", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureError, Message: "boom", At: mt(t0)}}
+				for i := 0; i < 25; i++ {
+					out = append(out, v1alpha1.Failure{Pod: fmt.Sprintf("old%02d", i), Namespace: "team-a", Reason: v1alpha1.FailureError, At: mt(t0.Add(time.Duration(i) * time.Second))})
+				}
+				return out
+			}()}},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				Allocations: allocs(0, 0, nil, nil),
+				Failures: func() []v1alpha1.Failure {
+					var out []v1alpha1.Failure
+					for i := 24; i >= 5; i-- {
+						out = append(out, v1alpha1.Failure{Pod: fmt.Sprintf("old%02d", i), Namespace: "team-a", Reason: v1alpha1.FailureError, At: mt(t0.Add(time.Duration(i) * time.Second))})
+					}
+					return out
+				}(),
+				ObservedAt: mt(now),
+			}},
+		},
+		"DeleteOnlyRecordedFailures": {
+			reason: "deleteFailedExecutors deletes a failed executor only once an earlier status records its failure.",
+			args: args{spec: params(func(p *v1alpha1.PoolCapacityParameters) { p.Policies.DeleteFailedExecutors = true }),
+				snap: NewSnapshot([]*Pod{
+					executor("team-a", "old", "analytics", "sales", state(PodFailed), reason("", "boom")),
+					executor("team-a", "new", "analytics", "sales", state(PodFailed), reason("", "bang")),
+				}, nil),
+				prev: v1alpha1.PoolCapacityObservation{Failures: []v1alpha1.Failure{{Pod: "old", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureError, Message: "boom", At: mt(t0)}}}},
+			want: Result{Changed: true, Evict: []Eviction{{Pod: PodKey{"team-a", "old"}, UID: "uid-old", Reason: EvictFailed}},
+				Observation: v1alpha1.PoolCapacityObservation{
+					Allocations: allocs(0, 0, nil, nil),
+					Failures: []v1alpha1.Failure{
+						{Pod: "new", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureError, Message: "bang", At: mt(now)},
+						{Pod: "old", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureError, Message: "boom", At: mt(t0)},
+					},
+					ObservedAt: mt(now),
+				}},
+		},
+		"SuspendedPool": {
+			reason: "A suspended pool offers no slots and deletes nothing, but still counts what runs.",
+			args: args{spec: params(func(p *v1alpha1.PoolCapacityParameters) {
+				p.Suspend = true
+				p.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
+			}), snap: NewSnapshot([]*Pod{executor("team-c", "r1", "analytics", "rogue", running("n0"))}, ready(1))},
+			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
+				OccupiedExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations:           allocs(0, 0, nil, nil),
+				UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{{Pod: "r1", Namespace: "team-c", QueryService: "rogue"}},
+				ObservedAt:            mt(now),
+			}},
+		},
+		"WarmupFailuresAndReadyImages": {
+			reason: "Warmup pods that cannot pull their image are grouped by image and reason with the nodes they fail on; running ones count as warm images.",
+			args: args{spec: params(), snap: NewSnapshot([]*Pod{
+				warmPod("w1", "analytics", "e6/exec:1", "n0"),
+				warmPod("w2", "analytics", "e6/exec:1", "n1"),
+				warmPod("w3", "analytics", "e6/exec:typo", "n0", state(PodPending), container(Container{Init: true, Image: "e6/exec:typo", WaitingReason: "ErrImagePull", WaitingMessage: "not found"})),
+				warmPod("w4", "analytics", "e6/exec:typo", "n1", state(PodPending), container(Container{Init: true, Image: "e6/exec:typo", WaitingReason: "ErrImagePull", WaitingMessage: "not found"})),
+				warmPod("w5", "analytics", "", "n1", state(PodPending), container(Container{Init: true, Image: "bad name", WaitingReason: "InvalidImageName"})),
+			}, ready(2))},
+			want: Result{Changed: true, WarmImagesReady: 1, Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 4, AvailableExecutors: 4, Nodes: v1alpha1.NodeCounts{Ready: 2},
+				Allocations: allocs(0, 0, nil, nil),
+				WarmupFailures: []v1alpha1.WarmupFailure{
+					{Image: "bad name", Reason: "InvalidImageName", Nodes: 1},
+					{Image: "e6/exec:typo", Reason: "ErrImagePull", Message: "not found", Nodes: 2},
+				},
+				ObservedAt: mt(now),
+			}},
+		},
+		"UnchangedKeepsObservedAt": {
+			reason: "When nothing changed, observedAt stays and Changed is false, so status is not rewritten.",
+			args: args{spec: params(), snap: NewSnapshot(nil, ready(1)), prev: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, AvailableExecutors: 2, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(t0),
+			}},
+			want: Result{Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, AvailableExecutors: 2, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(t0),
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(tc.args.spec, tc.args.snap, tc.args.prev, now.Add(300*time.Millisecond))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,130 @@
+package capacity
+
+import (
+	"time"
+)
+
+// PodState is the closed set of states a pod can be in, as the snapshot sees
+// it.
+type PodState uint8
+
+// Pod states. Deleted means the pod is terminating: it carries a deletion
+// timestamp, whatever its phase.
+const (
+	PodPending PodState = iota
+	PodRunning
+	PodSucceeded
+	PodFailed
+	PodUnknown
+	PodDeleted
+)
+
+// String returns the state's name.
+func (s PodState) String() string {
+	switch s {
+	case PodPending:
+		return "Pending"
+	case PodRunning:
+		return "Running"
+	case PodSucceeded:
+		return "Succeeded"
+	case PodFailed:
+		return "Failed"
+	case PodDeleted:
+		return "Deleted"
+	default:
+		return "Unknown"
+	}
+}
+
+// PodKey identifies a pod.
+type PodKey struct {
+	Namespace string
+	Name      string
+}
+
+// String returns namespace/name.
+func (k PodKey) String() string { return k.Namespace + "/" + k.Name }
+
+// Termination is a container's terminated state.
+type Termination struct {
+	Reason     string
+	ExitCode   int32
+	Message    string
+	FinishedAt time.Time
+}
+
+// Container is the part of a container status the core reads.
+type Container struct {
+	Name  string
+	Init  bool
+	Image string
+
+	// WaitingReason and WaitingMessage come from state.waiting.
+	WaitingReason  string
+	WaitingMessage string
+
+	// Terminated is state.terminated; LastTerminated is lastState.terminated.
+	Terminated     *Termination
+	LastTerminated *Termination
+}
+
+// Pod is the part of a pod the core reads. A Pod in a snapshot is never
+// modified; updates replace it.
+type Pod struct {
+	Namespace string
+	Name      string
+	UID       string
+
+	// Pool is the value of the pod's pool label; the snapshot groups by it.
+	Pool   string
+	Labels map[string]string
+
+	// Image is the e6data.io/image annotation (warmup pods name the image
+	// they warm there).
+	Image string
+
+	NodeName string
+	State    PodState
+
+	// Reason and Message are status.reason and status.message, for example
+	// Evicted or NodeLost.
+	Reason  string
+	Message string
+
+	// Started is status.startTime, or the creation time before the pod
+	// started.
+	Started time.Time
+
+	Containers []Container
+}
+
+// Key returns the pod's key.
+func (p *Pod) Key() PodKey { return PodKey{Namespace: p.Namespace, Name: p.Name} }
+
+// Node is the part of a node the core reads.
+type Node struct {
+	Name string
+
+	// Pool is the value of the node's pool label.
+	Pool   string
+	Labels map[string]string
+
+	// Ready is the Ready condition.
+	Ready bool
+	// Schedulable is false when the node is cordoned or carries a NoSchedule
+	// or NoExecute taint other than the pool's own taint.
+	Schedulable bool
+	// Deleting is true when the node carries a deletion timestamp.
+	Deleting bool
+}
+
+// matches reports whether labels carry every key and value of sel.
+func matches(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
