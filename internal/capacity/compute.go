@@ -70,7 +70,7 @@ type qsTally struct {
 
 type failureKey struct {
 	namespace, pod string
-	reason     v1alpha1.FailureReason
+	reason         v1alpha1.FailureReason
 }
 
 type warmKey struct{ image, reason string }

@@ -51,9 +51,9 @@ func TestCompute(t *testing.T) {
 		return out
 	}
 	type args struct {
-		spec  v1alpha1.PoolCapacityParameters
-		snap  Snapshot
-		prev  v1alpha1.PoolCapacityObservation
+		spec v1alpha1.PoolCapacityParameters
+		snap Snapshot
+		prev v1alpha1.PoolCapacityObservation
 	}
 	cases := map[string]struct {
 		reason string
