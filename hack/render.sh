@@ -7,6 +7,8 @@
 # object is invalid.
 #
 # Usage: hack/render.sh [SCENARIO...]   (default: every scenario)
+# FUNCTION_BIN=PATH runs that function binary instead of building
+# functions/pool-compose (it must take --insecure and --address).
 #
 # A scenario is a folder with xr.yaml, composition.yaml and functions.yaml
 # (crossplane render's three arguments), required.yaml (resources the
@@ -28,9 +30,13 @@ fail() { echo "render: $*" >&2; exit 1; }
 
 crank=$(hack/tool.sh crank) || fail "cannot get crank (hack/tool.sh crank); see the messages above"
 
-echo "render: building functions/pool-compose and schemacheck"
-go build -o "$bin/function-pool-compose" ./functions/pool-compose ||
-	fail "functions/pool-compose does not build (see above): scenarios cannot render until it does"
+fn=${FUNCTION_BIN:-}
+if [ -z "$fn" ]; then
+	echo "render: building functions/pool-compose and schemacheck"
+	fn=$bin/function-pool-compose
+	go build -o "$fn" ./functions/pool-compose ||
+		fail "functions/pool-compose does not build (see above): scenarios cannot render until it does"
+fi
 go build -o "$bin/schemacheck" ./internal/schemacheck/cmd/schemacheck ||
 	fail "internal/schemacheck/cmd/schemacheck does not build (see above)"
 
@@ -46,7 +52,7 @@ done
 [ -n "$port" ] || fail "found no free port on 127.0.0.1"
 
 fnlog=$out/function.log
-"$bin/function-pool-compose" --insecure --debug --address "127.0.0.1:$port" >"$fnlog" 2>&1 &
+"$fn" --insecure --debug --address "127.0.0.1:$port" >"$fnlog" 2>&1 &
 fnpid=$!
 stop() {
 	if kill -0 "$fnpid" 2>/dev/null; then
@@ -97,19 +103,25 @@ for s in "${scenarios[@]}"; do
 		failed=1
 		continue
 	fi
-	# Validate what was rendered, and the scenario's own inputs with it, so
-	# the fixtures stay true to the real schemas too.
+	# Validate what was rendered, then the scenario's own inputs, so the
+	# fixtures stay true to the real schemas too.
 	inputs=("$dir/xr.yaml" "$dir/composition.yaml" "$dir/functions.yaml")
 	[ -e "$dir/required.yaml" ] && inputs+=("$dir/required.yaml")
 	[ -e "$dir/observed.yaml" ] && inputs+=("$dir/observed.yaml")
-	if "$bin/schemacheck" -q "${extra_crds[@]}" "${skips[@]}" "$out/$s.yaml" "${inputs[@]}" >"$out/$s.check" 2>&1; then
-		objs=$(grep -c '^apiVersion:' "$out/$s.yaml" || true)
-		results=$(grep -c '^kind: Result' "$out/$s.yaml" || true)
-		result[$s]="ok: $objs documents ($results results), $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //')"
-	else
-		result[$s]="INVALID: $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //'); see $out/$s.check"
+	check=(-q "${extra_crds[@]}" "${skips[@]}")
+	if ! "$bin/schemacheck" "${check[@]}" "$out/$s.yaml" >"$out/$s.check" 2>&1; then
+		result[$s]="INVALID OUTPUT: $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //'); see $out/$s.check"
 		failed=1
+		continue
 	fi
+	if ! "$bin/schemacheck" "${check[@]}" "${inputs[@]}" >"$out/$s.inputs.check" 2>&1; then
+		result[$s]="INVALID INPUTS: $(tail -n 1 "$out/$s.inputs.check" | sed 's/^schemacheck: //'); see $out/$s.inputs.check"
+		failed=1
+		continue
+	fi
+	composed=$(grep -c 'crossplane.io/composition-resource-name:' "$out/$s.yaml" || true)
+	results=$(grep -c '^kind: Result' "$out/$s.yaml" || true)
+	result[$s]="ok: $composed composed, $results results; schemas: $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //')"
 done
 
 stop
@@ -124,7 +136,8 @@ for s in "${scenarios[@]}"; do
 	case ${result[$s]} in
 	ok:*) ;;
 	RENDER*) echo; echo "== $s: crank render said:"; tail -n 20 "$out/$s.err" ;;
-	*) echo; echo "== $s:"; grep -v '^skip\|^ok' "$out/$s.check" | head -n 40 ;;
+	INVALID\ OUTPUT*) echo; echo "== $s:"; grep -v '^skip\|^ok' "$out/$s.check" | head -n 40 ;;
+	INVALID\ INPUTS*) echo; echo "== $s (inputs):"; grep -v '^skip\|^ok' "$out/$s.inputs.check" | head -n 40 ;;
 	esac
 done
 if [ "$failed" -ne 0 ]; then
