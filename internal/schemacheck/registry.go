@@ -1,10 +1,18 @@
 // Package schemacheck validates objects against the real schemas of their
 // kinds, the way the Kubernetes API server validates a create: the CRD's
 // structural schema with its defaults, types, enums, required fields,
-// patterns and formats, list-type invariants, metadata, and CEL
+// patterns, formats and bounds, list-type invariants, metadata, and CEL
 // x-kubernetes-validations rules. Where a server would silently prune a field
 // the schema does not know, schemacheck reports an error, so a misspelled
 // field fails a test instead of vanishing in a cluster.
+//
+// What it does not do: CEL transition rules (those reading oldSelf) only run
+// on updates, so they are not evaluated; status is validated with the rest of
+// the object, where a server with a status subresource would drop it on
+// create; admission webhooks are not called; kinds built into Kubernetes are
+// only decoded strictly (unknown fields and types), not run through
+// Kubernetes' own validation; kinds whose vendors publish no schema (EKS Auto
+// Mode's NodeClass, CoreWeave's NodePool) cannot be validated.
 package schemacheck
 
 import (
