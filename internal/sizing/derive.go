@@ -1,0 +1,619 @@
+package sizing
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// DefaultMaxSpotTypes caps the ranked spot set when Input.MaxSpotTypes is
+// not set.
+const DefaultMaxSpotTypes = 10
+
+// Field paths that Derive's messages name.
+const (
+	FieldInstanceType     = "spec.instanceConfig.instanceType"
+	FieldInstanceFamily   = "spec.instanceConfig.instanceFamily"
+	FieldAutoUpgrade      = "spec.instanceConfig.autoUpgrade"
+	FieldInherit          = "spec.inheritNodeConfigFrom"
+	FieldExecutorsPerNode = "spec.executorsPerNode"
+)
+
+// Executor is the per-executor request of one attached QueryService.
+type Executor struct {
+	// QueryService is "namespace/name".
+	QueryService string
+	// CPU and Memory are one executor pod's effective requests.
+	CPU, Memory resource.Quantity
+}
+
+// Inherited names the QueryService a pool takes its instance type from and
+// the type its regular nodes run, as gathered by the caller.
+type Inherited struct {
+	// QueryService is "namespace/name".
+	QueryService string
+	// InstanceType is that QueryService's instance type, "" while unknown.
+	InstanceType string
+}
+
+// Input is everything Derive needs, gathered by the caller.
+type Input struct {
+	// Cloud the pool runs on.
+	Cloud Cloud
+	// Catalog to choose from; LoadCatalog(Cloud) when nil.
+	Catalog *Catalog
+
+	// InstanceType pins the type (spec.instanceConfig.instanceType).
+	InstanceType string
+	// InstanceFamily picks sizes from one family.
+	InstanceFamily string
+	// AutoUpgrade lets the pool move to a larger type when a larger
+	// executor attaches.
+	AutoUpgrade bool
+	// Spot asks for a ranked set of types to diversify spot capacity.
+	Spot bool
+	// Inherit takes the type of a QueryService (spec.inheritNodeConfigFrom).
+	Inherit *Inherited
+
+	// ExecutorsPerNode is how many executors share one node; 1 when < 1.
+	ExecutorsPerNode int32
+	// Executors are the attached QueryServices' executor requests.
+	Executors []Executor
+
+	// Previous is the type derived last time (from status), "" if none.
+	Previous string
+	// ExecutorsRunning holds the pool's type while executors run: a type
+	// that would hold no more than Previous does is not moved to.
+	ExecutorsRunning bool
+
+	// Overhead is the pool's own per-node overhead.
+	Overhead Overhead
+	// Arch is the preferred architecture, "" for any. Types of this arch
+	// are chosen from when the family (or catalog) has any.
+	Arch string
+	// MaxSpotTypes caps the ranked spot set; DefaultMaxSpotTypes when < 1.
+	MaxSpotTypes int
+}
+
+// Compatibility says whether one attached executor fits the chosen type.
+type Compatibility struct {
+	// QueryService is "namespace/name".
+	QueryService string
+	// Compatible is true when ExecutorsPerNode executors fit one node.
+	Compatible bool
+	// RequiredCPU and RequiredMemory are the per-executor requests.
+	RequiredCPU, RequiredMemory resource.Quantity
+	// InstanceType is the pool's chosen type.
+	InstanceType string
+	// Message says, when not compatible, what the executor needs, what the
+	// pool offers and what to change; "" when compatible.
+	Message string
+}
+
+// Result is the instance type Derive chose and why.
+type Result struct {
+	// InstanceType is the chosen type.
+	InstanceType string
+	// SpotTypes is, when Spot is asked and no type is pinned (explicitly or
+	// inherited), the types Karpenter may launch: the chosen type's arch,
+	// each holding ExecutorsPerNode of every compatible executor, with local
+	// NVMe when the chosen type has it, cheapest per executor slot first,
+	// at most MaxSpotTypes, always including InstanceType. Nil otherwise.
+	SpotTypes []string
+	// DerivedFrom says where the type came from, for status.derivedFrom.
+	DerivedFrom string
+	// Arch is the chosen type's architecture.
+	Arch string
+	// Allocatable is what executors can request on one node of the chosen
+	// type (see Allocatable).
+	Allocatable Resources
+	// Compatibility has one entry per executor, sorted by QueryService
+	// (then by CPU and memory requests).
+	Compatibility []Compatibility
+	// Upgraded is true when the chosen type is larger than Previous.
+	Upgraded bool
+}
+
+// need is a per-executor request in milli-CPU and bytes.
+type need struct{ cpu, mem int64 }
+
+func (n need) max(o need) need { return need{max(n.cpu, o.cpu), max(n.mem, o.mem)} }
+
+// fits reports whether per executors of need n fit in a.
+func fits(per int64, n, a need) bool {
+	return n.cpu <= a.cpu/per && n.mem <= a.mem/per
+}
+
+type executor struct {
+	src  int // index in Input.Executors
+	qs   string
+	need need
+}
+
+// deriver holds one Derive call's working state.
+type deriver struct {
+	in    Input
+	cat   *Catalog
+	per   int64
+	alloc []need // allocatable of each catalog type, by index
+	execs []executor
+}
+
+// Derive chooses a pool's instance type. The rules, first match wins:
+//
+//   - InstanceType pins the type; executors that do not fit are
+//     incompatible.
+//   - Inherit pins the inherited QueryService's type, the same way.
+//   - InstanceFamily picks the smallest size of the family whose
+//     allocatable holds ExecutorsPerNode of the largest attached executor
+//     (per resource); executors no size holds are incompatible.
+//   - Otherwise the cheapest type of the catalog that holds them is picked.
+//
+// Sizing from a family or the catalog then weighs Previous: when Previous
+// already holds every executor the new type would, it is kept while
+// ExecutorsRunning (and left for the new type otherwise); when it does not,
+// the pool moves to the new type only with AutoUpgrade, and without it
+// keeps Previous and reports the executors that do not fit as incompatible.
+// Previous outside the family (or preferred arch) is not kept: changing the
+// family is a request to move.
+//
+// Derive returns an error only when no type can be chosen: an unknown
+// pinned or inherited type, an unknown family, an empty catalog, or nothing
+// to size from. The error names the field and what to fix. Output is
+// deterministic.
+func Derive(in Input) (Result, error) {
+	d, err := newDeriver(in)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case in.InstanceType != "":
+		i, ok := d.index(in.InstanceType)
+		if !ok {
+			return Result{}, d.unknownType(FieldInstanceType, in.InstanceType)
+		}
+		return d.pinned(i, FieldInstanceType, "choose a larger "+FieldInstanceType+" or lower "+FieldExecutorsPerNode), nil
+	case in.Inherit != nil:
+		qs := in.Inherit.QueryService
+		if qs == "" {
+			return Result{}, errors.Errorf("%s: name the QueryService to inherit the instance type from", FieldInherit)
+		}
+		if in.Inherit.InstanceType == "" {
+			return Result{}, errors.Errorf("%s: QueryService %s has no instance type yet; wait for its regular nodes, or set %s or %s", FieldInherit, qs, FieldInstanceType, FieldInstanceFamily)
+		}
+		i, ok := d.index(in.Inherit.InstanceType)
+		if !ok {
+			return Result{}, d.unknownType(FieldInherit+" (QueryService "+qs+")", in.Inherit.InstanceType)
+		}
+		return d.pinned(i, "QueryService/"+qs, "the type inherited from QueryService "+qs+" is too small; set "+FieldInstanceType+" or "+FieldInstanceFamily+" instead"), nil
+	case in.InstanceFamily != "":
+		cands := d.family(in.InstanceFamily)
+		if len(cands) == 0 {
+			return Result{}, errors.Errorf("%s: %q is not a family of the %s instance catalog (version %s); use one of %s, or add its types as catalog overrides",
+				FieldInstanceFamily, in.InstanceFamily, d.cat.Cloud, d.cat.Version, strings.Join(d.cat.Families(), ", "))
+		}
+		return d.sized(d.preferArch(cands), "instanceFamily "+in.InstanceFamily), nil
+	case len(in.Executors) > 0:
+		return d.sized(d.preferArch(d.cheapestFirst()), "cheapest "+string(d.cat.Cloud)+" type"), nil
+	default:
+		return Result{}, errors.Errorf("spec.instanceConfig: nothing to size the pool from; set %s or %s, set %s, or attach a QueryService",
+			FieldInstanceType, FieldInstanceFamily, FieldInherit)
+	}
+}
+
+func newDeriver(in Input) (*deriver, error) {
+	cat := in.Catalog
+	if cat == nil {
+		var err error
+		if cat, err = LoadCatalog(in.Cloud); err != nil {
+			return nil, errors.Wrap(err, "cannot size the pool")
+		}
+	}
+	if len(cat.Types) == 0 {
+		return nil, errors.Errorf("the %s instance catalog has no instance types; add types as catalog overrides", cat.Cloud)
+	}
+	cloud := in.Cloud
+	if cloud == "" {
+		cloud = cat.Cloud
+	}
+	d := &deriver{in: in, cat: cat, per: max(int64(in.ExecutorsPerNode), 1)}
+	dsCPU, dsMem := in.Overhead.sum()
+	d.alloc = make([]need, len(cat.Types))
+	for i, t := range cat.Types {
+		c, m := allocatable(cloud, milli(t.CPU), value(t.Memory), dsCPU, dsMem)
+		d.alloc[i] = need{c, m}
+	}
+	d.execs = make([]executor, len(in.Executors))
+	for i, e := range in.Executors {
+		d.execs[i] = executor{src: i, qs: e.QueryService, need: need{milli(e.CPU), value(e.Memory)}}
+	}
+	slices.SortFunc(d.execs, func(a, b executor) int {
+		return cmp.Or(strings.Compare(a.qs, b.qs), cmp.Compare(a.need.cpu, b.need.cpu), cmp.Compare(a.need.mem, b.need.mem), cmp.Compare(a.src, b.src))
+	})
+	return d, nil
+}
+
+func (d *deriver) index(name string) (int, bool) {
+	if d.cat.index != nil {
+		if i, ok := d.cat.index[name]; ok && i < len(d.cat.Types) && d.cat.Types[i].Name == name {
+			return i, true
+		}
+	}
+	for i, t := range d.cat.Types {
+		if t.Name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (d *deriver) unknownType(field, name string) error {
+	hint := "choose a type the catalog lists"
+	for _, f := range d.cat.Families() {
+		if strings.HasPrefix(name, f) && len(name) > len(f) && strings.ContainsAny(name[len(f):len(f)+1], ".-_") {
+			sizes := d.family(f)
+			names := make([]string, len(sizes))
+			for i, s := range sizes {
+				names[i] = d.cat.Types[s].Name
+			}
+			hint = "the " + f + " sizes are " + strings.Join(names, ", ")
+		}
+	}
+	return errors.Errorf("%s: %q is not in the %s instance catalog (version %s); %s, or add it as a catalog override",
+		field, name, d.cat.Cloud, d.cat.Version, hint)
+}
+
+// family returns the indices of a family's types, smallest first (the
+// catalog's order).
+func (d *deriver) family(f string) []int {
+	var out []int
+	for i, t := range d.cat.Types {
+		if t.Family == f {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return compareSize(d.cat.Types[a], d.cat.Types[b]) })
+	return out
+}
+
+// cheapestFirst returns every type's index, cheapest first, then smallest.
+func (d *deriver) cheapestFirst() []int {
+	out := make([]int, len(d.cat.Types))
+	for i := range out {
+		out[i] = i
+	}
+	slices.SortFunc(out, func(a, b int) int {
+		ta, tb := d.cat.Types[a], d.cat.Types[b]
+		return cmp.Or(cmp.Compare(ta.PricePerHour, tb.PricePerHour), compareSize(ta, tb))
+	})
+	return out
+}
+
+// preferArch keeps the candidates of the preferred arch, if there are any.
+func (d *deriver) preferArch(cands []int) []int {
+	if d.in.Arch == "" {
+		return cands
+	}
+	var out []int
+	for _, i := range cands {
+		if d.cat.Types[i].Arch == d.in.Arch {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 {
+		return cands
+	}
+	return out
+}
+
+// pinned is the result for a type the user chose, directly or inherited.
+func (d *deriver) pinned(i int, from, advice string) Result {
+	r := d.result(i, from)
+	for _, e := range d.execs {
+		c := d.compat(e, i)
+		if !c.Compatible {
+			c.Message = fmt.Sprintf("%s; %s allocatable is %s; %s", d.needs(e), d.cat.Types[i].Name, d.show(d.alloc[i]), advice)
+		}
+		r.Compatibility = append(r.Compatibility, c)
+	}
+	return r
+}
+
+func (d *deriver) result(i int, from string) Result {
+	t := d.cat.Types[i]
+	r := Result{
+		InstanceType: t.Name,
+		DerivedFrom:  from,
+		Arch:         t.Arch,
+		Allocatable: Resources{
+			CPU:    *resource.NewMilliQuantity(d.alloc[i].cpu, resource.DecimalSI),
+			Memory: *resource.NewQuantity(d.alloc[i].mem, resource.BinarySI),
+		},
+	}
+	if len(d.execs) > 0 {
+		r.Compatibility = make([]Compatibility, 0, len(d.execs))
+	}
+	if p, ok := d.index(d.in.Previous); ok && p != i {
+		r.Upgraded = compareSize(t, d.cat.Types[p]) > 0
+	}
+	return r
+}
+
+func (d *deriver) compat(e executor, i int) Compatibility {
+	src := d.in.Executors[e.src]
+	return Compatibility{
+		QueryService:   e.qs,
+		Compatible:     fits(d.per, e.need, d.alloc[i]),
+		RequiredCPU:    src.CPU,
+		RequiredMemory: src.Memory,
+		InstanceType:   d.cat.Types[i].Name,
+	}
+}
+
+// sized picks from candidates (in preference order) the first that holds
+// the attached executors, then weighs Previous.
+func (d *deriver) sized(cands []int, what string) Result {
+	// The frontier: candidates no other candidate beats in both CPU and
+	// memory. An executor fits some candidate iff it fits one of these.
+	frontier := d.frontier(cands)
+	fitsAny := make([]bool, len(d.execs))
+	var req need
+	holdable := 0
+	for k, e := range d.execs {
+		for _, f := range frontier {
+			if fits(d.per, e.need, d.alloc[f]) {
+				fitsAny[k] = true
+				req = req.max(e.need)
+				holdable++
+				break
+			}
+		}
+	}
+	chosen := d.first(cands, req)
+	if chosen < 0 {
+		// No candidate holds every holdable executor (their shapes pull
+		// apart): take the candidate holding the most, then the first
+		// candidate that holds those.
+		best, bestN := cands[0], -1
+		for _, c := range cands {
+			n := 0
+			for _, e := range d.execs {
+				if fits(d.per, e.need, d.alloc[c]) {
+					n++
+				}
+			}
+			if n > bestN {
+				best, bestN = c, n
+			}
+		}
+		req = need{}
+		for _, e := range d.execs {
+			if fits(d.per, e.need, d.alloc[best]) {
+				req = req.max(e.need)
+			}
+		}
+		chosen = d.first(cands, req)
+	}
+	sized := chosen
+
+	from := what + d.drivers(cands, chosen, fitsAny, holdable)
+	var keptForUpgrade bool
+	if p := slices.IndexFunc(cands, func(c int) bool { return d.cat.Types[c].Name == d.in.Previous }); d.in.Previous != "" && p >= 0 && cands[p] != chosen {
+		prev := cands[p]
+		switch {
+		case fits(d.per, req, d.alloc[prev]):
+			if d.in.ExecutorsRunning {
+				chosen = prev
+				from = "previous " + d.in.Previous + " kept: executors running"
+			}
+		case !d.in.AutoUpgrade:
+			chosen = prev
+			from = "previous " + d.in.Previous + " kept: " + FieldAutoUpgrade + " is off"
+			keptForUpgrade = true
+		}
+	}
+
+	r := d.result(chosen, from)
+	largest := d.largest(cands)
+	var compatReq need
+	for k, e := range d.execs {
+		c := d.compat(e, chosen)
+		switch {
+		case c.Compatible:
+			compatReq = compatReq.max(e.need)
+		case !fitsAny[k] && d.in.InstanceFamily != "":
+			c.Message = fmt.Sprintf("%s; largest %s (%s) allocatable is %s; choose a larger %s or lower %s or the executor's requests",
+				d.needs(e), d.in.InstanceFamily, d.cat.Types[largest].Name, d.show(d.alloc[largest]), FieldInstanceFamily, FieldExecutorsPerNode)
+		case !fitsAny[k]:
+			c.Message = fmt.Sprintf("%s; no %s instance type holds that, the largest (%s) allocatable is %s; lower %s or the executor's requests, or add a larger type as a catalog override",
+				d.needs(e), d.cat.Cloud, d.cat.Types[largest].Name, d.show(d.alloc[largest]), FieldExecutorsPerNode)
+		case keptForUpgrade:
+			c.Message = fmt.Sprintf("%s; the pool keeps %s (allocatable %s) because %s is off; set it to true to move the pool to %s",
+				d.needs(e), d.cat.Types[chosen].Name, d.show(d.alloc[chosen]), FieldAutoUpgrade, d.cat.Types[sized].Name)
+		default:
+			c.Message = fmt.Sprintf("%s; %s, sized for the other QueryServices, allocatable is %s; give this QueryService its own pool or set %s",
+				d.needs(e), d.cat.Types[chosen].Name, d.show(d.alloc[chosen]), FieldInstanceType)
+		}
+		r.Compatibility = append(r.Compatibility, c)
+	}
+	if d.in.Spot {
+		r.SpotTypes = d.spot(chosen, compatReq)
+	}
+	return r
+}
+
+// first returns the first candidate that holds per executors of req, or -1.
+func (d *deriver) first(cands []int, req need) int {
+	for _, c := range cands {
+		if fits(d.per, req, d.alloc[c]) {
+			return c
+		}
+	}
+	return -1
+}
+
+func (d *deriver) frontier(cands []int) []int {
+	byCPU := slices.Clone(cands)
+	slices.SortFunc(byCPU, func(a, b int) int {
+		return cmp.Or(cmp.Compare(d.alloc[b].cpu, d.alloc[a].cpu), cmp.Compare(d.alloc[b].mem, d.alloc[a].mem))
+	})
+	var out []int
+	bestMem := int64(-1)
+	for _, c := range byCPU {
+		if d.alloc[c].mem > bestMem {
+			out = append(out, c)
+			bestMem = d.alloc[c].mem
+		}
+	}
+	return out
+}
+
+// largest is the first candidate with the most CPU, then memory (so
+// r7gd.16xlarge rather than r7gd.metal).
+func (d *deriver) largest(cands []int) int {
+	l := cands[0]
+	for _, c := range cands[1:] {
+		t, lt := d.cat.Types[c], d.cat.Types[l]
+		if cmp.Or(t.CPU.Cmp(lt.CPU), t.Memory.Cmp(lt.Memory)) > 0 {
+			l = c
+		}
+	}
+	return l
+}
+
+// drivers says what set the size, as a suffix for DerivedFrom: the
+// executor with the largest CPU request or the one with the largest memory
+// request (the first by QueryService among equals), whichever alone needs
+// the chosen candidate, or both when only together they need it.
+func (d *deriver) drivers(cands []int, chosen int, fitsAny []bool, holdable int) string {
+	if len(d.execs) == 0 {
+		return ": no QueryService attached, smallest size"
+	}
+	byCPU, byMem := -1, -1
+	for k, e := range d.execs {
+		if !fitsAny[k] || !fits(d.per, e.need, d.alloc[chosen]) {
+			continue
+		}
+		if byCPU < 0 || e.need.cpu > d.execs[byCPU].need.cpu {
+			byCPU = k
+		}
+		if byMem < 0 || e.need.mem > d.execs[byMem].need.mem {
+			byMem = k
+		}
+	}
+	if holdable == 0 || byCPU < 0 {
+		return ": no attached QueryService fits, smallest size"
+	}
+	rank := func(k int) int {
+		for r, c := range cands {
+			if fits(d.per, d.execs[k].need, d.alloc[c]) {
+				return r
+			}
+		}
+		return len(cands)
+	}
+	rc, rm := rank(byCPU), rank(byMem)
+	qc, qm := d.execs[byCPU].qs, d.execs[byMem].qs
+	at := slices.Index(cands, chosen)
+	switch {
+	case qc == qm:
+		return " sized for QueryService/" + qc
+	case rc == at && rm == at:
+		return " sized for QueryService/" + min(qc, qm)
+	case rc == at:
+		return " sized for QueryService/" + qc
+	case rm == at:
+		return " sized for QueryService/" + qm
+	default:
+		return " sized for QueryService/" + qc + " (CPU) and QueryService/" + qm + " (memory)"
+	}
+}
+
+// spot ranks the types that can stand in for chosen on spot capacity.
+func (d *deriver) spot(chosen int, req need) []string {
+	ct := d.cat.Types[chosen]
+	type ranked struct {
+		i     int
+		price float64 // per executor slot, in 1e-5 USD
+	}
+	var rs []ranked
+	for i, t := range d.cat.Types {
+		if t.Arch != ct.Arch || (ct.LocalNVMeGiB > 0 && t.LocalNVMeGiB == 0) || !fits(d.per, req, d.alloc[i]) {
+			continue
+		}
+		slots := d.per
+		if req.cpu > 0 || req.mem > 0 {
+			slots = limit
+			if req.cpu > 0 {
+				slots = min(slots, d.alloc[i].cpu/req.cpu)
+			}
+			if req.mem > 0 {
+				slots = min(slots, d.alloc[i].mem/req.mem)
+			}
+		}
+		// Prices are approximate: rank by thousandths of a cent per slot, so
+		// sizes of one linearly priced family tie and the smaller leads.
+		rs = append(rs, ranked{i, math.Round(t.PricePerHour / float64(slots) * 1e5)})
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), compareSize(d.cat.Types[a.i], d.cat.Types[b.i]))
+	})
+	limitN := d.in.MaxSpotTypes
+	if limitN < 1 {
+		limitN = DefaultMaxSpotTypes
+	}
+	out := make([]string, 0, min(limitN, len(rs)))
+	found := false
+	for _, r := range rs[:min(limitN, len(rs))] {
+		out = append(out, d.cat.Types[r.i].Name)
+		found = found || r.i == chosen
+	}
+	if !found {
+		if len(out) == limitN {
+			out = out[:len(out)-1]
+		}
+		out = append(out, ct.Name)
+	}
+	return out
+}
+
+// needs describes what an executor asks of one node.
+func (d *deriver) needs(e executor) string {
+	src := d.in.Executors[e.src]
+	return fmt.Sprintf("executor needs %s CPU / %s x %d per node", src.CPU.String(), src.Memory.String(), d.per)
+}
+
+// show describes allocatable CPU and memory, rounded down.
+func (d *deriver) show(a need) string {
+	return FormatCPU(a.cpu) + " CPU / " + FormatMemory(a.mem)
+}
+
+// FormatCPU writes milli-CPU as cores with up to two decimals, rounded
+// down (63770 is "63.77").
+func FormatCPU(m int64) string {
+	whole, frac := m/1000, m%1000/10
+	if frac == 0 {
+		return strconv.FormatInt(whole, 10)
+	}
+	s := fmt.Sprintf("%d.%02d", whole, frac)
+	return strings.TrimSuffix(s, "0")
+}
+
+// FormatMemory writes bytes as Gi with one decimal, rounded down, or as Mi
+// below 1Gi (483401Mi is "472Gi", 1.5Gi is "1.5Gi").
+func FormatMemory(b int64) string {
+	if b < gibibyte {
+		return strconv.FormatInt(b/mebibyte, 10) + "Mi"
+	}
+	whole, tenth := b/gibibyte, b%gibibyte*10/gibibyte
+	if tenth == 0 {
+		return strconv.FormatInt(whole, 10) + "Gi"
+	}
+	return fmt.Sprintf("%d.%dGi", whole, tenth)
+}

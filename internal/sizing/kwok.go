@@ -1,0 +1,98 @@
+package sizing
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// KWOKZones are the zones every type is offered in by
+// KWOKInstanceTypesJSON, the zones of the kwok provider's own catalog.
+var KWOKZones = []string{"test-zone-a", "test-zone-b", "test-zone-c", "test-zone-d"}
+
+// KWOKSpotDiscount is the share of the on-demand price a spot offering
+// costs in KWOKInstanceTypesJSON.
+const KWOKSpotDiscount = 0.7
+
+// Label keys of Karpenter offerings.
+const (
+	labelCapacityType = "karpenter.sh/capacity-type"
+	capacityOnDemand  = "on-demand"
+	capacitySpot      = "spot"
+)
+
+// kwokInstanceType is one entry of the file Karpenter's kwok provider reads
+// from INSTANCE_TYPES_FILE_PATH (its InstanceTypeOptions).
+type kwokInstanceType struct {
+	Name             string              `json:"name"`
+	Offerings        []kwokOffering      `json:"offerings"`
+	Architecture     string              `json:"architecture"`
+	OperatingSystems []corev1.OSName     `json:"operatingSystems"`
+	Resources        corev1.ResourceList `json:"resources"`
+}
+
+// kwokOffering is the provider's offering: its Price and Available fields
+// carry no JSON tags upstream, so they are written capitalized, and
+// Requirements are node selector requirements on capacity type and zone.
+type kwokOffering struct {
+	Price        float64                          `json:"Price"`
+	Available    bool                             `json:"Available"`
+	Requirements []corev1.NodeSelectorRequirement `json:"Requirements"`
+}
+
+// KWOKInstanceTypesJSON renders a catalog as the instance types file of
+// Karpenter's kwok provider (the INSTANCE_TYPES_FILE_PATH it reads), so a
+// kwok cluster simulates exactly the types burstpool chooses from. Every
+// type is offered, linux only, in each of KWOKZones as on-demand at its
+// catalog price and as spot at KWOKSpotDiscount of it. Resources are the
+// type's CPU and memory, MaxPods pods, and its local NVMe as
+// ephemeral-storage (20Gi when it has none). The output is indented and
+// deterministic.
+func KWOKInstanceTypesJSON(c *Catalog) ([]byte, error) {
+	if c == nil {
+		return nil, errors.New("cannot render kwok instance types: no catalog")
+	}
+	out := make([]kwokInstanceType, 0, len(c.Types))
+	for _, t := range c.Types {
+		storage := resource.MustParse("20Gi")
+		if t.LocalNVMeGiB > 0 {
+			storage = *resource.NewQuantity(t.LocalNVMeGiB*gibibyte, resource.BinarySI)
+		}
+		it := kwokInstanceType{
+			Name:             t.Name,
+			Architecture:     t.Arch,
+			OperatingSystems: []corev1.OSName{corev1.Linux},
+			Resources: corev1.ResourceList{
+				corev1.ResourceCPU:              t.CPU,
+				corev1.ResourceMemory:           t.Memory,
+				corev1.ResourcePods:             resource.MustParse(strconv.Itoa(MaxPods)),
+				corev1.ResourceEphemeralStorage: storage,
+			},
+		}
+		for _, z := range KWOKZones {
+			for _, ct := range []string{capacitySpot, capacityOnDemand} {
+				price := t.PricePerHour
+				if ct == capacitySpot {
+					price *= KWOKSpotDiscount
+				}
+				it.Offerings = append(it.Offerings, kwokOffering{
+					Price:     price,
+					Available: true,
+					Requirements: []corev1.NodeSelectorRequirement{
+						{Key: labelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{ct}},
+						{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{z}},
+					},
+				})
+			}
+		}
+		out = append(out, it)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot render kwok instance types of the %s catalog", c.Cloud)
+	}
+	return append(b, '\n'), nil
+}
