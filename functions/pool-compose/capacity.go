@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -144,4 +143,3 @@ func (o *CapacityObservation) occupied() int32 {
 	}
 	return o.OccupiedExecutors
 }
-

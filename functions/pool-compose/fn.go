@@ -349,4 +349,3 @@ func toMap(v any) (map[string]any, error) {
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
 }
-

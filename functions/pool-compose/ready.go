@@ -31,13 +31,12 @@ func conditionReady(u *unstructured.Unstructured, noConditions bool) bool {
 // daemonSetReady tells whether an observed DaemonSet runs a ready pod on
 // every node it should.
 func daemonSetReady(u *unstructured.Unstructured) bool {
-	if u == nil {
+	ds := observedDaemonSet(u)
+	if ds == nil {
 		return false
 	}
-	gen, hasGen, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	desired, _, _ := unstructured.NestedInt64(u.Object, "status", "desiredNumberScheduled")
-	ready, _, _ := unstructured.NestedInt64(u.Object, "status", "numberReady")
-	return hasGen && gen >= u.GetGeneration() && ready >= desired
+	st := ds.Status
+	return st.ObservedGeneration >= ds.Generation && st.NumberReady >= st.DesiredNumberScheduled
 }
 
 // nodePoolNodes is the number of nodes an observed Karpenter NodePool

@@ -1,15 +1,97 @@
 package main
 
 import (
-	"fmt"
+	"github.com/pkg/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
-// catalogSizer sizes pools from the sizing catalog with the input's
-// overrides.
+// catalogSizer sizes pools with internal/sizing, from the cloud's catalog
+// plus the input's overrides.
 func catalogSizer(overrides []v1beta1.InstanceType) func(SizeInput) (SizeResult, error) {
-	return func(in SizeInput) (SizeResult, error) {
-		return SizeResult{}, fmt.Errorf("no sizing catalog for cloud %q", in.Cloud)
+	extra := make([]sizing.InstanceType, 0, len(overrides))
+	for _, o := range overrides {
+		cpu, err1 := resource.ParseQuantity(o.CPU)
+		mem, err2 := resource.ParseQuantity(o.Memory)
+		if err1 != nil || err2 != nil {
+			// WithOverrides skips entries it cannot size; so does this.
+			continue
+		}
+		extra = append(extra, sizing.InstanceType{Name: o.Name, CPU: cpu, Memory: mem, Arch: o.Arch, LocalNVMeGiB: o.LocalNVMeGiB})
 	}
+	return func(in SizeInput) (SizeResult, error) {
+		cat, err := sizing.LoadCatalog(sizing.Cloud(in.Cloud))
+		if err != nil {
+			return SizeResult{}, errors.Wrapf(err, "cannot load the instance catalog of cloud %q", in.Cloud)
+		}
+		if len(extra) > 0 {
+			cat = cat.WithOverrides(extra)
+		}
+		return derive(cat, in)
+	}
+}
+
+// derive runs sizing.Derive on cat and converts its result.
+func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
+	sin := sizing.Input{
+		Cloud: sizing.Cloud(in.Cloud), Catalog: cat,
+		InstanceType: in.InstanceType, InstanceFamily: in.InstanceFamily,
+		AutoUpgrade: in.AutoUpgrade, Spot: in.Spot,
+		ExecutorsPerNode: in.ExecutorsPerNode,
+		Previous:         in.Previous, ExecutorsRunning: in.ExecutorsRunning > 0,
+		Arch: in.Arch, MaxSpotTypes: maxSpotTypes,
+	}
+	if in.InheritQueryService != "" {
+		sin.Inherit = &sizing.Inherited{QueryService: in.InheritQueryService, InstanceType: in.InheritInstanceType}
+	}
+	for _, e := range in.Executors {
+		sin.Executors = append(sin.Executors, sizing.Executor{QueryService: e.QueryService, CPU: e.CPU, Memory: e.Memory})
+	}
+	for _, p := range in.Overhead {
+		sin.Overhead.DaemonSets = append(sin.Overhead.DaemonSets, sizing.PodRequests{Init: sizingResources(p.Init), Containers: sizingResources(p.Containers)})
+	}
+	res, err := sizing.Derive(sin)
+	if err != nil {
+		return SizeResult{}, err
+	}
+	out := SizeResult{
+		InstanceType: res.InstanceType, SpotTypes: res.SpotTypes, DerivedFrom: res.DerivedFrom, Arch: res.Arch,
+		Allocatable: Resources{CPU: res.Allocatable.CPU, Memory: res.Allocatable.Memory},
+		Upgraded:    res.Upgraded,
+	}
+	offered := append([]string{res.InstanceType}, res.SpotTypes...)
+	for _, name := range offered {
+		it, ok := cat.Lookup(name)
+		if !ok {
+			continue
+		}
+		if it.CPU.Cmp(out.Capacity.CPU) > 0 {
+			out.Capacity.CPU = it.CPU.DeepCopy()
+		}
+		if it.Memory.Cmp(out.Capacity.Memory) > 0 {
+			out.Capacity.Memory = it.Memory.DeepCopy()
+		}
+		if name == res.InstanceType {
+			out.LocalNVMe = it.LocalNVMeGiB > 0
+		}
+	}
+	for _, c := range res.Compatibility {
+		out.Compatibility = append(out.Compatibility, Compatibility{
+			QueryService: c.QueryService, Compatible: c.Compatible,
+			RequiredCPU: c.RequiredCPU.String(), RequiredMemory: c.RequiredMemory.String(),
+			InstanceType: c.InstanceType, Message: c.Message,
+		})
+	}
+	return out, nil
+}
+
+// sizingResources converts resource amounts.
+func sizingResources(rs []Resources) []sizing.Resources {
+	out := make([]sizing.Resources, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, sizing.Resources{CPU: r.CPU, Memory: r.Memory})
+	}
+	return out
 }

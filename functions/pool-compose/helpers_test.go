@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// now is the clock of every test.
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// scenario is a RunFunctionRequest described in YAML.
+type scenario struct {
+	// Input is the function input; empty uses testInput.
+	Input string
+	// XR is the observed XPool.
+	XR string
+	// Observed composed resources by name.
+	Observed map[string]string
+	// QueryServices in the cluster; nil with NoRequired.
+	QueryServices []string
+	// CRDs installed in the cluster (names).
+	CRDs []string
+	// NoRequired leaves out the required resources, as on Crossplane's
+	// first call.
+	NoRequired bool
+	// Desired composed resources from earlier pipeline steps.
+	Desired map[string]string
+	// Catalog sizes with the real sizing catalog instead of fakeSize.
+	Catalog bool
+}
+
+// fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
+// so table tests do not depend on catalog figures; "no-such-type" fails.
+func fakeSize(in SizeInput) (SizeResult, error) {
+	it := in.InstanceType
+	switch {
+	case it == "no-such-type":
+		return SizeResult{}, fmt.Errorf("instance type %q is not in the catalog", it)
+	case it == "" && in.InheritInstanceType != "":
+		it = in.InheritInstanceType
+	case it == "":
+		it = "m-16x-amd64-linux"
+	}
+	res := SizeResult{
+		InstanceType: it, DerivedFrom: "test", Arch: "amd64",
+		Allocatable: Resources{CPU: apiresource.MustParse("15"), Memory: apiresource.MustParse("120Gi")},
+		Capacity:    Resources{CPU: apiresource.MustParse("16"), Memory: apiresource.MustParse("128Gi")},
+	}
+	if in.Spot {
+		res.SpotTypes = []string{it, "m-32x-amd64-linux"}
+	}
+	for _, e := range in.Executors {
+		fits := e.CPU.MilliValue()*int64(in.ExecutorsPerNode) <= 15000
+		c := Compatibility{QueryService: e.QueryService, Compatible: fits, RequiredCPU: e.CPU.String(), RequiredMemory: e.Memory.String(), InstanceType: it}
+		if !fits {
+			c.Message = "needs more CPU than " + it + " offers"
+		}
+		res.Compatibility = append(res.Compatibility, c)
+	}
+	return res, nil
+}
+
+// testInput is the function input most tests use.
+const testInput = `
+apiVersion: pool.fn.burstpool.io/v1beta1
+kind: Input
+clusterName: test-cluster
+aws:
+  role: KarpenterNodeRole-test-cluster
+eksAutoMode:
+  role: AmazonEKSAutoNodeRole
+provisioning:
+  clusterId: "123456"
+  region: us-east
+warmup:
+  helperImage: ghcr.io/burstpool/warm:v0.1.0
+`
+
+// mustStruct converts YAML to a protobuf Struct.
+func mustStruct(t testing.TB, y string) *structpb.Struct {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatalf("YAMLToJSON: %v\n%s", err, y)
+	}
+	s := &structpb.Struct{}
+	if err := protojson.Unmarshal(j, s); err != nil {
+		t.Fatalf("protojson.Unmarshal: %v\n%s", err, j)
+	}
+	return s
+}
+
+// crd is a minimal CustomResourceDefinition named name.
+func crd(name string) string {
+	return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n"
+}
+
+// request builds the RunFunctionRequest of s.
+func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
+	t.Helper()
+	in := s.Input
+	if in == "" {
+		in = testInput
+	}
+	req := &fnv1.RunFunctionRequest{
+		Meta:     &fnv1.RequestMeta{Tag: "test"},
+		Input:    mustStruct(t, in),
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, s.XR)}, Resources: map[string]*fnv1.Resource{}},
+		Desired:  &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, "apiVersion: e6data.io/v1alpha1\nkind: XPool\n")}, Resources: map[string]*fnv1.Resource{}},
+	}
+	for n, y := range s.Observed {
+		req.Observed.Resources[n] = &fnv1.Resource{Resource: mustStruct(t, y)}
+	}
+	for n, y := range s.Desired {
+		req.Desired.Resources[n] = &fnv1.Resource{Resource: mustStruct(t, y)}
+	}
+	if s.NoRequired {
+		return req
+	}
+	req.RequiredResources = map[string]*fnv1.Resources{reqQueryServices: {}}
+	for _, q := range s.QueryServices {
+		req.RequiredResources[reqQueryServices].Items = append(req.RequiredResources[reqQueryServices].Items, &fnv1.Resource{Resource: mustStruct(t, q)})
+	}
+	installed := map[string]bool{}
+	for _, c := range s.CRDs {
+		installed[c] = true
+	}
+	for _, c := range detectionCRDs {
+		r := &fnv1.Resources{}
+		if installed[c] {
+			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, crd(c))}}
+		}
+		req.RequiredResources[reqCRDPrefix+c] = r
+	}
+	return req
+}
+
+// run runs the function on s with the real sizing catalog.
+func (s scenario) run(t testing.TB) *fnv1.RunFunctionResponse {
+	t.Helper()
+	f := &Function{now: func() time.Time { return now }, size: fakeSize}
+	if s.Catalog {
+		f.size = nil
+	}
+	rsp, err := f.RunFunction(t.Context(), s.request(t))
+	if err != nil {
+		t.Fatalf("RunFunction: %v", err)
+	}
+	return rsp
+}
+
+// xpool is an XPool claimed as namespace/name with spec (YAML, indented
+// two spaces) and status.
+func xpool(name, ns, spec string) string {
+	return "apiVersion: e6data.io/v1alpha1\nkind: XPool\nmetadata:\n  name: " + name + "-x7k2p\n  labels:\n    crossplane.io/claim-name: " + name +
+		"\n    crossplane.io/claim-namespace: " + ns + "\nspec:\n" + spec
+}
+
+// qs is a QueryService.
+func qs(name, ns, pool, poolNS, image, cpu, mem string, labels map[string]string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: e6data.io/v1alpha1\nkind: QueryService\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\n")
+	if len(labels) > 0 {
+		b.WriteString("  labels:\n")
+		for _, k := range sortedKeys(labels) {
+			b.WriteString("    " + k + ": " + labels[k] + "\n")
+		}
+	}
+	b.WriteString("spec:\n  executor:\n    image: " + image + "\n    replicas: 2\n    resources:\n      cpu: \"" + cpu + "\"\n      memory: " + mem + "\n")
+	if pool != "" {
+		b.WriteString("    poolRef:\n      name: " + pool + "\n      namespace: " + poolNS + "\n")
+	}
+	return b.String()
+}
+
+// desired returns the desired composed resource n of rsp, or nil.
+func desired(rsp *fnv1.RunFunctionResponse, n string) *unstructured.Unstructured {
+	r, ok := rsp.GetDesired().GetResources()[n]
+	if !ok {
+		return nil
+	}
+	return &unstructured.Unstructured{Object: r.GetResource().AsMap()}
+}
+
+// desiredNames are the names of rsp's desired composed resources, sorted.
+func desiredNames(rsp *fnv1.RunFunctionResponse) []string {
+	return sortedKeys(rsp.GetDesired().GetResources())
+}
+
+// status returns the desired XPool status as a map.
+func status(rsp *fnv1.RunFunctionResponse) map[string]any {
+	m := rsp.GetDesired().GetComposite().GetResource().AsMap()
+	st, _ := m["status"].(map[string]any)
+	return st
+}
+
+// conditions maps each condition type of rsp to "Status/Reason".
+func conditions(rsp *fnv1.RunFunctionResponse) map[string]string {
+	out := map[string]string{}
+	for _, c := range rsp.GetConditions() {
+		out[c.GetType()] = strings.TrimPrefix(c.GetStatus().String(), "STATUS_CONDITION_") + "/" + c.GetReason()
+	}
+	return out
+}
+
+// results lists rsp's results as "SEVERITY Reason: message".
+func results(rsp *fnv1.RunFunctionResponse) []string {
+	var out []string
+	for _, r := range rsp.GetResults() {
+		out = append(out, strings.TrimPrefix(r.GetSeverity().String(), "SEVERITY_")+" "+r.GetReason()+": "+r.GetMessage())
+	}
+	return out
+}
+
+// toYAML renders a response as YAML with sorted keys.
+func toYAML(t testing.TB, rsp *fnv1.RunFunctionResponse) []byte {
+	t.Helper()
+	j, err := protojson.Marshal(rsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(j, &v); err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
+
+// readFile reads a file relative to the test.
+func readFile(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.FromSlash(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
