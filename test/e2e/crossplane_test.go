@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/burstpool/burstpool/internal/localcp"
+)
+
+// A namespaced composite resource definition with one version.
+const xrd = `
+apiVersion: apiextensions.crossplane.io/v2
+kind: CompositeResourceDefinition
+metadata:
+  name: xwidgets.e2e.burstpool.io
+spec:
+  group: e2e.burstpool.io
+  names:
+    kind: XWidget
+    plural: xwidgets
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    referenceable: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size:
+                type: integer
+`
+
+// TestCrossplaneCore proves Crossplane core runs out of cluster on the local
+// control plane: its APIs are served, and its definition controller turns an
+// XRD into an established CRD for the composite resource.
+func TestCrossplaneCore(t *testing.T) {
+	cp := controlPlane(t, func(c *localcp.Config) { c.SkipKarpenter = true })
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gv := range []string{"apiextensions.crossplane.io/v1", "apiextensions.crossplane.io/v2", "pkg.crossplane.io/v1", "ops.crossplane.io/v1alpha1"} {
+		rl, err := dc.ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			t.Fatalf("Crossplane API %s is not served: %v", gv, err)
+		}
+		if len(rl.APIResources) == 0 {
+			t.Errorf("Crossplane API %s serves no resources", gv)
+		}
+	}
+
+	start := time.Now()
+	if err := localcp.Apply(t.Context(), cp.Config, []byte(xrd)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "XRD xwidgets.e2e.burstpool.io is Established", func(ctx context.Context) (bool, error) {
+		x := &unstructured.Unstructured{}
+		x.SetAPIVersion("apiextensions.crossplane.io/v2")
+		x.SetKind("CompositeResourceDefinition")
+		if err := c.Get(ctx, types.NamespacedName{Name: "xwidgets.e2e.burstpool.io"}, x); err != nil {
+			return false, err
+		}
+		return condition(x, "Established") == "True", nil
+	})
+	if err := localcp.WaitEstablished(t.Context(), cp.Config, 30*time.Second, "xwidgets.e2e.burstpool.io"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("XRD -> Established with its CRD: %s", time.Since(start).Round(10*time.Millisecond))
+	logUsage(t, cp)
+}
+
+// condition returns the status of condition typ of u, or "".
+func condition(u *unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,100 @@
+// Package e2e runs burstpool's end-to-end checks on a real local control
+// plane (internal/localcp): etcd, kube-apiserver, controller manager,
+// scheduler, kwok, Karpenter's kwok provider and Crossplane core, all local
+// processes built from the module proxy by hack/tool.sh.
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/burstpool/burstpool/internal/localcp"
+)
+
+// TestMain lets this test binary serve as the relay localcp starts for
+// components in their own network namespaces, so the suite needs no
+// separate build of cmd/localcp.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == localcp.RelayCommand {
+		os.Exit(localcp.RelayMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// repoRoot is the repository root, two folders up from this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "hack", "tool.sh")); err != nil {
+		t.Fatalf("no hack/tool.sh under %s: %v", root, err)
+	}
+	return root
+}
+
+// controlPlane starts a local control plane for t and stops it when t ends.
+// A missing binary fails the test with the hack/tool.sh command that builds it.
+func controlPlane(t *testing.T, mutate func(*localcp.Config)) *localcp.Cluster {
+	t.Helper()
+	ctx := t.Context()
+	bins, err := localcp.ToolBinaries(ctx, repoRoot(t))
+	if err != nil {
+		t.Fatalf("cannot get the control plane binaries (run `hack/tool.sh all` or `make tools`): %v", err)
+	}
+	cfg := localcp.Config{Dir: t.TempDir(), Binaries: bins}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	start := time.Now()
+	c, err := localcp.Up(ctx, cfg)
+	if err != nil {
+		t.Fatalf("cannot start the control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		start := time.Now()
+		if err := c.Down(); err != nil {
+			t.Errorf("cannot stop the control plane: %v", err)
+		}
+		t.Logf("control plane down in %s", time.Since(start).Round(10*time.Millisecond))
+	})
+	t.Logf("control plane up in %s (dir %s)", time.Since(start).Round(10*time.Millisecond), c.Dir)
+	return c
+}
+
+// logUsage logs the resident memory of each component, largest first.
+func logUsage(t *testing.T, c *localcp.Cluster) {
+	t.Helper()
+	u := c.Usage()
+	sort.Slice(u, func(i, j int) bool { return u[i].RSSKiB > u[j].RSSKiB })
+	var total int64
+	for _, x := range u {
+		t.Logf("RSS %-26s pid %-7d %6.1f MiB", x.Name, x.PID, float64(x.RSSKiB)/1024)
+		total += x.RSSKiB
+	}
+	t.Logf("RSS total %.1f MiB", float64(total)/1024)
+}
+
+// eventually polls cond every 200ms until it returns true, failing t with
+// what and the last error after timeout. It returns the time it took.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(context.Context) (bool, error)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not done after %s (last error: %v)", what, timeout, last)
+	}
+	return time.Since(start)
+}
