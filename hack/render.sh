@@ -12,8 +12,9 @@
 #
 # A scenario is a folder with xr.yaml, composition.yaml and functions.yaml
 # (crossplane render's three arguments), required.yaml (resources the
-# function asks for) and, optionally, observed.yaml (composed resources that
-# already exist).
+# function asks for), want-phase (the XR's status.phase the render must
+# produce) and, optionally, observed.yaml (composed resources that already
+# exist).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +28,14 @@ mkdir -p "$out" "$bin"
 no_schema=(NodeClass.eks.amazonaws.com NodePool.compute.coreweave.com)
 
 fail() { echo "render: $*" >&2; exit 1; }
+
+# phase FILE: status.phase of the XR, the first document of render output.
+phase() {
+	awk '/^---$/ { if (++doc > 1) exit; next }
+		/^status:/ { st = 1; next }
+		/^[^ ]/ { st = 0 }
+		st && /^  phase: / { print $2; exit }' "$1"
+}
 
 crank=$(hack/tool.sh crank) || fail "cannot get crank (hack/tool.sh crank); see the messages above"
 
@@ -119,9 +128,16 @@ for s in "${scenarios[@]}"; do
 		failed=1
 		continue
 	fi
+	got=$(phase "$out/$s.yaml")
+	want=$(cat "$dir/want-phase" 2>/dev/null || echo "(no want-phase file)")
+	if [ "$got" != "$want" ]; then
+		result[$s]="WRONG PHASE: XR status.phase is ${got:-empty}, want $want; see $out/$s.yaml"
+		failed=1
+		continue
+	fi
 	composed=$(grep -c 'crossplane.io/composition-resource-name:' "$out/$s.yaml" || true)
-	results=$(grep -c '^kind: Result' "$out/$s.yaml" || true)
-	result[$s]="ok: $composed composed, $results results; schemas: $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //')"
+	warnings=$(grep -c '^severity: SEVERITY_WARNING' "$out/$s.yaml" || true)
+	result[$s]="ok: phase $got, $composed composed, $warnings warnings; schemas: $(tail -n 1 "$out/$s.check" | sed 's/^schemacheck: //')"
 done
 
 stop
@@ -136,6 +152,7 @@ for s in "${scenarios[@]}"; do
 	case ${result[$s]} in
 	ok:*) ;;
 	RENDER*) echo; echo "== $s: crank render said:"; tail -n 20 "$out/$s.err" ;;
+	WRONG\ PHASE*) echo; echo "== $s: the XR's status says:"; grep -A3 '^  message:\|reason: .*Failed' "$out/$s.yaml" | head -n 12 ;;
 	INVALID\ OUTPUT*) echo; echo "== $s:"; grep -v '^skip\|^ok' "$out/$s.check" | head -n 40 ;;
 	INVALID\ INPUTS*) echo; echo "== $s (inputs):"; grep -v '^skip\|^ok' "$out/$s.inputs.check" | head -n 40 ;;
 	esac
