@@ -51,6 +51,7 @@ type kindSchema struct {
 	structural *structuralschema.Structural
 	validator  validation.SchemaValidator
 	cel        *cel.Validator // nil when the schema has no CEL rules
+	rules      int            // number of CEL rules
 }
 
 // Load reads CustomResourceDefinitions from paths: YAML or JSON files (one
@@ -78,6 +79,15 @@ func (r *Registry) Kinds() []schema.GroupVersionKind {
 	}
 	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
 	return out
+}
+
+// Rules returns the number of CEL rules in the schema of gvk (0 for a kind
+// r does not know).
+func (r *Registry) Rules(gvk schema.GroupVersionKind) int {
+	if k, ok := r.kinds[gvk]; ok {
+		return k.rules
+	}
+	return 0
 }
 
 // Merge returns a registry with the kinds of r and o; a kind both define
@@ -248,6 +258,10 @@ func compile(gvk schema.GroupVersionKind, v1 *apiextensionsv1.JSONSchemaProps) (
 	if errs := structuralschema.ValidateStructural(nil, s); len(errs) > 0 {
 		return nil, errors.Wrap(errs.ToAggregate(), "schema is not structural")
 	}
+	rules, celErrs := compileRules(s)
+	if len(celErrs) > 0 {
+		return nil, errors.Errorf("CEL rules do not compile:\n  %s", strings.Join(celErrs, "\n  "))
+	}
 	sv, _, err := validation.NewSchemaValidator(internal)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot build the schema validator")
@@ -257,5 +271,6 @@ func compile(gvk schema.GroupVersionKind, v1 *apiextensionsv1.JSONSchemaProps) (
 		structural: s,
 		validator:  sv,
 		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+		rules:      rules,
 	}, nil
 }

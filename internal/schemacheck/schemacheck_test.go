@@ -342,6 +342,45 @@ func TestUpstreamKinds(t *testing.T) {
 			t.Errorf("Upstream(): missing %s", gvk)
 		}
 	}
+	total := 0
+	for _, gvk := range r.Kinds() {
+		total += r.Rules(gvk)
+	}
+	if n := r.Rules(schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}); n == 0 {
+		t.Errorf("Upstream(): NodePool has no CEL rules; want Karpenter's")
+	}
+	t.Logf("%d kinds, %d CEL rules, all compiled", len(r.Kinds()), total)
+}
+
+func TestLoadRejectsRulesThatDoNotCompile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations: [{rule: "self.nosuchfield > 1"}]
+            properties:
+              size: {type: integer}
+`
+	if err := os.WriteFile(p, []byte(crd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "do not compile") {
+		t.Errorf("Load(CRD with a broken rule): want a compile error, got %v", err)
+	}
 }
 
 func TestLoadXRD(t *testing.T) {
