@@ -146,6 +146,7 @@ type state struct {
 	capObs   *CapacityObservation
 	size     *SizeResult
 	notReady []string
+	images   int    // warm images: one warmup pod per node each
 	problem  string // why the pool is Pending or Failed
 	failed   bool
 }
@@ -227,13 +228,37 @@ func (s *state) preserve(names ...resource.Name) {
 // their nodes with the pool label; static pools rely on spec.nodeSelector.
 func (s *state) scheduling() Scheduling {
 	sel := maps.Clone(s.in.Spec.NodeSelector)
+	switch {
+	case isKarpenter(s.det.Method):
+	case s.det.Method != methodStatic && s.manageNodePool():
+		// The cloud labels the nodes of a new pool itself: only the labels
+		// burstpool puts on them select them.
+		sel = ownLabels(sel)
+	default:
+		return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
+	}
 	if sel == nil {
 		sel = map[string]string{}
 	}
-	if s.det.Method != methodStatic && (isKarpenter(s.det.Method) || s.manageNodePool()) {
-		sel[qsv1alpha1.LabelPool] = s.in.Pool
-	}
+	sel[qsv1alpha1.LabelPool] = s.in.Pool
 	return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
+}
+
+// cloudDomains own the node labels under them: a node pool cannot set
+// them, the cloud or Kubernetes does.
+var cloudDomains = []string{"kubernetes.io", "k8s.io", "linode.com", "digitalocean.com", "coreweave.com", "coreweave.cloud"}
+
+// ownLabels are the labels of sel that a node pool may put on its nodes.
+func ownLabels(sel map[string]string) map[string]string {
+	out := make(map[string]string, len(sel))
+	for k, v := range sel {
+		domain, _, ok := strings.Cut(k, "/")
+		if ok && slices.ContainsFunc(cloudDomains, func(d string) bool { return domain == d || strings.HasSuffix(domain, "."+d) }) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // manageNodePool tells whether the function emits the cloud's node pool.
@@ -289,6 +314,15 @@ func (s *state) warm() WarmPlan {
 	})
 	for _, msg := range p.Problems {
 		s.event(true, "UnreadableWarmupAnnotation", msg)
+	}
+	s.images = len(p.Images)
+	if len(s.sched.NodeSelector) == 0 {
+		// Nothing picks the pool's nodes: a DaemonSet now would run on
+		// every node of the cluster. Keep what exists until it is fixed.
+		for n := range observed {
+			s.preserve(n)
+		}
+		return p
 	}
 	for n, u := range p.DaemonSets {
 		s.out.Desired[n] = u
@@ -380,7 +414,7 @@ func (s *state) nodes() {
 		s.sizeForStatus()
 		return
 	}
-	in := s.sizeInput(len(s.out.Desired))
+	in := s.sizeInput(s.images)
 	if in.InstanceType == "" && in.InheritInstanceType == "" && len(in.Executors) == 0 && in.Previous == "" && in.InstanceFamily == "" {
 		s.pending("NoInstanceType", "no QueryService is attached and spec.instanceConfig names no instance type: attach a QueryService or set spec.instanceConfig.instanceType")
 		s.preserve(rnNodePool, rnNodeClass, rnCloudPool)
@@ -441,7 +475,7 @@ func (s *state) nodes() {
 	if !s.in.Spec.Suspend {
 		minNodes = int32((s.in.Spec.MinExecutors + s.epn - 1) / s.epn)
 	}
-	labels := maps.Clone(s.in.Spec.NodeSelector)
+	labels := ownLabels(s.in.Spec.NodeSelector)
 	delete(labels, qsv1alpha1.LabelPool)
 	cp, err := cloudpool.Build(cloudpool.Input{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, Method: s.det.Method, ClusterID: clusterID,
@@ -462,7 +496,7 @@ func (s *state) nodes() {
 // sizeForStatus checks compatibility for pools on existing nodes, when the
 // Pool names their instance type.
 func (s *state) sizeForStatus() {
-	in := s.sizeInput(len(s.out.Desired))
+	in := s.sizeInput(s.images)
 	if in.InstanceType == "" {
 		return
 	}
@@ -493,6 +527,11 @@ func (s *state) emit(n resource.Name, u *unstructured.Unstructured, ready bool) 
 
 // capacity emits the PoolCapacity.
 func (s *state) capacity() {
+	if len(s.sched.NodeSelector) == 0 {
+		// Nothing picks the pool's nodes yet (Pending): keep what exists.
+		s.preserve(rnCapacity)
+		return
+	}
 	policy := s.in.Config.Capacity
 	u := PoolCapacity(CapacityArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
@@ -571,6 +610,10 @@ func (s *state) placeholders() {
 func (s *state) storageAgent() {
 	sa := s.in.Spec.StorageAgent
 	if sa == nil || !sa.Enabled {
+		return
+	}
+	if len(s.sched.NodeSelector) == 0 {
+		s.preserve(rnStorageAgent)
 		return
 	}
 	u := StorageAgent(StorageAgentArgs{

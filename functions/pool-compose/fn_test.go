@@ -125,7 +125,7 @@ func TestRunFunction(t *testing.T) {
 		"LinodeWithoutNodeSelectorIsPending": {
 			reason: "Where burstpool does not create nodes, a pool without nodeSelector is Pending with a condition that says to set it.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"capacity", wd, wa}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/NodeSelectorRequired"}},
+			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/NodeSelectorRequired"}},
 		},
 		"LinodeWithNodeSelector": {
 			reason: "A Linode pool with nodeSelector uses the existing LKE nodes.",

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/schemacheck"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// environment is a cluster the golden pools are rendered for: the CRDs it
+// has installed and the function input its platform team wrote.
+type environment struct {
+	crds  []string
+	input string
+}
+
+// managedInput makes the function emit cloud node pools.
+const managedInput = testInput + "provisioning:\n  clusterId: \"123456\"\n  region: us-east\n  manageNodePool: true\n"
+
+var environments = map[string]environment{
+	"aws":       {crds: awsCRDs},
+	"eks-auto":  {crds: []string{crdNodePool, crdEKSNodeClass}},
+	"gcp":       {crds: []string{crdNodePool, crdGCENodeClass}},
+	"azure":     {crds: []string{crdNodePool, crdAKSNodeClass}},
+	"kwok":      {crds: kwokCRDs},
+	"linode":    {crds: linodeCRDs},
+	"lke":       {crds: linodeCRDs, input: managedInput},
+	"doks":      {crds: []string{crdDOKS}, input: managedInput},
+	"coreweave": {crds: []string{crdCoreWeave}, input: managedInput},
+	"static":    {},
+}
+
+// examplePools are the seed pools of examples/pools.
+func examplePools(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	files, err := filepath.Glob("../../examples/pools/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example pools: %v", err)
+	}
+	out := map[string]map[string]any{}
+	for _, f := range files {
+		var p map[string]any
+		if err := yaml.Unmarshal([]byte(readFile(t, f)), &p); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = p
+	}
+	return out
+}
+
+// claimToXR turns a Pool claim into its XPool.
+func claimToXR(t *testing.T, claim map[string]any) (xr string, name, ns string) {
+	t.Helper()
+	md := claim["metadata"].(map[string]any)
+	name, ns = md["name"].(string), md["namespace"].(string)
+	spec, err := yaml.Marshal(map[string]any{"spec": claim["spec"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xpool(name, ns, "") + strings.TrimPrefix(string(spec), "spec:\n"), name, ns
+}
+
+// exampleQueryServices are examples/queryservices.yaml's QueryServices,
+// pointed at the pool name/ns.
+func exampleQueryServices(t *testing.T, name, ns string) []string {
+	t.Helper()
+	var out []string
+	for _, doc := range strings.Split(readFile(t, "../../examples/queryservices.yaml"), "\n---\n") {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["kind"] != "QueryService" {
+			continue
+		}
+		ex := o["spec"].(map[string]any)["executor"].(map[string]any)
+		ex["poolRef"] = map[string]any{"name": name, "namespace": ns}
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestGolden renders every example pool in every environment with the real
+// sizing catalog, compares the response with testdata/<pool>/<env>.yaml
+// (go test -update rewrites them), and validates every emitted object
+// against its kind's real schema where burstpool has it.
+func TestGolden(t *testing.T) {
+	reg, err := schemacheck.Upstream()
+	if err != nil {
+		t.Fatalf("cannot load the upstream schemas (see internal/schemacheck): %v", err)
+	}
+	kinds := reg.Kinds()
+	for pool, claim := range examplePools(t) {
+		xr, name, ns := claimToXR(t, claim)
+		for env, e := range environments {
+			t.Run(pool+"/"+env, func(t *testing.T) {
+				s := scenario{Input: e.input, XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true}
+				rsp := s.run(t)
+				got := toYAML(t, rsp)
+				path := filepath.Join("testdata", pool, env+".yaml")
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test -update to write it)", err)
+				}
+				if diff := cmp.Diff(string(want), string(got)); diff != "" {
+					t.Errorf("%s: -want, +got (go test -update rewrites it):\n%s", path, diff)
+				}
+				for _, n := range desiredNames(rsp) {
+					u := desired(rsp, n)
+					if !slices.Contains(kinds, u.GroupVersionKind()) {
+						continue
+					}
+					if err := reg.Validate(u); err != nil {
+						t.Errorf("%s: emitted object %s is invalid: %v", path, n, err)
+					}
+				}
+				if bytes.Contains(got, []byte("FATAL")) {
+					t.Errorf("%s: Fatal result", path)
+				}
+			})
+		}
+	}
+}
