@@ -352,15 +352,16 @@ func TestUpstreamKinds(t *testing.T) {
 	t.Logf("%d kinds, %d CEL rules, all compiled", len(r.Kinds()), total)
 }
 
-func TestLoadRejectsRulesThatDoNotCompile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "crd.yaml")
-	crd := `apiVersion: apiextensions.k8s.io/v1
+// widgetCRD is a namespaced CRD of kind Widget in group whose spec has an
+// integer size of at least 1; specExtra is added to the spec's schema.
+func widgetCRD(group, specExtra string) string {
+	return `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
+metadata: {name: widgets.` + group + `}
 spec:
-  group: example.com
+  group: ` + group + `
   names: {kind: Widget, plural: widgets}
-  scope: Cluster
+  scope: Namespaced
   versions:
   - name: v1
     served: true
@@ -371,10 +372,15 @@ spec:
         properties:
           spec:
             type: object
-            x-kubernetes-validations: [{rule: "self.nosuchfield > 1"}]
+            ` + specExtra + `
             properties:
-              size: {type: integer}
+              size: {type: integer, minimum: 1}
 `
+}
+
+func TestLoadRejectsRulesThatDoNotCompile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crd.yaml")
+	crd := widgetCRD("example.com", `x-kubernetes-validations: [{rule: "self.nosuchfield > 1"}]`)
 	if err := os.WriteFile(p, []byte(crd), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -451,28 +457,7 @@ spec:
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
-	crd := func(group string) string {
-		return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.` + group + `}
-spec:
-  group: ` + group + `
-  names: {kind: Widget, plural: widgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, minimum: 1}
-`
-	}
+	crd := func(group string) string { return widgetCRD(group, "") }
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
