@@ -62,7 +62,12 @@ type Policies struct {
 	UnauthorizedExecutors UnauthorizedExecutorPolicy `json:"unauthorizedExecutors,omitempty"`
 }
 
-// PoolCapacityParameters says which nodes and pods make up a pool.
+// PoolCapacityParameters says which nodes and pods make up a pool. The
+// provider watches only nodes and pods that carry the pool label, so both
+// selectors must name it.
+// +kubebuilder:validation:XValidation:rule="'e6data.io/pool' in self.nodeSelector",message="nodeSelector must include the e6data.io/pool label"
+// +kubebuilder:validation:XValidation:rule="'e6data.io/pool' in self.executorSelector",message="executorSelector must include the e6data.io/pool label"
+// +kubebuilder:validation:XValidation:rule="!has(self.warmupSelector) || size(self.warmupSelector) == 0 || 'e6data.io/pool' in self.warmupSelector",message="warmupSelector must include the e6data.io/pool label"
 type PoolCapacityParameters struct {
 	// Pool is the Pool claim this capacity belongs to.
 	Pool PoolRef `json:"pool"`

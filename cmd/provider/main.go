@@ -1,0 +1,97 @@
+// Package main runs the burstpool capacity provider: it observes pool nodes
+// and executor pods and writes what each pool holds into PoolCapacity
+// status.
+package main
+
+import (
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/pkg/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
+	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
+	"github.com/burstpool/burstpool/internal/metrics"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+// CLI of the provider.
+type CLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	MetricsAddress string `default:"127.0.0.1:8080" help:"Address to serve Prometheus metrics on. Bind all interfaces (:8080) only inside a Pod."`
+	HealthAddress  string `default:"127.0.0.1:8081" help:"Address to serve health and readiness probes on."`
+
+	PollInterval   time.Duration `default:"1m" help:"How often every PoolCapacity is recomputed even when no pod or node changed."`
+	RelistInterval time.Duration `default:"1m" help:"How often pool pods and nodes are relisted after a watch error (or always, with --no-watch)."`
+	SyncPeriod     time.Duration `default:"1h" help:"Resync period of the provider's own caches."`
+	Watch          bool          `default:"true" negatable:"" help:"Watch pool pods and nodes; with --no-watch they are only relisted."`
+
+	MaxReconcileRate int  `default:"10" help:"Maximum reconciles per second across controllers."`
+	LeaderElection   bool `default:"false" help:"Elect a leader, for running more than one replica."`
+}
+
+// Run runs the provider until the process is stopped.
+func (c *CLI) Run() error {
+	zl := zap.New(zap.UseDevMode(c.Debug))
+	ctrl.SetLogger(zl)
+	log := logging.NewLogrLogger(zl.WithName("provider-burstpool"))
+
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return errors.Wrap(err, "cannot register Kubernetes types")
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return errors.Wrap(err, "cannot register capacity types")
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 s,
+		Metrics:                metricsserver.Options{BindAddress: c.MetricsAddress},
+		HealthProbeBindAddress: c.HealthAddress,
+		LeaderElection:         c.LeaderElection,
+		LeaderElectionID:       "provider-burstpool-capacity",
+		Cache:                  cache.Options{SyncPeriod: &c.SyncPeriod},
+	})
+	if err != nil {
+		return errors.Wrap(err, "cannot create the controller manager")
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return errors.Wrap(err, "cannot add the health check")
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return errors.Wrap(err, "cannot add the readiness check")
+	}
+
+	o := poolcapacity.Options{
+		Options: controller.Options{
+			Logger:                  log,
+			GlobalRateLimiter:       ratelimiter.NewGlobal(c.MaxReconcileRate),
+			PollInterval:            c.PollInterval,
+			MaxConcurrentReconciles: c.MaxReconcileRate,
+		},
+		Watch:   watch.Options{Watch: c.Watch, PollInterval: c.RelistInterval},
+		Metrics: metrics.New(crmetrics.Registry),
+	}
+	if err := capacitycontroller.Setup(mgr, o); err != nil {
+		return err
+	}
+	return errors.Wrap(mgr.Start(ctrl.SetupSignalHandler()), "cannot run the controller manager")
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("The burstpool capacity provider."))
+	ctx.FatalIfErrorf(ctx.Run())
+}

@@ -1,0 +1,214 @@
+package poolcapacity
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/pkg/errors"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	"github.com/burstpool/burstpool/internal/capacity"
+	"github.com/burstpool/burstpool/internal/metrics"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+// syncTimeout bounds how long Connect waits for a new observer's first full
+// view of its cluster.
+const syncTimeout = 30 * time.Second
+
+// running is the observer of one ProviderConfig's cluster.
+type running struct {
+	fingerprint string
+	obs         *watch.Observer
+	cancel      context.CancelFunc
+	done        chan struct{}
+	err         error
+}
+
+type use struct{ config, pool string }
+
+// clusters runs one observer per ProviderConfig, for as long as a
+// PoolCapacity uses it, and turns snapshot changes into reconcile requests
+// for the PoolCapacities of the changed pools. It is a manager Runnable: the
+// observers live as long as the manager.
+type clusters struct {
+	opts    watch.Options
+	metrics *metrics.Metrics
+	log     logr.Logger
+
+	started chan struct{}
+	ctx     context.Context
+
+	mu      sync.Mutex
+	running map[string]*running
+
+	imu   sync.Mutex
+	uses  map[string]use              // PoolCapacity name -> what it uses
+	pools map[use]map[string]struct{} // config and pool -> PoolCapacity names
+
+	events chan event.GenericEvent
+}
+
+func newClusters(o watch.Options, m *metrics.Metrics, log logr.Logger) *clusters {
+	return &clusters{
+		opts:    o,
+		metrics: m,
+		log:     log,
+		started: make(chan struct{}),
+		running: map[string]*running{},
+		uses:    map[string]use{},
+		pools:   map[use]map[string]struct{}{},
+		events:  make(chan event.GenericEvent, 1024),
+	}
+}
+
+// Start keeps the observers running until ctx is done.
+func (c *clusters) Start(ctx context.Context) error {
+	c.ctx = ctx
+	close(c.started)
+	<-ctx.Done()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, r := range c.running {
+		r.cancel()
+		delete(c.running, name)
+	}
+	return nil
+}
+
+// NeedLeaderElection says observers run only on the leader, beside the
+// controller that reads them.
+func (c *clusters) NeedLeaderElection() bool { return true }
+
+// observer returns the synced observer of the ProviderConfig called config,
+// starting one if needed. A changed fingerprint (other credentials) replaces
+// the running observer.
+func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg *rest.Config) (*watch.Observer, error) {
+	select {
+	case <-c.started:
+	case <-ctx.Done():
+		return nil, errors.Wrap(ctx.Err(), "the provider is not running yet")
+	}
+
+	c.mu.Lock()
+	r := c.running[config]
+	if r != nil && r.fingerprint != fingerprint {
+		r.cancel()
+		r = nil
+	}
+	if r == nil {
+		o := c.opts
+		o.Logger = c.log.WithValues("providerConfig", config)
+		if c.metrics != nil {
+			o.Metrics = c.metrics.Observer(config)
+		}
+		obs, err := watch.New(cfg, o)
+		if err != nil {
+			c.mu.Unlock()
+			return nil, errors.Wrapf(err, "cannot observe the cluster of ProviderConfig %q", config)
+		}
+		obs.Store().Subscribe(func(_ capacity.Snapshot, pools []string) { c.notify(config, pools) })
+		rctx, cancel := context.WithCancel(c.ctx)
+		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{})}
+		go func(r *running) {
+			r.err = obs.Start(rctx)
+			close(r.done)
+		}(r)
+		c.running[config] = r
+	}
+	c.mu.Unlock()
+
+	wait, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	select {
+	case <-r.obs.Synced():
+		return r.obs, nil
+	case <-r.done:
+		c.mu.Lock()
+		if c.running[config] == r {
+			delete(c.running, config)
+		}
+		c.mu.Unlock()
+		return nil, errors.Wrapf(r.err, "cannot observe the cluster of ProviderConfig %q", config)
+	case <-wait.Done():
+		return nil, errors.Errorf("pods and nodes of ProviderConfig %q are not synced yet", config)
+	}
+}
+
+// track records that the PoolCapacity called name reads pool through config.
+func (c *clusters) track(name, config, pool string) {
+	c.imu.Lock()
+	defer c.imu.Unlock()
+	u := use{config, pool}
+	if old, ok := c.uses[name]; ok && old != u {
+		c.untrackLocked(name)
+	}
+	c.uses[name] = u
+	if c.pools[u] == nil {
+		c.pools[u] = map[string]struct{}{}
+	}
+	c.pools[u][name] = struct{}{}
+}
+
+// forget drops the PoolCapacity called name, and stops the observer of its
+// ProviderConfig when no other PoolCapacity uses it.
+func (c *clusters) forget(name string) {
+	c.imu.Lock()
+	u, ok := c.uses[name]
+	c.untrackLocked(name)
+	inUse := false
+	for _, other := range c.uses {
+		if other.config == u.config {
+			inUse = true
+			break
+		}
+	}
+	c.imu.Unlock()
+	if !ok || inUse {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.running[u.config]; r != nil {
+		r.cancel()
+		delete(c.running, u.config)
+	}
+}
+
+func (c *clusters) untrackLocked(name string) {
+	u, ok := c.uses[name]
+	if !ok {
+		return
+	}
+	delete(c.uses, name)
+	delete(c.pools[u], name)
+	if len(c.pools[u]) == 0 {
+		delete(c.pools, u)
+	}
+}
+
+// notify asks for a reconcile of every PoolCapacity of the changed pools. It
+// never blocks: when the queue is full the poll interval catches up.
+func (c *clusters) notify(config string, pools []string) {
+	c.imu.Lock()
+	var names []string
+	for _, p := range pools {
+		for n := range c.pools[use{config, p}] {
+			names = append(names, n)
+		}
+	}
+	c.imu.Unlock()
+	for _, n := range names {
+		pc := &v1alpha1.PoolCapacity{}
+		pc.SetName(n)
+		select {
+		case c.events <- event.GenericEvent{Object: client.Object(pc)}:
+		default:
+		}
+	}
+}

@@ -1,0 +1,239 @@
+// Package poolcapacity runs the PoolCapacity controller: it observes each
+// pool's nodes and executor pods and writes what the pool holds into the
+// PoolCapacity's status.
+package poolcapacity
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	xperrors "github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	"github.com/burstpool/burstpool/internal/capacity"
+	"github.com/burstpool/burstpool/internal/metrics"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+// fingerprintLocal identifies the cluster the provider runs in.
+const fingerprintLocal = "InjectedIdentity"
+
+// Options configure the PoolCapacity controller.
+type Options struct {
+	controller.Options
+
+	// Watch configures the observers of pool nodes and pods.
+	Watch watch.Options
+
+	// Metrics, if set, exports each pool's capacity.
+	Metrics *metrics.Metrics
+
+	// Clock returns the current time; time.Now if nil.
+	Clock func() time.Time
+}
+
+// Setup adds the PoolCapacity controller to mgr.
+func Setup(mgr ctrl.Manager, o Options) error {
+	name := managed.ControllerName(v1alpha1.PoolCapacityGroupKind)
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	cs := newClusters(o.Watch, o.Metrics, ctrl.Log.WithName("observer"))
+	if err := mgr.Add(cs); err != nil {
+		return errors.Wrap(err, "cannot add the pool observers to the manager")
+	}
+	c := &connector{
+		kube:     mgr.GetClient(),
+		secrets:  mgr.GetAPIReader(),
+		base:     mgr.GetConfig(),
+		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clusters: cs,
+		metrics:  o.Metrics,
+		clock:    o.Clock,
+	}
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
+		managed.WithExternalConnector(c),
+		managed.WithInitializers(),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithManagementPolicies())
+
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.PoolCapacity{}).
+		WatchesRawSource(source.Channel(cs.events, &handler.EnqueueRequestForObject{})).
+		Complete(ratelimiter.NewReconciler(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// A connector finds the cluster a PoolCapacity's ProviderConfig points at
+// and hands out a client over that cluster's snapshot.
+type connector struct {
+	kube     client.Client
+	secrets  client.Reader
+	base     *rest.Config
+	usage    *resource.LegacyProviderConfigUsageTracker
+	clusters *clusters
+	metrics  *metrics.Metrics
+	clock    func() time.Time
+}
+
+// Connect records the ProviderConfig's use, then returns a client over the
+// synced snapshot of its cluster. It starts observing the cluster the first
+// time a ProviderConfig is used, and again when its credentials change.
+func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
+	cr, ok := mg.(*v1alpha1.PoolCapacity)
+	if !ok {
+		return nil, errors.New("managed resource is not a PoolCapacity")
+	}
+	if err := c.usage.Track(ctx, cr); err != nil {
+		return nil, errors.Wrapf(err, "cannot track the ProviderConfig use of PoolCapacity %q", cr.Name)
+	}
+	ref := cr.GetProviderConfigReference()
+	pc := &v1alpha1.ProviderConfig{}
+	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
+		return nil, errors.Wrapf(err, "cannot get ProviderConfig %q", ref.Name)
+	}
+	cfg, fp, err := c.restConfig(ctx, pc)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := c.clusters.observer(ctx, pc.Name, fp, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, clock: c.clock}, nil
+}
+
+// restConfig returns how to reach the cluster pc points at, and a
+// fingerprint that changes when that changes.
+func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig) (*rest.Config, string, error) {
+	cd := pc.Spec.Credentials
+	switch cd.Source {
+	case xpv2.CredentialsSourceInjectedIdentity:
+		return rest.CopyConfig(c.base), fingerprintLocal, nil
+	case xpv2.CredentialsSourceSecret:
+		ref := cd.SecretRef
+		if ref == nil {
+			return nil, "", errors.Errorf("ProviderConfig %q has source Secret but no secretRef", pc.Name)
+		}
+		s := &corev1.Secret{}
+		if err := c.secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
+			return nil, "", errors.Wrapf(err, "cannot get the kubeconfig secret %s/%s of ProviderConfig %q", ref.Namespace, ref.Name, pc.Name)
+		}
+		kc, ok := s.Data[ref.Key]
+		if !ok {
+			return nil, "", errors.Errorf("secret %s/%s of ProviderConfig %q has no key %q", ref.Namespace, ref.Name, pc.Name, ref.Key)
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+		if err != nil {
+			return nil, "", errors.Wrapf(err, "cannot read the kubeconfig in secret %s/%s", ref.Namespace, ref.Name)
+		}
+		sum := sha256.Sum256(kc)
+		return cfg, "Secret/" + hex.EncodeToString(sum[:]), nil
+	default:
+		return nil, "", errors.Errorf("ProviderConfig %q: credentials source %q is not supported; use InjectedIdentity or Secret", pc.Name, cd.Source)
+	}
+}
+
+// An external reports a pool's capacity from its cluster's snapshot.
+type external struct {
+	config   string
+	obs      *watch.Observer
+	clusters *clusters
+	metrics  *metrics.Metrics
+	clock    func() time.Time
+}
+
+// Observe computes the pool's capacity from the current snapshot and sets
+// it as status.atProvider; the managed reconciler writes the status. When
+// the pool's policies ask for it, it deletes failed or unauthorized executor
+// pods. A PoolCapacity being deleted reports that nothing exists, so its
+// finalizer is removed at once: there is nothing external to delete.
+func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
+	cr, ok := mg.(*v1alpha1.PoolCapacity)
+	if !ok {
+		return managed.ExternalObservation{}, errors.New("managed resource is not a PoolCapacity")
+	}
+	spec := cr.Spec.ForProvider
+	if meta.WasDeleted(cr) {
+		e.clusters.forget(cr.Name)
+		if e.metrics != nil {
+			e.metrics.Forget(spec)
+		}
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	e.clusters.track(cr.Name, e.config, capacity.PoolKey(spec))
+
+	// Gather.
+	snap := e.obs.Store().Current()
+
+	// Compute.
+	res := capacity.Compute(spec, snap, cr.Status.AtProvider, e.clock())
+
+	// Apply.
+	for _, ev := range res.Evict {
+		if err := e.evict(ctx, ev); err != nil {
+			return managed.ExternalObservation{}, errors.Wrapf(err, "cannot delete pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason)
+		}
+		if e.metrics != nil {
+			e.metrics.Evicted(spec, ev.Reason)
+		}
+	}
+	cr.Status.AtProvider = res.Observation
+	cr.SetConditions(xpv2.Available())
+	if e.metrics != nil {
+		e.metrics.Record(spec, res)
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+func (e *external) evict(ctx context.Context, ev capacity.Eviction) error {
+	p := &corev1.Pod{}
+	p.SetNamespace(ev.Pod.Namespace)
+	p.SetName(ev.Pod.Name)
+	err := e.obs.Client().Delete(ctx, p, client.Preconditions{UID: (*types.UID)(&ev.UID)})
+	if kerrors.IsNotFound(err) || kerrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// Create does nothing: a PoolCapacity always exists once it is observed.
+func (e *external) Create(_ context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, nil
+}
+
+// Update does nothing: a PoolCapacity is always up to date.
+func (e *external) Update(_ context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, nil
+}
+
+// Delete does nothing: deleting a PoolCapacity leaves the pool's pods alone.
+func (e *external) Delete(_ context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+// Disconnect does nothing: the cluster's observer outlives one reconcile.
+func (e *external) Disconnect(_ context.Context) error { return nil }

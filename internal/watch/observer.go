@@ -1,0 +1,348 @@
+package watch
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/pkg/errors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/capacity"
+)
+
+// Defaults of Options.
+const (
+	DefaultPollInterval = time.Minute
+	DefaultBatchWindow  = 100 * time.Millisecond
+	listPageSize        = 500
+)
+
+// Options configure an Observer.
+type Options struct {
+	// Watch runs informers. Without them the poller is the only source and
+	// relists on every PollInterval.
+	Watch bool
+
+	// PollInterval is how often the poller checks whether to relist. With
+	// the watch on, it relists only after the watch reported an error.
+	PollInterval time.Duration
+
+	// BatchWindow is how long watch events gather before they are applied
+	// as one batch.
+	BatchWindow time.Duration
+
+	// Logger logs watch errors and failed relists.
+	Logger logr.Logger
+
+	// Metrics, if set, counts relists, watch errors and applied events.
+	Metrics Recorder
+}
+
+// A Recorder counts what an Observer does. Implementations must be safe for
+// concurrent use and must not block.
+type Recorder interface {
+	Relisted(err error)
+	WatchFailed()
+	Applied(events int)
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Relisted(error) {}
+func (nopRecorder) WatchFailed()   {}
+func (nopRecorder) Applied(int)    {}
+
+// An Observer keeps a capacity.Store in step with one cluster's pool nodes
+// (nodes with the pool label) and pool pods (pods with the pool label).
+type Observer struct {
+	store  *capacity.Store
+	cfg    *rest.Config
+	scheme *runtime.Scheme
+	opts   Options
+	reader client.Client
+
+	synced chan struct{}
+
+	mu      sync.Mutex
+	pending []capacity.Event
+	kick    chan struct{}
+
+	watchErr atomic.Bool
+}
+
+// New returns an Observer of the cluster cfg points at. Start runs it.
+func New(cfg *rest.Config, o Options) (*Observer, error) {
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.BatchWindow <= 0 {
+		o.BatchWindow = DefaultBatchWindow
+	}
+	if o.Metrics == nil {
+		o.Metrics = nopRecorder{}
+	}
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		return nil, errors.Wrap(err, "cannot register core types")
+	}
+	reader, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create an API client")
+	}
+	return &Observer{
+		store:  capacity.NewStore(),
+		cfg:    cfg,
+		scheme: s,
+		opts:   o,
+		reader: reader,
+		synced: make(chan struct{}),
+		kick:   make(chan struct{}, 1),
+	}, nil
+}
+
+// Store returns the store the Observer feeds.
+func (o *Observer) Store() *capacity.Store { return o.store }
+
+// Client returns a client of the observed cluster that reads from the API
+// server, not from a cache.
+func (o *Observer) Client() client.Client { return o.reader }
+
+// Synced is closed once the store holds a full view of the cluster.
+func (o *Observer) Synced() <-chan struct{} { return o.synced }
+
+// poolLabelExists selects objects that carry the pool label.
+func poolLabelExists() labels.Selector {
+	r, err := labels.NewRequirement(qsv1alpha1.LabelPool, selection.Exists, nil)
+	if err != nil {
+		panic(err) // A constant, valid label key.
+	}
+	return labels.NewSelector().Add(*r)
+}
+
+// Start runs the Observer until ctx is done. It blocks.
+func (o *Observer) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	if !o.opts.Watch {
+		o.relist(ctx)
+		close(o.synced)
+		o.poll(ctx, true)
+		return nil
+	}
+
+	cl, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	if err := o.handle(ctx, cl.GetCache()); err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := cl.Start(ctx); err != nil {
+			o.opts.Logger.Error(err, "cannot run the pod and node informers")
+			cancel()
+		}
+	}()
+	if !cl.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("cannot sync the pod and node informers")
+	}
+	o.flush()
+	close(o.synced)
+
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		o.batch(ctx)
+	}()
+	o.poll(ctx, false)
+	return nil
+}
+
+func (o *Observer) cluster() (cluster.Cluster, error) {
+	sel := poolLabelExists()
+	cl, err := cluster.New(o.cfg, func(co *cluster.Options) {
+		co.Scheme = o.scheme
+		co.Cache.ByObject = map[client.Object]cache.ByObject{
+			&corev1.Pod{}:  {Label: sel, Transform: StripPod},
+			&corev1.Node{}: {Label: sel, Transform: StripNode},
+		}
+		co.Cache.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
+			o.watchErr.Store(true)
+			o.opts.Metrics.WatchFailed()
+			toolscache.DefaultWatchErrorHandler(ctx, r, err)
+		}
+	})
+	return cl, errors.Wrap(err, "cannot create a cache of pool pods and nodes")
+}
+
+// handle turns informer notifications into pending events.
+func (o *Observer) handle(ctx context.Context, c cache.Cache) error {
+	pods, err := c.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return errors.Wrap(err, "cannot get the pod informer")
+	}
+	if _, err := pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.podEvent(obj, false) },
+		UpdateFunc: func(_, obj any) { o.podEvent(obj, false) },
+		DeleteFunc: func(obj any) { o.podEvent(obj, true) },
+	}); err != nil {
+		return errors.Wrap(err, "cannot watch pods")
+	}
+	nodes, err := c.GetInformer(ctx, &corev1.Node{})
+	if err != nil {
+		return errors.Wrap(err, "cannot get the node informer")
+	}
+	_, err = nodes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.nodeEvent(obj, false) },
+		UpdateFunc: func(_, obj any) { o.nodeEvent(obj, false) },
+		DeleteFunc: func(obj any) { o.nodeEvent(obj, true) },
+	})
+	return errors.Wrap(err, "cannot watch nodes")
+}
+
+func unwrap(obj any) any {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+func (o *Observer) podEvent(obj any, deleted bool) {
+	p, ok := unwrap(obj).(*corev1.Pod)
+	if !ok {
+		return
+	}
+	o.enqueue(capacity.Event{Pod: Pod(p), Deleted: deleted})
+}
+
+func (o *Observer) nodeEvent(obj any, deleted bool) {
+	n, ok := unwrap(obj).(*corev1.Node)
+	if !ok {
+		return
+	}
+	o.enqueue(capacity.Event{Node: Node(n), Deleted: deleted})
+}
+
+func (o *Observer) enqueue(e capacity.Event) {
+	o.mu.Lock()
+	o.pending = append(o.pending, e)
+	o.mu.Unlock()
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flush applies the pending events as one batch.
+func (o *Observer) flush() {
+	o.mu.Lock()
+	events := o.pending
+	o.pending = nil
+	o.mu.Unlock()
+	if len(events) == 0 {
+		return
+	}
+	o.store.Apply(events)
+	o.opts.Metrics.Applied(len(events))
+}
+
+// batch applies pending events at most once per batch window.
+func (o *Observer) batch(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.kick:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(o.opts.BatchWindow):
+		}
+		o.flush()
+	}
+}
+
+// poll relists on every interval when always is true, else only after the
+// watch reported an error.
+func (o *Observer) poll(ctx context.Context, always bool) {
+	t := time.NewTicker(o.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if always || o.watchErr.Swap(false) {
+			o.relist(ctx)
+		}
+	}
+}
+
+// relist lists every pool pod and node and replaces the snapshot. Events
+// that arrive meanwhile are applied after it.
+func (o *Observer) relist(ctx context.Context) {
+	pods, nodes, err := o.list(ctx)
+	o.opts.Metrics.Relisted(err)
+	if err != nil {
+		o.watchErr.Store(true)
+		o.opts.Logger.Error(err, "cannot relist pool pods and nodes")
+		return
+	}
+	o.store.Replace(pods, nodes)
+}
+
+// List returns every pool pod and node, read page by page from the API
+// server.
+func (o *Observer) List(ctx context.Context) ([]*capacity.Pod, []*capacity.Node, error) {
+	return o.list(ctx)
+}
+
+func (o *Observer) list(ctx context.Context) ([]*capacity.Pod, []*capacity.Node, error) {
+	sel := client.MatchingLabelsSelector{Selector: poolLabelExists()}
+	var pods []*capacity.Pod
+	for cont := ""; ; {
+		var pl corev1.PodList
+		if err := o.reader.List(ctx, &pl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
+			return nil, nil, errors.Wrap(err, "cannot list pool pods")
+		}
+		for i := range pl.Items {
+			pods = append(pods, Pod(&pl.Items[i]))
+		}
+		if cont = pl.Continue; cont == "" {
+			break
+		}
+	}
+	var nodes []*capacity.Node
+	for cont := ""; ; {
+		var nl corev1.NodeList
+		if err := o.reader.List(ctx, &nl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
+			return nil, nil, errors.Wrap(err, "cannot list pool nodes")
+		}
+		for i := range nl.Items {
+			nodes = append(nodes, Node(&nl.Items[i]))
+		}
+		if cont = nl.Continue; cont == "" {
+			break
+		}
+	}
+	return pods, nodes, nil
+}
