@@ -167,6 +167,11 @@ spec:
 			obj:    "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: default}\nspec: {instanceTypes: [a]}\n",
 			want:   map[string]string{"spec.instanceTypes": "unknown field"},
 		},
+		"MetadataChecked": {
+			reason: "Unknown metadata fields and invalid names are reported as the server would.",
+			obj:    "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: Bad_Name, lables: {a: b}}\n",
+			want:   map[string]string{"metadata.lables": "unknown field", "metadata.name": "RFC 1123 subdomain"},
+		},
 		"AKSNodeClassValid": {
 			reason: "An AKSNodeClass with an image family is valid.",
 			obj:    "apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: burst}\nspec: {imageFamily: AzureLinux, osDiskSizeGB: 128}\n",
