@@ -171,6 +171,11 @@ type Config struct {
 	// gRPC port, an OCI registry. Nothing needs to listen on them yet.
 	ForwardPorts []int
 
+	// StopWithParent makes every component get SIGTERM when the process
+	// that called Up ends, even by a crash or a test timeout. Tests set it;
+	// a CLI that returns after Up must not.
+	StopWithParent bool
+
 	// Timeout bounds the wait for each component to become ready.
 	// Default: 2 minutes.
 	Timeout time.Duration

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,32 @@ type spec struct {
 type reaper struct {
 	mu   sync.Mutex
 	done map[int]chan struct{}
+	// withParent makes children get SIGTERM when this process ends.
+	withParent bool
+}
+
+// spawner runs functions on one OS thread that lives as long as the process.
+// Linux sends a child's parent-death signal when the thread that forked it
+// ends, not the process, so children that must stop with this process are
+// forked from this thread.
+var spawner struct {
+	once sync.Once
+	ch   chan func()
+}
+
+func onSpawnerThread(f func()) {
+	spawner.once.Do(func() {
+		spawner.ch = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread must outlive every child
+			for f := range spawner.ch {
+				f()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	spawner.ch <- func() { f(); close(done) }
+	<-done
 }
 
 func (r *reaper) watch(cmd *exec.Cmd) {
@@ -75,7 +102,15 @@ func (r *reaper) start(s spec, logDir string) (Process, error) {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
 	}
 	fmt.Fprintf(f, "localcp: starting %s %s\n", s.path, strings.Join(s.args, " "))
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if r.withParent {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+		start = func() (err error) {
+			onSpawnerThread(func() { err = cmd.Start() })
+			return err
+		}
+	}
+	if err := start(); err != nil {
 		return Process{}, fmt.Errorf("cannot start %s (%s): %w", s.name, s.path, err)
 	}
 	r.watch(cmd)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -145,6 +146,11 @@ func runRelay(pairs []Pair, loUp bool, command []string) error {
 
 	cmd := exec.Command(command[0], command[1:]...) //nolint:gosec // the caller names the command to run
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	// The child stops when the relay does, even when the relay is killed.
+	// The parent-death signal follows the forking thread, so this
+	// goroutine keeps its thread until the relay exits.
+	runtime.LockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("cannot start %s: %w", command[0], err)
 	}

@@ -22,6 +22,8 @@ type State struct {
 	// the health and metrics ports of Karpenter and Crossplane
 	// (karpenter-health, karpenter-metrics, crossplane-health, ...).
 	Ports map[string]int `json:"ports"`
+	// ReadyAfter is, per component, how long after Up began it was ready.
+	ReadyAfter map[string]time.Duration `json:"readyAfter"`
 	// Processes are the started processes in start order.
 	Processes []Process `json:"processes"`
 }

@@ -55,7 +55,12 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 	}
 
-	c := &Cluster{Dir: cfg.Dir, State: State{Kubeconfig: filepath.Join(cfg.Dir, "kubeconfig"), Ports: map[string]int{}}}
+	c := &Cluster{Dir: cfg.Dir, State: State{
+		Kubeconfig: filepath.Join(cfg.Dir, "kubeconfig"),
+		Ports:      map[string]int{},
+		ReadyAfter: map[string]time.Duration{},
+	}}
+	c.r.withParent = cfg.StopWithParent
 	defer func() {
 		if err != nil {
 			_ = c.Down()
@@ -64,7 +69,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err := c.save(); err != nil {
 		return nil, err
 	}
-	u := &upper{cfg: cfg, c: c}
+	u := &upper{cfg: cfg, c: c, start: time.Now()}
 	if err := u.run(ctx); err != nil {
 		return nil, err
 	}
@@ -73,9 +78,10 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 
 // upper carries the state of one Up.
 type upper struct {
-	cfg Config
-	c   *Cluster
-	pki pki
+	cfg   Config
+	c     *Cluster
+	pki   pki
+	start time.Time
 }
 
 func (u *upper) path(elem ...string) string {
@@ -140,7 +146,10 @@ func (u *upper) waitReady(ctx context.Context, p Process, check func(context.Con
 		last = check(cctx)
 		ccancel()
 		if last == nil {
-			return nil
+			u.c.mu.Lock()
+			u.c.ReadyAfter[p.Name] = time.Since(u.start).Round(time.Millisecond)
+			u.c.mu.Unlock()
+			return u.c.save()
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -41,13 +45,46 @@ spec:
 `
 
 // TestCrossplaneCore proves Crossplane core runs out of cluster on the local
-// control plane: its APIs are served, and its definition controller turns an
-// XRD into an established CRD for the composite resource.
+// control plane: its APIs are served, its definition controller turns an
+// XRD into an established CRD for the composite resource, and a forwarded
+// host port (where a function or a registry will listen) is reachable from
+// inside core's network namespace.
 func TestCrossplaneCore(t *testing.T) {
-	cp := controlPlane(t, func(c *localcp.Config) { c.SkipKarpenter = true })
+	// Stands in for a function or a registry on the host.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "host")
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	hostPort := ln.Addr().(*net.TCPAddr).Port
+
+	cp := controlPlane(t, func(c *localcp.Config) {
+		c.SkipKarpenter = true
+		c.ForwardPorts = []int{hostPort}
+	})
 	c, err := client.New(cp.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	inside := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return cp.DialInside(ctx, "crossplane", network, addr)
+	}}}
+	rsp, err := inside.Get(fmt.Sprintf("http://127.0.0.1:%d/", hostPort))
+	if err != nil {
+		t.Fatalf("forwarded host port %d is not reachable from Crossplane's network namespace: %v", hostPort, err)
+	}
+	body, _ := io.ReadAll(rsp.Body)
+	_ = rsp.Body.Close()
+	if string(body) != "host" {
+		t.Errorf("forwarded port %d answered %q from inside, want %q", hostPort, body, "host")
+	}
+	if _, err := cp.DialInside(t.Context(), "crossplane", "tcp", fmt.Sprintf("127.0.0.1:%d", cp.Ports["kwok"])); err == nil {
+		t.Errorf("kwok's port %d is reachable from Crossplane's network namespace; only forwarded ports should be", cp.Ports["kwok"])
 	}
 
 	dc, err := discovery.NewDiscoveryClientForConfig(cp.Config)

@@ -49,7 +49,7 @@ func controlPlane(t *testing.T, mutate func(*localcp.Config)) *localcp.Cluster {
 	if err != nil {
 		t.Fatalf("cannot get the control plane binaries (run `hack/tool.sh all` or `make tools`): %v", err)
 	}
-	cfg := localcp.Config{Dir: t.TempDir(), Binaries: bins}
+	cfg := localcp.Config{Dir: t.TempDir(), Binaries: bins, StopWithParent: true}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -66,6 +66,14 @@ func controlPlane(t *testing.T, mutate func(*localcp.Config)) *localcp.Cluster {
 		t.Logf("control plane down in %s", time.Since(start).Round(10*time.Millisecond))
 	})
 	t.Logf("control plane up in %s (dir %s)", time.Since(start).Round(10*time.Millisecond), c.Dir)
+	names := make([]string, 0, len(c.ReadyAfter))
+	for n := range c.ReadyAfter {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return c.ReadyAfter[names[i]] < c.ReadyAfter[names[j]] })
+	for _, n := range names {
+		t.Logf("  %-24s ready after %s", n, c.ReadyAfter[n])
+	}
 	return c
 }
 
