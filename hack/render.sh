@@ -96,6 +96,8 @@ else
 	done
 fi
 [ ${#scenarios[@]} -gt 0 ] || fail "no scenarios under examples/render"
+# A full run leaves only this run's output behind.
+[ $# -gt 0 ] || rm -f "$out"/*.yaml "$out"/*.err "$out"/*.check
 
 declare -A result
 failed=0
