@@ -241,3 +241,38 @@ func TestGoldenFilesMatchUpstreamSchemas(t *testing.T) {
 		}
 	}
 }
+
+// coreweaveDocumented are the NodePool spec fields CoreWeave documents, the
+// only ones a CoreWeave pool may use while no schema is published.
+var coreweaveDocumented = map[string]bool{
+	"instanceType": true, "targetNodes": true, "minNodes": true, "maxNodes": true,
+	"autoscaling": true, "nodeLabels": true, "nodeAnnotations": true, "nodeTaints": true,
+}
+
+func TestCoreWeaveUsesDocumentedFields(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "coreweave-*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CoreWeave golden files (run go test -update): %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+		for k := range spec {
+			if !coreweaveDocumented[k] {
+				t.Errorf("%s: spec.%s is not a documented CoreWeave NodePool field", f, k)
+			}
+		}
+		for _, k := range []string{"instanceType", "targetNodes", "autoscaling"} {
+			if _, ok := spec[k]; !ok {
+				t.Errorf("%s: spec.%s is missing", f, k)
+			}
+		}
+	}
+}
