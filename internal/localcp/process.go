@@ -111,6 +111,9 @@ func (r *reaper) start(s spec, logDir string) (Process, error) {
 		}
 	}
 	if err := start(); err != nil {
+		if s.netns && errors.Is(err, syscall.EPERM) {
+			return Process{}, fmt.Errorf("cannot start %s in its own network namespace (needs root or CAP_SYS_ADMIN): %w", s.name, err)
+		}
 		return Process{}, fmt.Errorf("cannot start %s (%s): %w", s.name, s.path, err)
 	}
 	r.watch(cmd)
@@ -262,8 +265,9 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// freePorts picks n distinct free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
+// FreePorts picks n distinct free TCP ports on 127.0.0.1, for example the
+// ports of functions or registries to list in Config.ForwardPorts before Up.
+func FreePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {

@@ -91,7 +91,7 @@ func (u *upper) path(elem ...string) string {
 func (u *upper) run(ctx context.Context) error {
 	names := []string{"etcd", "etcd-peer", "apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
 		"karpenter-health", "karpenter-metrics", "crossplane-health", "crossplane-metrics"}
-	ports, err := freePorts(len(names))
+	ports, err := FreePorts(len(names))
 	if err != nil {
 		return err
 	}
@@ -361,14 +361,26 @@ func (u *upper) startInNetns(n netnsComponent) (Process, error) {
 			return Process{}, err
 		}
 	}
-	return u.launch(spec{name: n.name, path: u.cfg.RelayBinary, netns: true, env: n.env,
+	p, err := u.launch(spec{name: n.name, path: u.cfg.RelayBinary, netns: true, env: n.env,
 		args: append([]string{RelayCommand}, RelayArgs(inside, true, append([]string{n.path}, n.args...)...)...)})
+	if err != nil {
+		return Process{}, err
+	}
+	for _, pr := range inside {
+		if !strings.HasPrefix(pr.Listen, "unix:") {
+			continue
+		}
+		if err := waitPath(p, pr.Listen); err != nil {
+			return Process{}, err
+		}
+	}
+	return p, nil
 }
 
 // waitPath waits for a relay's unix socket (addr "unix:PATH") to exist.
 func waitPath(p Process, addr string) error {
 	_, path, _ := splitAddr(addr)
-	for range 100 {
+	for range 600 { // 30 s: a relay binary may be large and the machine busy
 		if _, err := os.Stat(path); err == nil {
 			return nil
 		}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 	"github.com/burstpool/burstpool/internal/localcp"
 )
 
-// A NodePool that allows two small kwok instance types and removes empty
-// nodes at once, and its KWOKNodeClass.
+// A NodePool that allows the two instance types of
+// testdata/instance_types.json and removes empty nodes at once, and its
+// KWOKNodeClass.
 const nodePool = `
 apiVersion: karpenter.kwok.sh/v1alpha1
 kind: KWOKNodeClass
@@ -36,7 +38,7 @@ spec:
       requirements:
       - key: node.kubernetes.io/instance-type
         operator: In
-        values: [c-2x-amd64-linux, c-4x-amd64-linux]
+        values: [bp-2x-amd64-linux, bp-4x-amd64-linux]
       - key: karpenter.sh/capacity-type
         operator: In
         values: [on-demand]
@@ -64,11 +66,19 @@ spec:
 `
 
 // TestControlPlane proves the path burstpool relies on: a pending pod makes
-// Karpenter (kwok provider) create a NodeClaim, the Node registers and
-// becomes Ready under kwok, kube-scheduler binds the pod and kwok runs it;
-// once the pod is gone, Karpenter removes the empty node.
+// Karpenter (kwok provider, instance types from a file) create a NodeClaim,
+// the Node registers and becomes Ready under kwok, kube-scheduler binds the
+// pod and kwok runs it; once the pod is gone, Karpenter removes the empty
+// node.
 func TestControlPlane(t *testing.T) {
-	cp := controlPlane(t, func(c *localcp.Config) { c.SkipCrossplane = true })
+	instanceTypes, err := filepath.Abs(filepath.Join("testdata", "instance_types.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := controlPlane(t, func(c *localcp.Config) {
+		c.SkipCrossplane = true
+		c.InstanceTypesFile = instanceTypes
+	})
 	c, err := client.New(cp.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +137,13 @@ func TestControlPlane(t *testing.T) {
 	t.Logf("pod -> Running on %s: %s", pod.Spec.NodeName, time.Since(start).Round(10*time.Millisecond))
 	if pod.Spec.NodeName != node {
 		t.Errorf("pod runs on %q, want the new node %q", pod.Spec.NodeName, node)
+	}
+	n := &corev1.Node{}
+	if err := c.Get(t.Context(), types.NamespacedName{Name: node}, n); err != nil {
+		t.Fatal(err)
+	}
+	if it := n.Labels[corev1.LabelInstanceTypeStable]; it != "bp-2x-amd64-linux" {
+		t.Errorf("node %s has instance type %q, want the cheapest that fits, bp-2x-amd64-linux", node, it)
 	}
 	logUsage(t, cp)
 
