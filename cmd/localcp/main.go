@@ -6,6 +6,7 @@
 //	localcp up --dir DIR     start it; prints the kubeconfig export
 //	localcp down --dir DIR   stop exactly the processes up started
 //	localcp env --dir DIR    print shell exports for a running one
+//	localcp status --dir DIR list its processes, readiness times and memory
 //
 // Binaries come from hack/tool.sh (built on first use).
 package main
@@ -30,8 +31,9 @@ import (
 const usage = `usage:
   localcp up   --dir DIR [--repo PATH] [--no-karpenter] [--no-crossplane]
                [--forward PORT]... [--instance-types FILE] [--crossplane-env KEY=VALUE]...
-  localcp down --dir DIR
-  localcp env  --dir DIR
+  localcp down   --dir DIR
+  localcp env    --dir DIR
+  localcp status --dir DIR
 `
 
 func main() {
@@ -50,6 +52,8 @@ func main() {
 		err = down(os.Args[2:])
 	case "env":
 		err = env(os.Args[2:])
+	case "status":
+		err = status(os.Args[2:])
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -135,6 +139,41 @@ func env(args []string) error {
 		return err
 	}
 	printEnv(c)
+	return nil
+}
+
+func status(args []string) error {
+	dir, err := dirFlag("status", args)
+	if err != nil {
+		return err
+	}
+	c, err := localcp.Load(dir)
+	if err != nil {
+		return err
+	}
+	running := map[int]bool{}
+	for _, p := range c.Running() {
+		running[p.PID] = true
+	}
+	fmt.Printf("%-26s %-8s %-8s %s\n", "PROCESS", "PID", "STATE", "READY AFTER")
+	for _, p := range c.Processes {
+		st := "exited"
+		if running[p.PID] {
+			st = "running"
+		}
+		ready := "-"
+		if d, ok := c.ReadyAfter[p.Name]; ok {
+			ready = d.String()
+		}
+		fmt.Printf("%-26s %-8d %-8s %s\n", p.Name, p.PID, st, ready)
+	}
+	fmt.Printf("\n%-26s %-8s %s\n", "COMPONENT", "PID", "RSS")
+	var total int64
+	for _, u := range c.Usage() {
+		fmt.Printf("%-26s %-8d %.1f MiB\n", u.Name, u.PID, float64(u.RSSKiB)/1024)
+		total += u.RSSKiB
+	}
+	fmt.Printf("%-26s %-8s %.1f MiB\n", "total", "", float64(total)/1024)
 	return nil
 }
 
