@@ -1,0 +1,479 @@
+package poolcapacity_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
+	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
+	"github.com/burstpool/burstpool/internal/metrics"
+	"github.com/burstpool/burstpool/internal/warmup"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+const (
+	pool    = "analytics"
+	timeout = 30 * time.Second
+)
+
+func scheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{Scheme: scheme(t)})
+	if err != nil {
+		t.Fatalf("cannot create a client: %v", err)
+	}
+	return c
+}
+
+// provider is one run of the capacity provider, in process.
+type provider struct {
+	cancel  context.CancelFunc
+	done    chan error
+	metrics *prometheus.Registry
+}
+
+func startProvider(t *testing.T, w watch.Options) *provider {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme(t),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatalf("cannot create a manager: %v", err)
+	}
+	reg := prometheus.NewRegistry()
+	o := poolcapacity.Options{
+		Options: controller.Options{
+			Logger:                  logging.NewNopLogger(),
+			GlobalRateLimiter:       ratelimiter.NewGlobal(100),
+			PollInterval:            2 * time.Second,
+			MaxConcurrentReconciles: 2,
+		},
+		Watch:   w,
+		Metrics: metrics.New(reg),
+	}
+	if err := capacitycontroller.Setup(mgr, o); err != nil {
+		t.Fatalf("cannot set up the controllers: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &provider{cancel: cancel, done: make(chan error, 1), metrics: reg}
+	go func() { p.done <- mgr.Start(ctx) }()
+	return p
+}
+
+func (p *provider) stop(t *testing.T) {
+	t.Helper()
+	p.cancel()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("the provider stopped with an error: %v", err)
+		}
+	case <-time.After(timeout):
+		t.Fatal("the provider did not stop")
+	}
+}
+
+// eventually retries check until it returns nil or the timeout passes.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s did not happen within %s: %v", what, timeout, err)
+}
+
+func createNamespace(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatalf("cannot create namespace %s: %v", name, err)
+	}
+}
+
+func createNode(t *testing.T, c client.Client, name string, ready bool) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{qsv1alpha1.LabelPool: pool}}}
+	n.Spec.Taints = []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	if err := c.Create(ctx, n); err != nil {
+		t.Fatalf("cannot create node %s: %v", name, err)
+	}
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "Test", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	if err := c.Status().Update(ctx, n); err != nil {
+		t.Fatalf("cannot set the status of node %s: %v", name, err)
+	}
+}
+
+func executorLabels(qs string) map[string]string {
+	return map[string]string{
+		qsv1alpha1.LabelPool:         pool,
+		qsv1alpha1.LabelQueryService: qs,
+		qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool,
+		qsv1alpha1.LabelComponent:    qsv1alpha1.ComponentExecutor,
+	}
+}
+
+func running(started time.Time) corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: started}}
+}
+
+func createPod(t *testing.T, c client.Client, ns, name, node string, labels, annotations map[string]string, status corev1.PodStatus) {
+	t.Helper()
+	ctx := context.Background()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			NodeName:    node,
+			Containers:  []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
+			Tolerations: []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
+		},
+	}
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatalf("cannot create pod %s/%s: %v", ns, name, err)
+	}
+	p.Status = status
+	if err := c.Status().Update(ctx, p); err != nil {
+		t.Fatalf("cannot set the status of pod %s/%s: %v", ns, name, err)
+	}
+}
+
+func deletePod(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := c.Delete(context.Background(), p, client.GracePeriodSeconds(0)); err != nil && !kerrors.IsNotFound(err) {
+		t.Fatalf("cannot delete pod %s/%s: %v", ns, name, err)
+	}
+}
+
+func poolCapacity(name, providerConfig string) *v1alpha1.PoolCapacity {
+	pc := &v1alpha1.PoolCapacity{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.PoolCapacitySpec{
+			ForProvider: v1alpha1.PoolCapacityParameters{
+				Pool:             v1alpha1.PoolRef{Name: pool, Namespace: "team-a"},
+				NodeSelector:     map[string]string{qsv1alpha1.LabelPool: pool},
+				ExecutorSelector: map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool},
+				WarmupSelector:   map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
+				ExecutorsPerNode: 2,
+				MaxExecutors:     10,
+				QueryServices:    []v1alpha1.AttachedQueryService{{Name: "sales", Namespace: "team-a", RegularExecutors: 3}},
+			},
+		},
+	}
+	pc.SetProviderConfigReference(&xpv2.Reference{Name: providerConfig})
+	return pc
+}
+
+// summary is the part of a status the tests compare, in one readable value.
+type summary struct {
+	Total, Available, Occupied, Pending int32
+	Ready, NotReady                     int32
+	Allocations                         []string
+	Failures                            []string
+	Unauthorized                        []string
+	WarmupFailures                      []string
+	ReadyReason                         string
+}
+
+func summarize(pc *v1alpha1.PoolCapacity) summary {
+	o := pc.Status.AtProvider
+	s := summary{
+		Total: o.TotalExecutors, Available: o.AvailableExecutors, Occupied: o.OccupiedExecutors, Pending: o.PendingExecutors,
+		Ready: o.Nodes.Ready, NotReady: o.Nodes.NotReady,
+		ReadyReason: string(pc.GetCondition(xpv2.TypeReady).Reason),
+	}
+	for _, a := range o.Allocations {
+		s.Allocations = append(s.Allocations, fmt.Sprintf("%s/%s pool=%d regular=%d allocated=%t", a.Namespace, a.QueryService, a.PoolExecutors, a.RegularExecutors, a.AllocatedAt != nil))
+	}
+	for _, f := range o.Failures {
+		s.Failures = append(s.Failures, fmt.Sprintf("%s/%s %s %d", f.Namespace, f.Pod, f.Reason, f.ExitCode))
+	}
+	sort.Strings(s.Failures)
+	for _, u := range o.UnauthorizedExecutors {
+		s.Unauthorized = append(s.Unauthorized, fmt.Sprintf("%s/%s %s", u.Namespace, u.Pod, u.QueryService))
+	}
+	for _, w := range o.WarmupFailures {
+		s.WarmupFailures = append(s.WarmupFailures, fmt.Sprintf("%s %s nodes=%d", w.Image, w.Reason, w.Nodes))
+	}
+	return s
+}
+
+func converges(t *testing.T, c client.Client, name string, want summary) *v1alpha1.PoolCapacity {
+	t.Helper()
+	got := &v1alpha1.PoolCapacity{}
+	eventually(t, fmt.Sprintf("PoolCapacity %s converging", name), func() error {
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, summarize(got)); diff != "" {
+			return fmt.Errorf("-want, +got:\n%s", diff)
+		}
+		return nil
+	})
+	return got
+}
+
+func update(t *testing.T, c client.Client, name string, fn func(*v1alpha1.PoolCapacity)) {
+	t.Helper()
+	eventually(t, "updating PoolCapacity "+name, func() error {
+		pc := &v1alpha1.PoolCapacity{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, pc); err != nil {
+			return err
+		}
+		fn(pc)
+		return c.Update(context.Background(), pc)
+	})
+}
+
+func TestPoolCapacity(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+
+	for _, ns := range []string{"team-a", "team-c", "burstpool-system"} {
+		createNamespace(t, c, ns)
+	}
+	createNode(t, c, "node-1", true)
+	createNode(t, c, "node-2", true)
+	createNode(t, c, "node-3", false)
+
+	createPod(t, c, "team-a", "sales-exec-1", "node-1", executorLabels("sales"), nil, running(start))
+	createPod(t, c, "team-a", "sales-exec-2", "node-2", executorLabels("sales"), nil, running(start.Add(time.Minute)))
+	createPod(t, c, "team-a", "sales-exec-oom", "node-1", executorLabels("sales"), nil, corev1.PodStatus{
+		Phase: corev1.PodFailed,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "executor", Image: "e6/exec:1", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, FinishedAt: metav1.Time{Time: start}},
+		}}},
+	})
+	createPod(t, c, "team-a", "sales-exec-pending", "", executorLabels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending})
+	createPod(t, c, "team-c", "rogue-exec-1", "node-2", executorLabels("rogue"), nil, running(start))
+	createPod(t, c, "burstpool-system", "warm-typo-1", "node-1",
+		map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
+		map[string]string{warmup.AnnotationImage: "e6/exec:typo"},
+		corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "pull", Image: "e6/exec:typo", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"},
+		}}}})
+
+	// One ProviderConfig for the provider's own cluster, and one that
+	// reaches the same API server through a kubeconfig secret, as a remote
+	// cluster would be reached.
+	if err := c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
+		t.Fatal(err)
+	}
+	user, err := env.AddUser(envtest.User{Name: "remote-observer", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: "remote-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
+		t.Fatal(err)
+	}
+	remote := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "remote"}}
+	remote.Spec.Credentials.Source = xpv2.CredentialsSourceSecret
+	remote.Spec.Credentials.SecretRef = &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: "burstpool-system", Name: "remote-kubeconfig"}, Key: "kubeconfig"}
+	if err := c.Create(ctx, remote); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := c.Create(ctx, poolCapacity("analytics", "default")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, poolCapacity("analytics-remote", "remote")); err != nil {
+		t.Fatal(err)
+	}
+
+	began := time.Now()
+	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+
+	want := summary{
+		Total: 4, Available: 1, Occupied: 3, Pending: 1, Ready: 2, NotReady: 1,
+		Allocations:    []string{"team-a/sales pool=2 regular=3 allocated=true"},
+		Failures:       []string{"team-a/sales-exec-oom OOMKilled 137"},
+		Unauthorized:   []string{"team-c/rogue-exec-1 rogue"},
+		WarmupFailures: []string{"e6/exec:typo ImagePullBackOff nodes=1"},
+		ReadyReason:    string(xpv2.ReasonAvailable),
+	}
+	var first *v1alpha1.PoolCapacity
+	t.Run("Converges", func(t *testing.T) {
+		first = converges(t, c, "analytics", want)
+		if got := first.Status.AtProvider.Allocations[0].AllocatedAt.Time; !got.Equal(start) {
+			t.Errorf("allocatedAt = %s, want the first executor's start %s", got, start)
+		}
+		t.Logf("converged %s after the provider started", time.Since(began).Round(time.Millisecond))
+	})
+	if t.Failed() {
+		p.stop(t)
+		return
+	}
+
+	t.Run("RemoteClusterThroughKubeconfigSecret", func(t *testing.T) {
+		converges(t, c, "analytics-remote", want)
+	})
+
+	t.Run("Metrics", func(t *testing.T) {
+		eventually(t, "pool gauges", func() error {
+			const exp = `
+# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied or pending.
+# TYPE burstpool_pool_executors gauge
+burstpool_pool_executors{namespace="team-a",pool="analytics",state="available"} 1
+burstpool_pool_executors{namespace="team-a",pool="analytics",state="occupied"} 3
+burstpool_pool_executors{namespace="team-a",pool="analytics",state="pending"} 1
+burstpool_pool_executors{namespace="team-a",pool="analytics",state="total"} 4
+`
+			return testutil.GatherAndCompare(p.metrics, strings.NewReader(exp), "burstpool_pool_executors")
+		})
+	})
+
+	t.Run("PodChurn", func(t *testing.T) {
+		for i := 0; i < 12; i++ {
+			createPod(t, c, "team-a", fmt.Sprintf("sales-churn-%02d", i), "node-2", executorLabels("sales"), nil, running(time.Now()))
+		}
+		for i := 0; i < 12; i += 2 {
+			deletePod(t, c, "team-a", fmt.Sprintf("sales-churn-%02d", i))
+		}
+		for i := 1; i < 12; i += 4 {
+			deletePod(t, c, "team-a", fmt.Sprintf("sales-churn-%02d", i))
+		}
+		w := want
+		w.Occupied, w.Available = 3+3, 0
+		w.Allocations = []string{"team-a/sales pool=5 regular=3 allocated=true"}
+		converges(t, c, "analytics", w)
+		for _, i := range []int{3, 7, 11} {
+			deletePod(t, c, "team-a", fmt.Sprintf("sales-churn-%02d", i))
+		}
+		converges(t, c, "analytics", want)
+	})
+
+	t.Run("RestartKeepsAllocationsAndFailures", func(t *testing.T) {
+		p.stop(t)
+		createPod(t, c, "team-a", "sales-exec-3", "node-1", executorLabels("sales"), nil, running(time.Now()))
+		p = startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+		w := want
+		w.Occupied, w.Available = 4, 0
+		w.Allocations = []string{"team-a/sales pool=3 regular=3 allocated=true"}
+		got := converges(t, c, "analytics", w)
+		if diff := cmp.Diff(first.Status.AtProvider.Allocations[0].AllocatedAt, got.Status.AtProvider.Allocations[0].AllocatedAt); diff != "" {
+			t.Errorf("allocatedAt changed across a restart: %s", diff)
+		}
+		if diff := cmp.Diff(first.Status.AtProvider.Failures, got.Status.AtProvider.Failures); diff != "" {
+			t.Errorf("failures changed across a restart: %s", diff)
+		}
+		deletePod(t, c, "team-a", "sales-exec-3")
+		converges(t, c, "analytics", want)
+	})
+	p.stop(t)
+
+	// With the watch off the poller is the only source, as when the watch
+	// is cut; the status must follow the cluster all the same.
+	p = startProvider(t, watch.Options{Watch: false, PollInterval: 500 * time.Millisecond})
+	defer p.stop(t)
+
+	t.Run("PollingOnly", func(t *testing.T) {
+		// The status is already converged from the earlier run; wait for
+		// this run's own observation, which its gauges show.
+		eventually(t, "the poller's first observation", func() error {
+			return testutil.GatherAndCompare(p.metrics, strings.NewReader(`
+# HELP burstpool_pool_nodes Nodes of a pool by state: ready or not_ready.
+# TYPE burstpool_pool_nodes gauge
+burstpool_pool_nodes{namespace="team-a",pool="analytics",state="not_ready"} 1
+burstpool_pool_nodes{namespace="team-a",pool="analytics",state="ready"} 2
+`), "burstpool_pool_nodes")
+		})
+		if err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}}); err != nil {
+			t.Fatal(err)
+		}
+		w := want
+		w.Total, w.Available, w.Occupied, w.Ready = 2, 1, 1, 1
+		w.Allocations = []string{"team-a/sales pool=1 regular=3 allocated=true"}
+		w.Failures = []string{"team-a/sales-exec-2 NodeLost 0", "team-a/sales-exec-oom OOMKilled 137", "team-c/rogue-exec-1 NodeLost 0"}
+		converges(t, c, "analytics", w)
+		want = w
+	})
+
+	t.Run("DeleteFailedExecutors", func(t *testing.T) {
+		update(t, c, "analytics", func(pc *v1alpha1.PoolCapacity) {
+			pc.Spec.ForProvider.Policies.DeleteFailedExecutors = true
+			pc.Spec.ForProvider.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
+		})
+		for _, k := range []client.ObjectKey{{Namespace: "team-a", Name: "sales-exec-oom"}, {Namespace: "team-c", Name: "rogue-exec-1"}} {
+			eventually(t, "deleting pod "+k.String(), func() error {
+				got := &corev1.Pod{}
+				err := c.Get(ctx, k, got)
+				if kerrors.IsNotFound(err) || (err == nil && got.DeletionTimestamp != nil) {
+					return nil
+				}
+				return fmt.Errorf("pod %s is still there (err %v)", k, err)
+			})
+		}
+		w := want
+		w.Unauthorized = nil // the terminating pod no longer counts.
+		converges(t, c, "analytics", w)
+	})
+
+	t.Run("DeletedPoolCapacityIsReleased", func(t *testing.T) {
+		for _, name := range []string{"analytics", "analytics-remote"} {
+			if err := c.Delete(ctx, &v1alpha1.PoolCapacity{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "PoolCapacity "+name+" going away", func() error {
+				err := c.Get(ctx, client.ObjectKey{Name: name}, &v1alpha1.PoolCapacity{})
+				if kerrors.IsNotFound(err) {
+					return nil
+				}
+				return fmt.Errorf("still there: %v", err)
+			})
+		}
+	})
+}

@@ -1,0 +1,112 @@
+package watch
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/capacity"
+	"github.com/burstpool/burstpool/internal/warmup"
+)
+
+func TestNode(t *testing.T) {
+	labels := map[string]string{qsv1alpha1.LabelPool: "p"}
+	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	taint := func(key string, e corev1.TaintEffect) corev1.Taint { return corev1.Taint{Key: key, Effect: e} }
+	cases := map[string]struct {
+		reason string
+		node   corev1.Node
+		want   capacity.Node
+	}{
+		"ReadyPoolNode": {
+			reason: "A Ready node with only the pool taint is schedulable.",
+			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels},
+				Spec:   corev1.NodeSpec{Taints: []corev1.Taint{taint(qsv1alpha1.TaintPool, corev1.TaintEffectNoSchedule)}},
+				Status: corev1.NodeStatus{Conditions: ready}},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true, Schedulable: true},
+		},
+		"ConditionTaintsIgnored": {
+			reason: "The not-ready and unreachable taints mirror Ready and do not count again.",
+			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels},
+				Spec: corev1.NodeSpec{Taints: []corev1.Taint{
+					taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoSchedule), taint(corev1.TaintNodeUnreachable, corev1.TaintEffectNoExecute)}},
+				Status: corev1.NodeStatus{Conditions: ready}},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true, Schedulable: true},
+		},
+		"DisruptedNode": {
+			reason: "A NoSchedule taint such as Karpenter's disruption taint makes the node unschedulable.",
+			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels},
+				Spec:   corev1.NodeSpec{Taints: []corev1.Taint{taint("karpenter.sh/disrupted", corev1.TaintEffectNoSchedule)}},
+				Status: corev1.NodeStatus{Conditions: ready}},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true},
+		},
+		"CordonedDeletingNode": {
+			reason: "A cordoned node is unschedulable; a node with a deletion timestamp is deleting; no Ready condition means not ready.",
+			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels, DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)}},
+				Spec: corev1.NodeSpec{Unschedulable: true}},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Deleting: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			stripped, err := StripNode(&tc.node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&tc.want, Node(stripped.(*corev1.Node))); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestPod(t *testing.T) {
+	start := metav1.Time{Time: time.Unix(100, 0)}
+	labels := map[string]string{qsv1alpha1.LabelPool: "p", "other": "x"}
+	cases := map[string]struct {
+		reason string
+		pod    corev1.Pod
+		want   capacity.Pod
+	}{
+		"RunningWarmupPod": {
+			reason: "The image annotation, node, start time and container states survive stripping.",
+			pod: corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "u", Labels: labels,
+					Annotations: map[string]string{warmup.AnnotationImage: "img:1", "big": "dropped"}},
+				Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "pause", Image: "helper"}}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &start,
+					InitContainerStatuses: []corev1.ContainerStatus{{Name: "pull", Image: "img:1", State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", FinishedAt: start}}}},
+					ContainerStatuses: []corev1.ContainerStatus{{Name: "pause", Image: "helper", Ready: true, State: corev1.ContainerState{
+						Running: &corev1.ContainerStateRunning{StartedAt: start}}}}},
+			},
+			want: capacity.Pod{Namespace: "ns", Name: "w", UID: "u", Pool: "p", Labels: labels, Image: "img:1", NodeName: "n",
+				State: capacity.PodRunning, Started: start.Time,
+				Containers: []capacity.Container{
+					{Name: "pull", Init: true, Image: "img:1", Terminated: &capacity.Termination{Reason: "Completed", FinishedAt: start.Time}},
+					{Name: "pause", Image: "helper"},
+				}},
+		},
+		"TerminatingPod": {
+			reason: "A pod with a deletion timestamp is Deleted whatever its phase.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e", Labels: labels, CreationTimestamp: start, DeletionTimestamp: &start},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning}},
+			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodDeleted, Started: start.Time},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			stripped, err := StripPod(&tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&tc.want, Pod(stripped.(*corev1.Pod))); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
