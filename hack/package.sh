@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Builds burstpool's Crossplane packages offline with `crank xpkg build`
+# (crank v2.2.1, from hack/tool.sh) into ${OUTPUT:-_output}/packages:
+#
+#   burstpool.xpkg                          the Configuration: crossplane.yaml,
+#                                           apis/definition.yaml (the XRD) and
+#                                           apis/composition.yaml
+#   function-pool-compose-<arch>.xpkg       the Function: package/function
+#                                           (crossplane.yaml, input/*.yaml CRDs)
+#                                           with the runtime image of
+#                                           ./functions/pool-compose embedded
+#   provider-burstpool-<arch>.xpkg          the Provider: package/provider
+#                                           (crossplane.yaml, crds/*.yaml) with
+#                                           the runtime image of ./cmd/provider
+#
+# crank embeds exactly ONE runtime image per package (it loads
+# --embed-runtime-image-tarball as a single-image tarball), so the Function
+# and the Provider are built once per architecture, <arch> in amd64 and
+# arm64. Push the files of one package together as one multi-platform index:
+# `crank xpkg push -f a.xpkg,b.xpkg REF`, or ocireg.PushXpkgIndex in Go.
+#
+# Runtime images are built by cmd/imagebuild, without a container engine:
+# static binaries (CGO_ENABLED=0, -trimpath, -s -w) on an empty base, user
+# 65532:65532, the program at /usr/local/bin/<package name> as entrypoint
+# and the warmup helper ./cmd/warm at /warm. They are written next to the
+# packages in ${OUTPUT}/images/<name>-<arch>.tar. Timestamps come from
+# SOURCE_DATE_EPOCH (default: the time of the last commit), so rebuilding
+# the same tree gives byte-identical packages.
+#
+# Usage: hack/package.sh [configuration] [function] [provider]   (default: all)
+# Environment: OUTPUT (default _output), PLATFORMS (default
+# linux/amd64,linux/arm64), VERSION (image label; default git describe).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${OUTPUT:-_output}
+pkgs=$out/packages
+images=$out/images
+platforms=${PLATFORMS:-linux/amd64,linux/arm64}
+
+die() { echo "package: $*" >&2; exit 1; }
+
+# need FILE...: fail with a message naming each missing file.
+need() {
+	local f missing=0
+	for f in "$@"; do
+		[ -f "$f" ] || { echo "package: missing $f" >&2; missing=1; }
+	done
+	[ $missing = 0 ] || die "cannot build $what: the files above are missing"
+}
+
+# need_main DIR: fail unless DIR holds a Go main package.
+need_main() {
+	[ -d "$1" ] && grep -qs '^package main$' "$1"/*.go ||
+		die "cannot build $what: $1 is not a Go main package (yet)"
+}
+
+# stage DIR FILE...: a fresh staging folder holding FILEs, so that crank
+# packs nothing else.
+stage() {
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$@" "$dir/"
+}
+
+# build STAGE XPKG [RUNTIME_TARBALL]: crank xpkg build with no examples.
+build() {
+	local args=(xpkg build --package-root "$1" --examples-root "$1/examples" --package-file "$2.tmp")
+	[ $# -lt 3 ] || args+=(--embed-runtime-image-tarball "$3")
+	"$crank" "${args[@]}" || die "crank xpkg build failed for $2"
+	mv -f "$2.tmp" "$2"
+	echo "package: $2 ($(du -h "$2" | cut -f1))" >&2
+}
+
+# runtime NAME MAIN: builds the runtime image tarballs of MAIN, one per
+# platform, and prints their paths.
+runtime() {
+	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm \
+		-platform "$platforms" -out "$images" -created "$created" \
+		-label "org.opencontainers.image.title=$1" \
+		-label "org.opencontainers.image.source=https://github.com/burstpool/burstpool" \
+		-label "org.opencontainers.image.version=$version" \
+		-label "org.opencontainers.image.revision=$revision" \
+		-label "org.opencontainers.image.licenses=Apache-2.0"
+}
+
+# embedded NAME MAIN META_DIR FILE...: one package per platform.
+embedded() {
+	local name=$1 main=$2 tarballs tarball arch
+	shift 2
+	need_main "$main"
+	need_main cmd/warm
+	local stagedir=$out/stage/$name
+	stage "$stagedir" "$@"
+	tarballs=$(runtime "$name" "$main") || die "cannot build the runtime image of $main"
+	for tarball in $tarballs; do
+		arch=${tarball##*/"$name"-}
+		arch=${arch%.tar}
+		build "$stagedir" "$pkgs/$name-$arch.xpkg" "$tarball"
+	done
+}
+
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(configuration function provider)
+for t in "${targets[@]}"; do
+	case $t in configuration | function | provider) ;; *) die "unknown package $t (want configuration, function or provider)" ;; esac
+done
+
+crank=$(hack/tool.sh crank) || die "cannot get crank: run hack/tool.sh crank (see /tmp/toolbuild.log if it is building)"
+mkdir -p "$pkgs" "$images" "$out/bin"
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+	SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0)
+fi
+created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+case " ${targets[*]} " in
+*" function "* | *" provider "*)
+	go build -o "$out/bin/imagebuild" ./cmd/imagebuild || die "cannot build cmd/imagebuild"
+	imagebuild=$out/bin/imagebuild ;;
+esac
+
+for t in "${targets[@]}"; do
+	start=$SECONDS
+	case $t in
+	configuration)
+		what="the Configuration"
+		need crossplane.yaml apis/definition.yaml apis/composition.yaml
+		stage "$out/stage/burstpool" crossplane.yaml apis/definition.yaml apis/composition.yaml
+		build "$out/stage/burstpool" "$pkgs/burstpool.xpkg"
+		;;
+	function)
+		what="the Function"
+		need package/function/crossplane.yaml
+		shopt -s nullglob
+		inputs=(package/function/input/*.yaml)
+		shopt -u nullglob
+		[ ${#inputs[@]} -gt 0 ] || die "cannot build $what: no input CRDs in package/function/input"
+		embedded function-pool-compose ./functions/pool-compose package/function/crossplane.yaml "${inputs[@]}"
+		;;
+	provider)
+		what="the Provider"
+		need package/provider/crossplane.yaml
+		shopt -s nullglob
+		crds=(package/provider/crds/*.yaml)
+		shopt -u nullglob
+		[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in package/provider/crds"
+		embedded provider-burstpool ./cmd/provider package/provider/crossplane.yaml "${crds[@]}"
+		;;
+	esac
+	echo "package: built $what in $((SECONDS - start))s" >&2
+done
