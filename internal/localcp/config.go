@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -183,7 +184,7 @@ type Config struct {
 
 func (c *Config) defaults(ctx context.Context) error {
 	if c.Dir == "" {
-		return fmt.Errorf("no folder for the control plane: set Dir")
+		return errors.New("no folder for the control plane: set Dir")
 	}
 	d, err := filepath.Abs(c.Dir)
 	if err != nil {

@@ -3,7 +3,6 @@ package localcp
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -543,7 +542,7 @@ func (u *upper) writeSecret(ctx context.Context, ns, name, dir string) error {
 		return fmt.Errorf("cannot read Secret %s/%s: %w", ns, name, err)
 	}
 	if len(s.Data) == 0 {
-		return errors.New("Secret " + ns + "/" + name + " is empty")
+		return fmt.Errorf("the Secret %s/%s that `crossplane core init` fills is empty", ns, name)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
