@@ -88,8 +88,13 @@ func (u *upper) path(elem ...string) string {
 }
 
 func (u *upper) run(ctx context.Context) error {
-	names := []string{"etcd", "etcd-peer", "apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
-		"karpenter-health", "karpenter-metrics", "crossplane-health", "crossplane-metrics"}
+	names := []string{"etcd", "etcd-peer", "apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+	if !u.cfg.SkipKarpenter {
+		names = append(names, "karpenter-health", "karpenter-metrics")
+	}
+	if !u.cfg.SkipCrossplane {
+		names = append(names, "crossplane-health", "crossplane-metrics")
+	}
 	ports, err := FreePorts(len(names))
 	if err != nil {
 		return err
