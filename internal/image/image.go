@@ -227,7 +227,10 @@ func Index(imgs ...v1.Image) (v1.ImageIndex, error) {
 
 // WriteTarball writes img to path as an image tarball tagged tag (the format
 // `crank xpkg build --embed-runtime-image-tarball` and `docker load` read).
-// The file is replaced only once it is complete.
+// Such a tarball records the config and the layers but no manifest: readers
+// rebuild the manifest with Docker media types, so the image read back has
+// the same config and layers as img under another manifest digest. The file
+// is replaced only once it is complete.
 func WriteTarball(path, tag string, img v1.Image) error {
 	ref, err := name.NewTag(tag, name.StrictValidation)
 	if err != nil {
