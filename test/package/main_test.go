@@ -1,0 +1,58 @@
+// Package packaging_test checks how burstpool is packaged: hack/validate.sh
+// accepts valid Crossplane YAML and rejects broken YAML offline, runtime
+// images built by internal/image survive a push to and pull from the
+// loopback registry of internal/ocireg with their platform, user and
+// entrypoint, and crank embeds such an image in a Function package.
+//
+// The tests that run crank fail, never skip, when the crank binary is
+// missing: build it with `hack/tool.sh crank`.
+package packaging_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// repoRoot is the repository's root folder, two levels up from this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// crank returns the path of the pinned crank binary that hack/tool.sh
+// caches, and fails the test when it has not been built.
+func crank(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	script, err := os.ReadFile(filepath.Join(root, "hack", "tool.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^CRANK=(\S+)$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("hack/tool.sh pins no CRANK version")
+	}
+	cache := os.Getenv("BURSTPOOL_BIN_CACHE")
+	if cache == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		cache = filepath.Join(base, "burstpool", "bin")
+	}
+	bin := filepath.Join(cache, "crank-"+string(m[1]))
+	if fi, err := os.Stat(bin); err != nil || fi.Mode()&0o111 == 0 {
+		t.Fatalf("crank %s is missing at %s: build it with `hack/tool.sh crank` (5 to 9 minutes the first time)", m[1], bin)
+	}
+	return bin
+}
