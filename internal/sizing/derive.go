@@ -130,9 +130,9 @@ func fits(per int64, n, a need) bool {
 	return n.cpu <= a.cpu/per && n.mem <= a.mem/per
 }
 
+// executor is one attached executor, pointer-free so sorting is cheap.
 type executor struct {
 	src  int // index in Input.Executors
-	qs   string
 	need need
 }
 
@@ -141,6 +141,7 @@ type deriver struct {
 	in    Input
 	cat   *Catalog
 	per   int64
+	nom   []need // nominal capacity of each catalog type, by index
 	alloc []need // allocatable of each catalog type, by index
 	execs []executor
 }
@@ -224,19 +225,33 @@ func newDeriver(in Input) (*deriver, error) {
 	}
 	d := &deriver{in: in, cat: cat, per: max(int64(in.ExecutorsPerNode), 1)}
 	dsCPU, dsMem := in.Overhead.sum()
+	d.nom = make([]need, len(cat.Types))
 	d.alloc = make([]need, len(cat.Types))
 	for i, t := range cat.Types {
-		c, m := allocatable(cloud, milli(t.CPU), value(t.Memory), dsCPU, dsMem)
+		d.nom[i] = need{milli(t.CPU), value(t.Memory)}
+		c, m := allocatable(cloud, d.nom[i].cpu, d.nom[i].mem, dsCPU, dsMem)
 		d.alloc[i] = need{c, m}
 	}
 	d.execs = make([]executor, len(in.Executors))
 	for i, e := range in.Executors {
-		d.execs[i] = executor{src: i, qs: e.QueryService, need: need{milli(e.CPU), value(e.Memory)}}
+		d.execs[i] = executor{src: i, need: need{milli(e.CPU), value(e.Memory)}}
 	}
 	slices.SortFunc(d.execs, func(a, b executor) int {
-		return cmp.Or(strings.Compare(a.qs, b.qs), cmp.Compare(a.need.cpu, b.need.cpu), cmp.Compare(a.need.mem, b.need.mem), cmp.Compare(a.src, b.src))
+		return cmp.Or(strings.Compare(in.Executors[a.src].QueryService, in.Executors[b.src].QueryService),
+			cmp.Compare(a.need.cpu, b.need.cpu), cmp.Compare(a.need.mem, b.need.mem), cmp.Compare(a.src, b.src))
 	})
 	return d, nil
+}
+
+// qs is an executor's QueryService.
+func (d *deriver) qs(e executor) string { return d.in.Executors[e.src].QueryService }
+
+// compareSize is the package's compareSize on catalog indices, from the
+// precomputed capacities.
+func (d *deriver) compareSize(a, b int) int {
+	ta, tb := &d.cat.Types[a], &d.cat.Types[b]
+	return cmp.Or(cmp.Compare(d.nom[a].cpu, d.nom[b].cpu), cmp.Compare(d.nom[a].mem, d.nom[b].mem),
+		cmp.Compare(ta.PricePerHour, tb.PricePerHour), strings.Compare(ta.Name, tb.Name))
 }
 
 func (d *deriver) index(name string) (int, bool) {
@@ -278,7 +293,7 @@ func (d *deriver) family(f string) []int {
 			out = append(out, i)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b int) int { return compareSize(d.cat.Types[a], d.cat.Types[b]) })
+	slices.SortFunc(out, d.compareSize)
 	return out
 }
 
@@ -289,8 +304,7 @@ func (d *deriver) cheapestFirst() []int {
 		out[i] = i
 	}
 	slices.SortFunc(out, func(a, b int) int {
-		ta, tb := d.cat.Types[a], d.cat.Types[b]
-		return cmp.Or(cmp.Compare(ta.PricePerHour, tb.PricePerHour), compareSize(ta, tb))
+		return cmp.Or(cmp.Compare(d.cat.Types[a].PricePerHour, d.cat.Types[b].PricePerHour), d.compareSize(a, b))
 	})
 	return out
 }
@@ -340,7 +354,7 @@ func (d *deriver) result(i int, from string) Result {
 		r.Compatibility = make([]Compatibility, 0, len(d.execs))
 	}
 	if p, ok := d.index(d.in.Previous); ok && p != i {
-		r.Upgraded = compareSize(t, d.cat.Types[p]) > 0
+		r.Upgraded = d.compareSize(i, p) > 0
 	}
 	return r
 }
@@ -348,7 +362,7 @@ func (d *deriver) result(i int, from string) Result {
 func (d *deriver) compat(e executor, i int) Compatibility {
 	src := d.in.Executors[e.src]
 	return Compatibility{
-		QueryService:   e.qs,
+		QueryService:   src.QueryService,
 		Compatible:     fits(d.per, e.need, d.alloc[i]),
 		RequiredCPU:    src.CPU,
 		RequiredMemory: src.Memory,
@@ -479,8 +493,7 @@ func (d *deriver) frontier(cands []int) []int {
 func (d *deriver) largest(cands []int) int {
 	l := cands[0]
 	for _, c := range cands[1:] {
-		t, lt := d.cat.Types[c], d.cat.Types[l]
-		if cmp.Or(t.CPU.Cmp(lt.CPU), t.Memory.Cmp(lt.Memory)) > 0 {
+		if cmp.Or(cmp.Compare(d.nom[c].cpu, d.nom[l].cpu), cmp.Compare(d.nom[c].mem, d.nom[l].mem)) > 0 {
 			l = c
 		}
 	}
@@ -519,7 +532,7 @@ func (d *deriver) drivers(cands []int, chosen int, fitsAny []bool, holdable int)
 		return len(cands)
 	}
 	rc, rm := rank(byCPU), rank(byMem)
-	qc, qm := d.execs[byCPU].qs, d.execs[byMem].qs
+	qc, qm := d.qs(d.execs[byCPU]), d.qs(d.execs[byMem])
 	at := slices.Index(cands, chosen)
 	switch {
 	case qc == qm:
@@ -562,7 +575,7 @@ func (d *deriver) spot(chosen int, req need) []string {
 		rs = append(rs, ranked{i, math.Round(t.PricePerHour / float64(slots) * 1e5)})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
-		return cmp.Or(cmp.Compare(a.price, b.price), compareSize(d.cat.Types[a.i], d.cat.Types[b.i]))
+		return cmp.Or(cmp.Compare(a.price, b.price), d.compareSize(a.i, b.i))
 	})
 	limitN := d.in.MaxSpotTypes
 	if limitN < 1 {
