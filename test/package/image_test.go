@@ -157,11 +157,7 @@ func runIfNative(t *testing.T, arch string, bin []byte) {
 
 func TestRuntimeImageThroughRegistry(t *testing.T) {
 	tarballs := buildTarballs(t)
-	addr, stop, err := ocireg.Serve(t.Context(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr := serveRegistry(t)
 
 	t.Run("PerPlatform", func(t *testing.T) {
 		for i, p := range platforms {
@@ -219,11 +215,7 @@ func TestRuntimeImageIsReproducible(t *testing.T) {
 func TestFunctionPackageEmbedsRuntime(t *testing.T) {
 	bin := crank(t)
 	tarballs := buildTarballs(t)
-	addr, stop, err := ocireg.Serve(t.Context(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr := serveRegistry(t)
 
 	root := t.TempDir()
 	meta, err := os.ReadFile(filepath.Join("testdata", "valid", "function.yaml"))
@@ -270,6 +262,17 @@ func TestFunctionPackageEmbedsRuntime(t *testing.T) {
 			t.Errorf("package %s: label of the package layer is %q, want \"base\" (how Crossplane finds package.yaml)", ref, got)
 		}
 	}
+}
+
+// serveRegistry starts a loopback registry that stops when the test ends.
+func serveRegistry(t *testing.T) string {
+	t.Helper()
+	addr, stop, err := ocireg.Serve(t.Context(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
 }
 
 // pullImage pulls ref, resolving an index to platform p when p is given.
