@@ -97,8 +97,9 @@ func Allocatable(c Cloud, it InstanceType, o Overhead) Resources {
 	return Resources{CPU: *resource.NewMilliQuantity(cpu, resource.DecimalSI), Memory: *resource.NewQuantity(mem, resource.BinarySI)}
 }
 
-// NodeAllocatable returns the node's allocatable as the kubelet reports it,
-// with no pool DaemonSets taken: Allocatable with an empty Overhead.
+// NodeAllocatable returns the node's allocatable as Karpenter predicts it
+// before launch, with no pool DaemonSets taken: Allocatable with an empty
+// Overhead.
 func NodeAllocatable(c Cloud, it InstanceType) Resources {
 	return Allocatable(c, it, Overhead{})
 }

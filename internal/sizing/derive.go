@@ -364,8 +364,8 @@ func (d *deriver) compat(e executor, i int) Compatibility {
 	return Compatibility{
 		QueryService:   src.QueryService,
 		Compatible:     fits(d.per, e.need, d.alloc[i]),
-		RequiredCPU:    src.CPU,
-		RequiredMemory: src.Memory,
+		RequiredCPU:    src.CPU.DeepCopy(),
+		RequiredMemory: src.Memory.DeepCopy(),
 		InstanceType:   d.cat.Types[i].Name,
 	}
 }

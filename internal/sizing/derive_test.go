@@ -113,6 +113,22 @@ func TestDerive(t *testing.T) {
 				},
 			},
 		},
+		"SizedForTheMemoryHeavy": {
+			reason: "When the memory-heavy QueryService alone needs the chosen size (400Gi: more than a 12xlarge's 353.1Gi) it is named, not the CPU-heavy one that an 8xlarge would hold.",
+			in:     Input{Catalog: aws, InstanceFamily: "r7gd", Overhead: poolOverhead, Executors: []Executor{exec("x/cpu", "20", "1Gi"), exec("y/mem", "1", "400Gi")}},
+			want: Result{
+				InstanceType: "r7gd.16xlarge", DerivedFrom: "instanceFamily r7gd sized for QueryService/y/mem", Arch: "arm64", Allocatable: r7gd16xl,
+				Compatibility: []Compatibility{fit("x/cpu", "20", "1Gi", "r7gd.16xlarge"), fit("y/mem", "1", "400Gi", "r7gd.16xlarge")},
+			},
+		},
+		"SizedForTheFirstOfTwo": {
+			reason: "When the CPU-heavy and the memory-heavy QueryService each need the chosen size, the first by name is named.",
+			in:     Input{Catalog: aws, InstanceFamily: "r7gd", Overhead: poolOverhead, Executors: []Executor{exec("z/cpu", "60", "1Gi"), exec("a/mem", "1", "400Gi")}},
+			want: Result{
+				InstanceType: "r7gd.16xlarge", DerivedFrom: "instanceFamily r7gd sized for QueryService/a/mem", Arch: "arm64", Allocatable: r7gd16xl,
+				Compatibility: []Compatibility{fit("a/mem", "1", "400Gi", "r7gd.16xlarge"), fit("z/cpu", "60", "1Gi", "r7gd.16xlarge")},
+			},
+		},
 		"FamilyExecutorsPerNode": {
 			reason: "Two 15 CPU executors per node need 30 CPU: an r7gd.8xlarge; zero executors per node counts as one elsewhere.",
 			in:     Input{Catalog: aws, InstanceFamily: "r7gd", ExecutorsPerNode: 2, Overhead: poolOverhead, Executors: []Executor{q30}},
