@@ -19,6 +19,7 @@
 # arm64. Push the files of one package together as one multi-platform index:
 # `crank xpkg push -f a.xpkg,b.xpkg REF`, or ocireg.PushXpkgIndex in Go.
 #
+# Each package's metadata, XRD and Composition pass hack/validate.sh first.
 # Runtime images are built by cmd/imagebuild, without a container engine:
 # static binaries (CGO_ENABLED=0, -trimpath, -s -w) on an empty base, user
 # 65532:65532, the program at /usr/local/bin/<package name> as entrypoint
@@ -66,6 +67,12 @@ stage() {
 	cp "$@" "$dir/"
 }
 
+# check FILE...: hack/validate.sh, quiet unless a file breaks its schema.
+check() {
+	local log
+	log=$(hack/validate.sh "$@" 2>&1) || { echo "$log" >&2; die "cannot build $what: $* do not validate"; }
+}
+
 # build STAGE XPKG [RUNTIME_TARBALL]: crank xpkg build with no examples.
 build() {
 	local args=(xpkg build --package-root "$1" --examples-root "$1/examples" --package-file "$2.tmp")
@@ -93,6 +100,10 @@ embedded() {
 	shift 2
 	need_main "$main"
 	need_main cmd/warm
+	if [ -z "$imagebuild" ]; then
+		go build -o "$out/bin/imagebuild" ./cmd/imagebuild || die "cannot build cmd/imagebuild"
+		imagebuild=$out/bin/imagebuild
+	fi
 	local stagedir=$out/stage/$name
 	stage "$stagedir" "$@"
 	tarballs=$(runtime "$name" "$main") || die "cannot build the runtime image of $main"
@@ -117,11 +128,7 @@ fi
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-case " ${targets[*]} " in
-*" function "* | *" provider "*)
-	go build -o "$out/bin/imagebuild" ./cmd/imagebuild || die "cannot build cmd/imagebuild"
-	imagebuild=$out/bin/imagebuild ;;
-esac
+imagebuild=
 
 for t in "${targets[@]}"; do
 	start=$SECONDS
@@ -129,6 +136,7 @@ for t in "${targets[@]}"; do
 	configuration)
 		what="the Configuration"
 		need crossplane.yaml apis/definition.yaml apis/composition.yaml
+		check crossplane.yaml apis/definition.yaml apis/composition.yaml
 		stage "$out/stage/burstpool" crossplane.yaml apis/definition.yaml apis/composition.yaml
 		build "$out/stage/burstpool" "$pkgs/burstpool.xpkg"
 		;;
@@ -139,6 +147,7 @@ for t in "${targets[@]}"; do
 		inputs=(package/function/input/*.yaml)
 		shopt -u nullglob
 		[ ${#inputs[@]} -gt 0 ] || die "cannot build $what: no input CRDs in package/function/input"
+		check package/function/crossplane.yaml
 		embedded function-pool-compose ./functions/pool-compose package/function/crossplane.yaml "${inputs[@]}"
 		;;
 	provider)
@@ -148,6 +157,7 @@ for t in "${targets[@]}"; do
 		crds=(package/provider/crds/*.yaml)
 		shopt -u nullglob
 		[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in package/provider/crds"
+		check package/provider/crossplane.yaml
 		embedded provider-burstpool ./cmd/provider package/provider/crossplane.yaml "${crds[@]}"
 		;;
 	esac
