@@ -3,6 +3,7 @@ package packaging_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"os/exec"
@@ -225,8 +226,10 @@ func TestFunctionPackageEmbedsRuntime(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "crossplane.yaml"), meta, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	xpkgs := make([]string, 0, len(platforms))
 	for i, p := range platforms {
 		xpkg := filepath.Join(t.TempDir(), "function-buckets-"+p.Architecture+".xpkg")
+		xpkgs = append(xpkgs, xpkg)
 		cmd := exec.CommandContext(t.Context(), bin, "xpkg", "build", "--package-root", root,
 			"--examples-root", filepath.Join(root, "examples"), "--embed-runtime-image-tarball", tarballs[i], "--package-file", xpkg)
 		var out bytes.Buffer
@@ -261,6 +264,41 @@ func TestFunctionPackageEmbedsRuntime(t *testing.T) {
 		if got := cf.Config.Labels["io.crossplane.xpkg:"+pkgLayer.String()]; got != "base" {
 			t.Errorf("package %s: label of the package layer is %q, want \"base\" (how Crossplane finds package.yaml)", ref, got)
 		}
+		extract(t, bin, ref)
+	}
+
+	// One multi-platform reference for both packages, as a release pushes them.
+	ref, err := ocireg.PushXpkgIndex(t.Context(), addr, "burstpool/function-buckets", "v0.1.0", xpkgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extract(t, bin, ref)
+}
+
+// extract pulls the package ref with Crossplane's own package fetcher
+// (crank xpkg extract) and checks that its package.yaml is the Function's.
+func extract(t *testing.T, crankBin, ref string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "package.gz")
+	cmd := exec.CommandContext(t.Context(), crankBin, "xpkg", "extract", ref, "--output", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crank xpkg extract %s: %v\n%s", ref, err, b)
+	}
+	f, err := os.Open(out) //nolint:gosec // G304: a file in the test's own folder.
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "kind: Function") || !strings.Contains(string(b), "name: function-buckets") {
+		t.Errorf("crank xpkg extract %s: package.yaml lacks the Function metadata:\n%s", ref, b)
 	}
 }
 

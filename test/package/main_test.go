@@ -2,7 +2,8 @@
 // accepts valid Crossplane YAML and rejects broken YAML offline, runtime
 // images built by internal/image survive a push to and pull from the
 // loopback registry of internal/ocireg with their platform, user and
-// entrypoint, and crank embeds such an image in a Function package.
+// entrypoint, and crank embeds such an image in a Function package that
+// Crossplane's own package fetcher pulls back from that registry.
 //
 // The tests that run crank fail, never skip, when the crank binary is
 // missing: build it with `hack/tool.sh crank`.
