@@ -66,6 +66,9 @@ yamls() {
 		fi
 	done
 }
+for p in "${files[@]}" "${schemas[@]+"${schemas[@]}"}"; do
+	[ -e "$p" ] || { echo "validate: $p: no such file or folder" >&2; exit 1; }
+done
 mapfile -t resources < <(yamls "${files[@]}")
 mapfile -t schemafiles < <(yamls "${schemas[@]+"${schemas[@]}"}" "${files[@]}")
 [ ${#resources[@]} -gt 0 ] || { echo "validate: no YAML files in ${files[*]}" >&2; exit 2; }

@@ -47,6 +47,12 @@ func TestValidate(t *testing.T) {
 			wantFail: true,
 			want:     []string{"could not find CRD/XRD for: example.burstpool.io/v1alpha1, Kind=XBucket"},
 		},
+		"MissingFile": {
+			reason:   "A file that is not there fails, even beside files that validate.",
+			files:    []string{"testdata/valid/composition.yaml", "testdata/valid/nothere.yaml"},
+			wantFail: true,
+			want:     []string{"testdata/valid/nothere.yaml: no such file or folder"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
