@@ -22,6 +22,13 @@ import (
 	"github.com/burstpool/burstpool/internal/capacity"
 )
 
+// User agents of the observer's requests, so that audit logs (and tests)
+// can tell the informers from the poller.
+const (
+	UserAgentWatch = "burstpool-capacity-watch"
+	UserAgentPoll  = "burstpool-capacity-poll"
+)
+
 // Defaults of Options.
 const (
 	DefaultPollInterval = time.Minute
@@ -97,7 +104,9 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 	if err := corev1.AddToScheme(s); err != nil {
 		return nil, errors.Wrap(err, "cannot register core types")
 	}
-	reader, err := client.New(cfg, client.Options{Scheme: s})
+	pollCfg := rest.CopyConfig(cfg)
+	pollCfg.UserAgent = UserAgentPoll
+	reader, err := client.New(pollCfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create an API client")
 	}
@@ -177,7 +186,9 @@ func (o *Observer) Start(ctx context.Context) error {
 
 func (o *Observer) cluster() (cluster.Cluster, error) {
 	sel := poolLabelExists()
-	cl, err := cluster.New(o.cfg, func(co *cluster.Options) {
+	watchCfg := rest.CopyConfig(o.cfg)
+	watchCfg.UserAgent = UserAgentWatch
+	cl, err := cluster.New(watchCfg, func(co *cluster.Options) {
 		co.Scheme = o.scheme
 		co.Cache.ByObject = map[client.Object]cache.ByObject{
 			&corev1.Pod{}:  {Label: sel, Transform: StripPod},
