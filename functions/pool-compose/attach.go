@@ -94,7 +94,12 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []qsv1alpha1.QueryS
 			Reason: fmt.Sprintf("QueryService %s does not exist: create it or remove it from allowedQueryServices", key),
 		})
 	}
-	slices.SortFunc(out, func(a, b Attachment) int { return strings.Compare(a.Key(), b.Key()) })
+	slices.SortFunc(out, func(a, b Attachment) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -53,7 +54,9 @@ type Input struct {
 // Output is the decision: the desired objects and the XPool's status.
 type Output struct {
 	Desired map[resource.Name]*unstructured.Unstructured
-	Ready   map[resource.Name]resource.Ready
+	// Lazy are desired objects built only when a render cache lacks them.
+	Lazy  map[resource.Name]Lazy
+	Ready map[resource.Name]resource.Ready
 	// Preserve names objects Compute could not decide this time: their
 	// observed state is kept unchanged.
 	Preserve []resource.Name
@@ -62,6 +65,22 @@ type Output struct {
 	Conditions   []Condition
 	Results      []Result
 	RequeueAfter time.Duration
+}
+
+// Lazy is a desired object that Build makes from the inputs Key encodes:
+// two Lazy objects with one Key are the same object.
+type Lazy struct {
+	Key   string
+	Build func() *unstructured.Unstructured
+}
+
+// lazyKey encodes what an object is built from.
+func lazyKey(kind string, in any) string {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return ""
+	}
+	return kind + string(b)
 }
 
 // Condition is a condition of the XPool and its claim.
@@ -157,6 +176,7 @@ type state struct {
 func Compute(in Input) Output {
 	out := Output{
 		Desired: map[resource.Name]*unstructured.Unstructured{},
+		Lazy:    map[resource.Name]Lazy{},
 		Ready:   map[resource.Name]resource.Ready{},
 	}
 	s := &state{in: in, out: &out, epn: max(in.Spec.ExecutorsPerNode, 1)}
@@ -224,24 +244,41 @@ func (s *state) preserve(names ...resource.Name) {
 	s.out.Preserve = append(s.out.Preserve, names...)
 }
 
-// scheduling is where pool pods go. Karpenter and managed cloud pools label
-// their nodes with the pool label; static pools rely on spec.nodeSelector.
+// scheduling is where pool pods go: nodes with the pool label (the
+// capacity provider watches only those), and, on existing nodes, also
+// spec.nodeSelector. Karpenter and managed cloud pools put the label on
+// their nodes; on existing nodes a person labels them (the
+// NodesProvisioned condition says how).
 func (s *state) scheduling() Scheduling {
 	sel := maps.Clone(s.in.Spec.NodeSelector)
-	switch {
-	case isKarpenter(s.det.Method):
-	case s.det.Method != methodStatic && s.manageNodePool():
+	if !isKarpenter(s.det.Method) && s.det.Method != methodStatic && s.manageNodePool() {
 		// The cloud labels the nodes of a new pool itself: only the labels
 		// burstpool puts on them select them.
 		sel = ownLabels(sel)
-	default:
-		return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
+	}
+	if len(sel) == 0 && s.static() {
+		// Nothing picks existing nodes yet (Pending).
+		return Scheduling{Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
 	}
 	if sel == nil {
 		sel = map[string]string{}
 	}
 	sel[qsv1alpha1.LabelPool] = s.in.Pool
 	return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
+}
+
+// static tells whether the pool runs on existing nodes.
+func (s *state) static() bool {
+	return s.det.Method == methodStatic || (!isKarpenter(s.det.Method) && !s.manageNodePool())
+}
+
+// selectorString renders a node selector as kubectl's -l argument.
+func selectorString(sel map[string]string) string {
+	parts := make([]string, 0, len(sel))
+	for _, k := range sortedKeys(sel) {
+		parts = append(parts, k+"="+sel[k])
+	}
+	return strings.Join(parts, ",")
 }
 
 // cloudDomains own the node labels under them: a node pool cannot set
@@ -324,8 +361,8 @@ func (s *state) warm() WarmPlan {
 		}
 		return p
 	}
-	for n, u := range p.DaemonSets {
-		s.out.Desired[n] = u
+	for n, l := range p.DaemonSets {
+		s.out.Lazy[n] = l
 		s.out.Ready[n] = readyOf(p.Ready[n])
 	}
 	if p.RequeueAfter > 0 {
@@ -404,13 +441,15 @@ func (s *state) sizeInput(images int) SizeInput {
 // nodes sizes the pool and emits its NodePool and NodeClass, or its cloud
 // node pool.
 func (s *state) nodes() {
-	static := s.det.Method == methodStatic || (!isKarpenter(s.det.Method) && !s.manageNodePool())
+	static := s.static()
 	if static && len(s.in.Spec.NodeSelector) == 0 {
 		s.pending("NodeSelectorRequired", fmt.Sprintf("the cluster provisions nodes with %s, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them)", s.det.Method))
 		return
 	}
 	if static {
-		s.condition(CondProvisioned, metav1.ConditionTrue, "ExistingNodes", "pool pods run on the nodes spec.nodeSelector picks")
+		s.condition(CondProvisioned, metav1.ConditionTrue, "ExistingNodes", fmt.Sprintf(
+			"pool pods run on existing nodes that match spec.nodeSelector and carry the pool label: label them with kubectl label nodes -l %s %s=%s",
+			selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool))
 		s.sizeForStatus()
 		return
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -28,6 +30,8 @@ type Function struct {
 	now func() time.Time
 	// size decides instance types; nil uses the sizing catalog.
 	size func(SizeInput) (SizeResult, error)
+	// cache keeps encoded objects across calls; nil renders every time.
+	cache *renderCache
 }
 
 // minTTL bounds how soon the function asks to be called again.
@@ -38,6 +42,12 @@ const minTTL = 5 * time.Second
 // the desired objects and status, and applies them to the response.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
+	// Desired state of its own, so that writing it leaves the request as
+	// it came.
+	rsp.Desired = &fnv1.State{
+		Composite: req.GetDesired().GetComposite(),
+		Resources: maps.Clone(req.GetDesired().GetResources()),
+	}
 	log := f.log
 	if log == nil {
 		log = logging.NewNopLogger()
@@ -49,7 +59,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
 	out := Compute(in)
-	if err := apply(req, rsp, in, out); err != nil {
+	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))
 		return rsp, nil
 	}
@@ -96,14 +106,11 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	}
 
 	rsp.Requirements = Requirements()
-	qss, crds, ok, err := required(req)
-	if err != nil || !ok {
-		// Not supplied yet (Crossplane's first call) or unreadable: keep
-		// every observed object as it is and wait for the next call.
-		if err != nil {
-			response.Warning(rsp, errors.Wrap(err, "cannot read the QueryServices and CRDs the pool needs; keeping its objects unchanged")).TargetCompositeAndClaim()
-		}
-		if err := keepObserved(req, rsp, observed); err != nil {
+	qss, crds, ok := required(req)
+	if !ok {
+		// Not supplied yet (Crossplane's first call): keep every observed
+		// object as it is and wait for the next call.
+		if err := keepObserved(rsp, observed); err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot keep the objects of pool %q", pool))
 		}
 		return Input{}, false
@@ -192,90 +199,84 @@ func Requirements() *fnv1.Requirements {
 
 // required reads the required resources. ok is false until Crossplane has
 // supplied every one of them.
-func required(req *fnv1.RunFunctionRequest) ([]qsv1alpha1.QueryService, map[string]bool, bool, error) {
-	rr, err := request.GetRequiredResources(req)
-	if err != nil {
-		return nil, nil, false, err
-	}
+func required(req *fnv1.RunFunctionRequest) ([]qsv1alpha1.QueryService, map[string]bool, bool) {
+	rr := req.GetRequiredResources()
 	items, ok := rr[reqQueryServices]
 	if !ok {
-		return nil, nil, false, nil
+		return nil, nil, false
 	}
 	crds := make(map[string]bool, len(detectionCRDs))
 	for _, crd := range detectionCRDs {
 		found, ok := rr[reqCRDPrefix+crd]
 		if !ok {
-			return nil, nil, false, nil
+			return nil, nil, false
 		}
-		crds[crd] = len(found) > 0
+		crds[crd] = len(found.GetItems()) > 0
 	}
-	qss := make([]qsv1alpha1.QueryService, 0, len(items))
-	for _, it := range items {
-		var q qsv1alpha1.QueryService
-		b, err := json.Marshal(it.Resource.Object)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		if err := json.Unmarshal(b, &q); err != nil {
-			// One malformed QueryService must not hide the others.
-			continue
-		}
-		qss = append(qss, q)
+	qss := make([]qsv1alpha1.QueryService, 0, len(items.GetItems()))
+	for _, it := range items.GetItems() {
+		qss = append(qss, decodeQueryService(it.GetResource()))
 	}
-	return qss, crds, true, nil
+	return qss, crds, true
 }
 
 // apply writes Compute's Output into the response.
-func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input, out Output) error {
+func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input, out Output, cache *renderCache) error {
 	preserve := map[resource.Name]bool{}
 	for _, n := range out.Preserve {
 		preserve[n] = true
 	}
-	dcds, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		return errors.Wrap(err, "cannot read desired composed resources")
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	put := func(n resource.Name, st *structpb.Struct, ready resource.Ready) {
+		rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: st, Ready: readyProto(ready)}
 	}
 	for n, u := range out.Desired {
-		d := resource.NewDesiredComposed()
-		d.Resource.Unstructured = *u
-		if r, ok := out.Ready[n]; ok {
-			d.Ready = r
+		st, err := resource.AsStruct(u)
+		if err != nil {
+			return errors.Wrapf(err, "cannot encode %s", n)
 		}
-		dcds[n] = d
+		put(n, st, out.Ready[n])
+	}
+	for n, l := range out.Lazy {
+		st, err := cache.render(l)
+		if err != nil {
+			return errors.Wrapf(err, "cannot encode %s", n)
+		}
+		put(n, st, out.Ready[n])
 	}
 	for n := range preserve {
-		if _, ok := out.Desired[n]; ok {
-			continue
-		}
-		if o := in.Observed[n]; o != nil {
-			dcds[n] = keep(o)
+		_, d := out.Desired[n]
+		_, l := out.Lazy[n]
+		if o := in.Observed[n]; o != nil && !d && !l {
+			if err := keepOne(rsp, n, o); err != nil {
+				return err
+			}
 		}
 	}
 	if in.Deleting {
 		for n, o := range in.Observed {
-			if _, ok := dcds[n]; !ok {
-				dcds[n] = keep(o)
+			if _, ok := rsp.Desired.Resources[string(n)]; !ok {
+				if err := keepOne(rsp, n, o); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	if err := response.SetDesiredComposedResources(rsp, dcds); err != nil {
-		return errors.Wrap(err, "cannot set desired composed resources")
-	}
 
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return errors.Wrap(err, "cannot read the desired XPool")
+	// Only the status is set on the desired XPool, straight into the
+	// Struct: decoding the whole XPool to set one field costs more than
+	// composing the pool.
+	dxr := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
+		dxr.Fields[k] = v
 	}
-	st, err := toMap(out.Status)
-	if err != nil {
-		return errors.Wrap(err, "cannot encode the pool's status")
+	dxr.Fields["status"] = statusValue(out.Status)
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
 	}
-	if err := dxr.Resource.SetValue("status", st); err != nil {
-		return errors.Wrap(err, "cannot set the pool's status")
-	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return errors.Wrap(err, "cannot set the desired XPool")
-	}
+	rsp.Desired.Composite = &fnv1.Resource{Resource: dxr, ConnectionDetails: req.GetDesired().GetComposite().GetConnectionDetails(), Ready: req.GetDesired().GetComposite().GetReady()}
 
 	for _, c := range out.Conditions {
 		var co *response.ConditionOption
@@ -305,18 +306,42 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	return nil
 }
 
-// keepObserved copies every observed object into desired state unchanged.
-func keepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*unstructured.Unstructured) error {
-	dcds, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		return err
-	}
+// keepObserved copies every observed object into desired state unchanged,
+// unless an earlier pipeline step desires it.
+func keepObserved(rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*unstructured.Unstructured) error {
 	for n, o := range observed {
-		if _, ok := dcds[n]; !ok {
-			dcds[n] = keep(o)
+		if _, ok := rsp.GetDesired().GetResources()[string(n)]; ok {
+			continue
+		}
+		if err := keepOne(rsp, n, o); err != nil {
+			return err
 		}
 	}
-	return response.SetDesiredComposedResources(rsp, dcds)
+	return nil
+}
+
+// keepOne puts the observed object o into desired state as n.
+func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *unstructured.Unstructured) error {
+	st, err := resource.AsStruct(keep(o).Resource)
+	if err != nil {
+		return errors.Wrapf(err, "cannot keep %s", n)
+	}
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: st}
+	return nil
+}
+
+// readyProto converts a readiness.
+func readyProto(r resource.Ready) fnv1.Ready {
+	switch r {
+	case resource.ReadyTrue:
+		return fnv1.Ready_READY_TRUE
+	case resource.ReadyFalse:
+		return fnv1.Ready_READY_FALSE
+	}
+	return fnv1.Ready_READY_UNSPECIFIED
 }
 
 // keep turns an observed object into desired state: its content without
@@ -338,14 +363,4 @@ func keep(o *unstructured.Unstructured) *resource.DesiredComposed {
 	d := resource.NewDesiredComposed()
 	d.Resource.Unstructured = *u
 	return d
-}
-
-// toMap encodes a value as an unstructured map.
-func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
 }

@@ -91,9 +91,13 @@ warmup:
 // mustStruct converts YAML to a protobuf Struct.
 func mustStruct(t testing.TB, y string) *structpb.Struct {
 	t.Helper()
-	j, err := yaml.YAMLToJSON([]byte(y))
-	if err != nil {
-		t.Fatalf("YAMLToJSON: %v\n%s", err, y)
+	j := []byte(y)
+	if !json.Valid(j) {
+		var err error
+		j, err = yaml.YAMLToJSON([]byte(y))
+		if err != nil {
+			t.Fatalf("YAMLToJSON: %v\n%s", err, y)
+		}
 	}
 	s := &structpb.Struct{}
 	if err := protojson.Unmarshal(j, s); err != nil {

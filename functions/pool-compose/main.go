@@ -29,7 +29,7 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
-	return function.Serve(&Function{log: log, now: time.Now},
+	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -45,7 +44,7 @@ type WarmArgs struct {
 // WarmPlan is the warm set: the DaemonSets to keep, the status of each image
 // and when to look again.
 type WarmPlan struct {
-	DaemonSets   map[resource.Name]*unstructured.Unstructured
+	DaemonSets   map[resource.Name]Lazy
 	Ready        map[resource.Name]bool
 	Images       []poolv1alpha1.CachedImage
 	Dropped      []string
@@ -76,7 +75,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	plan := warmup.Retain(a.Now, a.Retention, wanted, observed)
 	p.Dropped = plan.Dropped
 	p.RequeueAfter = plan.RequeueAfter
-	p.DaemonSets = make(map[resource.Name]*unstructured.Unstructured, len(plan.Keep))
+	p.DaemonSets = make(map[resource.Name]Lazy, len(plan.Keep))
 	p.Ready = make(map[resource.Name]bool, len(plan.Keep))
 
 	failures := make(map[string]WarmupFailure, len(a.Failures))
@@ -84,7 +83,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 		failures[warmup.Normalize(f.Image)] = f
 	}
 	for _, e := range plan.Keep {
-		ds := warmup.DaemonSet(warmup.DaemonSetInput{
+		dsIn := warmup.DaemonSetInput{
 			Pool:         a.Pool,
 			Namespace:    a.Namespace,
 			Image:        e.Image.Ref,
@@ -94,10 +93,9 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 			NodeSelector: a.Scheduling.NodeSelector,
 			Labels:       objectLabels(a.Pool, a.Namespace),
 			UnusedSince:  e.UnusedSince,
-		})
-		u := toUnstructured(ds)
+		}
 		rn := resource.Name(e.Name)
-		p.DaemonSets[rn] = u
+		p.DaemonSets[rn] = Lazy{Key: lazyKey("warmup", dsIn), Build: func() *unstructured.Unstructured { return toUnstructured(warmup.DaemonSet(dsIn)) }}
 
 		obs := observedDaemonSet(a.Observed[rn])
 		img := warmup.CachedImage(a.Pool, e, obs)
@@ -112,16 +110,17 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	return p
 }
 
-// observedDaemonSet decodes an observed DaemonSet; nil when it is not
-// observed or cannot be read.
+// observedDaemonSet reads the generation and rollout status of an observed
+// DaemonSet; nil when it is not observed.
 func observedDaemonSet(u *unstructured.Unstructured) *appsv1.DaemonSet {
 	if u == nil {
 		return nil
 	}
 	ds := &appsv1.DaemonSet{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ds); err != nil {
-		return nil
-	}
+	ds.Generation = count(u.Object, "metadata", "generation")
+	ds.Status.ObservedGeneration = count(u.Object, "status", "observedGeneration")
+	ds.Status.DesiredNumberScheduled = int32(count(u.Object, "status", "desiredNumberScheduled"))
+	ds.Status.NumberReady = int32(count(u.Object, "status", "numberReady"))
 	return ds
 }
 

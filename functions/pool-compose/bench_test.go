@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// benchRequest is a kwok pool that allows every QueryService by selector,
+// with n attached QueryServices of random sizes (seeded) that use images
+// distinct images between them, and every warmup DaemonSet observed.
+func benchRequest(b *testing.B, n, images int) *fnv1.RunFunctionRequest {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(images)))
+	qss := make([]string, 0, n)
+	for i := range n {
+		cpu := []string{"2", "4", "8"}[rng.IntN(3)]
+		mem := []string{"8Gi", "16Gi", "30Gi"}[rng.IntN(3)]
+		img := fmt.Sprintf("ghcr.io/e6data/executor:3.%d", i%images)
+		qss = append(qss, qs(fmt.Sprintf("qs-%04d", i), fmt.Sprintf("team-%d", i%50), "burst", "pools", img, cpu, mem, map[string]string{"e6data.io/burst": "enabled"}))
+	}
+	s := scenario{
+		XR:            xpool("burst", "pools", "  minExecutors: 4\n  maxExecutors: 200\n  executorsPerNode: 2\n  queryServiceSelector: {matchLabels: {e6data.io/burst: enabled}}\n"),
+		QueryServices: qss, CRDs: kwokCRDs, Catalog: true,
+	}
+	first, err := (&Function{now: func() time.Time { return now }}).RunFunction(b.Context(), s.request(b))
+	if err != nil || fatal(first) != "" {
+		b.Fatalf("RunFunction: %v %s", err, fatal(first))
+	}
+	// Observe the first render, healthy, so the loop runs the steady state.
+	obs := map[string]string{}
+	for _, name := range desiredNames(first) {
+		obs[name] = "apiVersion: " + desired(first, name).GetAPIVersion() + "\nkind: " + desired(first, name).GetKind() + "\nmetadata: {name: " + desired(first, name).GetName() + "}\n"
+	}
+	s.Observed = obs
+	return s.request(b)
+}
+
+// BenchmarkRunFunction runs RunFunction in process at 1 to 1000 attached
+// QueryServices and 1 or 20 warm images, checking each response.
+func BenchmarkRunFunction(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		for _, images := range []int{1, 20} {
+			if images > n {
+				continue
+			}
+			b.Run(fmt.Sprintf("qs=%d/images=%d", n, images), func(b *testing.B) {
+				req := benchRequest(b, n, images)
+				f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
+				// capacity, nodeclass, nodepool, placeholder, priority class
+				// and one DaemonSet per image.
+				want := 5 + images
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					rsp, err := f.RunFunction(b.Context(), req)
+					if err != nil || fatal(rsp) != "" {
+						b.Fatalf("RunFunction: %v %s", err, fatal(rsp))
+					}
+					if got := len(rsp.GetDesired().GetResources()); got != want {
+						b.Fatalf("%d desired objects, want %d", got, want)
+					}
+				}
+				b.ReportMetric(float64(n), "queryservices")
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/op")
+			})
+		}
+	}
+}

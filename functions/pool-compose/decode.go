@@ -1,0 +1,189 @@
+package main
+
+import (
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// Decoding and encoding straight between protobuf Structs and the few
+// fields the function uses. A pool may have a thousand QueryServices;
+// going through JSON for each costs more than everything else the function
+// does.
+
+// field returns the value at path in s, or nil.
+func field(s *structpb.Struct, path ...string) *structpb.Value {
+	for i, p := range path {
+		v, ok := s.GetFields()[p]
+		if !ok {
+			return nil
+		}
+		if i == len(path)-1 {
+			return v
+		}
+		s = v.GetStructValue()
+		if s == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// str returns the string at path, or "".
+func str(s *structpb.Struct, path ...string) string {
+	return field(s, path...).GetStringValue()
+}
+
+// quantity reads a quantity stored as a string or a number; nil when
+// absent or invalid.
+func quantity(v *structpb.Value) *resource.Quantity {
+	var (
+		q   resource.Quantity
+		err error
+	)
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		q, err = resource.ParseQuantity(k.StringValue)
+	case *structpb.Value_NumberValue:
+		q = *resource.NewMilliQuantity(int64(k.NumberValue*1000), resource.DecimalSI)
+	default:
+		return nil
+	}
+	if err != nil {
+		return nil
+	}
+	return &q
+}
+
+// decodeQueryService reads the fields of a QueryService the function uses.
+func decodeQueryService(s *structpb.Struct) qsv1alpha1.QueryService {
+	var q qsv1alpha1.QueryService
+	q.APIVersion, q.Kind = str(s, "apiVersion"), str(s, "kind")
+	q.Name, q.Namespace = str(s, "metadata", "name"), str(s, "metadata", "namespace")
+	if l := field(s, "metadata", "labels").GetStructValue(); l != nil {
+		q.Labels = make(map[string]string, len(l.GetFields()))
+		for k, v := range l.GetFields() {
+			q.Labels[k] = v.GetStringValue()
+		}
+	}
+	ex := field(s, "spec", "executor").GetStructValue()
+	if ex == nil {
+		return q
+	}
+	e := &q.Spec.Executor
+	e.Image, e.InstanceType = str(ex, "image"), str(ex, "instanceType")
+	if v := field(ex, "replicas"); v != nil {
+		if _, ok := v.GetKind().(*structpb.Value_NumberValue); ok {
+			n := int32(v.GetNumberValue())
+			e.Replicas = &n
+		}
+	}
+	e.Resources.CPU = quantity(field(ex, "resources", "cpu"))
+	e.Resources.Memory = quantity(field(ex, "resources", "memory"))
+	if r := field(ex, "poolRef").GetStructValue(); r != nil {
+		e.PoolRef = &qsv1alpha1.PoolReference{Name: str(r, "name"), Namespace: str(r, "namespace")}
+	}
+	return q
+}
+
+// statusValue encodes the pool's status as a Struct value.
+func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
+	m := obj{}
+	m.str("phase", string(st.Phase))
+	m.str("message", st.Message)
+	m.str("cloud", st.Cloud)
+	m.str("provisioningMethod", st.ProvisioningMethod)
+	m.str("derivedInstanceType", st.DerivedInstanceType)
+	m.str("derivedFrom", st.DerivedFrom)
+	m.num("totalExecutors", st.TotalExecutors)
+	m.num("availableExecutors", st.AvailableExecutors)
+	m.num("occupiedExecutors", st.OccupiedExecutors)
+	m.num("pendingExecutors", st.PendingExecutors)
+	m.num("currentNodes", st.CurrentNodes)
+	m.str("nodePoolName", st.NodePoolName)
+	m.str("nodeClassName", st.NodeClassName)
+	if len(st.Allocations) > 0 {
+		l := make([]*structpb.Value, 0, len(st.Allocations))
+		for _, a := range st.Allocations {
+			o := obj{}
+			o.set("queryService", structpb.NewStringValue(a.QueryService))
+			o.set("namespace", structpb.NewStringValue(a.Namespace))
+			o.set("executors", structpb.NewNumberValue(float64(a.Executors)))
+			o.num("regularExecutors", a.RegularExecutors)
+			o.time("allocatedAt", a.AllocatedAt)
+			l = append(l, o.value())
+		}
+		m.set("allocations", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if len(st.CachedImages) > 0 {
+		l := make([]*structpb.Value, 0, len(st.CachedImages))
+		for _, c := range st.CachedImages {
+			o := obj{}
+			o.set("image", structpb.NewStringValue(c.Image))
+			o.str("hash", c.Hash)
+			o.str("source", c.Source)
+			o.str("warmupStatus", string(c.WarmupStatus))
+			o.str("daemonSetName", c.DaemonSetName)
+			o.num("nodesReady", c.NodesReady)
+			o.num("nodesTotal", c.NodesTotal)
+			o.time("unusedSince", c.UnusedSince)
+			o.str("message", c.Message)
+			l = append(l, o.value())
+		}
+		m.set("cachedImages", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if len(st.AttachedQueryServices) > 0 {
+		l := make([]*structpb.Value, 0, len(st.AttachedQueryServices))
+		for _, a := range st.AttachedQueryServices {
+			o := obj{}
+			o.set("name", structpb.NewStringValue(a.Name))
+			o.set("namespace", structpb.NewStringValue(a.Namespace))
+			o.flag("attached", a.Attached)
+			o.flag("compatible", a.Compatible)
+			o.str("instanceType", a.InstanceType)
+			o.str("requiredCpu", a.RequiredCPU)
+			o.str("requiredMemory", a.RequiredMemory)
+			o.str("message", a.Message)
+			o.time("lastChecked", a.LastChecked)
+			l = append(l, o.value())
+		}
+		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	return m.value()
+}
+
+// obj builds a Struct, leaving out empty fields as omitempty does.
+type obj map[string]*structpb.Value
+
+func (o obj) set(k string, v *structpb.Value) { o[k] = v }
+
+func (o obj) str(k, v string) {
+	if v != "" {
+		o[k] = structpb.NewStringValue(v)
+	}
+}
+
+func (o obj) num(k string, v int32) {
+	if v != 0 {
+		o[k] = structpb.NewNumberValue(float64(v))
+	}
+}
+
+func (o obj) flag(k string, v bool) {
+	if v {
+		o[k] = structpb.NewBoolValue(true)
+	}
+}
+
+func (o obj) time(k string, t *metav1.Time) {
+	if t != nil {
+		o[k] = structpb.NewStringValue(t.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+}
+
+func (o obj) value() *structpb.Value {
+	return structpb.NewStructValue(&structpb.Struct{Fields: o})
+}
