@@ -44,8 +44,11 @@ path() {
 		out="$cache/etcd-$ETCD"
 		[ -x "$out" ] || build etcd go.etcd.io/etcd/server/v3 "$out" ;;
 	crossplane)
-		out="$cache/crossplane-$CROSSPLANE"
-		[ -x "$out" ] || build crossplane github.com/crossplane/crossplane/v2/cmd/crossplane "$out" ;;
+		# The version is stamped in so that package revisions can check
+		# their Crossplane version constraints; the suffix is the recipe's
+		# revision.
+		out="$cache/crossplane-$CROSSPLANE-r2"
+		[ -x "$out" ] || build crossplane github.com/crossplane/crossplane/v2/cmd/crossplane "$out" "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$CROSSPLANE" ;;
 	crank)
 		out="$cache/crank-$CRANK"
 		[ -x "$out" ] || build crank github.com/crossplane/crossplane/v2/cmd/crank "$out" ;;
