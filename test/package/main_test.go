@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -35,10 +36,13 @@ func crank(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^CRANK=(\S+)$`).FindSubmatch(script)
-	if m == nil {
-		t.Fatal("hack/tool.sh pins no CRANK version")
+	// The file name of crank in the cache, as hack/tool.sh writes it.
+	version := regexp.MustCompile(`(?m)^CRANK=(\S+)$`).FindSubmatch(script)
+	file := regexp.MustCompile(`out="\$cache/(crank-[^"]*)"`).FindSubmatch(script)
+	if version == nil || file == nil {
+		t.Fatal("cannot find crank's version and cache file name in hack/tool.sh")
 	}
+	binName := strings.ReplaceAll(string(file[1]), "$CRANK", string(version[1]))
 	cache := os.Getenv("BURSTPOOL_BIN_CACHE")
 	if cache == "" {
 		base := os.Getenv("XDG_CACHE_HOME")
@@ -51,9 +55,9 @@ func crank(t *testing.T) string {
 		}
 		cache = filepath.Join(base, "burstpool", "bin")
 	}
-	bin := filepath.Join(cache, "crank-"+string(m[1]))
+	bin := filepath.Join(cache, binName)
 	if fi, err := os.Stat(bin); err != nil || fi.Mode()&0o111 == 0 {
-		t.Fatalf("crank %s is missing at %s: build it with `hack/tool.sh crank` (5 to 9 minutes the first time)", m[1], bin)
+		t.Fatalf("crank %s is missing at %s: build it with `hack/tool.sh crank` (5 to 9 minutes the first time)", version[1], bin)
 	}
 	return bin
 }
