@@ -78,8 +78,6 @@ func (c Compiler) Compile(ctx context.Context, pkg string, p v1.Platform) ([]byt
 type Spec struct {
 	// Main is the program the image runs (its entrypoint).
 	Main Program
-	// Args are appended to the entrypoint.
-	Args []string
 	// Extra programs are copied into the image beside Main.
 	Extra []Program
 	// Config supplies the user, environment, labels and creation time; its
@@ -103,7 +101,7 @@ func (c Compiler) Image(ctx context.Context, s Spec, p v1.Platform) (v1.Image, e
 	}
 	cfg := s.Config
 	cfg.Platform = p
-	cfg.Entrypoint = append([]string{s.Main.Path}, s.Args...)
+	cfg.Entrypoint = []string{s.Main.Path}
 	img, err := Build(files, cfg)
 	return img, errors.Wrapf(err, "cannot assemble the image of %s for %s", s.Main.Package, p.String())
 }

@@ -3,6 +3,7 @@ package image
 import (
 	"archive/tar"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -306,5 +307,13 @@ func TestIndex(t *testing.T) {
 	}
 	if m.MediaType != types.OCIImageIndex {
 		t.Errorf("Index(...): media type %s, want %s", m.MediaType, types.OCIImageIndex)
+	}
+}
+
+func TestCompileReportsGoErrors(t *testing.T) {
+	c := Compiler{Dir: t.TempDir()}
+	_, err := c.Compile(t.Context(), "./nothing", amd64)
+	if err == nil || !strings.Contains(err.Error(), "cannot build ./nothing for linux/amd64") {
+		t.Errorf("Compile of a package that is not there: error %v, want one that names the package and platform", err)
 	}
 }
