@@ -230,6 +230,11 @@ func TestInvalidPoolsRejected(t *testing.T) {
 			spec:   valid(map[string]any{"instanceConfig": map[string]any{"instanceType": "m7i.4xlarge", "instanceFamily": "r7gd"}}),
 			want:   "instanceConfig.instanceType must belong to instanceConfig.instanceFamily",
 		},
+		"AzureTypeOutsideFamily": {
+			reason: "An Azure size must be of its family's series and version.",
+			spec:   valid(map[string]any{"instanceConfig": map[string]any{"instanceType": "Standard_D16s_v5", "instanceFamily": "Edsv5"}}),
+			want:   "instanceConfig.instanceType must belong to instanceConfig.instanceFamily",
+		},
 		"ExistsWithValue": {
 			reason: "A toleration with operator Exists takes no value.",
 			spec:   valid(map[string]any{"tolerations": []any{map[string]any{"key": "k", "operator": "Exists", "value": "v"}}}),
@@ -274,6 +279,23 @@ func TestInvalidPoolsRejected(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s\nrejection message\n  %s\ndoes not contain\n  %s", tc.reason, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConsistentInstanceConfigAccepted(t *testing.T) {
+	createNamespace(t, ns)
+	cases := map[string]map[string]any{
+		"aws":   {"instanceType": "r7gd.8xlarge", "instanceFamily": "r7gd"},
+		"gcp":   {"instanceType": "n2-highmem-16", "instanceFamily": "n2-highmem"},
+		"azure": {"instanceType": "Standard_E16ds_v5", "instanceFamily": "Edsv5"},
+	}
+	for name, ic := range cases {
+		t.Run(name, func(t *testing.T) {
+			u := pool("consistent-"+name, map[string]any{"maxExecutors": int64(3), "allowedQueryServices": []any{map[string]any{"name": "qs"}}, "instanceConfig": ic})
+			if _, err := dyn.Resource(poolsR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+				t.Errorf("the API server rejected a consistent instanceConfig %v: %v", ic, err)
 			}
 		})
 	}

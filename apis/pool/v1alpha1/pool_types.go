@@ -108,6 +108,7 @@ type PoolSpec struct {
 	// tolerate. With Karpenter they become the NodePool's taints, so only
 	// pool workloads land on pool nodes.
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`
@@ -126,12 +127,16 @@ type PoolSpec struct {
 
 // InstanceConfig chooses the pool's instance type.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || !has(self.instanceFamily) || self.instanceType.startsWith(self.instanceFamily)",message="instanceConfig.instanceType must belong to instanceConfig.instanceFamily (for example family r7gd with type r7gd.8xlarge): make them agree or set only one"
+// Azure sizes are checked by their series letter and version, since the
+// family Edsv5 holds Standard_E16ds_v5: its name is not a prefix.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || !has(self.instanceFamily) || self.instanceType.startsWith(self.instanceFamily) || (self.instanceType.startsWith('Standard_') && size(self.instanceFamily) > 2 && self.instanceType.startsWith('Standard_' + self.instanceFamily.substring(0, 1)) && self.instanceType.endsWith('_' + self.instanceFamily.substring(size(self.instanceFamily) - 2)))",message="instanceConfig.instanceType must belong to instanceConfig.instanceFamily (for example family r7gd with type r7gd.8xlarge): make them agree or set only one"
 type InstanceConfig struct {
 	// InstanceType pins the pool to one instance type (for example
 	// r7gd.16xlarge). QueryServices whose executors do not fit are reported
 	// incompatible.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	InstanceType string `json:"instanceType,omitempty"`
 
@@ -139,6 +144,7 @@ type InstanceConfig struct {
 	// (for example r7gd) that fits the largest attached executor times
 	// executorsPerNode.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	InstanceFamily string `json:"instanceFamily,omitempty"`
 
@@ -234,6 +240,7 @@ type StorageAgent struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",message="tolerationSeconds is only valid with effect NoExecute"
 type Toleration struct {
 	// Key is the taint key. Empty with operator Exists matches every taint.
+	// +kubebuilder:validation:MaxLength=316
 	// +optional
 	Key string `json:"key,omitempty"`
 
@@ -243,6 +250,7 @@ type Toleration struct {
 	Operator string `json:"operator,omitempty"`
 
 	// Value is the taint value, with operator Equal.
+	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Value string `json:"value,omitempty"`
 
