@@ -1,6 +1,3 @@
-// Package main runs the pool-compose composition function: it turns an
-// XPool into the objects that provision, warm and account for a shared
-// executor node pool.
 package main
 
 import (

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/burstpool/burstpool/internal/warmup"
+)
+
+// nested reads a field of a desired object, or nil.
+func nested(rsp *fnv1.RunFunctionResponse, name string, path ...string) any {
+	u := desired(rsp, name)
+	if u == nil {
+		return nil
+	}
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+	return v
+}
+
+// podSpec reads a field of a desired workload's pod template.
+func podSpec(rsp *fnv1.RunFunctionResponse, name string, path ...string) any {
+	return nested(rsp, name, append([]string{"spec", "template", "spec"}, path...)...)
+}
+
+// withResults keeps the results of rsp that start with prefix.
+func withResults(rsp *fnv1.RunFunctionResponse, prefix string) []string {
+	var out []string
+	for _, r := range results(rsp) {
+		if strings.HasPrefix(r, prefix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestRules(t *testing.T) {
+	bigQS := qs("big", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "20", "100Gi", nil)
+	inheritFrom := strings.Replace(qsReporting, "    poolRef:", "    instanceType: m-64x-amd64-linux\n    poolRef:", 1)
+	failedCapacity := "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus:\n  atProvider:\n    warmupFailures:\n    - {image: ghcr.io/e6data/executor:3.1, reason: ErrImagePull, message: not found, nodes: [node-a]}\n"
+
+	cases := map[string]struct {
+		reason string
+		s      scenario
+		got    func(*fnv1.RunFunctionResponse) any
+		want   any
+	}{
+		"TolerationsBecomeTaints": {
+			reason: "The pool taint comes first, each keyed toleration becomes a taint (NoSchedule when it names no effect), and one without a key has no taint.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  tolerations: [{key: e6data.io/burst, operator: Exists}, {key: gpu, value: \"true\", effect: NoExecute}, {operator: Exists}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got:    func(r *fnv1.RunFunctionResponse) any { return nested(r, "nodepool", "spec", "template", "spec", "taints") },
+			want: []any{
+				map[string]any{"key": "e6data.io/pool", "value": "burst", "effect": "NoSchedule"},
+				map[string]any{"key": "e6data.io/burst", "effect": "NoSchedule"},
+				map[string]any{"key": "gpu", "value": "true", "effect": "NoExecute"},
+			},
+		},
+		"PlaceholderIsTheLargestCompatibleExecutor": {
+			reason: "A placeholder requests (and is limited to) the largest compatible executor; an incompatible one is left out.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  - {name: big, namespace: team-a}\n"), QueryServices: append(allQS, bigQS), CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return podSpec(r, "placeholder", "containers").([]any)[0].(map[string]any)["resources"]
+			},
+			want: map[string]any{
+				"requests": map[string]any{"cpu": "8", "memory": "60Gi"},
+				"limits":   map[string]any{"cpu": "8", "memory": "60Gi"},
+			},
+		},
+		"IncompatibleQueryServiceIsReported": {
+			reason: "An executor that does not fit the pool's nodes gives a Warning event and a False condition.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  - {name: big, namespace: team-a}\n"), QueryServices: append(allQS, bigQS), CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{conditions(r)[CondCompatible], withResults(r, "WARNING QueryServiceIncompatible")}
+			},
+			want: []any{"FALSE/Incompatible", []string{"WARNING QueryServiceIncompatible: QueryService team-a/big does not fit the pool's m-16x-amd64-linux nodes: needs more CPU than m-16x-amd64-linux offers"}},
+		},
+		"IncompatibleReportedOnce": {
+			reason: "A QueryService the status already reports incompatible gives no new event.",
+			s: scenario{XR: withStatus(xpool("burst", "pools", basicSpec+"  - {name: big, namespace: team-a}\n"),
+				"  derivedInstanceType: m-16x-amd64-linux\n  attachedQueryServices:\n  - {name: big, namespace: team-a, attached: true, compatible: false}\n"), QueryServices: append(allQS, bigQS), CRDs: kwokCRDs},
+			got:  func(r *fnv1.RunFunctionResponse) any { return withResults(r, "WARNING QueryServiceIncompatible") },
+			want: []string(nil),
+		},
+		"DerivationEventOnlyOnChange": {
+			reason: "The instance type event is emitted when the type changes, not on every call.",
+			s:      scenario{XR: withStatus(xpool("burst", "pools", basicSpec), "  derivedInstanceType: m-16x-amd64-linux\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got:    func(r *fnv1.RunFunctionResponse) any { return withResults(r, "NORMAL InstanceType") },
+			want:   []string(nil),
+		},
+		"WarmupFailureFromCapacity": {
+			reason: "An image the capacity provider saw fail to pull is Failed in status, with the reason and nodes.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Observed: map[string]string{"capacity": failedCapacity}},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				for _, c := range status(r)["cachedImages"].([]any) {
+					if c := c.(map[string]any); c["image"] == "ghcr.io/e6data/executor:3.1" {
+						return []any{c["warmupStatus"], c["message"], conditions(r)[CondImagesWarm]}
+					}
+				}
+				return nil
+			},
+			want: []any{"Failed", "ErrImagePull: not found (nodes node-a)", "FALSE/WarmupFailed"},
+		},
+		"StorageAgent": {
+			reason: "storageAgent.enabled runs the agent on pool nodes with requests equal to limits.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  storageAgent: {enabled: true, image: ghcr.io/e6data/agent:1, cpu: 250m}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{nested(r, "storage-agent", "metadata", "name"), podSpec(r, "storage-agent", "containers").([]any)[0].(map[string]any)["resources"], podSpec(r, "storage-agent", "nodeSelector")}
+			},
+			want: []any{"burst-storage-agent", map[string]any{
+				"requests": map[string]any{"cpu": "250m", "memory": "256Mi"},
+				"limits":   map[string]any{"cpu": "250m", "memory": "256Mi"},
+			}, map[string]any{"e6data.io/pool": "burst"}},
+		},
+		"InheritNodeConfig": {
+			reason: "inheritNodeConfigFrom passes the named QueryService's instance type to sizing.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  inheritNodeConfigFrom: {name: reporting, namespace: team-b}\n"), QueryServices: []string{qsAnalytics, inheritFrom}, CRDs: kwokCRDs},
+			got:    func(r *fnv1.RunFunctionResponse) any { return status(r)["derivedInstanceType"] },
+			want:   "m-64x-amd64-linux",
+		},
+		"InheritFromMissingQueryServiceIsPending": {
+			reason: "Inheriting from a QueryService that does not exist is Pending with its name, and keeps the NodePool.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  inheritNodeConfigFrom: {name: gone, namespace: team-b}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got:    func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], conditions(r)[CondProvisioned]} },
+			want:   []any{"Pending", "FALSE/InheritedQueryServiceMissing"},
+		},
+		"SpotOffersRankedTypes": {
+			reason: "With spotEnabled the NodePool offers the ranked set and spot with on-demand fallback.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  instanceConfig: {spotEnabled: true}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				reqs := nested(r, "nodepool", "spec", "template", "spec", "requirements").([]any)
+				return []any{reqs[0].(map[string]any)["values"], reqs[len(reqs)-1].(map[string]any)["values"]}
+			},
+			want: []any{[]any{"m-16x-amd64-linux", "m-32x-amd64-linux"}, []any{"spot", "on-demand"}},
+		},
+		"LimitsFromMaxExecutors": {
+			reason: "NodePool limits are ceil(maxExecutors / executorsPerNode) nodes of the type's size.",
+			s:      scenario{XR: xpool("burst", "pools", strings.Replace(basicSpec, "maxExecutors: 8", "maxExecutors: 9\n  executorsPerNode: 2", 1)), QueryServices: allQS, CRDs: kwokCRDs},
+			got:    func(r *fnv1.RunFunctionResponse) any { return nested(r, "nodepool", "spec", "limits") },
+			want:   map[string]any{"nodes": "5", "cpu": "80", "memory": "640Gi"},
+		},
+		"PullSecretsFromPoolNamespace": {
+			reason: "Warmup pods use only the pull secrets of the pool namespace.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {imagePullSecrets: [{name: regcred, namespace: other}, {name: local}, {name: same, namespace: pools}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return podSpec(r, warmup.ResourceName("ghcr.io/e6data/executor:3.1"), "imagePullSecrets")
+			},
+			want: []any{map[string]any{"name": "local"}, map[string]any{"name": "same"}},
+		},
+		"Deleting": {
+			reason: "A deleting XPool is Deleting, and its observed objects are kept.",
+			s: scenario{XR: strings.Replace(xpool("burst", "pools", basicSpec), "metadata:\n", "metadata:\n  deletionTimestamp: \"2026-11-22T11:00:00Z\"\n", 1), QueryServices: allQS, CRDs: kwokCRDs,
+				Observed: map[string]string{"old": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: old, namespace: pools}\n"}},
+			got:  func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], desired(r, "old") != nil} },
+			want: []any{"Deleting", true},
+		},
+		"NoClaimUsesInputNamespace": {
+			reason: "An XPool without a claim names objects after itself and puts namespaced ones in the input's namespace.",
+			s:      scenario{XR: "apiVersion: e6data.io/v1alpha1\nkind: XPool\nmetadata: {name: lone}\nspec:\n" + basicSpec + "  instanceConfig: {instanceType: m-16x-amd64-linux}\n", QueryServices: allQS, CRDs: kwokCRDs},
+			got:    func(r *fnv1.RunFunctionResponse) any { return []any{nested(r, "placeholder", "metadata", "namespace"), nested(r, "nodepool", "metadata", "name")} },
+			want:   []any{"burstpool-system", "lone-nodepool"},
+		},
+		"ObservedPlaceholderReadiness": {
+			reason: "Composed readiness comes from each object's own status: a NodePool whose Ready condition is False is not ready.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Observed: map[string]string{
+				"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nstatus: {conditions: [{type: Ready, status: \"False\"}]}\n",
+				"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
+			}},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{r.GetDesired().GetResources()["nodepool"].GetReady().String(), r.GetDesired().GetResources()["capacity"].GetReady().String()}
+			},
+			want: []any{"READY_FALSE", "READY_TRUE"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := tc.s.run(t)
+			if f := fatal(rsp); f != "" {
+				t.Fatalf("%s\nFatal: %s", tc.reason, f)
+			}
+			if diff := cmp.Diff(tc.want, tc.got(rsp)); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
