@@ -52,7 +52,9 @@ func TestRules(t *testing.T) {
 		"TolerationsBecomeTaints": {
 			reason: "The pool taint comes first, each keyed toleration becomes a taint (NoSchedule when it names no effect), and one without a key has no taint.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  tolerations: [{key: e6data.io/burst, operator: Exists}, {key: gpu, value: \"true\", effect: NoExecute}, {operator: Exists}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			got:    func(r *fnv1.RunFunctionResponse) any { return nested(r, "nodepool", "spec", "template", "spec", "taints") },
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return nested(r, "nodepool", "spec", "template", "spec", "taints")
+			},
 			want: []any{
 				map[string]any{"key": "e6data.io/pool", "value": "burst", "effect": "NoSchedule"},
 				map[string]any{"key": "e6data.io/burst", "effect": "NoSchedule"},
@@ -124,8 +126,10 @@ func TestRules(t *testing.T) {
 		"InheritFromMissingQueryServiceIsPending": {
 			reason: "Inheriting from a QueryService that does not exist is Pending with its name, and keeps the NodePool.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  inheritNodeConfigFrom: {name: gone, namespace: team-b}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			got:    func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], conditions(r)[CondProvisioned]} },
-			want:   []any{"Pending", "FALSE/InheritedQueryServiceMissing"},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{status(r)["phase"], conditions(r)[CondProvisioned]}
+			},
+			want: []any{"Pending", "FALSE/InheritedQueryServiceMissing"},
 		},
 		"SpotOffersRankedTypes": {
 			reason: "With spotEnabled the NodePool offers the ranked set and spot with on-demand fallback.",
@@ -160,8 +164,10 @@ func TestRules(t *testing.T) {
 		"NoClaimUsesInputNamespace": {
 			reason: "An XPool without a claim names objects after itself and puts namespaced ones in the input's namespace.",
 			s:      scenario{XR: "apiVersion: e6data.io/v1alpha1\nkind: XPool\nmetadata: {name: lone}\nspec:\n" + basicSpec + "  instanceConfig: {instanceType: m-16x-amd64-linux}\n", QueryServices: allQS, CRDs: kwokCRDs},
-			got:    func(r *fnv1.RunFunctionResponse) any { return []any{nested(r, "placeholder", "metadata", "namespace"), nested(r, "nodepool", "metadata", "name")} },
-			want:   []any{"burstpool-system", "lone-nodepool"},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{nested(r, "placeholder", "metadata", "namespace"), nested(r, "nodepool", "metadata", "name")}
+			},
+			want: []any{"burstpool-system", "lone-nodepool"},
 		},
 		"ObservedPlaceholderReadiness": {
 			reason: "Composed readiness comes from each object's own status: a NodePool whose Ready condition is False is not ready.",
