@@ -36,7 +36,10 @@ func benchRequest(b *testing.B, n, images int) *fnv1.RunFunctionRequest {
 		obs[name] = "apiVersion: " + desired(first, name).GetAPIVersion() + "\nkind: " + desired(first, name).GetKind() + "\nmetadata: {name: " + desired(first, name).GetName() + "}\n"
 	}
 	s.Observed = obs
-	return s.request(b)
+	// And the XPool carries the status the first render wrote, as it will.
+	req := s.request(b)
+	req.Observed.Composite.Resource.Fields["status"] = first.GetDesired().GetComposite().GetResource().GetFields()["status"]
+	return req
 }
 
 // BenchmarkRunFunction runs RunFunction in process at 1 to 1000 attached

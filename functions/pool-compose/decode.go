@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +89,34 @@ func decodeQueryService(s *structpb.Struct) qsv1alpha1.QueryService {
 		e.PoolRef = &qsv1alpha1.PoolReference{Name: str(r, "name"), Namespace: str(r, "namespace")}
 	}
 	return q
+}
+
+// decodeStatus reads the fields of a previous status that the function
+// compares with: the phase, the instance type and the QueryService reports.
+func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
+	var st poolv1alpha1.PoolStatus
+	if s == nil {
+		return st
+	}
+	st.Phase = poolv1alpha1.PoolPhase(str(s, "phase"))
+	st.DerivedInstanceType, st.DerivedFrom = str(s, "derivedInstanceType"), str(s, "derivedFrom")
+	for _, v := range field(s, "attachedQueryServices").GetListValue().GetValues() {
+		a := v.GetStructValue()
+		if a == nil {
+			continue
+		}
+		q := poolv1alpha1.AttachedQueryService{
+			Name: str(a, "name"), Namespace: str(a, "namespace"),
+			Attached: field(a, "attached").GetBoolValue(), Compatible: field(a, "compatible").GetBoolValue(),
+			InstanceType: str(a, "instanceType"), RequiredCPU: str(a, "requiredCpu"), RequiredMemory: str(a, "requiredMemory"),
+			Message: str(a, "message"),
+		}
+		if t, err := time.Parse(time.RFC3339, str(a, "lastChecked")); err == nil {
+			q.LastChecked = &metav1.Time{Time: t}
+		}
+		st.AttachedQueryServices = append(st.AttachedQueryServices, q)
+	}
+	return st
 }
 
 // statusValue encodes the pool's status as a Struct value.

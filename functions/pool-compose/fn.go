@@ -79,13 +79,13 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	}
 	Default(cfg)
 
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot read the observed XPool"))
+	oxr := req.GetObserved().GetComposite().GetResource()
+	if oxr == nil {
+		response.Fatal(rsp, errors.New("the request has no observed XPool"))
 		return Input{}, false
 	}
-	pool, ns := poolName(oxr.Resource.Object, oxr.Resource.GetName(), oxr.Resource.GetLabels(), cfg.Namespace)
-	spec, prev, err := decodePool(oxr.Resource.Object)
+	pool, ns := poolName(oxr, cfg.Namespace)
+	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
 		return Input{}, false
@@ -126,7 +126,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	}
 	return Input{
 		Now: now(), Config: cfg, Pool: pool, Namespace: ns,
-		Deleting: oxr.Resource.GetDeletionTimestamp() != nil,
+		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		QueryServices: qss, CRDs: crds, Observed: observed, Size: size,
 	}, true
@@ -135,14 +135,13 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 // poolName returns the name of the pool's objects and their namespace: the
 // claim's name and namespace from Crossplane's claim labels (or
 // spec.claimRef), else the XPool's name and the input's namespace.
-func poolName(obj map[string]any, xrName string, labels map[string]string, defNS string) (string, string) {
-	name, ns := labels[labelClaimName], labels[labelClaimNamespace]
+func poolName(xr *structpb.Struct, defNS string) (string, string) {
+	name, ns := str(xr, "metadata", "labels", labelClaimName), str(xr, "metadata", "labels", labelClaimNamespace)
 	if name == "" {
-		name, _, _ = unstructured.NestedString(obj, "spec", "claimRef", "name")
-		ns, _, _ = unstructured.NestedString(obj, "spec", "claimRef", "namespace")
+		name, ns = str(xr, "spec", "claimRef", "name"), str(xr, "spec", "claimRef", "namespace")
 	}
 	if name == "" {
-		return xrName, defNS
+		return str(xr, "metadata", "name"), defNS
 	}
 	if ns == "" {
 		ns = defNS
@@ -150,21 +149,20 @@ func poolName(obj map[string]any, xrName string, labels map[string]string, defNS
 	return name, ns
 }
 
-// decodePool reads the Pool spec and status out of an XPool, ignoring the
-// fields Crossplane adds.
-func decodePool(obj map[string]any) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolStatus, error) {
-	var p struct {
-		Spec   poolv1alpha1.PoolSpec   `json:"spec"`
-		Status poolv1alpha1.PoolStatus `json:"status"`
+// decodePool reads the Pool spec out of an XPool, ignoring the fields
+// Crossplane adds, and the parts of its status the function compares with.
+func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolStatus, error) {
+	var spec poolv1alpha1.PoolSpec
+	if s := field(xr, "spec").GetStructValue(); s != nil {
+		b, err := json.Marshal(s.AsMap())
+		if err != nil {
+			return spec, poolv1alpha1.PoolStatus{}, err
+		}
+		if err := json.Unmarshal(b, &spec); err != nil {
+			return spec, poolv1alpha1.PoolStatus{}, err
+		}
 	}
-	b, err := json.Marshal(map[string]any{"spec": obj["spec"], "status": obj["status"]})
-	if err != nil {
-		return p.Spec, p.Status, err
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		return p.Spec, p.Status, err
-	}
-	return p.Spec, p.Status, nil
+	return spec, decodeStatus(field(xr, "status").GetStructValue()), nil
 }
 
 // Required-resource names.
