@@ -78,6 +78,10 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		return Input{}, false
 	}
 	Default(cfg)
+	if err := ValidateInput(cfg); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "invalid function input: fix the pipeline step's input in the Composition"))
+		return Input{}, false
+	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {

@@ -104,6 +104,29 @@ func TestRunFunction(t *testing.T) {
 			}},
 			want: summary{Objects: []string{"nodeclass", "nodepool", wa}},
 		},
+		"OneUnsuppliedRequirementKeepsObservedObjects": {
+			reason: "When one required resource is not supplied on a call, nothing is decided and every observed object is kept.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqCRDPrefix + crdKWOKNodeClass}, Observed: map[string]string{
+				"nodepool":  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
+				"nodeclass": "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\nspec: {}\n",
+				"capacity":  "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nspec: {}\n",
+				wa:          "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-x, namespace: pools}\nspec: {}\n",
+			}},
+			want: summary{Objects: []string{"capacity", "nodeclass", "nodepool", wa}},
+		},
+		"QueryServicesUnsuppliedKeepsObservedObjects": {
+			reason: "Without the QueryServices, auto-collected images would look unused: nothing is decided and warmup DaemonSets are kept.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqQueryServices}, Observed: map[string]string{
+				wa: "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-x, namespace: pools}\nspec: {}\n",
+				wd: "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-y, namespace: pools}\nspec: {}\n",
+			}},
+			want: summary{Objects: []string{wd, wa}},
+		},
+		"BadInputDurationIsFatal": {
+			reason: "An input value the API server would reject in the NodePool is refused with the field to fix.",
+			s:      scenario{Input: testInput + "karpenter: {consolidateAfter: soon}\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
+			want:   summary{Fatal: `karpenter.consolidateAfter "soon" is not a duration`, Objects: []string{}},
+		},
 		"KarpenterOnKWOK": {
 			reason: "With Karpenter's kwok provider installed, the pool gets a NodePool, a KWOKNodeClass, placeholders, the PoolCapacity and one warmup DaemonSet per attached image.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},

@@ -37,6 +37,8 @@ type scenario struct {
 	NoRequired bool
 	// Desired composed resources from earlier pipeline steps.
 	Desired map[string]string
+	// Unsupplied names required resources Crossplane has not supplied yet.
+	Unsupplied []string
 	// Catalog sizes with the real sizing catalog instead of fakeSize.
 	Catalog bool
 }
@@ -147,6 +149,9 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, crd(c))}}
 		}
 		req.RequiredResources[reqCRDPrefix+c] = r
+	}
+	for _, n := range s.Unsupplied {
+		delete(req.RequiredResources, n)
 	}
 	return req
 }
