@@ -173,7 +173,9 @@ func TestRules(t *testing.T) {
 			reason: "Instance types from the input's catalogOverrides size pools like catalog types.",
 			s: scenario{Input: testInput + "catalogOverrides: [{name: onprem-96x, cpu: \"96\", memory: 768Gi, arch: amd64}]\n",
 				XR: xpool("burst", "pools", basicSpec+"  instanceConfig: {instanceType: onprem-96x}\n"), QueryServices: allQS, CRDs: kwokCRDs, Catalog: true},
-			got:  func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["derivedInstanceType"], nested(r, "nodepool", "spec", "limits")} },
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{status(r)["derivedInstanceType"], nested(r, "nodepool", "spec", "limits")}
+			},
 			want: []any{"onprem-96x", map[string]any{"nodes": "8", "cpu": "768", "memory": "6Ti"}},
 		},
 		"ObservedPlaceholderReadiness": {
