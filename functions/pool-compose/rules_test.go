@@ -169,6 +169,15 @@ func TestRules(t *testing.T) {
 			},
 			want: []any{"burstpool-system", "lone-nodepool"},
 		},
+		"UpgradeEvent": {
+			reason: "With autoUpgrade, a larger QueryService moves the pool to a larger type and says so.",
+			s: scenario{XR: withStatus(xpool("burst", "pools", basicSpec+"  instanceConfig: {instanceFamily: m, autoUpgrade: true}\n"), "  derivedInstanceType: m-4x-amd64-linux\n"),
+				QueryServices: allQS, CRDs: kwokCRDs, Catalog: true},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return len(withResults(r, "NORMAL InstanceTypeUpgraded: the pool moves from m-4x-amd64-linux to"))
+			},
+			want: 1,
+		},
 		"CatalogOverrides": {
 			reason: "Instance types from the input's catalogOverrides size pools like catalog types.",
 			s: scenario{Input: testInput + "catalogOverrides: [{name: onprem-96x, cpu: \"96\", memory: 768Gi, arch: amd64}]\n",
