@@ -9,9 +9,12 @@ package devplane
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -88,15 +91,16 @@ func ActiveRevision(ctx context.Context, c client.Client, kind, name string, tim
 	return rev, nil
 }
 
-// ConnectFunction points the active revision of the function at endpoint (a
-// gRPC target such as dns:///127.0.0.1:9443) and marks its runtime healthy,
-// which is what the Deployment runtime would do for a function in a pod.
-func ConnectFunction(ctx context.Context, c client.Client, revision, endpoint string) error {
+// MarkRuntime records on a package revision (kind FunctionRevision or
+// ProviderRevision) what the Deployment runtime would: the serving
+// certificate's Secret, for functions the gRPC endpoint (such as
+// 127.0.0.1:9443), and a healthy runtime.
+func MarkRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
 	r := &unstructured.Unstructured{}
 	r.SetAPIVersion("pkg.crossplane.io/v1")
-	r.SetKind("FunctionRevision")
+	r.SetKind(kind)
 	if err := c.Get(ctx, types.NamespacedName{Name: revision}, r); err != nil {
-		return fmt.Errorf("cannot get FunctionRevision %s: %w", revision, err)
+		return fmt.Errorf("cannot get %s %s: %w", kind, revision, err)
 	}
 	conds, _, _ := unstructured.NestedSlice(r.Object, "status", "conditions")
 	kept := []any{}
@@ -110,36 +114,59 @@ func ConnectFunction(ctx context.Context, c client.Client, revision, endpoint st
 		"type":               "RuntimeHealthy",
 		"status":             "True",
 		"reason":             "HealthyPackageRevision",
-		"message":            "served by a local process at " + endpoint,
+		"message":            "runs as a local process",
 		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
 	})
 	if err := unstructured.SetNestedSlice(r.Object, kept, "status", "conditions"); err != nil {
 		return err
 	}
-	if err := unstructured.SetNestedField(r.Object, endpoint, "status", "endpoint"); err != nil {
-		return err
+	if endpoint != "" {
+		if err := unstructured.SetNestedField(r.Object, endpoint, "status", "endpoint"); err != nil {
+			return err
+		}
 	}
-	if err := unstructured.SetNestedField(r.Object, FunctionName+"-tls-server", "status", "tlsServerSecretName"); err != nil {
+	if err := unstructured.SetNestedField(r.Object, tlsSecret, "status", "tlsServerSecretName"); err != nil {
 		return err
 	}
 	if err := c.Status().Update(ctx, r); err != nil {
-		return fmt.Errorf("cannot point FunctionRevision %s at %s: %w", revision, endpoint, err)
+		return fmt.Errorf("cannot record the local runtime on %s %s: %w", kind, revision, err)
 	}
 	return nil
 }
 
-// FunctionCerts writes a serving certificate for a local function, signed
-// by the CA that Crossplane core created, into dir.
-func FunctionCerts(ctx context.Context, c client.Client, dir string) error {
-	s := &corev1.Secret{}
+// RuntimeCerts writes a serving certificate for the local runtime of
+// package name, signed by the CA that Crossplane core created, into dir, and
+// stores it in the Secret name-tls-server in crossplane-system, where core
+// looks for a revision's serving certificate. It returns the Secret's name.
+func RuntimeCerts(ctx context.Context, c client.Client, name, dir string) (string, error) {
+	ca := &corev1.Secret{}
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, types.NamespacedName{Namespace: CrossplaneNS, Name: "crossplane-root-ca"}, s); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: CrossplaneNS, Name: "crossplane-root-ca"}, ca); err != nil {
 			return false, nil //nolint:nilerr // core creates the CA at start; poll again
 		}
-		return len(s.Data["tls.crt"]) > 0 && len(s.Data["tls.key"]) > 0, nil
+		return len(ca.Data["tls.crt"]) > 0 && len(ca.Data["tls.key"]) > 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("crossplane-system/crossplane-root-ca has no CA after 60s (is Crossplane core running?): %w", err)
+		return "", fmt.Errorf("crossplane-system/crossplane-root-ca has no CA after 60s (is Crossplane core running?): %w", err)
 	}
-	return IssueServerCert(s.Data["tls.crt"], s.Data["tls.key"], dir, FunctionName, FunctionName+"."+CrossplaneNS)
+	if err := IssueServerCert(ca.Data["tls.crt"], ca.Data["tls.key"], dir, name, name+"."+CrossplaneNS); err != nil {
+		return "", err
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: CrossplaneNS, Name: name + "-tls-server"}, Data: map[string][]byte{}}
+	for _, f := range []string{"tls.crt", "tls.key", "ca.crt"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return "", err
+		}
+		sec.Data[f] = b
+	}
+	if err := c.Create(ctx, sec); err != nil && !kerrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("cannot store the serving certificate of %s: %w", name, err)
+	}
+	if kerrors.IsAlreadyExists(err) {
+		if err := c.Update(ctx, sec); err != nil {
+			return "", err
+		}
+	}
+	return sec.Name, nil
 }

@@ -1,0 +1,573 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/internal/localcp"
+)
+
+const (
+	poolNS        = "e6-pools"
+	analyticsNS   = "workspace-analytics-prod"
+	reportingNS   = "workspace-reporting"
+	e2ePool       = "e2e-burst"
+	e2eComp       = "pool-compose-e2e"
+	claimAPI      = "e6data.io/v1alpha1"
+	karpenterAPI  = "karpenter.sh/v1"
+	capacityAPI   = "capacity.e6data.io/v1alpha1"
+	burstReplicas = 3
+	e2eQSName     = "burst-analytics"
+)
+
+// TestPool runs burstpool as users run it: the packages installed through
+// Crossplane's package manager on a real control plane with Karpenter's kwok
+// provider, Pools created as claims, QueryService executors bursting onto
+// them. The scenarios share one control plane, in order.
+func TestPool(t *testing.T) {
+	ctx := t.Context()
+	root := repoRoot(t)
+	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf})
+	if err != nil {
+		t.Fatalf("cannot bring burstpool up: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
+				if p != nil {
+					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
+				}
+			}
+		}
+		if err := s.Down(); err != nil {
+			t.Errorf("cannot stop the stack: %v", err)
+		}
+	})
+	for name, d := range s.Took {
+		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))
+	}
+	c := s.Client
+	cfg := s.Cluster.Config
+
+	// A Composition like the package's, with Karpenter told to remove empty
+	// nodes at once, so that scale-down is observable within the test.
+	applyFastComposition(t, ctx, cfg, root)
+
+	t.Run("TenantClaims", func(t *testing.T) {
+		mustApplyFile(t, ctx, cfg, filepath.Join(root, "examples", "queryservices.yaml"))
+		mustApply(t, ctx, cfg, fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", poolNS))
+		seeds, err := filepath.Glob(filepath.Join(root, "examples", "pools", "*.yaml"))
+		if err != nil || len(seeds) != 5 {
+			t.Fatalf("want the five seed pools, found %d (%v)", len(seeds), err)
+		}
+		for _, f := range seeds {
+			mustApplyFile(t, ctx, cfg, f)
+		}
+		took := eventually(t, 2*time.Minute, "burst-pool's NodePool, KWOKNodeClass, warmup DaemonSets and PoolCapacity", func(ctx context.Context) (bool, error) {
+			if _, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", "burst-pool-nodepool"); err != nil {
+				return false, err
+			}
+			if _, err := s.Get(ctx, gvk("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"), "", "burst-pool-nodeclass"); err != nil {
+				return false, err
+			}
+			if _, err := s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", "burst-pool-capacity"); err != nil {
+				return false, err
+			}
+			ds := &appsv1.DaemonSetList{}
+			if err := c.List(ctx, ds, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: "burst-pool", qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
+				return false, err
+			}
+			// Both attached QueryServices' executor images are warmed.
+			return len(ds.Items) == 2, fmt.Errorf("%d warmup DaemonSets", len(ds.Items))
+		})
+		t.Logf("claim -> NodePool, NodeClass, warmup DaemonSets and PoolCapacity: %s", took.Round(10*time.Millisecond))
+
+		// kubectl get pool shows the columns of the reference.
+		raw, err := kubeRaw(cfg, "/apis/e6data.io/v1alpha1/namespaces/"+poolNS+"/pools")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, col := range []string{`"name":"PHASE"`, `"name":"AVAILABLE"`, `"name":"OCCUPIED"`, `"name":"TOTAL"`, `"name":"INSTANCE"`, `"name":"CLOUD"`} {
+			if !strings.Contains(raw, col) {
+				t.Errorf("kubectl get pool lacks column %s", col)
+			}
+		}
+		eventually(t, time.Minute, "burst-pool reports cloud kwok, method karpenter and a derived type", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, "burst-pool")
+			if err != nil {
+				return false, err
+			}
+			cloud, _, _ := unstructured.NestedString(p.Object, "status", "cloud")
+			method, _, _ := unstructured.NestedString(p.Object, "status", "provisioningMethod")
+			it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
+			return cloud == "kwok" && method == "karpenter" && it != "", fmt.Errorf("cloud %q method %q type %q", cloud, method, it)
+		})
+	})
+
+	t.Run("Burst", func(t *testing.T) {
+		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
+		// A QueryService that bursts onto the e2e pool, like the seed's
+		// analytics-cluster.
+		qs := mustQS(t, ctx, c, analyticsNS, "analytics-cluster")
+		spec, _, _ := unstructured.NestedMap(qs.Object, "spec")
+		e2eQS := &unstructured.Unstructured{Object: map[string]any{"apiVersion": claimAPI, "kind": "QueryService", "spec": spec}}
+		e2eQS.SetNamespace(analyticsNS)
+		e2eQS.SetName(e2eQSName)
+		if err := unstructured.SetNestedStringMap(e2eQS.Object, map[string]string{"name": e2ePool, "namespace": poolNS}, "spec", "executor", "poolRef"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, e2eQS); err != nil {
+			t.Fatal(err)
+		}
+		// Its operator would create this Deployment, with executors sized
+		// as the QueryService says.
+		cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
+		mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+		if err := c.Create(ctx, executorDeployment(analyticsNS, e2eQSName, e2ePool, burstReplicas, cpu, mem)); err != nil {
+			t.Fatal(err)
+		}
+		took := eventually(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", func(ctx context.Context) (bool, error) {
+			n, err := runningExecutors(ctx, c, analyticsNS, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			return n == burstReplicas, fmt.Errorf("%d of %d executors Running", n, burstReplicas)
+		})
+		t.Logf("QueryService burst -> %d executors Running: %s", burstReplicas, took.Round(10*time.Millisecond))
+		nodes := poolNodes(t, ctx, c, e2ePool)
+		if len(nodes) == 0 {
+			t.Fatal("executors run, but no node carries the pool label")
+		}
+		eventually(t, 2*time.Minute, "Pool status matches what runs", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
+			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
+			avail, _, _ := unstructured.NestedInt64(p.Object, "status", "availableExecutors")
+			cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
+			ready := int64(len(readyNodes(poolNodes(t, ctx, c, e2ePool))))
+			alloc := allocation(p, analyticsNS, e2eQSName)
+			want := fmt.Sprintf("occupied %d total %d available %d nodes %d alloc %d", burstReplicas, ready, ready-burstReplicas, ready, burstReplicas)
+			got := fmt.Sprintf("occupied %d total %d available %d nodes %d alloc %d", occ, total, avail, cur, alloc)
+			return got == want, fmt.Errorf("status %s, want %s", got, want)
+		})
+		eventually(t, 2*time.Minute, "warmup pods Running on the new nodes and cachedImages Ready", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			imgs, _, _ := unstructured.NestedSlice(p.Object, "status", "cachedImages")
+			if len(imgs) == 0 {
+				return false, fmt.Errorf("no cachedImages")
+			}
+			for _, i := range imgs {
+				m := i.(map[string]any)
+				if m["warmupStatus"] != "Ready" {
+					return false, fmt.Errorf("image %v is %v", m["image"], m["warmupStatus"])
+				}
+			}
+			return true, nil
+		})
+		logUsage(t, s.Cluster)
+		for _, p := range []*devplane.Proc{s.Function, s.Provider} {
+			if kib, err := rss(p.PID); err == nil {
+				t.Logf("RSS %-26s pid %-7d %6.1f MiB", p.Name, p.PID, float64(kib)/1024)
+			}
+		}
+	})
+
+	t.Run("NotAllowedQueryService", func(t *testing.T) {
+		// A QueryService that points at the pool without being allowed.
+		mustApply(t, ctx, cfg, `apiVersion: e6data.io/v1alpha1
+kind: QueryService
+metadata:
+  name: rogue-cluster
+  namespace: `+reportingNS+`
+spec:
+  executor:
+    image: registry.example.com/rogue/executor:1
+    resources: {cpu: "1", memory: 2Gi}
+    poolRef: {name: `+e2ePool+`, namespace: `+poolNS+`}
+`)
+		eventually(t, 2*time.Minute, "rogue-cluster reported as not attached", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
+			for _, q := range qss {
+				m := q.(map[string]any)
+				if m["name"] == "rogue-cluster" {
+					return m["attached"] != true && m["message"] != "", fmt.Errorf("rogue-cluster: %v", m)
+				}
+			}
+			return false, fmt.Errorf("rogue-cluster not listed in %v", qss)
+		})
+		p, err := claim(ctx, s, e2ePool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := allocation(p, reportingNS, "rogue-cluster"); n != 0 {
+			t.Errorf("rogue-cluster has %d pool executors, want 0", n)
+		}
+	})
+
+	t.Run("ProviderRestart", func(t *testing.T) {
+		before, err := claim(ctx, s, e2ePool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RestartProvider(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "same counts and allocatedAt after the provider restarts", func(ctx context.Context) (bool, error) {
+			after, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			b, a := countsOf(before), countsOf(after)
+			return b == a, fmt.Errorf("before %s after %s", b, a)
+		})
+	})
+
+	t.Run("FunctionUnavailable", func(t *testing.T) {
+		if err := s.StopFunction(); err != nil {
+			t.Fatal(err)
+		}
+		// Crossplane keeps reconciling; nothing the pool composed may go.
+		if err := c.Patch(ctx, annotated(e2ePool), client.Merge); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Second)
+		for _, o := range []struct{ api, kind, name string }{
+			{karpenterAPI, "NodePool", e2ePool + "-nodepool"},
+			{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", e2ePool + "-nodeclass"},
+			{capacityAPI, "PoolCapacity", e2ePool + "-capacity"},
+		} {
+			if _, err := s.Get(ctx, gvk(o.api, o.kind), "", o.name); err != nil {
+				t.Errorf("%s %s is gone while the function was down: %v", o.kind, o.name, err)
+			}
+		}
+		if n, _ := runningExecutors(ctx, c, analyticsNS, e2ePool); n != burstReplicas {
+			t.Errorf("%d executors Running while the function was down, want %d", n, burstReplicas)
+		}
+		if err := s.StartFunction(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "the pool is Ready again", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			return condition(p, "Ready") == "True" && condition(p, "Synced") == "True", fmt.Errorf("Ready %s Synced %s", condition(p, "Ready"), condition(p, "Synced"))
+		})
+	})
+
+	t.Run("ScaleDown", func(t *testing.T) {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: analyticsNS, Name: e2eQSName + "-executor-pool-burst"}, d); err != nil {
+			t.Fatal(err)
+		}
+		zero := int32(0)
+		d.Spec.Replicas = &zero
+		if err := c.Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
+			return occ == 0 && allocation(p, analyticsNS, e2eQSName) == 0, fmt.Errorf("occupied %d", occ)
+		})
+		took := eventually(t, 4*time.Minute, "Karpenter consolidates the empty pool nodes and the counts follow", func(ctx context.Context) (bool, error) {
+			if n := len(poolNodes(t, ctx, c, e2ePool)); n != 0 {
+				return false, fmt.Errorf("%d pool nodes left", n)
+			}
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
+			cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
+			return total == 0 && cur == 0, fmt.Errorf("total %d nodes %d", total, cur)
+		})
+		t.Logf("scale down -> nodes consolidated and counts at zero: %s", took.Round(10*time.Millisecond))
+	})
+
+	t.Run("BadInputRejected", func(t *testing.T) {
+		bad := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(`apiVersion: e6data.io/v1alpha1
+kind: Pool
+metadata: {name: bad-pool, namespace: `+poolNS+`}
+spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
+`), &bad.Object); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Create(ctx, bad)
+		if err == nil || !strings.Contains(err.Error(), "minExecutors must not exceed maxExecutors") {
+			t.Errorf("creating a Pool with minExecutors > maxExecutors: got %v, want the schema's message", err)
+		}
+	})
+
+	t.Run("DeleteClaim", func(t *testing.T) {
+		p := &unstructured.Unstructured{}
+		p.SetGroupVersionKind(gvk(claimAPI, "Pool"))
+		p.SetNamespace(poolNS)
+		p.SetName(e2ePool)
+		if err := c.Delete(ctx, p, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 3*time.Minute, "everything the claim created is gone", func(ctx context.Context) (bool, error) {
+			for _, o := range []struct{ api, kind, name string }{
+				{karpenterAPI, "NodePool", e2ePool + "-nodepool"},
+				{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", e2ePool + "-nodeclass"},
+				{capacityAPI, "PoolCapacity", e2ePool + "-capacity"},
+			} {
+				if _, err := s.Get(ctx, gvk(o.api, o.kind), "", o.name); !kerrors.IsNotFound(err) {
+					return false, fmt.Errorf("%s %s still there (%v)", o.kind, o.name, err)
+				}
+			}
+			ds := &appsv1.DaemonSetList{}
+			if err := c.List(ctx, ds, client.MatchingLabels{qsv1.LabelPool: e2ePool}); err != nil {
+				return false, err
+			}
+			return len(ds.Items) == 0, fmt.Errorf("%d DaemonSets left", len(ds.Items))
+		})
+	})
+}
+
+func gvk(apiVersion, kind string) schemaGVK {
+	gv := strings.SplitN(apiVersion, "/", 2)
+	return schemaGVK{Group: gv[0], Version: gv[1], Kind: kind}
+}
+
+func claim(ctx context.Context, s *devplane.Stack, name string) (*unstructured.Unstructured, error) {
+	return s.Get(ctx, gvk(claimAPI, "Pool"), poolNS, name)
+}
+
+// e2ePoolManifest is a Pool like the seed burst pool, with the e2e
+// Composition (fast consolidation).
+func e2ePoolManifest(minExecutors int, suspend bool) string {
+	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
+kind: Pool
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  compositionRef: {name: %s}
+  minExecutors: %d
+  maxExecutors: 12
+  suspend: %t
+  allowedQueryServices:
+    - {name: %s, namespace: %s}
+`, e2ePool, poolNS, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS)
+}
+
+func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, root string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "apis", "composition.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	u.SetName(e2eComp)
+	u.SetLabels(nil)
+	steps, _, _ := unstructured.NestedSlice(u.Object, "spec", "pipeline")
+	in := steps[0].(map[string]any)["input"].(map[string]any)
+	in["karpenter"].(map[string]any)["consolidateAfter"] = "0s"
+	if err := unstructured.SetNestedSlice(u.Object, steps, "spec", "pipeline"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := yaml.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, ctx, cfg, string(out))
+}
+
+// QueryService executors with the labels and scheduling cues of
+// docs/queryservice.md.
+func executorDeployment(ns, qs, pool string, replicas int32, cpu, mem string) *appsv1.Deployment {
+	labels := map[string]string{
+		qsv1.LabelPool:         pool,
+		qsv1.LabelQueryService: qs,
+		qsv1.LabelExecutorType: qsv1.ExecutorTypePool,
+		qsv1.LabelComponent:    qsv1.ComponentExecutor,
+	}
+	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: qs + "-executor-pool-burst", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{qsv1.LabelPool: pool},
+					Tolerations:  []corev1.Toleration{{Key: qsv1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}},
+					Containers: []corev1.Container{{
+						Name:      "executor",
+						Image:     "registry.example.com/e6data/executor:e2e",
+						Resources: corev1.ResourceRequirements{Requests: rl, Limits: rl},
+					}},
+				},
+			},
+		},
+	}
+}
+
+func runningExecutors(ctx context.Context, c client.Client, ns, pool string) (int, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func poolNodes(t *testing.T, ctx context.Context, c client.Client, pool string) []corev1.Node {
+	t.Helper()
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes, client.MatchingLabels{qsv1.LabelPool: pool}); err != nil {
+		t.Fatal(err)
+	}
+	return nodes.Items
+}
+
+func readyNodes(ns []corev1.Node) []corev1.Node {
+	var out []corev1.Node
+	for _, n := range ns {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && n.DeletionTimestamp == nil && !n.Spec.Unschedulable {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func allocation(p *unstructured.Unstructured, ns, qs string) int64 {
+	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
+	for _, a := range as {
+		m := a.(map[string]any)
+		if m["namespace"] == ns && m["queryService"] == qs {
+			n, _ := m["executors"].(int64)
+			return n
+		}
+	}
+	return 0
+}
+
+func countsOf(p *unstructured.Unstructured) string {
+	var b strings.Builder
+	for _, f := range []string{"totalExecutors", "availableExecutors", "occupiedExecutors", "currentNodes"} {
+		n, _, _ := unstructured.NestedInt64(p.Object, "status", f)
+		fmt.Fprintf(&b, "%s=%d ", f, n)
+	}
+	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
+	for _, a := range as {
+		m := a.(map[string]any)
+		fmt.Fprintf(&b, "%v/%v=%v@%v ", m["namespace"], m["queryService"], m["executors"], m["allocatedAt"])
+	}
+	return b.String()
+}
+
+func annotated(name string) *unstructured.Unstructured {
+	p := &unstructured.Unstructured{}
+	p.SetGroupVersionKind(gvk(claimAPI, "Pool"))
+	p.SetNamespace(poolNS)
+	p.SetName(name)
+	p.SetAnnotations(map[string]string{"e2e.burstpool.io/poke": time.Now().Format(time.RFC3339Nano)})
+	return p
+}
+
+func mustQS(t *testing.T, ctx context.Context, c client.Client, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(qsv1.GroupVersionKind)
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatalf("QueryService %s/%s: %v", ns, name, err)
+	}
+	return u
+}
+
+func mustApply(t *testing.T, ctx context.Context, cfg restConfig, manifest string) {
+	t.Helper()
+	if err := localcp.Apply(ctx, cfg, []byte(manifest)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustApplyFile(t *testing.T, ctx context.Context, cfg restConfig, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localcp.Apply(ctx, cfg, b); err != nil {
+		t.Fatalf("cannot apply %s: %v", path, err)
+	}
+}
+
+func rss(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			var kib int64
+			_, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%d kB", &kib)
+			return kib, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+type (
+	schemaGVK  = schema.GroupVersionKind
+	restConfig = *rest.Config
+)
+
+// kubeRaw GETs path from the API server as a server-side table, as kubectl
+// get does.
+func kubeRaw(cfg *rest.Config, path string) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	b, err := dc.RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+	return string(b), err
+}
