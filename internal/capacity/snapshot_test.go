@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math/rand"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -192,5 +193,38 @@ func TestStoreNotifiesTouchedPools(t *testing.T) {
 	want := [][]string{{"p1", "p2"}, {"p1", "p3"}, {"p2", "p3"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("subscribers should hear the pools each commit touched: -want, +got:\n%s", diff)
+	}
+}
+
+// TestConcurrentReadersAndWriters reads snapshots and derives new ones while
+// the store commits batches; run with -race.
+func TestConcurrentReadersAndWriters(t *testing.T) {
+	st := NewStore()
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := 0; r < 4; r++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				s := st.Current()
+				n := 0
+				s.Pods("p1", func(*Pod) bool { n++; return true })
+				_ = s.WithUpdate(executor("x", "reader", "p1", "qs"))
+			}
+		}()
+	}
+	for i := 0; i < 300; i++ {
+		st.Apply([]Event{{Pod: executor("a", fmt.Sprintf("e%d", i%50), "p1", "qs")}, {Node: node(fmt.Sprintf("n%d", i%7), "p1", true)}})
+	}
+	close(done)
+	readers.Wait()
+	if pods, nodes := st.Current().Len(); pods != 50 || nodes != 7 {
+		t.Errorf("store holds %d pods and %d nodes, want 50 and 7", pods, nodes)
 	}
 }
