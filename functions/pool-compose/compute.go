@@ -38,6 +38,9 @@ type Input struct {
 
 	Spec     poolv1alpha1.PoolSpec
 	Previous poolv1alpha1.PoolStatus
+	// PreviousConditions are the reasons of the XPool's conditions by
+	// type, so events are emitted only when a condition changes.
+	PreviousConditions map[string]string
 
 	// QueryServices is every QueryService in the cluster.
 	QueryServices []qsv1alpha1.QueryService
@@ -328,7 +331,9 @@ func (s *state) warm() WarmPlan {
 	if len(problems) > 0 {
 		msg := strings.Join(problems, "; ")
 		s.condition(CondPullSecrets, metav1.ConditionFalse, "SecretNotInPoolNamespace", msg)
-		s.event(true, "SecretNotInPoolNamespace", msg)
+		if s.in.PreviousConditions[CondPullSecrets] != "SecretNotInPoolNamespace" {
+			s.event(true, "SecretNotInPoolNamespace", msg)
+		}
 	} else if len(ic.ImagePullSecrets) > 0 {
 		s.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
 	}

@@ -63,11 +63,13 @@ func quantity(v *structpb.Value) *resource.Quantity {
 // decodeQueryService reads the fields of a QueryService the function uses.
 func decodeQueryService(s *structpb.Struct) qsv1alpha1.QueryService {
 	var q qsv1alpha1.QueryService
-	q.APIVersion, q.Kind = str(s, "apiVersion"), str(s, "kind")
-	q.Name, q.Namespace = str(s, "metadata", "name"), str(s, "metadata", "namespace")
-	if l := field(s, "metadata", "labels").GetStructValue(); l != nil {
-		q.Labels = make(map[string]string, len(l.GetFields()))
-		for k, v := range l.GetFields() {
+	f := s.GetFields()
+	q.APIVersion, q.Kind = f["apiVersion"].GetStringValue(), f["kind"].GetStringValue()
+	md := f["metadata"].GetStructValue().GetFields()
+	q.Name, q.Namespace = md["name"].GetStringValue(), md["namespace"].GetStringValue()
+	if l := md["labels"].GetStructValue().GetFields(); len(l) > 0 {
+		q.Labels = make(map[string]string, len(l))
+		for k, v := range l {
 			q.Labels[k] = v.GetStringValue()
 		}
 	}
@@ -117,6 +119,16 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 		st.AttachedQueryServices = append(st.AttachedQueryServices, q)
 	}
 	return st
+}
+
+// decodeConditions reads the reasons of the XPool's conditions by type.
+func decodeConditions(s *structpb.Struct) map[string]string {
+	out := map[string]string{}
+	for _, v := range field(s, "conditions").GetListValue().GetValues() {
+		c := v.GetStructValue()
+		out[str(c, "type")] = str(c, "reason")
+	}
+	return out
 }
 
 // statusValue encodes the pool's status as a Struct value.

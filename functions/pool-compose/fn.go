@@ -132,7 +132,8 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		Now: now(), Config: cfg, Pool: pool, Namespace: ns,
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
-		QueryServices: qss, CRDs: crds, Observed: observed, Size: size,
+		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
+		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size,
 	}, true
 }
 

@@ -178,6 +178,15 @@ func TestRules(t *testing.T) {
 			},
 			want: 1,
 		},
+		"PullSecretWarnedOnce": {
+			reason: "A pull secret problem the XPool's conditions already show gives no new event.",
+			s: scenario{XR: withStatus(xpool("burst", "pools", basicSpec+"  imageConfig: {imagePullSecrets: [{name: regcred, namespace: other}]}\n"),
+				"  conditions:\n  - {type: ImagePullSecretsUsable, status: \"False\", reason: SecretNotInPoolNamespace}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{withResults(r, "WARNING SecretNotInPoolNamespace"), conditions(r)[CondPullSecrets]}
+			},
+			want: []any{[]string(nil), "FALSE/SecretNotInPoolNamespace"},
+		},
 		"CatalogOverrides": {
 			reason: "Instance types from the input's catalogOverrides size pools like catalog types.",
 			s: scenario{Input: testInput + "catalogOverrides: [{name: onprem-96x, cpu: \"96\", memory: 768Gi, arch: amd64}]\n",
