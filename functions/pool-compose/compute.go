@@ -130,6 +130,11 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if s.ExecutorsPerNode < 0 {
 		errs = append(errs, fmt.Sprintf("spec.executorsPerNode is %d: set it to at least 1", s.ExecutorsPerNode))
 	}
+	if s.QueryServiceSelector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(s.QueryServiceSelector); err != nil {
+			errs = append(errs, fmt.Sprintf("spec.queryServiceSelector is invalid: %v", err))
+		}
+	}
 	if len(s.AllowedQueryServices) == 0 && s.QueryServiceSelector == nil {
 		errs = append(errs, "set spec.allowedQueryServices or spec.queryServiceSelector: a pool must say which QueryServices may use it")
 	}
@@ -202,7 +207,9 @@ func Compute(in Input) Output {
 	if s.det.Problem != "" {
 		s.fail("ProvisioningUnsupported", s.det.Problem)
 	}
-	if !s.failed {
+	if s.failed {
+		s.preserve(rnNodePool, rnNodeClass, rnCloudPool)
+	} else {
 		s.nodes()
 	}
 	s.capacity()

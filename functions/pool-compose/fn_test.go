@@ -175,6 +175,11 @@ func TestRunFunction(t *testing.T) {
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			want:   summary{Fatal: "set spec.allowedQueryServices or spec.queryServiceSelector", Objects: []string{}},
 		},
+		"InvalidSelectorIsFatal": {
+			reason: "A selector that cannot be evaluated is refused: which QueryServices attach is unknown.",
+			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: a, operator: Bogus}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			want:   summary{Fatal: "spec.queryServiceSelector is invalid", Objects: []string{}},
+		},
 		"BadRetentionIsFatal": {
 			reason: "An unparseable retention is refused with the field's name.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {unusedImageRetention: soon}\n"), QueryServices: allQS, CRDs: kwokCRDs},
