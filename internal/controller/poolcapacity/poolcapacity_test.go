@@ -13,9 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +52,9 @@ func scheme(t *testing.T) *runtime.Scheme {
 	if err := v1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
+	if err := rbacv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -71,7 +76,13 @@ type provider struct {
 
 func startProvider(t *testing.T, w watch.Options) *provider {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return startProviderAs(t, cfg, w)
+}
+
+// startProviderAs runs the provider with the identity of as.
+func startProviderAs(t *testing.T, as *rest.Config, w watch.Options) *provider {
+	t.Helper()
+	mgr, err := ctrl.NewManager(as, ctrl.Options{
 		Scheme:                 scheme(t),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

@@ -91,6 +91,15 @@ func TestWatchAndPollConverge(t *testing.T) {
 	for i := 0; i < 30; i += 3 {
 		deletePod(t, c, "team-w", fmt.Sprintf("exec-%02d", i))
 	}
+	// A poller only knows a node is gone if a relist saw it first.
+	eventually(t, "both observers seeing node converge-2", func() error {
+		for _, o := range []*watch.Observer{watching, polling} {
+			if _, ok := o.Store().Current().Node("converge-2"); !ok {
+				return fmt.Errorf("an observer has not seen node converge-2 yet")
+			}
+		}
+		return nil
+	})
 	if err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "converge-2"}}); err != nil {
 		t.Fatal(err)
 	}
