@@ -17,7 +17,8 @@ type CLI struct {
 	TLSCertsDir string `env:"TLS_SERVER_CERTS_DIR" help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
 	Insecure    bool   `help:"Run without mTLS credentials. Only for crossplane render; Crossplane itself always uses mTLS."`
 
-	MaxRecvMessageSize int `default:"4" help:"Maximum size of a received message in MiB."`
+	MetricsAddress     string `default:"127.0.0.1:8080" help:"Address of the Prometheus metrics endpoint; empty turns it off."`
+	MaxRecvMessageSize int    `default:"4" help:"Maximum size of a received message in MiB."`
 }
 
 // Run serves the function until the process is stopped.
@@ -30,6 +31,7 @@ func (c *CLI) Run() error {
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
+		function.WithMetricsServer(c.MetricsAddress),
 		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
 }
 
