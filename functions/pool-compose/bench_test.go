@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -30,10 +31,21 @@ func benchRequest(b *testing.B, n, images int) *fnv1.RunFunctionRequest {
 	if err != nil || fatal(first) != "" {
 		b.Fatalf("RunFunction: %v %s", err, fatal(first))
 	}
-	// Observe the first render, healthy, so the loop runs the steady state.
+	// Observe the first render as the API server returns it: every object
+	// whole, with a status.
 	obs := map[string]string{}
 	for _, name := range desiredNames(first) {
-		obs[name] = "apiVersion: " + desired(first, name).GetAPIVersion() + "\nkind: " + desired(first, name).GetKind() + "\nmetadata: {name: " + desired(first, name).GetName() + "}\n"
+		u := desired(first, name)
+		u.Object["status"] = map[string]any{
+			"observedGeneration": 1, "desiredNumberScheduled": 3, "numberReady": 3,
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True"}},
+		}
+		u.SetGeneration(1)
+		y, err := json.Marshal(u.Object)
+		if err != nil {
+			b.Fatal(err)
+		}
+		obs[name] = string(y)
 	}
 	s.Observed = obs
 	// And the XPool carries the status the first render wrote, as it will.

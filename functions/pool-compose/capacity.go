@@ -1,6 +1,7 @@
 package main
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -98,14 +99,12 @@ type WarmupFailure struct {
 
 // observeCapacity reads an observed PoolCapacity's status.atProvider; a
 // missing or unreadable one observes nothing.
-func observeCapacity(u *unstructured.Unstructured) *CapacityObservation {
-	if u == nil {
+func observeCapacity(u *structpb.Struct) *CapacityObservation {
+	ap := field(u, "status", "atProvider").GetStructValue()
+	if ap == nil {
 		return nil
 	}
-	m, ok, _ := unstructured.NestedMap(u.Object, "status", "atProvider")
-	if !ok {
-		return nil
-	}
+	m := ap.AsMap()
 	o := &CapacityObservation{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, o); err != nil {
 		return nil

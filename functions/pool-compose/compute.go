@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,8 +48,8 @@ type Input struct {
 	// CRDs are the detection CRDs that exist.
 	CRDs map[string]bool
 
-	// Observed composed resources by name.
-	Observed map[resource.Name]*unstructured.Unstructured
+	// Observed composed resources by name, as Crossplane sent them.
+	Observed map[resource.Name]*structpb.Struct
 
 	// Size decides the pool's instance type.
 	Size func(SizeInput) (SizeResult, error)
@@ -344,7 +345,7 @@ func (s *state) warm() WarmPlan {
 	} else if len(ic.ImagePullSecrets) > 0 {
 		s.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
 	}
-	observed := map[resource.Name]*unstructured.Unstructured{}
+	observed := map[resource.Name]*structpb.Struct{}
 	for n, u := range s.in.Observed {
 		if strings.HasPrefix(string(n), warmupPrefix) {
 			observed[n] = u
@@ -381,8 +382,9 @@ func (s *state) warm() WarmPlan {
 		s.out.RequeueAfter = p.RequeueAfter
 	}
 	for _, d := range p.Dropped {
-		if u := observed[resource.Name(d)]; u != nil {
-			s.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed", u.GetAnnotations()[warmup.AnnotationImage], retention, u.GetName()))
+		if o := observed[resource.Name(d)]; o != nil {
+			s.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed",
+				str(o, "metadata", "annotations", warmup.AnnotationImage), retention, str(o, "metadata", "name")))
 		}
 	}
 	return p
@@ -683,7 +685,7 @@ func readyOf(ok bool) resource.Ready {
 }
 
 // sortedNames sorts resource names.
-func sortedNames(m map[resource.Name]*unstructured.Unstructured) []resource.Name {
+func sortedNames[V any](m map[resource.Name]V) []resource.Name {
 	out := slices.Collect(maps.Keys(m))
 	slices.Sort(out)
 	return out

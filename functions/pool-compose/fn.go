@@ -14,7 +14,6 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -99,14 +98,13 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		return Input{}, false
 	}
 
-	ocds, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot read the pool's observed objects"))
-		return Input{}, false
-	}
-	observed := make(map[resource.Name]*unstructured.Unstructured, len(ocds))
-	for n, o := range ocds {
-		observed[n] = &unstructured.Unstructured{Object: o.Resource.Object}
+	// Observed objects stay Structs: the function reads a few fields of
+	// each, and copies some unchanged.
+	observed := make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
+	for n, o := range req.GetObserved().GetResources() {
+		if o.GetResource() != nil {
+			observed[resource.Name(n)] = o.GetResource()
+		}
 	}
 
 	rsp.Requirements = Requirements()
@@ -311,7 +309,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 
 // keepObserved copies every observed object into desired state unchanged,
 // unless an earlier pipeline step desires it.
-func keepObserved(rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*unstructured.Unstructured) error {
+func keepObserved(rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*structpb.Struct) error {
 	for n, o := range observed {
 		if _, ok := rsp.GetDesired().GetResources()[string(n)]; ok {
 			continue
@@ -324,15 +322,11 @@ func keepObserved(rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*uns
 }
 
 // keepOne puts the observed object o into desired state as n.
-func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *unstructured.Unstructured) error {
-	st, err := resource.AsStruct(keep(o).Resource)
-	if err != nil {
-		return errors.Wrapf(err, "cannot keep %s", n)
-	}
+func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *structpb.Struct) error {
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = map[string]*fnv1.Resource{}
 	}
-	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: st}
+	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: keep(o)}
 	return nil
 }
 
@@ -349,21 +343,20 @@ func readyProto(r resource.Ready) fnv1.Ready {
 
 // keep turns an observed object into desired state: its content without
 // the status and the metadata the API server owns.
-func keep(o *unstructured.Unstructured) *resource.DesiredComposed {
-	u := o.DeepCopy()
-	delete(u.Object, "status")
-	md := map[string]any{"name": u.GetName()}
-	if ns := u.GetNamespace(); ns != "" {
-		md["namespace"] = ns
+func keep(o *structpb.Struct) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(o.GetFields()))}
+	for k, v := range o.GetFields() {
+		if k != "status" && k != "metadata" {
+			out.Fields[k] = v
+		}
 	}
-	if l := u.GetLabels(); len(l) > 0 {
-		md["labels"] = stringMap(l)
+	md := field(o, "metadata").GetStructValue()
+	keepMD := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for _, k := range []string{"name", "namespace", "labels", "annotations"} {
+		if v, ok := md.GetFields()[k]; ok {
+			keepMD.Fields[k] = v
+		}
 	}
-	if a := u.GetAnnotations(); len(a) > 0 {
-		md["annotations"] = stringMap(a)
-	}
-	u.Object["metadata"] = md
-	d := resource.NewDesiredComposed()
-	d.Resource.Unstructured = *u
-	return d
+	out.Fields["metadata"] = structpb.NewStructValue(keepMD)
+	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -8,21 +9,16 @@ import (
 // conditionReady tells whether an observed object reports the condition
 // Ready=True. An object that is not observed yet is not ready; one whose
 // kind has no conditions (noConditions) is ready once it exists.
-func conditionReady(u *unstructured.Unstructured, noConditions bool) bool {
-	if u == nil {
+func conditionReady(o *structpb.Struct, noConditions bool) bool {
+	if o == nil {
 		return false
 	}
 	if noConditions {
 		return true
 	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok {
-			continue
-		}
-		if m["type"] == "Ready" {
-			return m["status"] == "True"
+	for _, c := range field(o, "status", "conditions").GetListValue().GetValues() {
+		if cs := c.GetStructValue(); str(cs, "type") == "Ready" {
+			return str(cs, "status") == "True"
 		}
 	}
 	return false
@@ -30,8 +26,8 @@ func conditionReady(u *unstructured.Unstructured, noConditions bool) bool {
 
 // daemonSetReady tells whether an observed DaemonSet runs a ready pod on
 // every node it should.
-func daemonSetReady(u *unstructured.Unstructured) bool {
-	ds := observedDaemonSet(u)
+func daemonSetReady(o *structpb.Struct) bool {
+	ds := observedDaemonSet(o)
 	if ds == nil {
 		return false
 	}
@@ -41,18 +37,29 @@ func daemonSetReady(u *unstructured.Unstructured) bool {
 
 // nodePoolNodes is the number of nodes an observed Karpenter NodePool
 // reports.
-func nodePoolNodes(u *unstructured.Unstructured) int64 {
-	if u == nil {
-		return 0
-	}
-	if n := count(u.Object, "status", "nodes"); n > 0 {
+func nodePoolNodes(o *structpb.Struct) int64 {
+	if n := number(field(o, "status", "nodes")); n > 0 {
 		return n
 	}
-	return count(u.Object, "status", "resources", "nodes")
+	return number(field(o, "status", "resources", "nodes"))
 }
 
-// count reads a number that may be stored as a JSON number or a quantity
-// string.
+// number reads a count stored as a JSON number or a quantity string.
+func number(v *structpb.Value) int64 {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_NumberValue:
+		return int64(k.NumberValue)
+	case *structpb.Value_StringValue:
+		q, err := resource.ParseQuantity(k.StringValue)
+		if err != nil {
+			return 0
+		}
+		return q.Value()
+	}
+	return 0
+}
+
+// count reads a number at path of an unstructured object.
 func count(obj map[string]any, path ...string) int64 {
 	v, ok, _ := unstructured.NestedFieldNoCopy(obj, path...)
 	if !ok {

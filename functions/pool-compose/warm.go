@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/types/known/structpb"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,7 +38,7 @@ type WarmArgs struct {
 	PullSecrets []string
 	Scheduling  Scheduling
 	// Observed are the observed warmup DaemonSets by composed-resource name.
-	Observed map[resource.Name]*unstructured.Unstructured
+	Observed map[resource.Name]*structpb.Struct
 	Failures []WarmupFailure
 }
 
@@ -66,7 +67,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	)
 	for _, name := range sortedNames(a.Observed) {
 		u := a.Observed[name]
-		o, err := warmup.ParseObserved(string(name), u.GetAnnotations())
+		o, err := warmup.ParseObserved(string(name), annotations(u))
 		if err != nil {
 			p.Problems = append(p.Problems, err.Error())
 		}
@@ -112,16 +113,26 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 
 // observedDaemonSet reads the generation and rollout status of an observed
 // DaemonSet; nil when it is not observed.
-func observedDaemonSet(u *unstructured.Unstructured) *appsv1.DaemonSet {
+func observedDaemonSet(u *structpb.Struct) *appsv1.DaemonSet {
 	if u == nil {
 		return nil
 	}
 	ds := &appsv1.DaemonSet{}
-	ds.Generation = count(u.Object, "metadata", "generation")
-	ds.Status.ObservedGeneration = count(u.Object, "status", "observedGeneration")
-	ds.Status.DesiredNumberScheduled = int32(count(u.Object, "status", "desiredNumberScheduled"))
-	ds.Status.NumberReady = int32(count(u.Object, "status", "numberReady"))
+	ds.Generation = number(field(u, "metadata", "generation"))
+	ds.Status.ObservedGeneration = number(field(u, "status", "observedGeneration"))
+	ds.Status.DesiredNumberScheduled = int32(number(field(u, "status", "desiredNumberScheduled")))
+	ds.Status.NumberReady = int32(number(field(u, "status", "numberReady")))
 	return ds
+}
+
+// annotations reads an object's annotations.
+func annotations(o *structpb.Struct) map[string]string {
+	a := field(o, "metadata", "annotations").GetStructValue().GetFields()
+	out := make(map[string]string, len(a))
+	for k, v := range a {
+		out[k] = v.GetStringValue()
+	}
+	return out
 }
 
 // failureMessage describes a warmup failure.
