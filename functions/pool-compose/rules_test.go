@@ -187,6 +187,18 @@ func TestRules(t *testing.T) {
 			},
 			want: []any{[]string(nil), "FALSE/SecretNotInPoolNamespace"},
 		},
+		"KeptObjectsAreUnchanged": {
+			reason: "An observed object kept while required resources are missing is copied without status and server-owned metadata, its spec unchanged.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), NoRequired: true, Observed: map[string]string{
+				"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool, uid: u-1, resourceVersion: \"42\", generation: 3, labels: {e6data.io/pool: burst}, managedFields: [{manager: x}]}\nspec: {limits: {nodes: \"20\"}}\nstatus: {nodes: 3}\n",
+			}},
+			got: func(r *fnv1.RunFunctionResponse) any { return desired(r, "nodepool").Object },
+			want: map[string]any{
+				"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+				"metadata": map[string]any{"name": "burst-nodepool", "labels": map[string]any{"e6data.io/pool": "burst"}},
+				"spec":     map[string]any{"limits": map[string]any{"nodes": "20"}},
+			},
+		},
 		"CatalogOverrides": {
 			reason: "Instance types from the input's catalogOverrides size pools like catalog types.",
 			s: scenario{Input: testInput + "catalogOverrides: [{name: onprem-96x, cpu: \"96\", memory: 768Gi, arch: amd64}]\n",
