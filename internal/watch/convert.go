@@ -2,94 +2,99 @@ package watch
 
 import (
 	"slices"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
-// StripPod is a cache transform that keeps only the parts of a pod that Pod
-// reads, so a cache of tens of thousands of pods stays small.
-func StripPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              p.Name,
-			Namespace:         p.Namespace,
-			UID:               p.UID,
-			ResourceVersion:   p.ResourceVersion,
-			Labels:            p.Labels,
-			CreationTimestamp: p.CreationTimestamp,
-			DeletionTimestamp: p.DeletionTimestamp,
-		},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
-		Status: corev1.PodStatus{
-			Phase:                 p.Status.Phase,
-			Reason:                p.Status.Reason,
-			Message:               p.Status.Message,
-			StartTime:             p.Status.StartTime,
-			InitContainerStatuses: stripContainers(p.Status.InitContainerStatuses),
-			ContainerStatuses:     stripContainers(p.Status.ContainerStatuses),
-		},
-	}
-	if img, ok := p.Annotations[warmup.AnnotationImage]; ok {
-		out.Annotations = map[string]string{warmup.AnnotationImage: img}
-	}
-	return out, nil
+// A cachedPod is all an informer keeps of a pool pod: its identity, for the
+// informer's own bookkeeping, and the capacity view of it. Keeping it instead
+// of the pod makes a cache of tens of thousands of pods several times
+// smaller. Nothing reads these objects back through the cache.
+type cachedPod struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	pod *capacity.Pod
 }
 
-func stripContainers(in []corev1.ContainerStatus) []corev1.ContainerStatus {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]corev1.ContainerStatus, len(in))
-	for i, c := range in {
-		out[i] = corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: c.State, LastTerminationState: c.LastTerminationState}
-	}
+// DeepCopyObject copies the record; the capacity view is immutable and is
+// shared.
+func (c *cachedPod) DeepCopyObject() runtime.Object {
+	out := &cachedPod{TypeMeta: c.TypeMeta, pod: c.pod}
+	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	return out
 }
 
-// StripNode is a cache transform that keeps only the parts of a node that
-// Node reads.
-func StripNode(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
+// A cachedNode is all an informer keeps of a pool node.
+type cachedNode struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	node *capacity.Node
+}
+
+// DeepCopyObject copies the record; the capacity view is immutable and is
+// shared.
+func (c *cachedNode) DeepCopyObject() runtime.Object {
+	out := &cachedNode{TypeMeta: c.TypeMeta, node: c.node}
+	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return out
+}
+
+// identity returns the metadata an informer needs to key and version an
+// object.
+func identity(m metav1.Object) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion()}
+}
+
+// TransformPod is a cache transform that replaces a pod by a record holding
+// its capacity view.
+func TransformPod(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		return &cachedPod{ObjectMeta: identity(p), pod: Pod(p)}, nil
 	}
-	out := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              n.Name,
-			UID:               n.UID,
-			ResourceVersion:   n.ResourceVersion,
-			Labels:            n.Labels,
-			DeletionTimestamp: n.DeletionTimestamp,
-		},
-		Spec: corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
+	return obj, nil
+}
+
+// TransformNode is a cache transform that replaces a node by a record
+// holding its capacity view.
+func TransformNode(obj any) (any, error) {
+	if n, ok := obj.(*corev1.Node); ok {
+		return &cachedNode{ObjectMeta: identity(n), node: Node(n)}, nil
 	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
-		}
+	return obj, nil
+}
+
+// intern returns the canonical copy of s, so that the label keys and values
+// that thousands of pods repeat are stored once.
+func intern(s string) string { return unique.Make(s).Value() }
+
+func internLabels(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return nil
 	}
-	return out, nil
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[intern(k)] = intern(v)
+	}
+	return out
 }
 
 // Pod returns the capacity view of a pod.
 func Pod(p *corev1.Pod) *capacity.Pod {
 	out := &capacity.Pod{
-		Namespace: p.Namespace,
+		Namespace: intern(p.Namespace),
 		Name:      p.Name,
 		UID:       string(p.UID),
-		Pool:      p.Labels[qsv1alpha1.LabelPool],
-		Labels:    p.Labels,
+		Pool:      intern(p.Labels[qsv1alpha1.LabelPool]),
+		Labels:    internLabels(p.Labels),
 		Image:     p.Annotations[warmup.AnnotationImage],
-		NodeName:  p.Spec.NodeName,
+		NodeName:  intern(p.Spec.NodeName),
 		State:     state(p),
 		Reason:    p.Status.Reason,
 		Message:   p.Status.Message,
@@ -130,7 +135,7 @@ func state(p *corev1.Pod) capacity.PodState {
 }
 
 func container(c corev1.ContainerStatus, init bool) capacity.Container {
-	out := capacity.Container{Name: c.Name, Init: init, Image: c.Image}
+	out := capacity.Container{Name: intern(c.Name), Init: init, Image: intern(c.Image)}
 	if w := c.State.Waiting; w != nil {
 		out.WaitingReason, out.WaitingMessage = w.Reason, w.Message
 	}
@@ -149,9 +154,9 @@ func termination(t *corev1.ContainerStateTerminated) *capacity.Termination {
 // Node returns the capacity view of a node.
 func Node(n *corev1.Node) *capacity.Node {
 	out := &capacity.Node{
-		Name:        n.Name,
-		Pool:        n.Labels[qsv1alpha1.LabelPool],
-		Labels:      n.Labels,
+		Name:        intern(n.Name),
+		Pool:        intern(n.Labels[qsv1alpha1.LabelPool]),
+		Labels:      internLabels(n.Labels),
 		Deleting:    n.DeletionTimestamp != nil,
 		Schedulable: !n.Spec.Unschedulable,
 	}

@@ -53,11 +53,11 @@ func TestNode(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			stripped, err := StripNode(&tc.node)
+			cached, err := TransformNode(&tc.node)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tc.want, Node(stripped.(*corev1.Node))); diff != "" {
+			if diff := cmp.Diff(&tc.want, cached.(*cachedNode).node); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -73,7 +73,7 @@ func TestPod(t *testing.T) {
 		want   capacity.Pod
 	}{
 		"RunningWarmupPod": {
-			reason: "The image annotation, node, start time and container states survive stripping.",
+			reason: "The cached record keeps the image annotation, node, start time and container states.",
 			pod: corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "u", Labels: labels,
 					Annotations: map[string]string{warmup.AnnotationImage: "img:1", "big": "dropped"}},
@@ -100,11 +100,11 @@ func TestPod(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			stripped, err := StripPod(&tc.pod)
+			cached, err := TransformPod(&tc.pod)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tc.want, Pod(stripped.(*corev1.Pod))); diff != "" {
+			if diff := cmp.Diff(&tc.want, cached.(*cachedPod).pod); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})

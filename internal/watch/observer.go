@@ -191,8 +191,8 @@ func (o *Observer) cluster() (cluster.Cluster, error) {
 	cl, err := cluster.New(watchCfg, func(co *cluster.Options) {
 		co.Scheme = o.scheme
 		co.Cache.ByObject = map[client.Object]cache.ByObject{
-			&corev1.Pod{}:  {Label: sel, Transform: StripPod},
-			&corev1.Node{}: {Label: sel, Transform: StripNode},
+			&corev1.Pod{}:  {Label: sel, Transform: TransformPod},
+			&corev1.Node{}: {Label: sel, Transform: TransformNode},
 		}
 		co.Cache.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
 			o.watchErr.Store(true)
@@ -236,19 +236,21 @@ func unwrap(obj any) any {
 }
 
 func (o *Observer) podEvent(obj any, deleted bool) {
-	p, ok := unwrap(obj).(*corev1.Pod)
-	if !ok {
-		return
+	switch p := unwrap(obj).(type) {
+	case *cachedPod:
+		o.enqueue(capacity.Event{Pod: p.pod, Deleted: deleted})
+	case *corev1.Pod:
+		o.enqueue(capacity.Event{Pod: Pod(p), Deleted: deleted})
 	}
-	o.enqueue(capacity.Event{Pod: Pod(p), Deleted: deleted})
 }
 
 func (o *Observer) nodeEvent(obj any, deleted bool) {
-	n, ok := unwrap(obj).(*corev1.Node)
-	if !ok {
-		return
+	switch n := unwrap(obj).(type) {
+	case *cachedNode:
+		o.enqueue(capacity.Event{Node: n.node, Deleted: deleted})
+	case *corev1.Node:
+		o.enqueue(capacity.Event{Node: Node(n), Deleted: deleted})
 	}
-	o.enqueue(capacity.Event{Node: Node(n), Deleted: deleted})
 }
 
 func (o *Observer) enqueue(e capacity.Event) {
