@@ -142,3 +142,20 @@ func (o *CapacityObservation) occupied() int32 {
 	}
 	return o.OccupiedExecutors
 }
+
+// capacity emits the PoolCapacity.
+func (s *state) capacity() {
+	if len(s.sched.NodeSelector) == 0 {
+		// Nothing picks the pool's nodes yet (Pending): keep what exists.
+		s.preserve(rnCapacity)
+		return
+	}
+	policy := s.in.Config.Capacity
+	u := PoolCapacity(CapacityArgs{
+		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
+		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: attached(s.atts),
+		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: policy.UnauthorizedExecutors,
+		ProviderConfigName: policy.ProviderConfigName,
+	})
+	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))
+}

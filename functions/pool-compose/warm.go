@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -175,4 +176,77 @@ func tolerationsOf(pool string, ts []poolv1alpha1.Toleration) []corev1.Toleratio
 		out = append(out, ct)
 	}
 	return out
+}
+
+// warm plans the warmup DaemonSets.
+func (s *state) warm() WarmPlan {
+	ic := s.in.Spec.ImageConfig
+	if ic == nil {
+		ic = &poolv1alpha1.ImageConfig{}
+	}
+	retention := defaultRetention
+	if ic.UnusedImageRetention != "" {
+		if d, err := time.ParseDuration(ic.UnusedImageRetention); err == nil {
+			retention = d
+		}
+	}
+	images := map[string]string{}
+	for _, a := range attached(s.atts) {
+		if a.QS.Spec.Executor.Image != "" {
+			images[a.Key()] = a.QS.Spec.Executor.Image
+		}
+	}
+	names, problems := pullSecrets(ic.ImagePullSecrets, s.in.Namespace)
+	if len(problems) > 0 {
+		msg := strings.Join(problems, "; ")
+		s.condition(CondPullSecrets, metav1.ConditionFalse, "SecretNotInPoolNamespace", msg)
+		if s.in.PreviousConditions[CondPullSecrets] != "SecretNotInPoolNamespace" {
+			s.event(true, "SecretNotInPoolNamespace", msg)
+		}
+	} else if len(ic.ImagePullSecrets) > 0 {
+		s.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
+	}
+	observed := map[resource.Name]*structpb.Struct{}
+	for n, u := range s.in.Observed {
+		if strings.HasPrefix(string(n), warmupPrefix) {
+			observed[n] = u
+		}
+	}
+	var failures []WarmupFailure
+	if s.capObs != nil {
+		failures = s.capObs.WarmupFailures
+	}
+	p := PlanWarmup(WarmArgs{
+		Pool: s.in.Pool, Namespace: s.in.Namespace, Now: s.in.Now,
+		Cached: ic.CachedImages, AutoCollect: ic.AutoCollectImages == nil || *ic.AutoCollectImages,
+		QSImages: images, Retention: retention,
+		HelperImage: s.in.Config.Warmup.HelperImage, PullSecrets: names,
+		Scheduling: s.sched, Observed: observed, Failures: failures,
+	})
+	for _, msg := range p.Problems {
+		s.event(true, "UnreadableWarmupAnnotation", msg)
+	}
+	s.images = len(p.Images)
+	if len(s.sched.NodeSelector) == 0 {
+		// Nothing picks the pool's nodes: a DaemonSet now would run on
+		// every node of the cluster. Keep what exists until it is fixed.
+		for n := range observed {
+			s.preserve(n)
+		}
+		return p
+	}
+	for n, l := range p.DaemonSets {
+		s.out.Lazy[n] = l
+		s.out.Ready[n] = readyOf(p.Ready[n])
+	}
+	if p.RequeueAfter > 0 {
+		s.out.RequeueAfter = p.RequeueAfter
+	}
+	for _, d := range p.Dropped {
+		if o := observed[resource.Name(d)]; o != nil {
+			s.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed",
+				str(o, "metadata", "annotations", warmup.AnnotationImage), retention, str(o, "metadata", "name")))
+		}
+	}
+	return p
 }

@@ -191,3 +191,84 @@ func toUnstructured(o runtime.Object) *unstructured.Unstructured {
 	}
 	return &unstructured.Unstructured{Object: m}
 }
+
+// slot is one executor slot: the largest compatible executor request, or,
+// when none is known, an equal share of a node.
+func (s *state) slot() (Resources, bool) {
+	var r Resources
+	compatible := map[string]bool{}
+	if s.size != nil {
+		for _, c := range s.size.Compatibility {
+			compatible[c.QueryService] = c.Compatible
+		}
+	}
+	found := false
+	for _, a := range attached(s.atts) {
+		if s.size != nil && !compatible[a.Key()] {
+			continue
+		}
+		ex := a.QS.Spec.Executor.Resources
+		if ex.CPU != nil && ex.CPU.Cmp(r.CPU) > 0 {
+			r.CPU, found = ex.CPU.DeepCopy(), true
+		}
+		if ex.Memory != nil && ex.Memory.Cmp(r.Memory) > 0 {
+			r.Memory, found = ex.Memory.DeepCopy(), true
+		}
+	}
+	if found && !r.CPU.IsZero() && !r.Memory.IsZero() {
+		return r, true
+	}
+	if s.size == nil || s.size.Allocatable.CPU.IsZero() {
+		return r, false
+	}
+	cpu := resource.NewMilliQuantity(s.size.Allocatable.CPU.MilliValue()/int64(s.epn), resource.DecimalSI)
+	mem := resource.NewQuantity(s.size.Allocatable.Memory.Value()/int64(s.epn)/(1<<20)*(1<<20), resource.BinarySI)
+	return Resources{CPU: *cpu, Memory: *mem}, true
+}
+
+// placeholders emits the PriorityClass and the Deployment that hold
+// minExecutors slots warm.
+func (s *state) placeholders() {
+	replicas := max(0, s.in.Spec.MinExecutors-s.capObs.occupied())
+	if s.in.Spec.Suspend {
+		replicas = 0
+	}
+	slot, ok := s.slot()
+	if !ok {
+		if s.in.Spec.MinExecutors > 0 {
+			s.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
+		}
+		s.preserve(rnPlaceholder, rnPriorityClass)
+		return
+	}
+	pc := s.in.Config.Placeholder
+	class := pc.PriorityClassName
+	if class == "" {
+		class = s.in.Pool + sfxPlaceholder
+		s.emit(rnPriorityClass, PriorityClass(class, s.in.Pool, s.in.Namespace, *pc.Priority), s.in.Observed[rnPriorityClass] != nil)
+	}
+	d := Placeholder(PlaceholderArgs{
+		Pool: s.in.Pool, Namespace: s.in.Namespace, Replicas: replicas, Slot: slot,
+		Image: pc.Image, PriorityClassName: class, Scheduling: s.sched,
+	})
+	// Placeholders wait for nodes; the pool does not wait for them.
+	s.out.Desired[rnPlaceholder] = d
+	s.out.Ready[rnPlaceholder] = readyOf(s.in.Observed[rnPlaceholder] != nil)
+}
+
+// storageAgent emits the storage agent DaemonSet.
+func (s *state) storageAgent() {
+	sa := s.in.Spec.StorageAgent
+	if sa == nil || !sa.Enabled {
+		return
+	}
+	if len(s.sched.NodeSelector) == 0 {
+		s.preserve(rnStorageAgent)
+		return
+	}
+	u := StorageAgent(StorageAgentArgs{
+		Pool: s.in.Pool, Namespace: s.in.Namespace, Image: sa.Image,
+		Resources: storageResources(sa), Scheduling: s.sched,
+	})
+	s.emit(rnStorageAgent, u, daemonSetReady(s.in.Observed[rnStorageAgent]))
+}
