@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -398,5 +399,33 @@ func TestRetention(t *testing.T) {
 	}
 	if got := results(rsp); !strings.Contains(strings.Join(got, "\n"), "NORMAL WarmImageDropped") {
 		t.Errorf("no WarmImageDropped event: %v", got)
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	// Crossplane calls the function concurrently for different XPools; the
+	// shared render cache must give each its own, correct objects.
+	f := &Function{now: func() time.Time { return now }, size: fakeSize, cache: &renderCache{}}
+	errs := make(chan string, 16)
+	for i := range 16 {
+		go func() {
+			name := fmt.Sprintf("pool-%d", i%4)
+			rsp, err := f.RunFunction(t.Context(), scenario{XR: xpool(name, "pools", basicSpec+"  imageConfig: {cachedImages: [ghcr.io/e6data/executor:3.1]}\n"), QueryServices: allQS, CRDs: kwokCRDs}.request(t))
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case desired(rsp, warmup.ResourceName("ghcr.io/e6data/executor:3.1")) == nil:
+				errs <- name + " has no warmup DaemonSet"
+			case !strings.HasPrefix(desired(rsp, warmup.ResourceName("ghcr.io/e6data/executor:3.1")).GetName(), name+"-warmup-"):
+				errs <- name + " got another pool's warmup DaemonSet"
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	for range 16 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }
