@@ -199,6 +199,17 @@ func TestRules(t *testing.T) {
 				"spec":     map[string]any{"limits": map[string]any{"nodes": "20"}},
 			},
 		},
+		"ActiveWhileANewImageWarms": {
+			reason: "An active pool stays Active while a newly added image warms; the message says so.",
+			s: scenario{XR: withStatus(xpool("burst", "pools", basicSpec), "  phase: Active\n"), QueryServices: allQS, CRDs: kwokCRDs, Observed: map[string]string{
+				"nodepool":                  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
+				"nodeclass":                 "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\n",
+				"capacity":                  "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
+				"placeholder-priorityclass": "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: burst-placeholder}\n",
+			}},
+			got:  func(r *fnv1.RunFunctionResponse) any { return status(r)["phase"] },
+			want: "Active",
+		},
 		"CatalogOverrides": {
 			reason: "Instance types from the input's catalogOverrides size pools like catalog types.",
 			s: scenario{Input: testInput + "catalogOverrides: [{name: onprem-96x, cpu: \"96\", memory: 768Gi, arch: amd64}]\n",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,21 +142,26 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 		}
 		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
 	}
-	var waiting []string
-	waiting = append(waiting, s.notReady...)
+	var warming []string
 	for _, img := range warm.Images {
 		if img.WarmupStatus == poolv1alpha1.WarmupPending && img.UnusedSince == nil {
-			waiting = append(waiting, "warmup of "+img.Image)
+			warming = append(warming, "warmup of "+img.Image)
 		}
 	}
-	if len(waiting) > 0 {
-		msg := "waiting for " + strings.Join(waiting, ", ")
-		if prev == poolv1alpha1.PhaseSuspended || prev == poolv1alpha1.PhaseSuspending || prev == poolv1alpha1.PhaseResuming {
-			return poolv1alpha1.PhaseResuming, "resuming: " + msg
-		}
-		return poolv1alpha1.PhaseCreating, msg
+	active := fmt.Sprintf("the pool runs up to %d executors", s.in.Spec.MaxExecutors)
+	switch {
+	case len(s.notReady) == 0 && len(warming) == 0:
+		return poolv1alpha1.PhaseActive, active
+	case len(s.notReady) == 0 && prev == poolv1alpha1.PhaseActive:
+		// A new image warming does not take an active pool out of service:
+		// executors run, and pull the image themselves meanwhile.
+		return poolv1alpha1.PhaseActive, active + "; " + strings.Join(warming, ", ") + " in progress"
 	}
-	return poolv1alpha1.PhaseActive, fmt.Sprintf("the pool runs up to %d executors", s.in.Spec.MaxExecutors)
+	msg := "waiting for " + strings.Join(append(slices.Clone(s.notReady), warming...), ", ")
+	if prev == poolv1alpha1.PhaseSuspended || prev == poolv1alpha1.PhaseSuspending || prev == poolv1alpha1.PhaseResuming {
+		return poolv1alpha1.PhaseResuming, "resuming: " + msg
+	}
+	return poolv1alpha1.PhaseCreating, msg
 }
 
 // presentNodes is the number of pool nodes still up, from the PoolCapacity
