@@ -118,3 +118,23 @@ func BenchmarkCompute(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplace measures a relist replacing the snapshot wholesale.
+func BenchmarkReplace(b *testing.B) {
+	for _, s := range ladder {
+		b.Run(fmt.Sprintf("pods=%d/nodes=%d/pools=%d", s.pods, s.nodes, s.pools), func(b *testing.B) {
+			pods, nodes := cluster(rand.New(rand.NewSource(3)), s)
+			st := NewStore()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st.Replace(pods, nodes)
+			}
+			b.StopTimer()
+			if got, n := st.Current().Len(); got != s.pods || n != s.nodes {
+				b.Fatalf("store holds %d pods and %d nodes, want %d and %d", got, n, s.pods, s.nodes)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/relist")
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -62,8 +63,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(cs); err != nil {
 		return errors.Wrap(err, "cannot add the pool observers to the manager")
 	}
+	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	c := &connector{
 		kube:     mgr.GetClient(),
+		record:   rec,
 		secrets:  mgr.GetAPIReader(),
 		base:     mgr.GetConfig(),
 		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
@@ -76,7 +79,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		managed.WithInitializers(),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithPollInterval(o.PollInterval),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(rec),
 		managed.WithManagementPolicies())
 
 	return ctrl.NewControllerManagedBy(mgr).
@@ -91,6 +94,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 // and hands out a client over that cluster's snapshot.
 type connector struct {
 	kube     client.Client
+	record   event.Recorder
 	secrets  client.Reader
 	base     *rest.Config
 	usage    *resource.LegacyProviderConfigUsageTracker
@@ -123,7 +127,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, clock: c.clock}, nil
+	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -159,6 +163,7 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 
 // An external reports a pool's capacity from its cluster's snapshot.
 type external struct {
+	record   event.Recorder
 	config   string
 	obs      *watch.Observer
 	clusters *clusters
@@ -200,6 +205,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		if e.metrics != nil {
 			e.metrics.Evicted(spec, ev.Reason)
 		}
+		e.record.Event(cr, event.Normal(event.Reason("Deleted"+ev.Reason), evictionMessage(ev)))
 	}
 	cr.Status.AtProvider = res.Observation
 	cr.SetConditions(xpv2.Available())
@@ -207,6 +213,13 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.metrics.Record(spec, res)
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+func evictionMessage(ev capacity.Eviction) string {
+	if ev.Reason == capacity.EvictUnauthorized {
+		return fmt.Sprintf("Deleted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
+	}
+	return fmt.Sprintf("Deleted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
 }
 
 func (e *external) evict(ctx context.Context, ev capacity.Eviction) error {

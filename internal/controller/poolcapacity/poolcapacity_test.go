@@ -468,6 +468,20 @@ burstpool_pool_nodes{namespace="team-a",pool="analytics",state="ready"} 2
 				return fmt.Errorf("pod %s is still there (err %v)", k, err)
 			})
 		}
+		for _, reason := range []string{"DeletedFailedExecutor", "DeletedUnauthorizedExecutor"} {
+			eventually(t, "an event "+reason, func() error {
+				var l corev1.EventList
+				if err := c.List(ctx, &l); err != nil {
+					return err
+				}
+				for _, e := range l.Items {
+					if e.Reason == reason && e.InvolvedObject.Name == "analytics" {
+						return nil
+					}
+				}
+				return fmt.Errorf("no %s event on PoolCapacity analytics", reason)
+			})
+		}
 		w := want
 		w.Unauthorized = nil // the terminating pod no longer counts.
 		converges(t, c, "analytics", w)
