@@ -168,7 +168,9 @@ type AWS struct {
 
 // EKSAutoMode configures EKS Auto Mode NodeClasses.
 type EKSAutoMode struct {
-	// Role is the IAM role of pool nodes (name, not ARN).
+	// Role is the IAM role of pool nodes (name, not ARN). Nodes of a custom
+	// NodeClass join the cluster only when this role has an EKS access
+	// entry of type EC2 with the AmazonEKSAutoNodePolicy.
 	// +optional
 	Role string `json:"role,omitempty"`
 
