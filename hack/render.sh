@@ -61,7 +61,7 @@ done
 [ -n "$port" ] || fail "found no free port on 127.0.0.1"
 
 fnlog=$out/function.log
-"$fn" --insecure --debug --address "127.0.0.1:$port" >"$fnlog" 2>&1 &
+"$fn" --insecure --debug --address "127.0.0.1:$port" --metrics-address "" >"$fnlog" 2>&1 &
 fnpid=$!
 stop() {
 	if kill -0 "$fnpid" 2>/dev/null; then

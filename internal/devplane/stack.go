@@ -191,8 +191,13 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(s.functionPort)
+		metrics, err := freePorts(1)
+		if err != nil {
+			return err
+		}
 		s.Function, err = Start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
-			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug")
+			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug",
+			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
 		if err != nil {
 			return err
 		}

@@ -274,6 +274,10 @@ func (u *upper) startKCM(ctx context.Context) error {
 		"--root-ca-file="+u.pki.CACert,
 		"--use-service-account-credentials=false",
 		"--controllers=*",
+		// kwok posts node heartbeats late when the machine is busy; with
+		// the default grace the node lifecycle controller marks a live
+		// fake node's pods NotReady, and kwok never marks them Ready again.
+		"--node-monitor-grace-period=5m",
 	)})
 	if err != nil {
 		return err

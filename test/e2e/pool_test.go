@@ -239,10 +239,20 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
+		restarted := time.Now()
 		if err := s.RestartProvider(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "same counts and allocatedAt after the provider restarts", func(ctx context.Context) (bool, error) {
+		took := eventually(t, 2*time.Minute, "the restarted provider observes the same counts and allocatedAt", func(ctx context.Context) (bool, error) {
+			pc, err := s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", e2ePool+"-capacity")
+			if err != nil {
+				return false, err
+			}
+			at, _, _ := unstructured.NestedString(pc.Object, "status", "atProvider", "observedAt")
+			seen, err := time.Parse(time.RFC3339, at)
+			if err != nil || !seen.After(restarted.Truncate(time.Second)) {
+				return false, fmt.Errorf("PoolCapacity last observed at %q, before the restart", at)
+			}
 			after, err := claim(ctx, s, e2ePool)
 			if err != nil {
 				return false, err
@@ -250,6 +260,7 @@ spec:
 			b, a := countsOf(before), countsOf(after)
 			return b == a, fmt.Errorf("before %s after %s", b, a)
 		})
+		t.Logf("provider restart -> status observed again, unchanged: %s", took.Round(10*time.Millisecond))
 	})
 
 	t.Run("FunctionUnavailable", func(t *testing.T) {
@@ -286,15 +297,7 @@ spec:
 	})
 
 	t.Run("ScaleDown", func(t *testing.T) {
-		d := &appsv1.Deployment{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: analyticsNS, Name: e2eQSName + "-executor-pool-burst"}, d); err != nil {
-			t.Fatal(err)
-		}
-		zero := int32(0)
-		d.Spec.Replicas = &zero
-		if err := c.Update(ctx, d); err != nil {
-			t.Fatal(err)
-		}
+		scaleExecutors(t, ctx, c, 0)
 		eventually(t, 2*time.Minute, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
 			p, err := claim(ctx, s, e2ePool)
 			if err != nil {
@@ -303,19 +306,151 @@ spec:
 			occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
 			return occ == 0 && allocation(p, analyticsNS, e2eQSName) == 0, fmt.Errorf("occupied %d", occ)
 		})
+		// minExecutors is 1: Karpenter removes every pool node but the one
+		// that holds the warm slot's placeholder.
 		took := eventually(t, 4*time.Minute, "Karpenter consolidates the empty pool nodes and the counts follow", func(ctx context.Context) (bool, error) {
-			if n := len(poolNodes(t, ctx, c, e2ePool)); n != 0 {
-				return false, fmt.Errorf("%d pool nodes left", n)
+			if n := len(poolNodes(t, ctx, c, e2ePool)); n != 1 {
+				return false, fmt.Errorf("%d pool nodes, want 1 for the warm slot", n)
 			}
 			p, err := claim(ctx, s, e2ePool)
 			if err != nil {
 				return false, err
 			}
 			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
+			avail, _, _ := unstructured.NestedInt64(p.Object, "status", "availableExecutors")
 			cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
-			return total == 0 && cur == 0, fmt.Errorf("total %d nodes %d", total, cur)
+			return total == 1 && avail == 1 && cur == 1, fmt.Errorf("total %d available %d nodes %d", total, avail, cur)
 		})
-		t.Logf("scale down -> nodes consolidated and counts at zero: %s", took.Round(10*time.Millisecond))
+		t.Logf("scale down -> empty nodes consolidated, one warm node left, counts follow: %s", took.Round(10*time.Millisecond))
+	})
+
+	t.Run("WarmSlotPreempted", func(t *testing.T) {
+		// minExecutors 1 keeps one slot warm with a placeholder; a real
+		// executor takes that slot by preempting it, without a new node.
+		warm := poolNodes(t, ctx, c, e2ePool)
+		if len(warm) != 1 {
+			t.Fatalf("want one warm pool node, have %d", len(warm))
+		}
+		eventually(t, time.Minute, "a placeholder runs on the warm node", func(ctx context.Context) (bool, error) {
+			n, err := podsOn(ctx, c, poolNS, map[string]string{qsv1.LabelPool: e2ePool, qsv1.LabelComponent: qsv1.ComponentPlaceholder}, warm[0].Name)
+			return n == 1, err
+		})
+		scaleExecutors(t, ctx, c, 1)
+		took := eventually(t, time.Minute, "the executor runs on the warm node", func(ctx context.Context) (bool, error) {
+			n, err := podsOn(ctx, c, analyticsNS, map[string]string{qsv1.LabelPool: e2ePool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, warm[0].Name)
+			return n == 1, err
+		})
+		t.Logf("executor on a warm slot: %s", took.Round(10*time.Millisecond))
+		if n := len(poolNodes(t, ctx, c, e2ePool)); n != 1 {
+			t.Errorf("%d pool nodes after the executor took the warm slot, want 1", n)
+		}
+		eventually(t, time.Minute, "the placeholder Deployment scales to zero once the slot is occupied", func(ctx context.Context) (bool, error) {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: poolNS, Name: e2ePool + "-placeholder"}, d); err != nil {
+				return false, err
+			}
+			return d.Spec.Replicas != nil && *d.Spec.Replicas == 0, fmt.Errorf("replicas %v", d.Spec.Replicas)
+		})
+		scaleExecutors(t, ctx, c, 0)
+	})
+
+	t.Run("SuspendResume", func(t *testing.T) {
+		mustApply(t, ctx, cfg, e2ePoolManifest(1, true))
+		eventually(t, 2*time.Minute, "the pool is Suspended: no new capacity, warm images kept", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", e2ePool+"-nodepool")
+			if err != nil {
+				return false, err
+			}
+			cpu, _, _ := unstructured.NestedString(np.Object, "spec", "limits", "cpu")
+			ds := &appsv1.DaemonSetList{}
+			if err := c.List(ctx, ds, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: e2ePool, qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
+				return false, err
+			}
+			return phase == "Suspended" && cpu == "0" && len(ds.Items) > 0, fmt.Errorf("phase %s, NodePool cpu limit %q, %d warmup DaemonSets", phase, cpu, len(ds.Items))
+		})
+		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
+		eventually(t, 3*time.Minute, "the pool is Active again with its warm slot", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
+			return phase == "Active" && total >= 1, fmt.Errorf("phase %s total %d", phase, total)
+		})
+	})
+
+	t.Run("LargerQueryServiceAttaches", func(t *testing.T) {
+		// Two pools of the s family, one that upgrades and one that does
+		// not; a QueryService too large for their current size attaches
+		// to both.
+		for _, p := range []struct {
+			name    string
+			upgrade bool
+		}{{"grow-pool", true}, {"fixed-pool", false}} {
+			mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
+kind: Pool
+metadata: {name: %s, namespace: %s}
+spec:
+  maxExecutors: 4
+  instanceConfig: {instanceFamily: s, autoUpgrade: %t}
+  queryServiceSelector:
+    matchLabels: {e2e.burstpool.io/pool: %s}
+`, p.name, poolNS, p.upgrade, p.name))
+			mustApply(t, ctx, cfg, qsManifest(p.name+"-small", p.name, "2", "4Gi"))
+		}
+		typeOf := func(ctx context.Context, name string) (string, error) {
+			p, err := claim(ctx, s, name)
+			if err != nil {
+				return "", err
+			}
+			it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
+			return it, nil
+		}
+		var before string
+		eventually(t, 2*time.Minute, "both pools sized for the small QueryService", func(ctx context.Context) (bool, error) {
+			g, err := typeOf(ctx, "grow-pool")
+			if err != nil {
+				return false, err
+			}
+			f, err := typeOf(ctx, "fixed-pool")
+			before = g
+			return g != "" && g == f, fmt.Errorf("grow-pool %q fixed-pool %q", g, f)
+		})
+		for _, name := range []string{"grow-pool", "fixed-pool"} {
+			mustApply(t, ctx, cfg, qsManifest(name+"-large", name, "24", "80Gi"))
+		}
+		eventually(t, 2*time.Minute, "grow-pool moves to a larger type; its NodePool follows", func(ctx context.Context) (bool, error) {
+			g, err := typeOf(ctx, "grow-pool")
+			if err != nil {
+				return false, err
+			}
+			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", "grow-pool-nodepool")
+			if err != nil {
+				return false, err
+			}
+			return g != before && strings.Contains(fmt.Sprint(np.Object["spec"]), g), fmt.Errorf("grow-pool type %q (was %q)", g, before)
+		})
+		eventually(t, 2*time.Minute, "fixed-pool keeps its type and reports the large QueryService incompatible", func(ctx context.Context) (bool, error) {
+			p, err := claim(ctx, s, "fixed-pool")
+			if err != nil {
+				return false, err
+			}
+			it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
+			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
+			for _, q := range qss {
+				m := q.(map[string]any)
+				if m["name"] == "fixed-pool-large" {
+					return it == before && m["compatible"] != true && m["message"] != "", fmt.Errorf("type %s, large QS %v", it, m)
+				}
+			}
+			return false, fmt.Errorf("fixed-pool-large not listed")
+		})
 	})
 
 	t.Run("BadInputRejected", func(t *testing.T) {
@@ -357,6 +492,11 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 			}
 			return len(ds.Items) == 0, fmt.Errorf("%d DaemonSets left", len(ds.Items))
 		})
+		took := eventually(t, 3*time.Minute, "Karpenter drains and removes the pool's nodes", func(ctx context.Context) (bool, error) {
+			n := len(poolNodes(t, ctx, c, e2ePool))
+			return n == 0, fmt.Errorf("%d pool nodes left", n)
+		})
+		t.Logf("claim deleted -> pool nodes gone: %s", took.Round(10*time.Millisecond))
 	})
 }
 
@@ -441,6 +581,47 @@ func executorDeployment(ns, qs, pool string, replicas int32, cpu, mem string) *a
 			},
 		},
 	}
+}
+
+func qsManifest(name, pool, cpu, mem string) string {
+	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
+kind: QueryService
+metadata:
+  name: %s
+  namespace: %s
+  labels: {e2e.burstpool.io/pool: %s}
+spec:
+  executor:
+    image: registry.example.com/e6data/executor:%s
+    resources: {cpu: "%s", memory: %s}
+    poolRef: {name: %s, namespace: %s}
+`, name, analyticsNS, pool, name, cpu, mem, pool, poolNS)
+}
+
+func scaleExecutors(t *testing.T, ctx context.Context, c client.Client, n int32) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: analyticsNS, Name: e2eQSName + "-executor-pool-burst"}, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Replicas = &n
+	if err := c.Update(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func podsOn(ctx context.Context, c client.Client, ns string, labels map[string]string, node string) (int, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == node && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func runningExecutors(ctx context.Context, c client.Client, ns, pool string) (int, error) {
