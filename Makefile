@@ -64,11 +64,12 @@ package: ## Build the Configuration, Function and Provider packages (.xpkg) into
 
 .PHONY: demo
 demo: ## Bring up a local control plane, install burstpool and burst a pool (the main job).
-	hack/demo.sh
+	hack/tool.sh all
+	$(GO) run ./cmd/demo --dir $(OUTPUT)/demo
 
 .PHONY: demo-down
 demo-down: ## Stop the local control plane that make demo started.
-	hack/demo.sh down
+	$(GO) run ./cmd/demo --dir $(OUTPUT)/demo down
 
 .PHONY: verify
 verify: ## Tidy, regenerate, vet and format, then fail if anything changed.
