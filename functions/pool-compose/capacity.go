@@ -1,8 +1,8 @@
 package main
 
 import (
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -68,34 +68,14 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 	return u
 }
 
-// CapacityObservation is the status.atProvider of a PoolCapacity.
+// CapacityObservation is the status.atProvider of a PoolCapacity, in the
+// capacity provider's own type so the two cannot drift apart.
 type CapacityObservation struct {
-	TotalExecutors     int32 `json:"totalExecutors,omitempty"`
-	AvailableExecutors int32 `json:"availableExecutors,omitempty"`
-	OccupiedExecutors  int32 `json:"occupiedExecutors,omitempty"`
-	PendingExecutors   int32 `json:"pendingExecutors,omitempty"`
-	Nodes              struct {
-		Ready    int32 `json:"ready,omitempty"`
-		NotReady int32 `json:"notReady,omitempty"`
-	} `json:"nodes,omitempty"`
-	Allocations []struct {
-		QueryService     string       `json:"queryService"`
-		Namespace        string       `json:"namespace"`
-		PoolExecutors    int32        `json:"poolExecutors,omitempty"`
-		RegularExecutors int32        `json:"regularExecutors,omitempty"`
-		AllocatedAt      *metav1.Time `json:"allocatedAt,omitempty"`
-	} `json:"allocations,omitempty"`
-	WarmupFailures []WarmupFailure `json:"warmupFailures,omitempty"`
-	ObservedAt     *metav1.Time    `json:"observedAt,omitempty"`
+	capv1alpha1.PoolCapacityObservation `json:",inline"`
 }
 
 // WarmupFailure is an image that failed to warm on some pool nodes.
-type WarmupFailure struct {
-	Image   string   `json:"image"`
-	Reason  string   `json:"reason,omitempty"`
-	Message string   `json:"message,omitempty"`
-	Nodes   []string `json:"nodes,omitempty"`
-}
+type WarmupFailure = capv1alpha1.WarmupFailure
 
 // observeCapacity reads an observed PoolCapacity's status.atProvider; a
 // missing or unreadable one observes nothing.

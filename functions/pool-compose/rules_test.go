@@ -41,7 +41,7 @@ func withResults(rsp *fnv1.RunFunctionResponse, prefix string) []string {
 func TestRules(t *testing.T) {
 	bigQS := qs("big", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "20", "100Gi", nil)
 	inheritFrom := strings.Replace(qsReporting, "    poolRef:", "    instanceType: m-64x-amd64-linux\n    poolRef:", 1)
-	failedCapacity := "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus:\n  atProvider:\n    warmupFailures:\n    - {image: ghcr.io/e6data/executor:3.1, reason: ErrImagePull, message: not found, nodes: [node-a]}\n"
+	failedCapacity := "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus:\n  atProvider:\n    warmupFailures:\n    - {image: ghcr.io/e6data/executor:3.1, reason: ErrImagePull, message: not found, nodes: 2}\n"
 
 	cases := map[string]struct {
 		reason string
@@ -104,7 +104,7 @@ func TestRules(t *testing.T) {
 				}
 				return nil
 			},
-			want: []any{"Failed", "ErrImagePull: not found (nodes node-a)", "FALSE/WarmupFailed"},
+			want: []any{"Failed", "ErrImagePull: not found (on 2 pool nodes)", "FALSE/WarmupFailed"},
 		},
 		"StorageAgent": {
 			reason: "storageAgent.enabled runs the agent on pool nodes with requests equal to limits.",

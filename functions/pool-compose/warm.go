@@ -142,8 +142,8 @@ func failureMessage(f WarmupFailure) string {
 	if f.Message != "" {
 		msg += ": " + f.Message
 	}
-	if len(f.Nodes) > 0 {
-		msg += fmt.Sprintf(" (nodes %s)", strings.Join(f.Nodes, ", "))
+	if f.Nodes > 0 {
+		msg += fmt.Sprintf(" (on %d pool nodes)", f.Nodes)
 	}
 	return strings.TrimPrefix(msg, ": ")
 }
