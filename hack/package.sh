@@ -84,8 +84,16 @@ build() {
 
 # runtime NAME MAIN: builds the runtime image tarballs of MAIN, one per
 # platform, and prints their paths.
+# Programs listen on loopback unless told otherwise; in a pod the package
+# runtime reaches them on the pod's address, so each image passes the in-pod
+# listen addresses as default arguments.
 runtime() {
-	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm \
+	local -a args
+	case $1 in
+	function-*) args=(-arg --address=:9443 -arg --metrics-address=:8080) ;;
+	provider-*) args=(-arg --metrics-address=:8080 -arg --health-address=:8081) ;;
+	esac
+	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm "${args[@]}" \
 		-platform "$platforms" -out "$images" -created "$created" \
 		-label "org.opencontainers.image.title=$1" \
 		-label "org.opencontainers.image.source=https://github.com/burstpool/burstpool" \

@@ -46,7 +46,7 @@ func (l *list) Set(s string) error { *l = append(*l, s); return nil }
 
 type options struct {
 	main, name, binPath, platforms, user, ldflags, dir, out, tagRepo, layoutDir, push, created string
-	extra, labels                                                                              list
+	extra, labels, args                                                                        list
 }
 
 func main() {
@@ -57,6 +57,7 @@ func main() {
 	flag.Var(&o.extra, "extra", "extra program as /path/in/image=./main/package (repeatable), e.g. /warm=./cmd/warm")
 	flag.StringVar(&o.platforms, "platform", "linux/amd64,linux/arm64", "comma-separated platforms")
 	flag.Var(&o.labels, "label", "image label KEY=VALUE (repeatable)")
+	flag.Var(&o.args, "arg", "default argument of the entrypoint (repeatable), e.g. --address=:9443")
 	flag.StringVar(&o.user, "user", image.NonRoot, "uid:gid the image runs as")
 	flag.StringVar(&o.ldflags, "ldflags", "", "extra -ldflags for every binary, after -s -w")
 	flag.StringVar(&o.dir, "dir", ".", "directory the go command runs in (the module root)")
@@ -100,7 +101,7 @@ func run(ctx context.Context, o options) error {
 	}
 	spec := image.Spec{
 		Main:   image.Program{Package: o.main, Path: o.binPath},
-		Config: image.Config{User: o.user, Labels: labels, Created: created},
+		Config: image.Config{User: o.user, Labels: labels, Created: created, Cmd: o.args},
 	}
 	for _, e := range o.extra {
 		p, err := image.ParseProgram(e)

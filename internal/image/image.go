@@ -44,6 +44,10 @@ type Config struct {
 	Platform v1.Platform
 	// Entrypoint is the command the image runs.
 	Entrypoint []string
+	// Cmd holds the entrypoint's default arguments, which a pod's args
+	// replace. Images of network programs pass the in-pod listen addresses
+	// here, since the programs themselves default to loopback.
+	Cmd []string
 	// User is "uid:gid"; empty means NonRoot.
 	User string
 	// Env holds KEY=VALUE entries; PATH is set when missing.
@@ -126,6 +130,7 @@ func Build(files []File, cfg Config) (v1.Image, error) {
 	cf.Config = v1.Config{
 		User:       user,
 		Entrypoint: append([]string(nil), cfg.Entrypoint...),
+		Cmd:        append([]string(nil), cfg.Cmd...),
 		Env:        env,
 		WorkingDir: "/",
 		Labels:     cfg.Labels,

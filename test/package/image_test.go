@@ -34,6 +34,7 @@ func helloSpec() image.Spec {
 		Extra: []image.Program{{Package: "./cmd/warm", Path: "/warm"}},
 		Config: image.Config{
 			Labels:  map[string]string{"org.opencontainers.image.title": "hello"},
+			Cmd:     []string{"--address=:9443"},
 			Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		},
 	}
@@ -65,6 +66,7 @@ type summary struct {
 	Platform   string
 	User       string
 	Entrypoint []string
+	Cmd        []string
 	Labels     map[string]string
 	// Files maps each regular file of the runtime layer to its mode.
 	Files map[string]int64
@@ -82,6 +84,7 @@ func summarize(t *testing.T, img v1.Image) (summary, []byte) {
 		Platform:   cf.Platform().String(),
 		User:       cf.Config.User,
 		Entrypoint: cf.Config.Entrypoint,
+		Cmd:        cf.Config.Cmd,
 		Labels:     map[string]string{},
 		Files:      map[string]int64{},
 	}
@@ -127,6 +130,7 @@ func wantSummary(arch string) summary {
 		Platform:   "linux/" + arch,
 		User:       "65532:65532",
 		Entrypoint: []string{"/usr/local/bin/hello"},
+		Cmd:        []string{"--address=:9443"},
 		Labels:     map[string]string{"org.opencontainers.image.title": "hello"},
 		Files: map[string]int64{
 			"/etc/group":           0o644,
