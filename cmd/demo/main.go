@@ -16,9 +16,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -104,7 +101,7 @@ func run(ctx context.Context, dir string) error {
 	}
 	cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
 	mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
-	if err := c.Create(ctx, executorDeployment(cpu, mem)); err != nil {
+	if err := c.Create(ctx, devplane.ExecutorDeployment(qsNS, qsName, pool, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", executors, cpu, mem)); err != nil {
 		return err
 	}
 	if err := watchPool(ctx, c, fmt.Sprintf("%d executors occupy the pool", executors), func(st status) bool {
@@ -115,7 +112,7 @@ func run(ctx context.Context, dir string) error {
 
 	step("%s scales down to one executor", qsName)
 	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: qsNS, Name: qsName + "-executor-pool-burst"}, d); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: qsNS, Name: devplane.ExecutorDeploymentName(qsName)}, d); err != nil {
 		return err
 	}
 	one := int32(1)
@@ -138,11 +135,11 @@ The demo control plane keeps running. Use it with:
   kubectl get pool -n %s -w           # phase and executor counts
   kubectl get pool -n %s -o wide      # with instance type and cloud
   kubectl get nodepool,nodeclaims,nodes -l e6data.io/pool=%s
-  kubectl scale deploy -n %s %s-executor-pool-burst --replicas 6
+  kubectl scale deploy -n %s %s --replicas 6
   curl -s http://%s/metrics | grep burstpool_
 
 Logs are in %s. Stop everything with: make demo-down
-`, s.Cluster.Kubeconfig, kubectl, poolNS, poolNS, pool, qsNS, qsName, s.MetricsAddr, filepath.Join(dir, "logs"))
+`, s.Cluster.Kubeconfig, kubectl, poolNS, poolNS, pool, qsNS, devplane.ExecutorDeploymentName(qsName), s.MetricsAddr, filepath.Join(dir, "logs"))
 	return nil
 }
 
@@ -194,32 +191,6 @@ func describe(st status) string {
 	return fmt.Sprintf("phase=%s type=%s nodes=%d total=%d available=%d occupied=%d warm images=%d/%d allocations=[%s] %s",
 		st.str("phase"), st.str("derivedInstanceType"), st.num("currentNodes"), st.num("totalExecutors"),
 		st.num("availableExecutors"), st.num("occupiedExecutors"), warm, len(imgs), strings.Join(allocs, " "), st.str("message"))
-}
-
-func executorDeployment(cpu, mem string) *appsv1.Deployment {
-	labels := map[string]string{
-		qsv1.LabelPool:         pool,
-		qsv1.LabelQueryService: qsName,
-		qsv1.LabelExecutorType: qsv1.ExecutorTypePool,
-		qsv1.LabelComponent:    qsv1.ComponentExecutor,
-	}
-	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
-	n := int32(executors)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: qsName + "-executor-pool-burst", Namespace: qsNS},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &n,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{qsv1.LabelPool: pool},
-					Tolerations:  []corev1.Toleration{{Key: qsv1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}},
-					Containers:   []corev1.Container{{Name: "executor", Image: "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", Resources: corev1.ResourceRequirements{Requests: rl, Limits: rl}}},
-				},
-			},
-		},
-	}
 }
 
 func applyFile(ctx context.Context, cfg *rest.Config, path string) error {

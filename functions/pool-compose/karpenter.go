@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
 	"slices"
 	"sort"
@@ -106,7 +107,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 			"name":  a.Pool + sfxNodeClass,
 		},
 		"requirements": reqs,
-		"taints":       taintsOf(a.Taints),
+		"taints":       cloudpool.TaintList(a.Taints),
 	}
 	if a.Tuning.ExpireAfter != "" {
 		tmplSpec["expireAfter"] = a.Tuning.ExpireAfter
@@ -141,19 +142,6 @@ func requirement(key string, values ...string) map[string]any {
 		vs = append(vs, v)
 	}
 	return map[string]any{"key": key, "operator": "In", "values": vs}
-}
-
-// taintsOf renders taints for a NodePool.
-func taintsOf(ts []corev1.Taint) []any {
-	out := make([]any, 0, len(ts))
-	for _, t := range ts {
-		m := map[string]any{"key": t.Key, "effect": string(t.Effect)}
-		if t.Value != "" {
-			m["value"] = t.Value
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // times multiplies a quantity by n.

@@ -105,7 +105,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	ports, err := freePorts(2)
+	ports, err := localcp.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(s.functionPort)
-		metrics, err := freePorts(1)
+		metrics, err := localcp.FreePorts(1)
 		if err != nil {
 			return err
 		}
@@ -227,7 +227,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err := localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig)); err != nil {
 			return err
 		}
-		ports, err := freePorts(2)
+		ports, err := localcp.FreePorts(2)
 		if err != nil {
 			return err
 		}
@@ -387,25 +387,6 @@ func goBuild(ctx context.Context, root, out string, pkgs ...string) error {
 		return fmt.Errorf("go build failed: %w\n%s", err, b)
 	}
 	return nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func waitPort(ctx context.Context, addr string, timeout time.Duration) error {

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -143,7 +142,7 @@ func TestPool(t *testing.T) {
 		// as the QueryService says.
 		cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
 		mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
-		if err := c.Create(ctx, executorDeployment(analyticsNS, e2eQSName, e2ePool, burstReplicas, cpu, mem)); err != nil {
+		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, e2ePool, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem)); err != nil {
 			t.Fatal(err)
 		}
 		took := eventually(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", func(ctx context.Context) (bool, error) {
@@ -563,37 +562,6 @@ func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, roo
 	mustApply(t, ctx, cfg, string(out))
 }
 
-// QueryService executors with the labels and scheduling cues of
-// docs/queryservice.md.
-func executorDeployment(ns, qs, pool string, replicas int32, cpu, mem string) *appsv1.Deployment {
-	labels := map[string]string{
-		qsv1.LabelPool:         pool,
-		qsv1.LabelQueryService: qs,
-		qsv1.LabelExecutorType: qsv1.ExecutorTypePool,
-		qsv1.LabelComponent:    qsv1.ComponentExecutor,
-	}
-	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: qs + "-executor-pool-burst", Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{qsv1.LabelPool: pool},
-					Tolerations:  []corev1.Toleration{{Key: qsv1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}},
-					Containers: []corev1.Container{{
-						Name:      "executor",
-						Image:     "registry.example.com/e6data/executor:e2e",
-						Resources: corev1.ResourceRequirements{Requests: rl, Limits: rl},
-					}},
-				},
-			},
-		},
-	}
-}
-
 func qsManifest(name, pool, cpu, mem string) string {
 	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
 kind: QueryService
@@ -612,7 +580,7 @@ spec:
 func scaleExecutors(t *testing.T, ctx context.Context, c client.Client, n int32) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: analyticsNS, Name: e2eQSName + "-executor-pool-burst"}, d); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: analyticsNS, Name: devplane.ExecutorDeploymentName(e2eQSName)}, d); err != nil {
 		t.Fatal(err)
 	}
 	d.Spec.Replicas = &n

@@ -188,8 +188,8 @@ func poolTaints(in Input) []corev1.Taint {
 	return ts
 }
 
-// taintList renders taints as the {key, value, effect} objects that all three
-// clouds use.
+// TaintList renders taints as {key, value, effect} objects, the shape of
+// the three clouds' node pools and of Karpenter's NodePool.
 func TaintList(ts []corev1.Taint) []any {
 	out := make([]any, 0, len(ts))
 	for _, t := range ts {
