@@ -34,7 +34,7 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 	hack/tool.sh all
 	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m ./...
 	hack/render.sh
-	hack/validate.sh apis/definition.yaml apis/composition.yaml
+	hack/validate.sh apis/definition.yaml apis/composition.yaml crossplane.yaml package/function/crossplane.yaml package/provider/crossplane.yaml
 	@echo "make test: all suites passed"
 
 .PHONY: unit
@@ -55,8 +55,8 @@ render: ## Render every examples/render scenario with crossplane render and vali
 	hack/render.sh
 
 .PHONY: validate
-validate: ## Validate the XRD and Composition with crossplane beta validate, offline.
-	hack/validate.sh apis/definition.yaml apis/composition.yaml
+validate: ## Validate the XRD, Composition and package metadata with crossplane beta validate, offline.
+	hack/validate.sh apis/definition.yaml apis/composition.yaml crossplane.yaml package/function/crossplane.yaml package/provider/crossplane.yaml
 
 .PHONY: package
 package: ## Build the Configuration, Function and Provider packages (.xpkg) into _output/packages.
