@@ -50,6 +50,10 @@ e2e: ## Run the end-to-end suite on a local control plane.
 bench: ## Run the benchmarks of the pure cores and the function.
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCHPKG)
 
+.PHONY: loadtest
+loadtest: ## Load the capacity provider with 10,000 executors on a real API server; reports convergence and RSS.
+	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) BURSTPOOL_LOADTEST=1 $(GOTEST) -timeout 20m -run TestLoad -v ./internal/controller/poolcapacity/
+
 .PHONY: render
 render: ## Render every examples/render scenario with crossplane render and validate the output.
 	hack/render.sh
