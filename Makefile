@@ -75,10 +75,15 @@ demo: ## Bring up a local control plane, install burstpool and burst a pool (the
 demo-down: ## Stop the local control plane that make demo started.
 	$(GO) run ./cmd/demo --dir $(OUTPUT)/demo down
 
+.PHONY: lint
+lint: ## Run golangci-lint (.golangci.yml).
+	$$(hack/tool.sh golangci-lint) run ./...
+
 .PHONY: verify
-verify: ## Tidy, regenerate, vet and format, then fail if anything changed.
+verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed.
 	$(GO) mod tidy
 	$(GO) generate ./...
 	$(GO) vet ./...
+	$$(hack/tool.sh golangci-lint) run ./...
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	git diff --exit-code

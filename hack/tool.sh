@@ -17,6 +17,7 @@ CRANK=v2.2.1
 KWOK=v0.7.0
 KARPENTER=v1.14.1
 CONTROLLER_GEN=v0.20.1
+GOLANGCI_LINT=v2.15.0
 
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
 
@@ -61,6 +62,9 @@ path() {
 	controller-gen)
 		out="$cache/controller-gen-$CONTROLLER_GEN"
 		[ -x "$out" ] || build controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$out" ;;
+	golangci-lint)
+		out="$cache/golangci-lint-$GOLANGCI_LINT"
+		[ -x "$out" ] || build golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$out" ;;
 	envtest)
 		# A folder with kube-apiserver and etcd, for KUBEBUILDER_ASSETS.
 		out="$cache/envtest-$K8S-$ETCD"

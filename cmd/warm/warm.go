@@ -36,41 +36,41 @@ func run(ctx context.Context, args []string, executable func() (string, error), 
 		return exitOK
 	}
 	if len(args) < 2 {
-		fmt.Fprint(stderr, usage)
+		_, _ = fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
 	switch cmd, rest := args[1], args[2:]; cmd {
 	case "noop":
 		return exitOK
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		_, _ = fmt.Fprint(stdout, usage)
 		return exitOK
 	case "install":
 		if len(rest) != 1 || rest[0] == "" {
-			fmt.Fprint(stderr, "warm install: want exactly one destination path\n"+usage)
+			_, _ = fmt.Fprint(stderr, "warm install: want exactly one destination path\n"+usage)
 			return exitUsage
 		}
 		src, err := executable()
 		if err != nil {
-			fmt.Fprintf(stderr, "warm install: cannot find own executable: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "warm install: cannot find own executable: %v\n", err)
 			return exitError
 		}
 		if err := install(src, rest[0]); err != nil {
-			fmt.Fprintf(stderr, "warm install: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "warm install: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(stdout, "warm: installed %s\n", rest[0])
+		_, _ = fmt.Fprintf(stdout, "warm: installed %s\n", rest[0])
 		return exitOK
 	case "pause":
 		if len(rest) != 0 {
-			fmt.Fprint(stderr, "warm pause: takes no arguments\n"+usage)
+			_, _ = fmt.Fprint(stderr, "warm pause: takes no arguments\n"+usage)
 			return exitUsage
 		}
-		fmt.Fprintln(stdout, "warm: paused until SIGTERM")
+		_, _ = fmt.Fprintln(stdout, "warm: paused until SIGTERM")
 		<-ctx.Done()
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "warm: unknown command %q\n%s", cmd, usage)
+		_, _ = fmt.Fprintf(stderr, "warm: unknown command %q\n%s", cmd, usage)
 		return exitUsage
 	}
 }

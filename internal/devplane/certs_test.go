@@ -55,14 +55,14 @@ func TestIssueServerCertHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		_ = c.(*tls.Conn).Handshake()
-		c.Close()
+		_ = c.Close()
 	}()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caCert)
@@ -71,7 +71,7 @@ func TestIssueServerCertHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatalf("handshake with the issued certificate failed: %v", err)
 	}
-	c.Close()
+	_ = c.Close()
 }
 
 func TestIssueServerCertRejectsGarbage(t *testing.T) {

@@ -46,7 +46,7 @@ func InstallPackages(ctx context.Context, c client.Client, p Packages) error {
 		pkg("Configuration", ConfigurationName, p.Configuration, true),
 	}
 	for _, o := range objs {
-		if err := c.Patch(ctx, o, client.Apply, client.FieldOwner("burstpool-devplane"), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("burstpool-devplane"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("cannot install %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}

@@ -35,7 +35,8 @@ func Start(logDir, name string, stopWithParent bool, env []string, path string, 
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	// The child holds its own copy of the descriptor.
+	defer func() { _ = f.Close() }()
 	cmd := exec.Command(path, args...) //nolint:gosec // binaries the stack built
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), env...)

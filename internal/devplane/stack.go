@@ -70,7 +70,8 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s := &Stack{cfg: cfg, Took: map[string]time.Duration{}}
 	defer func() {
 		if err != nil {
-			s.Down()
+			// Up's error says what failed; stopping is best effort.
+			_ = s.Down()
 		}
 	}()
 	step := func(name string, f func() error) error {
@@ -395,7 +396,7 @@ func waitPort(ctx context.Context, addr string, timeout time.Duration) error {
 		if err != nil {
 			return false, nil //nolint:nilerr // not listening yet
 		}
-		c.Close()
+		_ = c.Close()
 		return true, nil
 	})
 }

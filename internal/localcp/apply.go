@@ -74,7 +74,7 @@ func ApplyFiles(ctx context.Context, cfg *rest.Config, dirs ...string) error {
 			return fmt.Errorf("cannot read manifests: %w", err)
 		}
 		for _, e := range ents {
-			if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+			if e.IsDir() || (!strings.HasSuffix(e.Name(), ".yaml") && !strings.HasSuffix(e.Name(), ".yml")) {
 				continue
 			}
 			b, err := os.ReadFile(filepath.Join(d, e.Name())) //nolint:gosec // manifests the caller names

@@ -101,7 +101,7 @@ func (r *reaper) start(s spec, logDir string) (Process, error) {
 	if s.netns {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
 	}
-	fmt.Fprintf(f, "localcp: starting %s %s\n", s.path, strings.Join(s.args, " "))
+	_, _ = fmt.Fprintf(f, "localcp: starting %s %s\n", s.path, strings.Join(s.args, " "))
 	start := cmd.Start
 	if r.withParent {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM

@@ -154,12 +154,14 @@ func runRelay(pairs []Pair, loUp bool, command []string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("cannot start %s: %w", command[0], err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	done := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	select {
-	case err := <-done:
-		return err
+	case <-done:
+		return waitErr
 	case <-ctx.Done():
+		// Told to stop: wait for the command, however it exits.
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		<-done
 		return nil

@@ -148,7 +148,6 @@ func TestControlPlane(t *testing.T) {
 	logUsage(t, cp)
 
 	// The empty node goes away: consolidateAfter is 0s.
-	start = time.Now()
 	if err := c.Delete(t.Context(), pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}

@@ -429,6 +429,9 @@ spec:
 				return false, err
 			}
 			f, err := typeOf(ctx, "fixed-pool")
+			if err != nil {
+				return false, err
+			}
 			before = g
 			return g != "" && g == f, fmt.Errorf("grow-pool %q fixed-pool %q", g, f)
 		})

@@ -61,8 +61,8 @@ func (mg *PoolCapacity) GetObservedGeneration() int64 { return mg.Status.GetObse
 func (mg *PoolCapacity) SetObservedGeneration(g int64) { mg.Status.SetObservedGeneration(g) }
 
 // GetItems of this PoolCapacityList.
-func (l *PoolCapacityList) GetItems() []resource.LegacyManaged {
-	items := make([]resource.LegacyManaged, len(l.Items))
+func (l *PoolCapacityList) GetItems() []resource.LegacyManaged { //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
+	items := make([]resource.LegacyManaged, len(l.Items)) //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
 	for i := range l.Items {
 		items[i] = &l.Items[i]
 	}
@@ -113,9 +113,9 @@ func (l *ProviderConfigUsageList) GetItems() []resource.ProviderConfigUsage {
 }
 
 var (
-	_ resource.LegacyManaged             = &PoolCapacity{}
-	_ resource.LegacyManagedList         = &PoolCapacityList{}
+	_ resource.LegacyManaged             = &PoolCapacity{}     //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
+	_ resource.LegacyManagedList         = &PoolCapacityList{} //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
 	_ resource.ProviderConfig            = &ProviderConfig{}
-	_ resource.LegacyProviderConfigUsage = &ProviderConfigUsage{}
+	_ resource.LegacyProviderConfigUsage = &ProviderConfigUsage{} //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
 	_ resource.ProviderConfigUsageList   = &ProviderConfigUsageList{}
 )

@@ -24,7 +24,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 	}
 	r := providerconfig.NewReconciler(mgr, of,
 		providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
-		providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))))
+		providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name)))) //nolint:staticcheck // crossplane-runtime v2.4's event recorder wraps the core events API recorder
 
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).

@@ -63,7 +63,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(cs); err != nil {
 		return errors.Wrap(err, "cannot add the pool observers to the manager")
 	}
-	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
+	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime v2.4's event recorder wraps the core events API recorder
 	c := &connector{
 		kube:     mgr.GetClient(),
 		record:   rec,

@@ -33,7 +33,7 @@ func main() {
 	flag.Var(&skip, "skip", "do not validate objects of this KIND.GROUP, e.g. XPool.e6data.io (repeatable)")
 	quiet := flag.Bool("q", false, "print only invalid objects and the summary")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: schemacheck [-crds PATH]... [-skip KIND.GROUP]... [-q] FILE...\n")
+		_, _ = fmt.Fprintf(flag.CommandLine.Output(), "usage: schemacheck [-crds PATH]... [-skip KIND.GROUP]... [-q] FILE...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
