@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/burstpool/burstpool/internal/gomod"
 	"github.com/burstpool/burstpool/internal/localcp"
 )
 
@@ -202,24 +203,10 @@ func printEnv(c *localcp.Cluster) {
 	}
 }
 
-// repoRoot returns dir, or the nearest parent of the working directory that
-// holds hack/tool.sh.
+// repoRoot returns dir, or the checkout that holds the working directory.
 func repoRoot(dir string) (string, error) {
 	if dir != "" {
 		return filepath.Abs(dir)
 	}
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "hack", "tool.sh")); err == nil {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", errors.New("no hack/tool.sh in the working directory or its parents: pass --repo")
-		}
-		d = parent
-	}
+	return gomod.Root()
 }

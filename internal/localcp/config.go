@@ -13,7 +13,6 @@ package localcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/burstpool/burstpool/internal/gomod"
 )
 
 // Versions of the components whose CRDs come from their Go modules.
@@ -109,25 +110,6 @@ func ToolBinaries(ctx context.Context, root string) (Binaries, error) {
 	return b, nil
 }
 
-// ModuleDir returns the folder of module@version in the Go module cache,
-// downloading it through the module proxy when missing.
-func ModuleDir(ctx context.Context, module, version string) (string, error) {
-	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module+"@"+version)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = os.TempDir(), &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("cannot download %s@%s: %w\n%s%s", module, version, err, out.String(), errb.String())
-	}
-	var m struct{ Dir, Error string }
-	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
-		return "", fmt.Errorf("cannot read `go mod download` output for %s@%s: %w", module, version, err)
-	}
-	if m.Dir == "" {
-		return "", fmt.Errorf("no folder for %s@%s: %s", module, version, m.Error)
-	}
-	return m.Dir, nil
-}
-
 // Config says what Up starts and where.
 type Config struct {
 	// Dir holds everything: state.json, kubeconfig, logs/, etcd data, keys
@@ -203,14 +185,14 @@ func (c *Config) defaults(ctx context.Context) error {
 		c.KarpenterLogLevel = "info"
 	}
 	if !c.SkipKarpenter && len(c.KarpenterCRDDirs) == 0 {
-		m, err := ModuleDir(ctx, KarpenterModule, KarpenterVersion)
+		m, err := gomod.Dir(ctx, KarpenterModule, KarpenterVersion)
 		if err != nil {
 			return err
 		}
 		c.KarpenterCRDDirs = []string{filepath.Join(m, "kwok", "charts", "crds"), filepath.Join(m, "kwok", "apis", "crds")}
 	}
 	if !c.SkipCrossplane && c.CrossplaneCRDDir == "" {
-		m, err := ModuleDir(ctx, CrossplaneModule, CrossplaneVersion)
+		m, err := gomod.Dir(ctx, CrossplaneModule, CrossplaneVersion)
 		if err != nil {
 			return err
 		}

@@ -7,13 +7,13 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/burstpool/burstpool/internal/gomod"
 	"github.com/burstpool/burstpool/internal/localcp"
 )
 
@@ -27,15 +27,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// repoRoot is the repository root, two folders up from this package.
+// repoRoot is the root of the checkout that holds this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := gomod.Root()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "hack", "tool.sh")); err != nil {
-		t.Fatalf("no hack/tool.sh under %s: %v", root, err)
 	}
 	return root
 }

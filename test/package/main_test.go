@@ -15,12 +15,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/burstpool/burstpool/internal/gomod"
 )
 
-// repoRoot is the repository's root folder, two levels up from this package.
+// repoRoot is the root of the checkout that holds this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := gomod.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
