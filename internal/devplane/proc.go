@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/burstpool/burstpool/internal/localcp"
 )
 
 // Proc is a runtime process the stack started, in its own process group,
@@ -83,5 +85,5 @@ func (p *Proc) Tail(n int) string {
 	if err != nil {
 		return ""
 	}
-	return tailLines(string(b), n)
+	return localcp.TailLines(string(b), n)
 }

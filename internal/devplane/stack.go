@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -99,7 +98,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		cmd.Env = append(os.Environ(), "OUTPUT="+pkgs, "PLATFORMS=linux/"+runtime.GOARCH)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("hack/package.sh failed: %w\n%s", err, tailLines(string(out), 30))
+			return fmt.Errorf("hack/package.sh failed: %w\n%s", err, localcp.TailLines(string(out), 30))
 		}
 		return nil
 	}); err != nil {
@@ -399,12 +398,4 @@ func waitPort(ctx context.Context, addr string, timeout time.Duration) error {
 		_ = c.Close()
 		return true, nil
 	})
-}
-
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

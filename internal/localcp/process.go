@@ -236,8 +236,8 @@ func children(pid int) []int {
 	return out
 }
 
-// rssKiB reads VmRSS of pid in KiB.
-func rssKiB(pid int) (int64, error) {
+// RSSKiB reads the resident memory (VmRSS) of process pid, in KiB.
+func RSSKiB(pid int) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -258,7 +258,12 @@ func tail(path string, n int) string {
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return TailLines(string(b), n)
+}
+
+// TailLines returns the last n lines of s.
+func TailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -46,8 +46,8 @@ func TestStopOnlyWhatWasStarted(t *testing.T) {
 }
 
 func TestRSS(t *testing.T) {
-	kib, err := rssKiB(os.Getpid())
+	kib, err := RSSKiB(os.Getpid())
 	if err != nil || kib <= 0 {
-		t.Errorf("rssKiB(self) = %d, %v; want a positive size", kib, err)
+		t.Errorf("RSSKiB(self) = %d, %v; want a positive size", kib, err)
 	}
 }

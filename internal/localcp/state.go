@@ -162,15 +162,15 @@ func (c *Cluster) Usage() []Usage {
 	var out []Usage
 	for _, p := range c.Running() {
 		if !p.NetNS {
-			kib, _ := rssKiB(p.PID)
+			kib, _ := RSSKiB(p.PID)
 			out = append(out, Usage{Name: p.Name, PID: p.PID, RSSKiB: kib})
 			continue
 		}
 		for _, ch := range children(p.PID) {
-			kib, _ := rssKiB(ch)
+			kib, _ := RSSKiB(ch)
 			out = append(out, Usage{Name: p.Name, PID: ch, RSSKiB: kib})
 		}
-		kib, _ := rssKiB(p.PID)
+		kib, _ := RSSKiB(p.PID)
 		out = append(out, Usage{Name: p.Name + "-nsrelay", PID: p.PID, RSSKiB: kib})
 	}
 	return out

@@ -191,7 +191,7 @@ func TestPool(t *testing.T) {
 		})
 		logUsage(t, s.Cluster)
 		for _, p := range []*devplane.Proc{s.Function, s.Provider} {
-			if kib, err := rss(p.PID); err == nil {
+			if kib, err := localcp.RSSKiB(p.PID); err == nil {
 				t.Logf("RSS %-26s pid %-7d %6.1f MiB", p.Name, p.PID, float64(kib)/1024)
 			}
 		}
@@ -592,6 +592,8 @@ func scaleExecutors(t *testing.T, ctx context.Context, c client.Client, n int32)
 	}
 }
 
+// podsOn counts the Running, not terminating pods in ns with labels on node
+// (any node when node is empty).
 func podsOn(ctx context.Context, c client.Client, ns string, labels map[string]string, node string) (int, error) {
 	pods := &corev1.PodList{}
 	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
@@ -599,25 +601,17 @@ func podsOn(ctx context.Context, c client.Client, ns string, labels map[string]s
 	}
 	n := 0
 	for _, p := range pods.Items {
-		if p.Spec.NodeName == node && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+		if (node == "" || p.Spec.NodeName == node) && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			n++
 		}
 	}
 	return n, nil
 }
 
+// runningExecutors counts the Running pool executors of pool in ns, on any
+// node.
 func runningExecutors(ctx context.Context, c client.Client, ns, pool string) (int, error) {
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			n++
-		}
-	}
-	return n, nil
+	return podsOn(ctx, c, ns, map[string]string{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
 }
 
 func poolNodes(t *testing.T, ctx context.Context, c client.Client, pool string) []corev1.Node {
@@ -714,21 +708,6 @@ func mustApplyFile(t *testing.T, ctx context.Context, cfg restConfig, path strin
 	if err := localcp.Apply(ctx, cfg, b); err != nil {
 		t.Fatalf("cannot apply %s: %v", path, err)
 	}
-}
-
-func rss(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			var kib int64
-			_, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%d kB", &kib)
-			return kib, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }
 
 type (
