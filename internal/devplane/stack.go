@@ -171,16 +171,8 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	if err := step("install the Configuration, Function and Provider packages", func() error {
-		if err := InstallPackages(ctx, s.Client, refs); err != nil {
-			return err
-		}
-		for _, kind := range []string{"Function", "Provider"} {
-			name := map[string]string{"Function": FunctionName, "Provider": ProviderName}[kind]
-			if _, err := ActiveRevision(ctx, s.Client, kind, name, 3*time.Minute); err != nil {
-				return err
-			}
-		}
-		return nil
+		// The function and provider steps wait for their active revisions.
+		return InstallPackages(ctx, s.Client, refs)
 	}); err != nil {
 		return nil, err
 	}
@@ -210,7 +202,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	if err := step("start the capacity provider", func() error {
-		rev, err := ActiveRevision(ctx, s.Client, "Provider", ProviderName, 2*time.Minute)
+		rev, err := ActiveRevision(ctx, s.Client, "Provider", ProviderName, 3*time.Minute)
 		if err != nil {
 			return err
 		}
@@ -264,7 +256,7 @@ spec:
 // function. Crossplane may create a new revision (for example after a
 // package update), so callers can repeat it.
 func (s *Stack) ConnectFunction(ctx context.Context) error {
-	rev, err := ActiveRevision(ctx, s.Client, "Function", FunctionName, 2*time.Minute)
+	rev, err := ActiveRevision(ctx, s.Client, "Function", FunctionName, 3*time.Minute)
 	if err != nil {
 		return err
 	}
