@@ -170,6 +170,8 @@ type state struct {
 	atts     []Attachment
 	capObs   *CapacityObservation
 	size     *SizeResult
+	arch     archChoice
+	locked   bool // an executor has run on the pool
 	notReady []string
 	images   int    // warm images: one warmup pod per node each
 	problem  string // why the pool is Pending or Failed
@@ -187,6 +189,7 @@ func Compute(in Input) Output {
 	}
 	s := &state{in: in, out: &out, epn: max(in.Spec.ExecutorsPerNode, 1)}
 	s.capObs = observeCapacity(in.Observed[rnCapacity])
+	s.locked = s.executorsHaveRun()
 	s.det = Detect(in.Spec.Provisioning, in.Config.Provisioning, in.CRDs)
 
 	s.out.Status = poolv1alpha1.PoolStatus{

@@ -87,6 +87,12 @@ func decodeQueryService(s *structpb.Struct) qsv1alpha1.QueryService {
 	}
 	e.Resources.CPU = quantity(field(ex, "resources", "cpu"))
 	e.Resources.Memory = quantity(field(ex, "resources", "memory"))
+	if ns := field(ex, "nodeSelector").GetStructValue().GetFields(); len(ns) > 0 {
+		e.NodeSelector = make(map[string]string, len(ns))
+		for k, v := range ns {
+			e.NodeSelector[k] = v.GetStringValue()
+		}
+	}
 	if r := field(ex, "poolRef").GetStructValue(); r != nil {
 		e.PoolRef = &qsv1alpha1.PoolReference{Name: str(r, "name"), Namespace: str(r, "namespace")}
 	}
@@ -102,6 +108,12 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 	}
 	st.Phase = poolv1alpha1.PoolPhase(str(s, "phase"))
 	st.DerivedInstanceType, st.DerivedFrom = str(s, "derivedInstanceType"), str(s, "derivedFrom")
+	if sz := field(s, "sizing").GetStructValue(); sz != nil {
+		st.Sizing = &poolv1alpha1.SizingStatus{
+			ExecutorsHaveRun: field(sz, "executorsHaveRun").GetBoolValue(),
+			Architecture:     str(sz, "architecture"), ArchitectureFrom: str(sz, "architectureFrom"),
+		}
+	}
 	for _, v := range field(s, "attachedQueryServices").GetListValue().GetValues() {
 		a := v.GetStructValue()
 		if a == nil {
@@ -193,6 +205,26 @@ func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
 			l = append(l, o.value())
 		}
 		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if sz := st.Sizing; sz != nil {
+		o := obj{}
+		o.flag("executorsHaveRun", sz.ExecutorsHaveRun)
+		o.str("kept", sz.Kept)
+		o.str("architecture", sz.Architecture)
+		o.str("architectureFrom", sz.ArchitectureFrom)
+		o.num("executorsPerNode", sz.ExecutorsPerNode)
+		if len(sz.InstanceTypes) > 0 {
+			l := make([]*structpb.Value, 0, len(sz.InstanceTypes))
+			for _, t := range sz.InstanceTypes {
+				to := obj{}
+				to.set("name", structpb.NewStringValue(t.Name))
+				to.num("executorsPerNode", t.ExecutorsPerNode)
+				to.str("reason", t.Reason)
+				l = append(l, to.value())
+			}
+			o.set("instanceTypes", structpb.NewListValue(&structpb.ListValue{Values: l}))
+		}
+		m.set("sizing", o.value())
 	}
 	return m.value()
 }

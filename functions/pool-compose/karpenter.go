@@ -51,6 +51,14 @@ func nodeClassKindOf(d Detection) NodeClassKind {
 	return nodeClassKinds[d.Cloud]
 }
 
+// A spot type set of at least spotMinValuesFrom types asks Karpenter for
+// spotMinValues distinct types in every launch (the requirement's
+// minValues).
+const (
+	spotMinValuesFrom = 3
+	spotMinValues     = 2
+)
+
 // NodePoolArgs is everything a pool's Karpenter NodePool is made of.
 type NodePoolArgs struct {
 	Pool, Namespace string
@@ -72,8 +80,14 @@ type NodePoolArgs struct {
 
 // NodePool returns the pool's karpenter.sh/v1 NodePool.
 func NodePool(a NodePoolArgs) *unstructured.Unstructured {
+	types := requirement(labelInstanceType, a.Types...)
+	if len(a.Types) >= spotMinValuesFrom {
+		// Wide enough to ask Karpenter to keep a choice of types in every
+		// launch, so one type's spot shortage does not stall the pool.
+		types["minValues"] = int64(spotMinValues)
+	}
 	reqs := []any{
-		requirement(labelInstanceType, a.Types...),
+		types,
 		requirement(labelOS, "linux"),
 	}
 	if a.Arch != "" {

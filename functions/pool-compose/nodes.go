@@ -44,13 +44,18 @@ func (s *state) sizeInput(images int) SizeInput {
 		Cloud:            s.det.Cloud,
 		ExecutorsPerNode: s.epn,
 		Previous:         s.in.Previous.DerivedInstanceType,
-		ExecutorsRunning: s.capObs.occupied(),
+		ExecutorsHaveRun: s.locked,
 		Overhead:         s.overhead(images),
+		SpotNeighbours:   s.in.Config.Karpenter != nil && s.in.Config.Karpenter.SpotNeighbourGenerations,
 	}
 	if ic := s.in.Spec.InstanceConfig; ic != nil {
 		in.InstanceType, in.InstanceFamily = ic.InstanceType, ic.InstanceFamily
 		in.AutoUpgrade, in.Spot = ic.AutoUpgrade, ic.SpotEnabled
+		in.SpotNeighbours = in.SpotNeighbours || ic.SpotNeighbourGenerations
+		in.AllowMetal = ic.AllowMetal
 	}
+	s.arch = s.architecture(in.Cloud, in.Previous, in.ExecutorsHaveRun)
+	in.Arch = s.arch.Arch
 	if r := s.in.Spec.InheritNodeConfigFrom; r != nil {
 		key := refNamespace(r.Namespace, s.in.Namespace) + "/" + r.Name
 		in.InheritQueryService = key
@@ -126,6 +131,7 @@ func (s *state) nodes() {
 		if in.Spot && len(res.SpotTypes) > 0 {
 			types = res.SpotTypes
 		}
+		s.archWarnings(res)
 		np := NodePool(NodePoolArgs{
 			Pool: s.in.Pool, Namespace: s.in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 			Spot: in.Spot, Taints: poolTaints(s.in.Pool, s.sched.Tolerations), NodeSelector: s.in.Spec.NodeSelector,
@@ -181,6 +187,17 @@ func (s *state) sizeForStatus() {
 	}
 }
 
+// archWarnings reports an architecture that a pinned type or family
+// overrides, and attached QueryServices that declare another one.
+func (s *state) archWarnings(res SizeResult) {
+	if ic := s.in.Spec.InstanceConfig; ic != nil && ic.Architecture != "" && res.Arch != "" && ic.Architecture != res.Arch {
+		s.event(true, "ArchitectureOverridden", fmt.Sprintf("spec.instanceConfig.architecture is %s but the pool's instance type %s is %s: the type decides; make them agree", ic.Architecture, res.InstanceType, res.Arch))
+	}
+	if s.arch.Conflict != "" && s.arch.Arch == res.Arch {
+		s.event(true, "ArchitectureConflict", fmt.Sprintf("the pool's nodes are %s (from %s); %s declare another architecture and may not run on them", res.Arch, s.arch.From, s.arch.Conflict))
+	}
+}
+
 // sizeEvents reports changes of the pool's instance type.
 func (s *state) sizeEvents(res SizeResult) {
 	prev := s.in.Previous.DerivedInstanceType
@@ -189,5 +206,14 @@ func (s *state) sizeEvents(res SizeResult) {
 		s.event(false, "InstanceTypeUpgraded", fmt.Sprintf("the pool moves from %s to %s to fit its QueryServices (%s)", prev, res.InstanceType, res.DerivedFrom))
 	case prev != res.InstanceType:
 		s.event(false, "InstanceTypeDerived", fmt.Sprintf("the pool's nodes are %s (from %s)", res.InstanceType, res.DerivedFrom))
+	default:
+		return
+	}
+	if res.PerNode > 0 && res.PerNode != s.epn && res.Kept == "" {
+		advice := fmt.Sprintf("no candidate type holds exactly %d; set spec.executorsPerNode to %d or choose another family", s.epn, res.PerNode)
+		if ic := s.in.Spec.InstanceConfig; (ic != nil && ic.InstanceType != "") || s.in.Spec.InheritNodeConfigFrom != nil {
+			advice = fmt.Sprintf("the type is pinned; set spec.executorsPerNode to %d so executor slots match the nodes, or pin a type that holds %d", res.PerNode, s.epn)
+		}
+		s.event(true, "ExecutorsPerNodeInexact", fmt.Sprintf("one %s node holds %d executors of the largest compatible QueryService, not spec.executorsPerNode (%d): %s", res.InstanceType, res.PerNode, s.epn, advice))
 	}
 }

@@ -33,6 +33,7 @@ func (s *state) status(warm WarmPlan) {
 		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
 	}
 	st.CachedImages = warm.Images
+	st.Sizing = s.sizingStatus()
 	s.queryServices()
 	s.imagesCondition(warm)
 	st.Phase, st.Message = s.phase(warm)
@@ -171,4 +172,40 @@ func (s *state) presentNodes() int64 {
 		return int64(s.capObs.nodes())
 	}
 	return nodePoolNodes(s.in.Observed[rnNodePool])
+}
+
+// sizingStatus reports how the pool was sized: the lock, the architecture
+// and every type its nodes may use.
+func (s *state) sizingStatus() *poolv1alpha1.SizingStatus {
+	sz := &poolv1alpha1.SizingStatus{ExecutorsHaveRun: s.locked}
+	if s.size == nil {
+		if p := s.in.Previous.Sizing; p != nil {
+			sz.Architecture, sz.ArchitectureFrom = p.Architecture, p.ArchitectureFrom
+		}
+		if !sz.ExecutorsHaveRun && sz.Architecture == "" {
+			return nil
+		}
+		return sz
+	}
+	r := s.size
+	sz.Kept, sz.ExecutorsPerNode, sz.Architecture = r.Kept, r.PerNode, r.Arch
+	sz.ArchitectureFrom = s.archFrom()
+	for _, o := range r.Offered {
+		sz.InstanceTypes = append(sz.InstanceTypes, poolv1alpha1.OfferedInstanceType{Name: o.Name, ExecutorsPerNode: o.PerNode, Reason: o.Reason})
+	}
+	return sz
+}
+
+// archFrom says where the sized pool's architecture came from.
+func (s *state) archFrom() string {
+	ic := s.in.Spec.InstanceConfig
+	switch {
+	case ic != nil && ic.InstanceType != "":
+		return "spec.instanceConfig.instanceType " + ic.InstanceType
+	case s.in.Spec.InheritNodeConfigFrom != nil:
+		return "the instance type inherited from " + s.size.DerivedFrom
+	case ic != nil && ic.InstanceFamily != "":
+		return "spec.instanceConfig.instanceFamily " + ic.InstanceFamily
+	}
+	return s.arch.From
 }

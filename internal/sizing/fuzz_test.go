@@ -40,7 +40,7 @@ func FuzzDerive(f *testing.F) {
 			}
 		}
 		in := Input{
-			Cloud: CloudAWS, Catalog: cat, Spot: spot, AutoUpgrade: autoUpgrade, ExecutorsRunning: running,
+			Cloud: CloudAWS, Catalog: cat, Spot: spot, AutoUpgrade: autoUpgrade, ExecutorsHaveRun: running,
 			ExecutorsPerNode: int32(per), Executors: execs, Overhead: poolOverhead, MaxSpotTypes: int(maxSpot),
 			Arch: []string{"", ArchAMD64, ArchARM64}[r.IntN(3)],
 		}

@@ -101,6 +101,59 @@ type PoolStatus struct {
 	// +listType=atomic
 	// +optional
 	AttachedQueryServices []AttachedQueryService `json:"attachedQueryServices,omitempty"`
+
+	// Sizing explains the pool's instance types: whether the type is
+	// locked, the architecture and why, and every type the nodes may use
+	// with how many executors each holds. A burstpool extension.
+	// +optional
+	Sizing *SizingStatus `json:"sizing,omitempty"`
+}
+
+// SizingStatus is how burstpool sized the pool.
+type SizingStatus struct {
+	// ExecutorsHaveRun is true once an executor has run on the pool. From
+	// then on the instance type changes only with
+	// spec.instanceConfig.autoUpgrade, and only upward.
+	// +optional
+	ExecutorsHaveRun bool `json:"executorsHaveRun,omitempty"`
+
+	// Kept says why the pool kept its type rather than the one its
+	// attached QueryServices alone would get.
+	// +optional
+	Kept string `json:"kept,omitempty"`
+
+	// Architecture of the pool's nodes, and ArchitectureFrom where it came
+	// from.
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+	// +optional
+	ArchitectureFrom string `json:"architectureFrom,omitempty"`
+
+	// ExecutorsPerNode is how many executors of the largest compatible
+	// QueryService one node of the derived type holds.
+	// +optional
+	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
+
+	// InstanceTypes are the types the pool's nodes may use, the derived
+	// type first.
+	// +listType=atomic
+	// +optional
+	InstanceTypes []OfferedInstanceType `json:"instanceTypes,omitempty"`
+}
+
+// OfferedInstanceType is one type the pool's nodes may use.
+type OfferedInstanceType struct {
+	// Name of the instance type.
+	Name string `json:"name"`
+
+	// ExecutorsPerNode is how many executors of the largest compatible
+	// QueryService one node of it holds.
+	// +optional
+	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
+
+	// Reason says why the type is in the set, with its figures.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // Allocation is what one QueryService holds in the pool.

@@ -252,6 +252,13 @@ type Karpenter struct {
 	// +kubebuilder:default=50
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
+
+	// SpotNeighbourGenerations lets every spot pool's type set take types
+	// of neighbouring generations of the chosen family (r6gd and r8gd for
+	// r7gd) that hold the same executors per node; a pool opts in on its
+	// own with spec.instanceConfig.spotNeighbourGenerations.
+	// +optional
+	SpotNeighbourGenerations bool `json:"spotNeighbourGenerations,omitempty"`
 }
 
 // Warmup configures the warmup DaemonSets.
