@@ -13,6 +13,7 @@ import (
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Well-known node labels the NodePool's requirements use.
@@ -175,6 +176,8 @@ type NodeClassArgs struct {
 	// LocalNVMe asks AWS for a RAID0 instance store over NVMe disks.
 	LocalNVMe bool
 	Config    *v1beta1.Input
+	// Kubelet is what the sizing model assumes of the nodes' kubelet.
+	Kubelet sizing.Kubelet
 }
 
 // NodeClass returns the pool's NodeClass, or an error that names the
@@ -283,6 +286,9 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 		"httpTokens":              "required",
 	}
 	spec["tags"] = tagsOf(a.Pool, aws.Tags)
+	if k := kubeletConfig(a.Kubelet, true); len(k) > 0 {
+		spec["kubelet"] = k
+	}
 	if a.LocalNVMe {
 		spec["instanceStorePolicy"] = "RAID0"
 	}
@@ -323,6 +329,9 @@ func gceNodeClass(a NodeClassArgs) map[string]any {
 	if gcp.ServiceAccount != "" {
 		spec["serviceAccount"] = gcp.ServiceAccount
 	}
+	if k := kubeletConfig(a.Kubelet, false); len(k) > 0 {
+		spec["kubeletConfiguration"] = k
+	}
 	return spec
 }
 
@@ -339,7 +348,32 @@ func aksNodeClass(a NodeClassArgs) map[string]any {
 	if az.OSDiskSizeGB > 0 {
 		spec["osDiskSizeGB"] = int64(az.OSDiskSizeGB)
 	}
+	// The AKSNodeClass sets maxPods only; AKS itself reserves memory and
+	// evicts at 750Mi, as the model assumes.
+	if a.Kubelet.MaxPods > 0 {
+		spec["maxPods"] = int64(a.Kubelet.MaxPods)
+	}
 	return spec
+}
+
+// kubeletConfig is the kubelet block of an EC2NodeClass (spec.kubelet) or
+// GCENodeClass (spec.kubeletConfiguration): the maxPods, memory
+// kube-reserved (where it is the same on every size, and withReserved) and
+// hard eviction threshold the sizing model assumes. CPU kube-reserved
+// depends on the size, so it is left to Karpenter's per-type default, which
+// the model reproduces.
+func kubeletConfig(k sizing.Kubelet, withReserved bool) map[string]any {
+	out := map[string]any{}
+	if k.MaxPods > 0 {
+		out["maxPods"] = int64(k.MaxPods)
+	}
+	if withReserved && k.KubeReservedMemory > 0 {
+		out["kubeReserved"] = map[string]any{"memory": resource.NewQuantity(k.KubeReservedMemory, resource.BinarySI).String()}
+	}
+	if k.EvictionHardMemory > 0 {
+		out["evictionHard"] = map[string]any{"memory.available": resource.NewQuantity(k.EvictionHardMemory, resource.BinarySI).String()}
+	}
+	return out
 }
 
 // poolTaints are the pool taint and spec.tolerations turned into taints: a

@@ -11,6 +11,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // overhead is the per-node requests of the pool's DaemonSets.
@@ -121,6 +122,7 @@ func (s *state) nodes() {
 		nc, err := NodeClass(NodeClassArgs{
 			Pool: s.in.Pool, Namespace: s.in.Namespace, ClusterName: s.in.Config.ClusterName,
 			Kind: kind, LocalNVMe: res.LocalNVMe, Config: s.in.Config,
+			Kubelet: sizing.KubeletFor(sizing.Cloud(s.det.Cloud)),
 		})
 		if err != nil {
 			s.fail("NodeClassIncomplete", err.Error())
