@@ -144,8 +144,7 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if s.StorageAgent != nil && s.StorageAgent.Enabled && s.StorageAgent.Image == "" {
 		errs = append(errs, "spec.storageAgent.image is required when spec.storageAgent.enabled is true")
 	}
-	if s.InstanceConfig != nil && s.InstanceConfig.InstanceType != "" && s.InstanceConfig.InstanceFamily != "" &&
-		!strings.HasPrefix(s.InstanceConfig.InstanceType, s.InstanceConfig.InstanceFamily) {
+	if ic := s.InstanceConfig; ic != nil && ic.InstanceType != "" && ic.InstanceFamily != "" && !typeInFamily(ic.InstanceType, ic.InstanceFamily) {
 		errs = append(errs, "spec.instanceConfig.instanceType must belong to spec.instanceConfig.instanceFamily: make them agree or set only one")
 	}
 	for i, t := range s.Tolerations {
@@ -157,6 +156,19 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 		return fmt.Errorf("%w: %s", errInvalid, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// typeInFamily is the Pool API's CEL rule for instanceType and
+// instanceFamily, word for word: the type starts with the family, or it is
+// an Azure size (Standard_...) whose series letter is the family's first
+// letter and whose version suffix (_v5) is the family's last two
+// characters, for families of more than two characters.
+func typeInFamily(t, f string) bool {
+	if strings.HasPrefix(t, f) {
+		return true
+	}
+	return strings.HasPrefix(t, "Standard_") && len(f) > 2 &&
+		strings.HasPrefix(t, "Standard_"+f[:1]) && strings.HasSuffix(t, "_"+f[len(f)-2:])
 }
 
 // state is Compute's working set.
@@ -209,7 +221,7 @@ func Compute(in Input) Output {
 		s.fail("ProvisioningUnsupported", s.det.Problem)
 	}
 	if s.failed {
-		s.preserve(rnNodePool, rnNodeClass, rnCloudPool)
+		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining)
 	} else {
 		s.nodes()
 	}

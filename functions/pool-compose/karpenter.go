@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
 	"slices"
@@ -109,9 +110,13 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	limits := map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
 	if !a.Suspend {
 		limits = map[string]any{"nodes": fmt.Sprint(a.Nodes)}
-		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() {
-			limits["cpu"] = times(a.Capacity.CPU, a.Nodes).String()
-			limits["memory"] = times(a.Capacity.Memory, a.Nodes).String()
+		cpu, okCPU := times(a.Capacity.CPU, a.Nodes)
+		mem, okMem := times(a.Capacity.Memory, a.Nodes)
+		// Beyond int64 (maxExecutors near the int32 limit) the node limit
+		// alone bounds the pool.
+		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() && okCPU && okMem {
+			limits["cpu"] = cpu.String()
+			limits["memory"] = mem.String()
 		}
 	}
 
@@ -159,13 +164,20 @@ func requirement(key string, values ...string) map[string]any {
 	return map[string]any{"key": key, "operator": "In", "values": vs}
 }
 
-// times multiplies a quantity by n.
-func times(q resource.Quantity, n int64) *resource.Quantity {
-	out := resource.NewMilliQuantity(q.MilliValue()*n, q.Format)
+// times multiplies a quantity by n (n >= 0); ok is false when the product
+// does not fit an int64.
+func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
+	v := q.MilliValue()
 	if q.Format == resource.BinarySI {
-		out = resource.NewQuantity(q.Value()*n, resource.BinarySI)
+		v = q.Value()
 	}
-	return out
+	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
+		return nil, false
+	}
+	if q.Format == resource.BinarySI {
+		return resource.NewQuantity(v*n, resource.BinarySI), true
+	}
+	return resource.NewMilliQuantity(v*n, q.Format), true
 }
 
 // NodeClassArgs is everything a pool's NodeClass is made of.

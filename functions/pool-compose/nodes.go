@@ -99,23 +99,23 @@ func (s *state) nodes() {
 	in := s.sizeInput(s.images)
 	if in.InstanceType == "" && in.InheritInstanceType == "" && len(in.Executors) == 0 && in.Previous == "" && in.InstanceFamily == "" {
 		s.pending("NoInstanceType", "no QueryService is attached and spec.instanceConfig names no instance type: attach a QueryService or set spec.instanceConfig.instanceType")
-		s.preserve(rnNodePool, rnNodeClass, rnCloudPool)
+		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining)
 		return
 	}
 	if in.InheritQueryService != "" && in.InheritInstanceType == "" && in.InstanceType == "" {
 		s.pending("InheritedQueryServiceMissing", fmt.Sprintf("spec.inheritNodeConfigFrom names QueryService %s, which does not exist or sets no spec.executor.instanceType", in.InheritQueryService))
-		s.preserve(rnNodePool, rnNodeClass, rnCloudPool)
+		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining)
 		return
 	}
 	res, err := s.in.Size(in)
 	if err != nil {
 		s.fail("SizingFailed", fmt.Sprintf("cannot size pool %q: %v", s.in.Pool, err))
-		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnPlaceholder, rnPriorityClass)
+		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining, rnPlaceholder, rnPriorityClass)
 		return
 	}
 	s.size = &res
 	s.sizeEvents(res)
-	nodes := int64((s.in.Spec.MaxExecutors + s.epn - 1) / s.epn)
+	nodes := ceilDiv64(int64(s.in.Spec.MaxExecutors), int64(s.epn))
 
 	if isKarpenter(s.det.Method) {
 		kind := nodeClassKindOf(s.det)
@@ -157,16 +157,21 @@ func (s *state) nodes() {
 	}
 	minNodes := int32(0)
 	if !s.in.Spec.Suspend {
-		minNodes = int32((s.in.Spec.MinExecutors + s.epn - 1) / s.epn)
+		minNodes = int32(ceilDiv64(int64(s.in.Spec.MinExecutors), int64(s.epn)))
 	}
 	labels := ownLabels(s.in.Spec.NodeSelector)
 	delete(labels, qsv1alpha1.LabelPool)
-	cp, err := cloudpool.Build(cloudpool.Input{
+	cin := cloudpool.Input{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, Method: s.det.Method, ClusterID: clusterID,
 		InstanceType: res.InstanceType, MinNodes: minNodes, MaxNodes: int32(nodes),
 		Labels: labels, Taints: poolTaints(s.in.Pool, s.sched.Tolerations)[1:],
 		ProviderConfigName: cfg.ProviderConfigName, Region: cfg.Region, Namespaced: s.det.DOKSNamespaced,
-	})
+	}
+	if s.det.Method == cloudpool.MethodCoreWeave {
+		s.coreweave(cin)
+		return
+	}
+	cp, err := cloudpool.Build(cin)
 	if err != nil {
 		s.fail("CloudNodePoolIncomplete", err.Error())
 		s.preserve(rnCloudPool)
@@ -175,6 +180,12 @@ func (s *state) nodes() {
 	s.emit(rnCloudPool, cp, conditionReady(s.in.Observed[rnCloudPool], false))
 	s.out.Status.NodePoolName = cp.GetName()
 	s.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", s.det.Method, cp.GetName(), minNodes, nodes, res.InstanceType))
+}
+
+// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
+// overflow.
+func ceilDiv64(a, b int64) int64 {
+	return a/b + min(a%b, 1)
 }
 
 // sizeForStatus checks compatibility for pools on existing nodes, when the

@@ -138,8 +138,15 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 	case s.problem != "":
 		return poolv1alpha1.PhasePending, s.problem
 	case s.in.Spec.Suspend:
-		if n := s.presentNodes(); n > 0 {
-			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
+		if isKarpenter(s.det.Method) {
+			if n := s.presentNodes(); n > 0 {
+				return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
+			}
+		} else if e, p := s.remainingExecutors(); e+p > 0 {
+			// Nodes that burstpool does not remove (existing nodes, LKE and
+			// DOKS pools at their minimum) stay: the pool is suspended once
+			// no executor or placeholder runs on them.
+			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new executors; %d executor(s) and %d placeholder(s) remain", e, p)
 		}
 		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
 	}
@@ -163,6 +170,15 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 		return poolv1alpha1.PhaseResuming, "resuming: " + msg
 	}
 	return poolv1alpha1.PhaseCreating, msg
+}
+
+// remainingExecutors is the number of pool executors (running or pending)
+// and warm-slot placeholders still present.
+func (s *state) remainingExecutors() (executors, placeholders int64) {
+	if o := s.capObs; o != nil {
+		executors = int64(o.OccupiedExecutors) + int64(o.PendingExecutors)
+	}
+	return executors, number(field(s.in.Observed[rnPlaceholder], "status", "replicas"))
 }
 
 // presentNodes is the number of pool nodes still up, from the PoolCapacity
