@@ -68,7 +68,7 @@ func TestRuleCoreWeave(t *testing.T) {
 			want: want{Target: 1, Name: "burst-nodepool"},
 		},
 		"ReadyConditionIsNotCoreWeaves": {
-			reason: "CoreWeave sets no Ready condition; one alone does not make the pool ready.",
+			reason:   "CoreWeave sets no Ready condition; one alone does not make the pool ready.",
 			observed: map[string]string{"cloud-nodepool": coreweavePool("burst-nodepool", "cd-gp-i64-erapids", 1, 1, cwReadyOnly)},
 			want:     want{Target: 1, Name: "burst-nodepool"},
 		},

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 

@@ -30,12 +30,12 @@ func TestRuleModelAndNodeClassAgree(t *testing.T) {
 		"GCENodeClass": {
 			reason: "GCP: maxPods 110 and eviction at 100Mi; GKE's memory brackets (25% of the first 4Gi ...) vary by size and stay the default.",
 			cloud:  sizing.CloudGCP, path: []string{"spec", "kubeletConfiguration"},
-			want:   map[string]any{"maxPods": int64(110), "evictionHard": map[string]any{"memory.available": "100Mi"}},
+			want: map[string]any{"maxPods": int64(110), "evictionHard": map[string]any{"memory.available": "100Mi"}},
 		},
 		"AKSNodeClass": {
 			reason: "Azure: the AKSNodeClass has maxPods only (110, not Azure CNI's 30); AKS evicts at 750Mi as the model assumes.",
 			cloud:  sizing.CloudAzure, path: []string{"spec", "maxPods"},
-			want:   map[string]any{"v": int64(110)},
+			want: map[string]any{"v": int64(110)},
 		},
 	}
 	for name, tc := range cases {
