@@ -58,8 +58,10 @@ type PoolSpec struct {
 	// executorsPerNode nodes).
 	MaxExecutors int32 `json:"maxExecutors"`
 
-	// ExecutorsPerNode is how many executors share one pool node. Each node
-	// must fit this many of the largest attached executor.
+	// ExecutorsPerNode is how many executors share one pool node. A derived
+	// type holds exactly this many of the largest attached executor when
+	// any candidate type does (status.sizing says how many it holds), so
+	// executor slots are nodes times executorsPerNode.
 	// +kubebuilder:default=1
 	// +optional
 	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
@@ -158,8 +160,10 @@ type InstanceConfig struct {
 	AutoUpgrade bool `json:"autoUpgrade,omitempty"`
 
 	// SpotEnabled launches spot capacity (falling back to on-demand) and,
-	// when no type is pinned, lets Karpenter choose among a ranked set of
-	// compatible types to diversify spot capacity.
+	// when no type is pinned, lets Karpenter choose among types of the same
+	// shape: each holds exactly as many executors as the derived type, in
+	// its family (see SpotNeighbourGenerations), never bare metal unless
+	// AllowMetal.
 	// +optional
 	SpotEnabled bool `json:"spotEnabled,omitempty"`
 
