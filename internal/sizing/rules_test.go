@@ -176,6 +176,14 @@ func TestRuleExecutorsPerNodeExact(t *testing.T) {
 				Executors: []Executor{exec("a/q", "7", "14Gi")}},
 			want: decision{Type: "m6i.4xlarge", PerNode: 2, Offered: []string{"m6i.4xlarge"}},
 		},
+		"CatalogPrefersExactOverCheaper": {
+			reason: "One 6 CPU executor per node on KWOK (100m reserved): big (16 vCPU, 15.9 CPU allocatable) is cheaper but holds 2; small (8 vCPU, 7.9 CPU) holds exactly 1 and is chosen.",
+			in: Input{Cloud: CloudKWOK, Catalog: &Catalog{Cloud: CloudKWOK, Version: "test", Types: []InstanceType{
+				{Name: "big", Family: "b", CPU: q("16"), Memory: q("64Gi"), Arch: "amd64", PricePerHour: 1},
+				{Name: "small", Family: "s", CPU: q("8"), Memory: q("32Gi"), Arch: "amd64", PricePerHour: 1.1},
+			}}, Executors: []Executor{exec("a/q", "6", "12Gi")}},
+			want: decision{Type: "small", PerNode: 1, Offered: []string{"small"}},
+		},
 		"FamilyWithoutExactSize": {
 			reason: "Four 1 CPU / 8Gi executors per node: r7gd.xlarge (3.71 CPU) holds 3, r7gd.2xlarge (7.7 CPU / 56.8Gi) holds 7: no r7gd size holds exactly 4, and PerNode says 7.",
 			in: Input{Catalog: aws, InstanceFamily: "r7gd", ExecutorsPerNode: 4, Overhead: poolOverhead,
