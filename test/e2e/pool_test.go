@@ -435,6 +435,35 @@ spec:
 			before = g
 			return g != "" && g == f, fmt.Errorf("grow-pool %q fixed-pool %q", g, f)
 		})
+		// An executor runs on each pool, which locks its type: from now on
+		// it moves only upward, and only with autoUpgrade.
+		for _, name := range []string{"grow-pool", "fixed-pool"} {
+			if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, name+"-small", name, "registry.example.com/e6data/executor:"+name+"-small", 1, "2", "4Gi")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			for _, name := range []string{"grow-pool", "fixed-pool"} {
+				d := &appsv1.Deployment{}
+				d.SetNamespace(analyticsNS)
+				d.SetName(devplane.ExecutorDeploymentName(name + "-small"))
+				if err := c.Delete(context.Background(), d); err != nil && !kerrors.IsNotFound(err) {
+					t.Errorf("cannot delete the executors of %s: %v", name, err)
+				}
+			}
+		})
+		eventually(t, 3*time.Minute, "both pools record that executors have run on them", func(ctx context.Context) (bool, error) {
+			for _, name := range []string{"grow-pool", "fixed-pool"} {
+				p, err := claim(ctx, s, name)
+				if err != nil {
+					return false, err
+				}
+				if locked, _, _ := unstructured.NestedBool(p.Object, "status", "sizing", "executorsHaveRun"); !locked {
+					return false, fmt.Errorf("%s: status.sizing.executorsHaveRun is not true yet", name)
+				}
+			}
+			return true, nil
+		})
 		for _, name := range []string{"grow-pool", "fixed-pool"} {
 			mustApply(t, ctx, cfg, qsManifest(name+"-large", name, "24", "80Gi"))
 		}
@@ -463,6 +492,15 @@ spec:
 				}
 			}
 			return false, fmt.Errorf("fixed-pool-large not listed")
+		})
+	})
+
+	t.Run("FamilyPoolFollowsItsFirstQueryService", func(t *testing.T) {
+		// kwok's s family has 4Gi per vCPU: two 7 CPU / 50Gi executors
+		// need 100Gi, which s-32x (128Gi, 31.9 CPU) holds twice and
+		// s-16x (64Gi) once.
+		testFamilyPoolFollowsItsFirstQueryService(t, ctx, s, c, cfg, familyFirst{
+			Family: "s", Empty: "s-1x-amd64-linux", Sized: "s-32x-amd64-linux", CPU: "7", Memory: "50Gi", PerNode: 2,
 		})
 	})
 
