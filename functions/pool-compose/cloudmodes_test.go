@@ -144,6 +144,11 @@ func TestRuleSuspendedWithoutNodeRemoval(t *testing.T) {
 			spec:   static, crds: kwokCRDs, observed: map[string]string{"capacity": capacityAt(1, 0)},
 			want: "Suspending",
 		},
+		"StaticNotObservedYet": {
+			reason: "The PoolCapacity has not reported yet, so no one knows whether executors still run.",
+			spec:   static, crds: kwokCRDs,
+			want: "Suspending",
+		},
 		"StaticDrained": {
 			reason: "No executor and no placeholder: the existing nodes stay, but the pool is Suspended.",
 			spec:   static, crds: kwokCRDs, observed: map[string]string{"capacity": capacityAt(0, 0), "placeholder": placeholders(0)},

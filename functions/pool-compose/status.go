@@ -142,6 +142,8 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 			if n := s.presentNodes(); n > 0 {
 				return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
 			}
+		} else if s.capObs == nil {
+			return poolv1alpha1.PhaseSuspending, "suspended: no new executors; waiting for the PoolCapacity to report the executors still running"
 		} else if e, p := s.remainingExecutors(); e+p > 0 {
 			// Nodes that burstpool does not remove (existing nodes, LKE and
 			// DOKS pools at their minimum) stay: the pool is suspended once
