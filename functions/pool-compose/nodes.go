@@ -223,8 +223,12 @@ func (s *state) sizeEvents(res SizeResult) {
 		return
 	}
 	if res.PerNode > 0 && res.PerNode != s.epn && res.Kept == "" {
-		advice := fmt.Sprintf("no candidate type holds exactly %d; set spec.executorsPerNode to %d or choose another family", s.epn, res.PerNode)
-		if ic := s.in.Spec.InstanceConfig; (ic != nil && ic.InstanceType != "") || s.in.Spec.InheritNodeConfigFrom != nil {
+		advice := fmt.Sprintf("no %s instance type holds exactly %d; set spec.executorsPerNode to %d", s.det.Cloud, s.epn, res.PerNode)
+		ic := s.in.Spec.InstanceConfig
+		if ic != nil && ic.InstanceFamily != "" {
+			advice = fmt.Sprintf("no %s size holds exactly %d; set spec.executorsPerNode to %d or choose another family", ic.InstanceFamily, s.epn, res.PerNode)
+		}
+		if (ic != nil && ic.InstanceType != "") || s.in.Spec.InheritNodeConfigFrom != nil {
 			advice = fmt.Sprintf("the type is pinned; set spec.executorsPerNode to %d so executor slots match the nodes, or pin a type that holds %d", res.PerNode, s.epn)
 		}
 		s.event(true, "ExecutorsPerNodeInexact", fmt.Sprintf("one %s node holds %d executors of the largest compatible QueryService, not spec.executorsPerNode (%d): %s", res.InstanceType, res.PerNode, s.epn, advice))
