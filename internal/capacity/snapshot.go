@@ -232,7 +232,8 @@ func (s Snapshot) WithoutNode(name string) Snapshot {
 // Replaced returns a snapshot that holds exactly pods and nodes, as a full
 // relist sees them. Nodes of this snapshot that the relist lacks are
 // remembered as gone.
-func (s Snapshot) Replaced(pods []*Pod, nodes []*Node) Snapshot {
+func (s Snapshot) Replaced(l List) Snapshot {
+	pods, nodes := l.Pods, l.Nodes
 	next := NewSnapshot(pods, nodes)
 	old := s.Edit()
 	nt := next.t

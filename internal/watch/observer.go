@@ -313,49 +313,51 @@ func (o *Observer) poll(ctx context.Context, always bool) {
 // relist lists every pool pod and node and replaces the snapshot. Events
 // that arrive meanwhile are applied after it.
 func (o *Observer) relist(ctx context.Context) {
-	pods, nodes, err := o.list(ctx)
+	l, err := o.list(ctx)
 	o.opts.Metrics.Relisted(err)
 	if err != nil {
 		o.watchErr.Store(true)
 		o.opts.Logger.Error(err, "cannot relist pool pods and nodes")
 		return
 	}
-	o.store.Replace(pods, nodes)
+	o.store.Replace(l)
 }
 
 // List returns every pool pod and node, read page by page from the API
 // server.
-func (o *Observer) List(ctx context.Context) ([]*capacity.Pod, []*capacity.Node, error) {
+func (o *Observer) List(ctx context.Context) (capacity.List, error) {
 	return o.list(ctx)
 }
 
-func (o *Observer) list(ctx context.Context) ([]*capacity.Pod, []*capacity.Node, error) {
+func (o *Observer) list(ctx context.Context) (capacity.List, error) {
 	sel := client.MatchingLabelsSelector{Selector: poolLabelExists()}
-	var pods []*capacity.Pod
+	var l capacity.List
 	for cont := ""; ; {
 		var pl corev1.PodList
 		if err := o.reader.List(ctx, &pl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
-			return nil, nil, errors.Wrap(err, "cannot list pool pods")
+			return capacity.List{}, errors.Wrap(err, "cannot list pool pods")
 		}
 		for i := range pl.Items {
-			pods = append(pods, Pod(&pl.Items[i]))
+			l.Pods = append(l.Pods, Pod(&pl.Items[i]))
 		}
+		// Every page of a paged list is read at the first page's version.
+		l.PodsVersion = pl.ResourceVersion
 		if cont = pl.Continue; cont == "" {
 			break
 		}
 	}
-	var nodes []*capacity.Node
 	for cont := ""; ; {
 		var nl corev1.NodeList
 		if err := o.reader.List(ctx, &nl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
-			return nil, nil, errors.Wrap(err, "cannot list pool nodes")
+			return capacity.List{}, errors.Wrap(err, "cannot list pool nodes")
 		}
 		for i := range nl.Items {
-			nodes = append(nodes, Node(&nl.Items[i]))
+			l.Nodes = append(l.Nodes, Node(&nl.Items[i]))
 		}
+		l.NodesVersion = nl.ResourceVersion
 		if cont = nl.Continue; cont == "" {
 			break
 		}
 	}
-	return pods, nodes, nil
+	return l, nil
 }
