@@ -66,18 +66,18 @@ type qsKey struct{ namespace, name string }
 type qsTally struct {
 	executors int32
 	earliest  time.Time
+	// present is true while the QueryService has any pool executor, even
+	// one that is terminating or not yet bound: its allocation goes on.
+	present bool
 }
 
-type failureKey struct {
-	namespace, pod string
-	reason         v1alpha1.FailureReason
-}
-
-type warmKey struct{ image, reason string }
+// A failureKey identifies a failure record: one per pod, whatever its
+// reason, so that a pod that fails again updates its record.
+type failureKey struct{ namespace, pod string }
 
 type warmTally struct {
-	message string
-	nodes   map[string]struct{}
+	reason, message string
+	nodes           map[string]struct{}
 }
 
 // Compute returns the observed capacity of the pool spec describes, as snap
@@ -119,13 +119,13 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	}
 	prevFailures := make(map[failureKey]v1alpha1.Failure, len(prev.Failures))
 	for _, f := range prev.Failures {
-		prevFailures[failureKey{f.Namespace, f.Pod, f.Reason}] = f
+		prevFailures[failureKey{f.Namespace, f.Pod}] = f
 	}
 
 	var res Result
 	var failures []v1alpha1.Failure
 	seen := map[failureKey]struct{}{}
-	warm := map[warmKey]*warmTally{}
+	warm := map[string]*warmTally{}
 	warmReady := map[string]struct{}{}
 
 	snap.Pods(pool, func(p *Pod) bool {
@@ -141,7 +141,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	obs.AvailableExecutors = max(0, obs.TotalExecutors-obs.OccupiedExecutors)
 	obs.Allocations = allocations(spec, attached, prev, now)
 	obs.Failures = mergeFailures(failures, prev.Failures, seen)
-	obs.WarmupFailures = warmupFailures(warm)
+	obs.WarmupFailures = warmupFailures(warm, prev.WarmupFailures)
 	sort.Slice(obs.UnauthorizedExecutors, func(i, j int) bool {
 		a, b := obs.UnauthorizedExecutors[i], obs.UnauthorizedExecutors[j]
 		if a.Namespace != b.Namespace {
@@ -165,22 +165,24 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 
 // executor accounts for one pool executor pod.
 func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]struct{}, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, now time.Time) {
+	qs := p.Labels[qsv1alpha1.LabelQueryService]
 	if p.State == PodDeleted {
+		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
+			t.present = true
+		}
 		return
 	}
-	qs := p.Labels[qsv1alpha1.LabelQueryService]
 	_, onPool := poolNodes[p.NodeName]
 	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
 
 	if d, failed := Diagnose(p, nodeLost); failed {
-		k := failureKey{p.Namespace, p.Name, d.Reason}
+		k := failureKey{p.Namespace, p.Name}
 		seen[k] = struct{}{}
-		f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: qs, Reason: d.Reason, ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(now)}
-		if !d.At.IsZero() {
-			f.At = metav1.NewTime(d.At.UTC().Truncate(time.Second))
-		}
+		// A failure is dated from the pod alone, never from the clock, so
+		// that every reconcile dates and orders it the same way.
+		f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: qs, Reason: d.Reason, ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(failedAt(d, p, now))}
 		pf, recorded := prevFailures[k]
-		if recorded {
+		if recorded && pf.Reason == d.Reason {
 			f.At = pf.At
 		}
 		*failures = append(*failures, f)
@@ -200,6 +202,9 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		obs.OccupiedExecutors++
 	}
 	t, ok := attached[qsKey{p.Namespace, qs}]
+	if ok {
+		t.present = true
+	}
 	if !ok {
 		obs.UnauthorizedExecutors = append(obs.UnauthorizedExecutors, v1alpha1.UnauthorizedExecutor{Pod: p.Name, Namespace: p.Namespace, QueryService: qs})
 		if spec.Policies.UnauthorizedExecutors == v1alpha1.UnauthorizedEvict && !spec.Suspend {
@@ -216,7 +221,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 }
 
 // warmup accounts for one warmup pod.
-func warmup(p *Pod, warm map[warmKey]*warmTally, ready map[string]struct{}) {
+func warmup(p *Pod, warm map[string]*warmTally, ready map[string]struct{}) {
 	if p.State == PodDeleted {
 		return
 	}
@@ -225,11 +230,13 @@ func warmup(p *Pod, warm map[warmKey]*warmTally, ready map[string]struct{}) {
 			continue
 		}
 		img := orDefault(p.Image, c.Image)
-		k := warmKey{img, c.WaitingReason}
-		t, ok := warm[k]
+		t, ok := warm[img]
 		if !ok {
-			t = &warmTally{message: c.WaitingMessage, nodes: map[string]struct{}{}}
-			warm[k] = t
+			t = &warmTally{reason: c.WaitingReason, message: c.WaitingMessage, nodes: map[string]struct{}{}}
+			warm[img] = t
+		}
+		if c.WaitingReason < t.reason {
+			t.reason = c.WaitingReason
 		}
 		if c.WaitingMessage != "" && (t.message == "" || c.WaitingMessage < t.message) {
 			t.message = c.WaitingMessage
@@ -255,15 +262,14 @@ func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTal
 		k := qsKey{qs.Namespace, qs.Name}
 		t := attached[k]
 		a := v1alpha1.Allocation{QueryService: qs.Name, Namespace: qs.Namespace, PoolExecutors: t.executors, RegularExecutors: qs.RegularExecutors}
-		if t.executors > 0 {
-			switch at := prevAt[k]; {
-			case at != nil:
-				a.AllocatedAt = at.DeepCopy()
-			case !t.earliest.IsZero():
-				a.AllocatedAt = &metav1.Time{Time: t.earliest.UTC().Truncate(time.Second)}
-			default:
-				a.AllocatedAt = &metav1.Time{Time: now}
-			}
+		switch at := prevAt[k]; {
+		case at != nil && t.present:
+			a.AllocatedAt = at.DeepCopy()
+		case t.executors == 0:
+		case !t.earliest.IsZero():
+			a.AllocatedAt = &metav1.Time{Time: t.earliest.UTC().Truncate(time.Second)}
+		default:
+			a.AllocatedAt = &metav1.Time{Time: now}
 		}
 		out = append(out, a)
 	}
@@ -276,12 +282,24 @@ func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTal
 	return out
 }
 
+// failedAt dates a failure: the container's finish time when its status has
+// one, else the pod's latest condition change, else its start.
+func failedAt(d Diagnosis, p *Pod, now time.Time) time.Time {
+	for _, t := range []time.Time{d.At, p.Transitioned, p.Started} {
+		if !t.IsZero() {
+			return t.UTC().Truncate(time.Second)
+		}
+	}
+	return now
+}
+
 // mergeFailures returns the current failures and the earlier ones whose pods
-// are gone, newest first, at most MaxFailures.
+// are gone, newest first, at most MaxFailures. The order is total (time,
+// then namespace and pod), so the same failures always list the same way.
 func mergeFailures(current, prev []v1alpha1.Failure, seen map[failureKey]struct{}) []v1alpha1.Failure {
 	out := current
 	for _, f := range prev {
-		if _, ok := seen[failureKey{f.Namespace, f.Pod, f.Reason}]; !ok {
+		if _, ok := seen[failureKey{f.Namespace, f.Pod}]; !ok {
 			out = append(out, f)
 		}
 	}
@@ -293,10 +311,7 @@ func mergeFailures(current, prev []v1alpha1.Failure, seen map[failureKey]struct{
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		if a.Pod != b.Pod {
-			return a.Pod < b.Pod
-		}
-		return a.Reason < b.Reason
+		return a.Pod < b.Pod
 	})
 	if len(out) > MaxFailures {
 		out = out[:MaxFailures]
@@ -307,19 +322,26 @@ func mergeFailures(current, prev []v1alpha1.Failure, seen map[failureKey]struct{
 	return out
 }
 
-func warmupFailures(warm map[warmKey]*warmTally) []v1alpha1.WarmupFailure {
+// warmupFailures lists one failure per image. The kubelet alternates a
+// failing pull between ErrImagePull and ImagePullBackOff, with messages to
+// match, so an image already listed keeps its reason and message for as
+// long as it keeps failing; only the node count follows the pods.
+func warmupFailures(warm map[string]*warmTally, prev []v1alpha1.WarmupFailure) []v1alpha1.WarmupFailure {
 	if len(warm) == 0 {
 		return nil
 	}
-	out := make([]v1alpha1.WarmupFailure, 0, len(warm))
-	for k, t := range warm {
-		out = append(out, v1alpha1.WarmupFailure{Image: k.image, Reason: k.reason, Message: t.message, Nodes: int32(len(t.nodes))})
+	listed := make(map[string]v1alpha1.WarmupFailure, len(prev))
+	for _, w := range prev {
+		listed[w.Image] = w
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Image != out[j].Image {
-			return out[i].Image < out[j].Image
+	out := make([]v1alpha1.WarmupFailure, 0, len(warm))
+	for img, t := range warm {
+		w := v1alpha1.WarmupFailure{Image: img, Reason: t.reason, Message: t.message, Nodes: int32(len(t.nodes))}
+		if l, ok := listed[img]; ok {
+			w.Reason, w.Message = l.Reason, l.Message
 		}
-		return out[i].Reason < out[j].Reason
-	})
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out
 }

@@ -1,0 +1,116 @@
+package capacity
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+)
+
+// rounds runs Compute n times over the snapshots snaps returns, feeding
+// each status back as the previous one, one second apart, and returns on
+// which rounds the status changed.
+func rounds(spec v1alpha1.PoolCapacityParameters, n int, snaps func(round int) Snapshot) []int {
+	var prev v1alpha1.PoolCapacityObservation
+	var changed []int
+	for r := 1; r <= n; r++ {
+		res := Compute(spec, snaps(r), prev, t0.Add(time.Duration(r)*time.Second))
+		if res.Changed {
+			changed = append(changed, r)
+		}
+		prev = res.Observation
+	}
+	return changed
+}
+
+// TestStatusSettles injects inputs that stop changing (or change only in
+// ways that say nothing new) and checks that the status settles in one
+// round.
+func TestStatusSettles(t *testing.T) {
+	nodes := []*Node{node("n0", "analytics", true), node("n1", "analytics", true)}
+	pull := func(reason string) podOpt {
+		return container(Container{Name: "executor", Image: "e6/exec:typo", WaitingReason: reason, WaitingMessage: "cannot pull e6/exec:typo"})
+	}
+	cases := map[string]struct {
+		reason string
+		snaps  func(round int) Snapshot
+	}{
+		"FortyExecutorsInImagePullBackOff": {
+			reason: "Forty executors that cannot pull their image have no finish time; their failures must be dated from the pod, so the 20 listed stay the same 20.",
+			snaps: func() func(int) Snapshot {
+				var pods []*Pod
+				for i := range 40 {
+					pods = append(pods, executor("team-a", fmt.Sprintf("e%02d", i), "analytics", "sales", on("n0"), started(t0.Add(time.Duration(i%7)*time.Second)), pull("ImagePullBackOff")))
+				}
+				s := NewSnapshot(pods, nodes)
+				return func(int) Snapshot { return s }
+			}(),
+		},
+		"WarmupPullReasonFlips": {
+			reason: "A warmup pod alternates between ErrImagePull and ImagePullBackOff as the kubelet retries; the image is failing all along.",
+			snaps: func(r int) Snapshot {
+				reason := []string{"ErrImagePull", "ImagePullBackOff"}[r%2]
+				return NewSnapshot([]*Pod{warmPod("w0", "analytics", "e6/exec:typo", "n0", pull(reason))}, nodes)
+			},
+		},
+		"RollingUpdate": {
+			reason: "During a rolling update the old executor terminates before its replacement is bound; the QueryService keeps its allocation, and allocatedAt with it.",
+			snaps: func(r int) Snapshot {
+				old := executor("team-a", "old", "analytics", "sales", running("n0"))
+				repl := executor("team-a", "new", "analytics", "sales", started(t0.Add(time.Hour)))
+				switch {
+				case r == 1:
+					return NewSnapshot([]*Pod{old}, nodes)
+				case r == 2:
+					return NewSnapshot([]*Pod{executor("team-a", "old", "analytics", "sales", running("n0"), state(PodDeleted)), repl}, nodes)
+				default:
+					return NewSnapshot([]*Pod{executor("team-a", "new", "analytics", "sales", running("n1"), started(t0.Add(time.Hour)))}, nodes)
+				}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := rounds(params(), 10, tc.snaps)
+			want := []int{1}
+			if name == "RollingUpdate" {
+				// The counts change while the update runs (rounds 2 and 3),
+				// then settle.
+				want = []int{1, 2, 3}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s\nrounds with a changed status, -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+	t.Run("RollingUpdateKeepsAllocatedAt", func(t *testing.T) {
+		var prev v1alpha1.PoolCapacityObservation
+		snaps := cases["RollingUpdate"].snaps
+		for r := 1; r <= 3; r++ {
+			prev = Compute(params(), snaps(r), prev, t0.Add(2*time.Hour)).Observation
+			if at := prev.Allocations[0].AllocatedAt; at == nil || !at.Time.Equal(t0) {
+				t.Fatalf("round %d: allocatedAt of team-a/sales = %v, want %s: the allocation never ended", r, at, t0)
+			}
+		}
+	})
+}
+
+// TestFailureRecordsAreStable checks that failure records keep one
+// identity per pod and a deterministic order.
+func TestFailureRecordsAreStable(t *testing.T) {
+	// An executor that could not pull its image, then pulled it and
+	// failed, is one record, not two: the pod failed, and the record says
+	// how it last failed.
+	p1 := executor("team-a", "e1", "analytics", "sales", on("n0"), container(Container{Name: "executor", WaitingReason: "ErrImagePull"}))
+	p2 := executor("team-a", "e1", "analytics", "sales", on("n0"), state(PodFailed), container(Container{Name: "executor",
+		Terminated: &Termination{Reason: "OOMKilled", ExitCode: 137, FinishedAt: t0.Add(time.Minute)}}))
+	n := []*Node{node("n0", "analytics", true)}
+	prev := Compute(params(), NewSnapshot([]*Pod{p1}, n), v1alpha1.PoolCapacityObservation{}, t0.Add(time.Hour)).Observation
+	got := Compute(params(), NewSnapshot([]*Pod{p2}, n), prev, t0.Add(2*time.Hour)).Observation.Failures
+	if len(got) != 1 || got[0].Reason != v1alpha1.FailureOOMKilled {
+		t.Errorf("failures of one pod that failed twice: got %+v, want one OOMKilled record", got)
+	}
+}
