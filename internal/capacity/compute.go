@@ -166,12 +166,6 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 // executor accounts for one pool executor pod.
 func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]struct{}, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, now time.Time) {
 	qs := p.Labels[qsv1alpha1.LabelQueryService]
-	if p.State == PodDeleted {
-		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
-			t.present = true
-		}
-		return
-	}
 	_, onPool := poolNodes[p.NodeName]
 	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
 
@@ -191,6 +185,12 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		}
 	}
 
+	if p.State == PodDeleted {
+		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
+			t.present = true
+		}
+		return
+	}
 	if p.State != PodPending && p.State != PodRunning {
 		return
 	}

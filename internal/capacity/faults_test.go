@@ -114,3 +114,21 @@ func TestFailureRecordsAreStable(t *testing.T) {
 		t.Errorf("failures of one pod that failed twice: got %+v, want one OOMKilled record", got)
 	}
 }
+
+// TestTerminatingFailuresRecorded checks that a failure is recorded while
+// its pod terminates: a drained or preempted executor says so.
+func TestTerminatingFailuresRecorded(t *testing.T) {
+	n := []*Node{node("n0", "analytics", true)}
+	drained := executor("team-a", "drained", "analytics", "sales", running("n0"), state(PodDeleted), func(p *Pod) {
+		p.DeletedAt = t0.Add(time.Minute)
+		p.Disruption = &Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: t0}
+	})
+	got := Compute(params(), NewSnapshot([]*Pod{drained}, n), v1alpha1.PoolCapacityObservation{}, t0.Add(time.Hour)).Observation
+	want := []v1alpha1.Failure{{Pod: "drained", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureDisrupted, Message: "EvictionByEvictionAPI: Eviction API: evicting", At: mt(t0)}}
+	if diff := cmp.Diff(want, got.Failures); diff != "" {
+		t.Errorf("failures of a drained executor, -want, +got:\n%s", diff)
+	}
+	if got.OccupiedExecutors != 0 {
+		t.Errorf("occupiedExecutors = %d; a terminating executor holds no slot", got.OccupiedExecutors)
+	}
+}
