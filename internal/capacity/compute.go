@@ -91,19 +91,21 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	epn := max(spec.ExecutorsPerNode, 1)
 
 	var obs v1alpha1.PoolCapacityObservation
-	poolNodes := map[string]struct{}{}
+	// poolNodes says, for each pool node, whether it gives slots.
+	poolNodes := map[string]bool{}
 	var slots int64
 	snap.Nodes(pool, func(n *Node) bool {
 		if !matches(spec.NodeSelector, n.Labels) {
 			return true
 		}
-		poolNodes[n.Name] = struct{}{}
+		poolNodes[n.Name] = false
 		if !n.Ready || n.Deleting {
 			obs.Nodes.NotReady++
 			return true
 		}
 		obs.Nodes.Ready++
 		if n.Schedulable {
+			poolNodes[n.Name] = true
 			slots += int64(epn)
 		}
 		return true
@@ -164,9 +166,9 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 }
 
 // executor accounts for one pool executor pod.
-func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]struct{}, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, now time.Time) {
+func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]bool, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, now time.Time) {
 	qs := p.Labels[qsv1alpha1.LabelQueryService]
-	_, onPool := poolNodes[p.NodeName]
+	givesSlots, onPool := poolNodes[p.NodeName]
 	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
 
 	if d, failed := Diagnose(p, nodeLost); failed {
@@ -197,9 +199,14 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 	if p.State == PodPending {
 		obs.PendingExecutors++
 	}
-	occupied := onPool && !nodeLost && (p.State == PodRunning || p.NodeName != "")
-	if occupied {
+	// An executor on a pool node holds a slot only where the node gives
+	// slots; on a cordoned, disrupted or not Ready node it is draining.
+	onNode := onPool && !nodeLost && (p.State == PodRunning || p.NodeName != "")
+	switch {
+	case onNode && givesSlots:
 		obs.OccupiedExecutors++
+	case onNode:
+		obs.DrainingExecutors++
 	}
 	t, ok := attached[qsKey{p.Namespace, qs}]
 	if ok {
@@ -212,7 +219,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		}
 		return
 	}
-	if occupied {
+	if onNode {
 		t.executors++
 		if t.earliest.IsZero() || (!p.Started.IsZero() && p.Started.Before(t.earliest)) {
 			t.earliest = p.Started

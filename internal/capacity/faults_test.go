@@ -132,3 +132,64 @@ func TestTerminatingFailuresRecorded(t *testing.T) {
 		t.Errorf("occupiedExecutors = %d; a terminating executor holds no slot", got.OccupiedExecutors)
 	}
 }
+
+// TestDrainingNodesGiveNoSlots checks that executors on nodes that give no
+// slots (cordoned, disrupted by Karpenter, not Ready) are draining, not
+// occupied: consolidation does not make a pool look full.
+func TestDrainingNodesGiveNoSlots(t *testing.T) {
+	nodes := []*Node{node("n0", "analytics", true), cordoned(node("n1", "analytics", true)), node("n2", "analytics", false)}
+	pods := []*Pod{
+		executor("team-a", "e0", "analytics", "sales", running("n0")),
+		executor("team-a", "e1", "analytics", "sales", running("n1")),
+		executor("team-a", "e2", "analytics", "sales", running("n1")),
+		executor("team-a", "e3", "analytics", "sales", running("n2")),
+	}
+	got := Compute(params(), NewSnapshot(pods, nodes), v1alpha1.PoolCapacityObservation{}, t0).Observation
+	type counts struct{ Total, Occupied, Available, Draining, SalesExecutors int32 }
+	want := counts{Total: 2, Occupied: 1, Available: 1, Draining: 3, SalesExecutors: 4}
+	if diff := cmp.Diff(want, counts{got.TotalExecutors, got.OccupiedExecutors, got.AvailableExecutors, got.DrainingExecutors, got.Allocations[0].PoolExecutors}); diff != "" {
+		t.Errorf("executors on a cordoned and a not-Ready node, -want, +got:\n%s", diff)
+	}
+}
+
+// TestRelistKeepsNewerState replays a relist whose LIST was read before
+// watch events that the store has already applied: a pod deleted and a
+// node deleted after the LIST, and a pod updated after it. The older LIST
+// must not bring them back.
+func TestRelistKeepsNewerState(t *testing.T) {
+	v := func(rv string) podOpt { return func(p *Pod) { p.ResourceVersion = rv } }
+	nv := func(n *Node, rv string) *Node { n.ResourceVersion = rv; return n }
+	st := NewStore()
+	st.Apply([]Event{
+		{Node: nv(node("n0", "analytics", true), "5")},
+		{Node: nv(node("n1", "analytics", true), "6")},
+		{Pod: executor("team-a", "stays", "analytics", "sales", running("n0"), v("7"))},
+		{Pod: executor("team-a", "deleted", "analytics", "sales", running("n0"), v("8"))},
+	})
+	// The LIST is read at version 10.
+	list := List{
+		Pods: []*Pod{
+			executor("team-a", "stays", "analytics", "sales", running("n0"), v("7")),
+			executor("team-a", "deleted", "analytics", "sales", running("n0"), v("8")),
+		},
+		Nodes:       []*Node{nv(node("n0", "analytics", true), "5"), nv(node("n1", "analytics", true), "6")},
+		PodsVersion: "10", NodesVersion: "10",
+	}
+	// The watch delivers versions 11 to 14 before the relist commits.
+	st.Apply([]Event{
+		{Pod: executor("team-a", "deleted", "analytics", "sales", running("n0"), v("11")), Deleted: true},
+		{Node: nv(node("n1", "analytics", true), "12"), Deleted: true},
+		{Pod: executor("team-a", "stays", "analytics", "sales", running("n0"), v("13"), state(PodFailed))},
+		{Pod: executor("team-a", "new", "analytics", "sales", running("n0"), v("14"))},
+	})
+	st.Replace(list)
+	got := view(st.Current(), "n1")
+	want := view(NewSnapshot([]*Pod{
+		executor("team-a", "stays", "analytics", "sales", running("n0"), v("13"), state(PodFailed)),
+		executor("team-a", "new", "analytics", "sales", running("n0"), v("14")),
+	}, []*Node{nv(node("n0", "analytics", true), "5")}))
+	want.Gone = []string{"n1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("snapshot after an older relist, -want, +got:\n%s", diff)
+	}
+}

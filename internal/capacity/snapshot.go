@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // degree of the B-trees. Wide nodes keep trees shallow; a write copies the
@@ -24,6 +25,33 @@ type podRef struct {
 type goneNode struct {
 	name string
 	seq  uint64
+	// rv is the resource version of the deletion, when known.
+	rv string
+}
+
+// A deletedPod remembers a pod deletion the watch delivered, so that a
+// relist read before it does not bring the pod back.
+type deletedPod struct {
+	key PodKey
+	seq uint64
+	rv  string
+}
+
+func lessDeleted(a, b deletedPod) bool {
+	if a.key.Namespace != b.key.Namespace {
+		return a.key.Namespace < b.key.Namespace
+	}
+	return a.key.Name < b.key.Name
+}
+
+// newer reports whether resource version a is known to be later than b.
+// Versions that cannot be compared are not.
+func newer(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c > 0
 }
 
 func lessPod(a, b *Pod) bool {
@@ -65,6 +93,7 @@ type trees struct {
 	nodes    *btree.BTreeG[*Node]  // by pool, name
 	nodeIdx  *btree.BTreeG[*Node]  // by name
 	gone     *btree.BTreeG[goneNode]
+	deleted  *btree.BTreeG[deletedPod]
 	seq      uint64
 	version  uint64
 }
@@ -76,6 +105,7 @@ func newTrees() *trees {
 		nodes:    btree.NewG(degree, lessNode),
 		nodeIdx:  btree.NewG(degree, lessNodeRef),
 		gone:     btree.NewG(degree, lessGone),
+		deleted:  btree.NewG(degree, lessDeleted),
 	}
 }
 
@@ -88,6 +118,7 @@ func (t *trees) clone() *trees {
 		nodes:    t.nodes.Clone(),
 		nodeIdx:  t.nodeIdx.Clone(),
 		gone:     t.gone.Clone(),
+		deleted:  t.deleted.Clone(),
 		seq:      t.seq,
 		version:  t.version,
 	}
@@ -229,28 +260,70 @@ func (s Snapshot) WithoutNode(name string) Snapshot {
 	return b.Snapshot()
 }
 
-// Replaced returns a snapshot that holds exactly pods and nodes, as a full
-// relist sees them. Nodes of this snapshot that the relist lacks are
-// remembered as gone.
+// Replaced returns a snapshot that holds what the relist l read, except
+// where this snapshot knows better: a pod or node this snapshot holds at a
+// later resource version than the LIST read stays as it is, one created
+// after the LIST stays, and one the watch saw deleted after the LIST stays
+// deleted. A relist therefore never takes the snapshot back in time. Where
+// versions are missing or cannot be compared, the LIST wins. Nodes of this
+// snapshot that the result lacks are remembered as gone.
 func (s Snapshot) Replaced(l List) Snapshot {
-	pods, nodes := l.Pods, l.Nodes
-	next := NewSnapshot(pods, nodes)
-	old := s.Edit()
-	nt := next.t
-	nt.seq, nt.version = old.t.seq, old.t.version+1
-	nt.gone = old.t.gone
-	s.trees().nodeIdx.Ascend(func(n *Node) bool {
+	cur := s.trees()
+	b := &Batch{t: newTrees(), pools: map[string]struct{}{}}
+	for _, n := range l.Nodes {
+		if g, ok := cur.gone.Get(goneNode{name: n.Name}); ok && newer(g.rv, n.ResourceVersion) {
+			continue
+		}
+		if c, ok := cur.nodeIdx.Get(n); ok && newer(c.ResourceVersion, n.ResourceVersion) {
+			n = c
+		}
+		b.UpdateNode(n)
+	}
+	cur.nodeIdx.Ascend(func(n *Node) bool {
+		if !b.t.nodeIdx.Has(n) && newer(n.ResourceVersion, l.NodesVersion) {
+			b.UpdateNode(n)
+		}
+		return true
+	})
+	for _, p := range l.Pods {
+		if d, ok := cur.deleted.Get(deletedPod{key: p.Key()}); ok && newer(d.rv, p.ResourceVersion) {
+			continue
+		}
+		if c, ok := s.Pod(p.Key()); ok && newer(c.ResourceVersion, p.ResourceVersion) {
+			p = c
+		}
+		b.Update(p)
+	}
+	cur.pods.Ascend(func(p *Pod) bool {
+		if !b.t.podIndex.Has(podRef{key: p.Key()}) && newer(p.ResourceVersion, l.PodsVersion) {
+			b.Update(p)
+		}
+		return true
+	})
+
+	nt := b.t
+	nt.seq, nt.version = cur.seq, cur.version
+	nt.gone = cur.gone.Clone()
+	cur.nodeIdx.Ascend(func(n *Node) bool {
 		if !nt.nodeIdx.Has(n) {
 			nt.seq++
 			nt.gone.ReplaceOrInsert(goneNode{name: n.Name, seq: nt.seq})
 		}
 		return true
 	})
-	for _, n := range nodes {
+	nt.nodeIdx.Ascend(func(n *Node) bool {
 		nt.gone.Delete(goneNode{name: n.Name})
-	}
+		return true
+	})
 	trimGone(nt)
-	return next
+	// Deletions the LIST already reflects need no memory any more.
+	cur.deleted.Ascend(func(d deletedPod) bool {
+		if newer(d.rv, l.PodsVersion) {
+			nt.deleted.ReplaceOrInsert(d)
+		}
+		return true
+	})
+	return b.Snapshot()
 }
 
 // Edit starts a batch of changes on top of this snapshot. The snapshot
@@ -289,8 +362,17 @@ func (b *Batch) Update(p *Pod) {
 }
 
 // Delete removes the pod with key k, if there is one.
-func (b *Batch) Delete(k PodKey) {
+func (b *Batch) Delete(k PodKey) { b.deletePod(k, "") }
+
+// deletePod removes the pod with key k, deleted at resource version rv,
+// and remembers the deletion.
+func (b *Batch) deletePod(k PodKey, rv string) {
 	b.n++
+	if rv != "" {
+		b.t.seq++
+		b.t.deleted.ReplaceOrInsert(deletedPod{key: k, seq: b.t.seq, rv: rv})
+		trimDeleted(b.t)
+	}
 	old, had := b.t.podIndex.Delete(podRef{key: k})
 	if !had {
 		return
@@ -314,7 +396,11 @@ func (b *Batch) UpdateNode(n *Node) {
 }
 
 // DeleteNode removes the node called name and remembers it as gone.
-func (b *Batch) DeleteNode(name string) {
+func (b *Batch) DeleteNode(name string) { b.deleteNode(name, "") }
+
+// deleteNode removes the node called name, deleted at resource version rv,
+// and remembers it as gone.
+func (b *Batch) deleteNode(name, rv string) {
 	b.n++
 	old, had := b.t.nodeIdx.Delete(&Node{Name: name})
 	if !had {
@@ -323,7 +409,7 @@ func (b *Batch) DeleteNode(name string) {
 	b.pools[old.Pool] = struct{}{}
 	b.t.nodes.Delete(old)
 	b.t.seq++
-	b.t.gone.ReplaceOrInsert(goneNode{name: name, seq: b.t.seq})
+	b.t.gone.ReplaceOrInsert(goneNode{name: name, seq: b.t.seq, rv: rv})
 	trimGone(b.t)
 }
 
@@ -345,6 +431,20 @@ func trimGone(t *trees) {
 	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
 	for _, g := range all[:len(all)/2] {
 		t.gone.Delete(g)
+	}
+}
+
+// trimDeleted forgets the oldest half of the remembered pod deletions once
+// there are too many.
+func trimDeleted(t *trees) {
+	if t.deleted.Len() <= maxGoneNodes {
+		return
+	}
+	all := make([]deletedPod, 0, t.deleted.Len())
+	t.deleted.Ascend(func(d deletedPod) bool { all = append(all, d); return true })
+	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	for _, d := range all[:len(all)/2] {
+		t.deleted.Delete(d)
 	}
 }
 

@@ -55,11 +55,11 @@ func (s *Store) Apply(events []Event) {
 	for _, e := range events {
 		switch {
 		case e.Pod != nil && e.Deleted:
-			b.Delete(e.Pod.Key())
+			b.deletePod(e.Pod.Key(), e.Pod.ResourceVersion)
 		case e.Pod != nil:
 			b.Update(e.Pod)
 		case e.Node != nil && e.Deleted:
-			b.DeleteNode(e.Node.Name)
+			b.deleteNode(e.Node.Name, e.Node.ResourceVersion)
 		case e.Node != nil:
 			b.UpdateNode(e.Node)
 		}
