@@ -33,7 +33,11 @@ const (
 const (
 	DefaultPollInterval = time.Minute
 	DefaultBatchWindow  = 100 * time.Millisecond
-	listPageSize        = 500
+	// DefaultTimeout bounds each request of the poller and the policies, so
+	// that a cluster that stops answering fails them instead of holding
+	// them.
+	DefaultTimeout = 30 * time.Second
+	listPageSize   = 500
 )
 
 // Options configure an Observer.
@@ -80,13 +84,33 @@ type Observer struct {
 	opts   Options
 	reader client.Client
 
-	synced chan struct{}
+	synced     chan struct{}
+	syncedOnce sync.Once
 
 	mu      sync.Mutex
 	pending []capacity.Event
 	kick    chan struct{}
 
 	watchErr atomic.Bool
+
+	errMu   sync.Mutex
+	lastErr error
+}
+
+// Err returns the last error of the watch or the relist, or nil once the
+// observer has synced or relisted since.
+func (o *Observer) Err() error {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	return o.lastErr
+}
+
+func (o *Observer) markSynced() { o.syncedOnce.Do(func() { close(o.synced) }) }
+
+func (o *Observer) setErr(err error) {
+	o.errMu.Lock()
+	o.lastErr = err
+	o.errMu.Unlock()
 }
 
 // New returns an Observer of the cluster cfg points at. Start runs it.
@@ -106,6 +130,9 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 	}
 	pollCfg := rest.CopyConfig(cfg)
 	pollCfg.UserAgent = UserAgentPoll
+	if pollCfg.Timeout == 0 {
+		pollCfg.Timeout = DefaultTimeout
+	}
 	reader, err := client.New(pollCfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create an API client")
@@ -148,8 +175,9 @@ func (o *Observer) Start(ctx context.Context) error {
 	defer cancel()
 
 	if !o.opts.Watch {
+		// Synced only once a relist succeeded: an empty snapshot of a
+		// cluster that could not be read would report an empty pool.
 		o.relist(ctx)
-		close(o.synced)
 		o.poll(ctx, true)
 		return nil
 	}
@@ -173,7 +201,8 @@ func (o *Observer) Start(ctx context.Context) error {
 		return errors.New("cannot sync the pod and node informers")
 	}
 	o.flush()
-	close(o.synced)
+	o.setErr(nil)
+	o.markSynced()
 
 	wg.Add(1)
 	go func() {
@@ -196,6 +225,7 @@ func (o *Observer) cluster() (cluster.Cluster, error) {
 		}
 		co.Cache.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
 			o.watchErr.Store(true)
+			o.setErr(err)
 			o.opts.Metrics.WatchFailed()
 			toolscache.DefaultWatchErrorHandler(ctx, r, err)
 		}
@@ -317,10 +347,13 @@ func (o *Observer) relist(ctx context.Context) {
 	o.opts.Metrics.Relisted(err)
 	if err != nil {
 		o.watchErr.Store(true)
+		o.setErr(err)
 		o.opts.Logger.Error(err, "cannot relist pool pods and nodes")
 		return
 	}
+	o.setErr(nil)
 	o.store.Replace(l)
+	o.markSynced()
 }
 
 // List returns every pool pod and node, read page by page from the API

@@ -3,7 +3,6 @@ package poolcapacity
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/pkg/errors"
@@ -17,9 +16,8 @@ import (
 	"github.com/burstpool/burstpool/internal/watch"
 )
 
-// syncTimeout bounds how long Connect waits for a new observer's first full
-// view of its cluster.
-const syncTimeout = 30 * time.Second
+// ErrNotSynced says the observer of a cluster has no full view of it yet.
+var errNotSynced = errors.New("pods and nodes are not synced yet")
 
 // running is the observer of one ProviderConfig's cluster.
 type running struct {
@@ -87,7 +85,10 @@ func (c *clusters) NeedLeaderElection() bool { return true }
 
 // observer returns the synced observer of the ProviderConfig called config,
 // starting one if needed. A changed fingerprint (other credentials) replaces
-// the running observer.
+// the running observer. It never waits for a cluster: until the observer
+// has synced it returns an error that says why (the cluster's last error),
+// and once it syncs, every PoolCapacity of the ProviderConfig is queued. So
+// an unreachable cluster holds no worker, and other pools go on.
 func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg *rest.Config) (*watch.Observer, error) {
 	select {
 	case <-c.started:
@@ -119,12 +120,19 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 			r.err = obs.Start(rctx)
 			close(r.done)
 		}(r)
+		go func(r *running) {
+			select {
+			case <-r.obs.Synced():
+				c.notifyConfig(config)
+			case <-r.done:
+				c.notifyConfig(config)
+			case <-rctx.Done():
+			}
+		}(r)
 		c.running[config] = r
 	}
 	c.mu.Unlock()
 
-	wait, cancel := context.WithTimeout(ctx, syncTimeout)
-	defer cancel()
 	select {
 	case <-r.obs.Synced():
 		return r.obs, nil
@@ -135,17 +143,20 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		}
 		c.mu.Unlock()
 		return nil, errors.Wrapf(r.err, "cannot observe the cluster of ProviderConfig %q", config)
-	case <-wait.Done():
-		return nil, errors.Errorf("pods and nodes of ProviderConfig %q are not synced yet", config)
+	default:
 	}
+	if err := r.obs.Err(); err != nil {
+		return nil, errors.Wrapf(err, "cannot reach the cluster of ProviderConfig %q", config)
+	}
+	return nil, errors.Wrapf(errNotSynced, "cluster of ProviderConfig %q", config)
 }
 
 // track records that the PoolCapacity called name reads pool through config.
 func (c *clusters) track(name, config, pool string) {
 	c.imu.Lock()
-	defer c.imu.Unlock()
 	u := use{config, pool}
-	if old, ok := c.uses[name]; ok && old != u {
+	old, had := c.uses[name]
+	if had && old != u {
 		c.untrackLocked(name)
 	}
 	c.uses[name] = u
@@ -153,6 +164,12 @@ func (c *clusters) track(name, config, pool string) {
 		c.pools[u] = map[string]struct{}{}
 	}
 	c.pools[u][name] = struct{}{}
+	c.imu.Unlock()
+	if had && old.config != config {
+		// Re-pointed: the old cluster's observer stops once no
+		// PoolCapacity uses it.
+		c.stopUnused(old.config)
+	}
 }
 
 // forget drops the PoolCapacity called name, and stops the observer of its
@@ -172,11 +189,29 @@ func (c *clusters) forget(name string) {
 	if !ok || inUse {
 		return
 	}
+	c.stop(u.config)
+}
+
+// stopUnused stops the observer of config unless a PoolCapacity uses it. It
+// runs after track releases imu.
+func (c *clusters) stopUnused(config string) {
+	c.imu.Lock()
+	for _, u := range c.uses {
+		if u.config == config {
+			c.imu.Unlock()
+			return
+		}
+	}
+	c.imu.Unlock()
+	c.stop(config)
+}
+
+func (c *clusters) stop(config string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := c.running[u.config]; r != nil {
+	if r := c.running[config]; r != nil {
 		r.cancel()
-		delete(c.running, u.config)
+		delete(c.running, config)
 	}
 }
 
@@ -192,6 +227,20 @@ func (c *clusters) untrackLocked(name string) {
 	}
 }
 
+// notifyConfig asks for a reconcile of every PoolCapacity that uses the
+// ProviderConfig called config.
+func (c *clusters) notifyConfig(config string) {
+	c.imu.Lock()
+	var names []string
+	for n, u := range c.uses {
+		if u.config == config {
+			names = append(names, n)
+		}
+	}
+	c.imu.Unlock()
+	c.enqueue(names)
+}
+
 // notify asks for a reconcile of every PoolCapacity of the changed pools. It
 // never blocks: when the queue is full the poll interval catches up.
 func (c *clusters) notify(config string, pools []string) {
@@ -203,6 +252,12 @@ func (c *clusters) notify(config string, pools []string) {
 		}
 	}
 	c.imu.Unlock()
+	c.enqueue(names)
+}
+
+// enqueue queues a reconcile of the PoolCapacities called names. It never
+// blocks: when the queue is full the poll interval catches up.
+func (c *clusters) enqueue(names []string) {
 	for _, n := range names {
 		pc := &v1alpha1.PoolCapacity{}
 		pc.SetName(n)

@@ -15,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -125,14 +127,35 @@ type connector struct {
 	clock    func() time.Time
 }
 
+// ReasonClusterUnreachable is the Ready condition's reason while the
+// provider cannot observe a PoolCapacity's cluster.
+const ReasonClusterUnreachable xpv2.ConditionReason = "ClusterUnreachable"
+
 // Connect records the ProviderConfig's use, then returns a client over the
 // synced snapshot of its cluster. It starts observing the cluster the first
-// time a ProviderConfig is used, and again when its credentials change.
+// time a ProviderConfig is used, and again when its credentials change. It
+// never waits for the cluster: until its observer has synced, Connect fails
+// at once, with Ready False (ClusterUnreachable) saying why, and the
+// PoolCapacity is retried with backoff and queued again when the observer
+// syncs. A PoolCapacity being deleted needs no cluster at all.
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	cr, ok := mg.(*v1alpha1.PoolCapacity)
 	if !ok {
 		return nil, errors.New("managed resource is not a PoolCapacity")
 	}
+	if meta.WasDeleted(cr) {
+		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock}, nil
+	}
+	ext, err := c.connect(ctx, cr)
+	if err != nil {
+		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(),
+			Reason: ReasonClusterUnreachable, Message: err.Error()})
+		return nil, err
+	}
+	return ext, nil
+}
+
+func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*external, error) {
 	if err := c.usage.Track(ctx, cr); err != nil {
 		return nil, errors.Wrapf(err, "cannot track the ProviderConfig use of PoolCapacity %q", cr.Name)
 	}
@@ -145,6 +168,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
+	c.clusters.track(cr.Name, pc.Name, capacity.PoolKey(cr.Spec.ForProvider))
 	obs, err := c.clusters.observer(ctx, pc.Name, fp, cfg)
 	if err != nil {
 		return nil, err
@@ -219,22 +243,27 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	// Compute.
 	res := capacity.Compute(spec, snap, cr.Status.AtProvider, e.clock())
 
-	// Apply.
+	// Apply: the status first, so that a policy that fails never holds
+	// it back.
+	cr.Status.AtProvider = res.Observation
+	cr.SetConditions(xpv2.Available())
+	if e.metrics != nil {
+		e.metrics.Record(spec, res)
+	}
+	var errs []error
 	for _, ev := range res.Evict {
 		if err := e.evict(ctx, ev); err != nil {
-			return managed.ExternalObservation{}, errors.Wrapf(err, "cannot delete pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason)
+			errs = append(errs, errors.Wrapf(err, "cannot delete pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason))
+			continue
 		}
 		if e.metrics != nil {
 			e.metrics.Evicted(spec, ev.Reason)
 		}
 		e.record.Event(cr, event.Normal(event.Reason("Deleted"+ev.Reason), evictionMessage(ev)))
 	}
-	cr.Status.AtProvider = res.Observation
-	cr.SetConditions(xpv2.Available())
-	if e.metrics != nil {
-		e.metrics.Record(spec, res)
-	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	// A policy's error makes Synced False; the status above is written
+	// all the same.
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, utilerrors.NewAggregate(errs)
 }
 
 func evictionMessage(ev capacity.Eviction) string {

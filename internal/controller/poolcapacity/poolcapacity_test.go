@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,9 @@ func scheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := policyv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	if err := rbacv1.AddToScheme(s); err != nil {
@@ -316,10 +320,7 @@ func TestPoolCapacity(t *testing.T) {
 	// One ProviderConfig for the provider's own cluster, and one that
 	// reaches the same API server through a kubeconfig secret, as a remote
 	// cluster would be reached.
-	if err := c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
-		t.Fatal(err)
-	}
+	ensureLocalProviderConfig(t, c)
 	user, err := env.AddUser(envtest.User{Name: "remote-observer", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
