@@ -14,6 +14,10 @@ import (
 // MaxFailures bounds status.atProvider.failures.
 const MaxFailures = 20
 
+// MaxUnauthorized bounds status.atProvider.unauthorizedExecutors;
+// unauthorizedCount counts them all.
+const MaxUnauthorized = 20
+
 // A Result is what Compute decided for one PoolCapacity.
 type Result struct {
 	// Observation is the new status.atProvider.
@@ -40,6 +44,9 @@ type Eviction struct {
 	// UID guards against deleting a newer pod of the same name.
 	UID    string
 	Reason string
+	// Owner is the pod's controller (kind/name), or empty: evictions back
+	// off per owner, which would otherwise recreate what they remove.
+	Owner string
 }
 
 // Eviction reasons.
@@ -151,6 +158,10 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		}
 		return a.Pod < b.Pod
 	})
+	obs.UnauthorizedCount = int32(len(obs.UnauthorizedExecutors))
+	if len(obs.UnauthorizedExecutors) > MaxUnauthorized {
+		obs.UnauthorizedExecutors = obs.UnauthorizedExecutors[:MaxUnauthorized]
+	}
 	res.WarmImagesReady = int32(len(warmReady))
 
 	obs.ObservedAt = prev.ObservedAt
@@ -183,7 +194,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		}
 		*failures = append(*failures, f)
 		if p.State == PodFailed && recorded && spec.Policies.DeleteFailedExecutors && !spec.Suspend {
-			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictFailed})
+			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictFailed, Owner: p.Owner})
 		}
 	}
 
@@ -215,7 +226,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 	if !ok {
 		obs.UnauthorizedExecutors = append(obs.UnauthorizedExecutors, v1alpha1.UnauthorizedExecutor{Pod: p.Name, Namespace: p.Namespace, QueryService: qs})
 		if spec.Policies.UnauthorizedExecutors == v1alpha1.UnauthorizedEvict && !spec.Suspend {
-			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictUnauthorized})
+			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictUnauthorized, Owner: p.Owner})
 		}
 		return
 	}

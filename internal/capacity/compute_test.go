@@ -135,8 +135,8 @@ func TestCompute(t *testing.T) {
 			}, ready(1))},
 			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
 				TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, PendingExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
-				Allocations: allocs(0, 0, nil, nil),
-				UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{
+				Allocations:       allocs(0, 0, nil, nil),
+				UnauthorizedCount: 2, UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{
 					{Pod: "r2", Namespace: "team-a", QueryService: "ads"},
 					{Pod: "r1", Namespace: "team-c", QueryService: "rogue"},
 				},
@@ -151,9 +151,9 @@ func TestCompute(t *testing.T) {
 			want: Result{Changed: true, Evict: []Eviction{{Pod: PodKey{"team-c", "r1"}, UID: "uid-r1", Reason: EvictUnauthorized}},
 				Observation: v1alpha1.PoolCapacityObservation{
 					TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
-					Allocations:           allocs(0, 0, nil, nil),
-					UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{{Pod: "r1", Namespace: "team-c", QueryService: "rogue"}},
-					ObservedAt:            mt(now),
+					Allocations:       allocs(0, 0, nil, nil),
+					UnauthorizedCount: 1, UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{{Pod: "r1", Namespace: "team-c", QueryService: "rogue"}},
+					ObservedAt: mt(now),
 				}},
 		},
 		"FailuresDiagnosed": {
@@ -230,9 +230,9 @@ func TestCompute(t *testing.T) {
 			}), snap: NewSnapshot([]*Pod{executor("team-c", "r1", "analytics", "rogue", running("n0"))}, ready(1))},
 			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
 				OccupiedExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
-				Allocations:           allocs(0, 0, nil, nil),
-				UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{{Pod: "r1", Namespace: "team-c", QueryService: "rogue"}},
-				ObservedAt:            mt(now),
+				Allocations:       allocs(0, 0, nil, nil),
+				UnauthorizedCount: 1, UnauthorizedExecutors: []v1alpha1.UnauthorizedExecutor{{Pod: "r1", Namespace: "team-c", QueryService: "rogue"}},
+				ObservedAt: mt(now),
 			}},
 		},
 		"WarmupFailuresAndReadyImages": {

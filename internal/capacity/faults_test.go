@@ -193,3 +193,18 @@ func TestRelistKeepsNewerState(t *testing.T) {
 		t.Errorf("snapshot after an older relist, -want, +got:\n%s", diff)
 	}
 }
+
+// TestUnauthorizedListBounded checks that a flood of unauthorized executors
+// is counted in full and listed at most MaxUnauthorized at a time, the same
+// ones every round.
+func TestUnauthorizedListBounded(t *testing.T) {
+	var pods []*Pod
+	for i := range 500 {
+		pods = append(pods, executor("team-x", fmt.Sprintf("rogue-%03d", i), "analytics", "rogue", running("n0")))
+	}
+	got := Compute(params(), NewSnapshot(pods, []*Node{node("n0", "analytics", true)}), v1alpha1.PoolCapacityObservation{}, t0).Observation
+	if len(got.UnauthorizedExecutors) != MaxUnauthorized || got.UnauthorizedCount != 500 || got.UnauthorizedExecutors[0].Pod != "rogue-000" {
+		t.Errorf("500 unauthorized executors: listed %d (first %q), counted %d; want %d listed from rogue-000, 500 counted",
+			len(got.UnauthorizedExecutors), got.UnauthorizedExecutors[0].Pod, got.UnauthorizedCount, MaxUnauthorized)
+	}
+}

@@ -117,6 +117,10 @@ type Pod struct {
 	// ResourceVersion is the version of the pod the view was made from.
 	ResourceVersion string
 
+	// Owner is the pod's controller, as kind/name (ReplicaSet/sales-exec-7d9f),
+	// or empty.
+	Owner string
+
 	Containers []Container
 }
 

@@ -34,6 +34,7 @@ type Metrics struct {
 	unauthorized *prometheus.GaugeVec
 	qsExecutors  *prometheus.GaugeVec
 	evictions    *prometheus.CounterVec
+	blocked      *prometheus.CounterVec
 
 	relists     *prometheus.CounterVec
 	watchErrors *prometheus.CounterVec
@@ -80,6 +81,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "burstpool_pool_evictions_total",
 			Help: "Pods deleted by the pool's policies, by reason.",
 		}, append(pool, labelReason)),
+		blocked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "burstpool_pool_evictions_blocked_total",
+			Help: "Evictions a PodDisruptionBudget refused, by reason.",
+		}, append(pool, labelReason)),
 		relists: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "burstpool_observer_relists_total",
 			Help: "Full relists of pool pods and nodes, by result.",
@@ -94,7 +99,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{labelConfig}),
 	}
 	reg.MustRegister(m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures,
-		m.unauthorized, m.qsExecutors, m.evictions, m.relists, m.watchErrors, m.events)
+		m.unauthorized, m.qsExecutors, m.evictions, m.blocked, m.relists, m.watchErrors, m.events)
 	return m
 }
 
@@ -136,6 +141,11 @@ func (m *Metrics) Evicted(spec v1alpha1.PoolCapacityParameters, reason string) {
 	m.evictions.WithLabelValues(spec.Pool.Name, spec.Pool.Namespace, reason).Inc()
 }
 
+// EvictionBlocked counts an eviction a PodDisruptionBudget refused.
+func (m *Metrics) EvictionBlocked(spec v1alpha1.PoolCapacityParameters, reason string) {
+	m.blocked.WithLabelValues(spec.Pool.Name, spec.Pool.Namespace, reason).Inc()
+}
+
 // Forget drops every series of the pool spec names.
 func (m *Metrics) Forget(spec v1alpha1.PoolCapacityParameters) {
 	l := prometheus.Labels{labelPool: spec.Pool.Name, labelNamespace: spec.Pool.Namespace}
@@ -143,6 +153,7 @@ func (m *Metrics) Forget(spec v1alpha1.PoolCapacityParameters) {
 		v.DeletePartialMatch(l)
 	}
 	m.evictions.DeletePartialMatch(l)
+	m.blocked.DeletePartialMatch(l)
 }
 
 // Observer returns a recorder of what the observer of one ProviderConfig's

@@ -117,6 +117,9 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		}
 	}
 	out.CPUMillis, out.MemoryBytes = requests(&p.Spec)
+	if o := metav1.GetControllerOf(p); o != nil {
+		out.Owner = intern(o.Kind + "/" + o.Name)
+	}
 	n := len(p.Status.InitContainerStatuses) + len(p.Status.ContainerStatuses)
 	if n > 0 {
 		out.Containers = make([]capacity.Container, 0, n)

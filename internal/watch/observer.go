@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -127,6 +128,9 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		return nil, errors.Wrap(err, "cannot register core types")
+	}
+	if err := policyv1.AddToScheme(s); err != nil {
+		return nil, errors.Wrap(err, "cannot register policy types")
 	}
 	pollCfg := rest.CopyConfig(cfg)
 	pollCfg.UserAgent = UserAgentPoll

@@ -317,6 +317,7 @@ func runawayReplicaSet(ctx context.Context, t *testing.T, c client.Client, fp fa
 				Tolerations: []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}}},
 		}
 	}
+	filled := false
 	for ctx.Err() == nil {
 		var l corev1.PodList
 		if err := c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels(fp.labels("rogue"))); err == nil {
@@ -329,13 +330,16 @@ func runawayReplicaSet(ctx context.Context, t *testing.T, c client.Client, fp fa
 			for i := live; i < n; i++ {
 				p := pod()
 				if err := c.Create(ctx, p); err == nil {
+					// Ready, so that the PodDisruptionBudget guards it.
 					p.Status = running(time.Now())
+					p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 					_ = c.Status().Update(ctx, p)
-					if live > 0 || i > 0 {
+					if filled {
 						recreated.Add(1)
 					}
 				}
 			}
+			filled = filled || len(l.Items) >= n
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

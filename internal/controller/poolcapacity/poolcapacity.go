@@ -14,7 +14,6 @@ import (
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -57,6 +56,12 @@ type Options struct {
 
 	// Clock returns the current time; time.Now if nil.
 	Clock func() time.Time
+
+	// EvictionsPerMinute and EvictionBurst bound how fast one pool's
+	// policies evict pods; DefaultEvictionsPerMinute and
+	// DefaultEvictionBurst if zero.
+	EvictionsPerMinute float64
+	EvictionBurst      int
 }
 
 // Setup adds the PoolCapacity controller to mgr.
@@ -71,14 +76,15 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime v2.4's event recorder wraps the core events API recorder
 	c := &connector{
-		kube:     mgr.GetClient(),
-		record:   rec,
-		secrets:  mgr.GetAPIReader(),
-		base:     mgr.GetConfig(),
-		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clusters: cs,
-		metrics:  o.Metrics,
-		clock:    o.Clock,
+		kube:      mgr.GetClient(),
+		record:    rec,
+		secrets:   mgr.GetAPIReader(),
+		base:      mgr.GetConfig(),
+		usage:     resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clusters:  cs,
+		metrics:   o.Metrics,
+		clock:     o.Clock,
+		evictions: newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
 		managed.WithExternalConnector(c),
@@ -117,14 +123,15 @@ func notStatusOnly() predicate.Predicate {
 // A connector finds the cluster a PoolCapacity's ProviderConfig points at
 // and hands out a client over that cluster's snapshot.
 type connector struct {
-	kube     client.Client
-	record   event.Recorder
-	secrets  client.Reader
-	base     *rest.Config
-	usage    *resource.LegacyProviderConfigUsageTracker
-	clusters *clusters
-	metrics  *metrics.Metrics
-	clock    func() time.Time
+	kube      client.Client
+	record    event.Recorder
+	secrets   client.Reader
+	base      *rest.Config
+	usage     *resource.LegacyProviderConfigUsageTracker
+	clusters  *clusters
+	metrics   *metrics.Metrics
+	clock     func() time.Time
+	evictions *evictions
 }
 
 // ReasonClusterUnreachable is the Ready condition's reason while the
@@ -144,7 +151,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		return nil, errors.New("managed resource is not a PoolCapacity")
 	}
 	if meta.WasDeleted(cr) {
-		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock}, nil
+		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions}, nil
 	}
 	ext, err := c.connect(ctx, cr)
 	if err != nil {
@@ -173,7 +180,7 @@ func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*ex
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock}, nil
+	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -209,12 +216,13 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 
 // An external reports a pool's capacity from its cluster's snapshot.
 type external struct {
-	record   event.Recorder
-	config   string
-	obs      *watch.Observer
-	clusters *clusters
-	metrics  *metrics.Metrics
-	clock    func() time.Time
+	record    event.Recorder
+	config    string
+	obs       *watch.Observer
+	clusters  *clusters
+	metrics   *metrics.Metrics
+	clock     func() time.Time
+	evictions *evictions
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
@@ -230,6 +238,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	spec := cr.Spec.ForProvider
 	if meta.WasDeleted(cr) {
 		e.clusters.forget(cr.Name)
+		e.evictions.forget(cr.Name)
 		if e.metrics != nil {
 			e.metrics.Forget(spec)
 		}
@@ -241,7 +250,8 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	snap := e.obs.Store().Current()
 
 	// Compute.
-	res := capacity.Compute(spec, snap, cr.Status.AtProvider, e.clock())
+	now := e.clock()
+	res := capacity.Compute(spec, snap, cr.Status.AtProvider, now)
 
 	// Apply: the status first, so that a policy that fails never holds
 	// it back.
@@ -252,14 +262,25 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	}
 	var errs []error
 	for _, ev := range res.Evict {
-		if err := e.evict(ctx, ev); err != nil {
-			errs = append(errs, errors.Wrapf(err, "cannot delete pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason))
-			continue
+		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, now)
+		switch out {
+		case evicted:
+			if e.metrics != nil {
+				e.metrics.Evicted(spec, ev.Reason)
+			}
+			e.record.Event(cr, event.Normal(event.Reason("Deleted"+ev.Reason), evictionMessage(ev)))
+		case blocked:
+			if e.metrics != nil {
+				e.metrics.EvictionBlocked(spec, ev.Reason)
+			}
+			e.record.Event(cr, event.Normal(event.Reason("EvictionBlocked"), fmt.Sprintf("A PodDisruptionBudget allows no disruption of pod %s now (%s); the eviction is retried later.", ev.Pod, ev.Reason)))
+		case failed:
+			errs = append(errs, errors.Wrapf(err, "cannot evict pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason))
+		case deferred:
+			if err != nil {
+				errs = append(errs, errors.Wrapf(err, "cannot evict pods of pool %q; retrying within the eviction rate", spec.Pool.Name))
+			}
 		}
-		if e.metrics != nil {
-			e.metrics.Evicted(spec, ev.Reason)
-		}
-		e.record.Event(cr, event.Normal(event.Reason("Deleted"+ev.Reason), evictionMessage(ev)))
 	}
 	// A policy's error makes Synced False; the status above is written
 	// all the same.
@@ -268,20 +289,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 
 func evictionMessage(ev capacity.Eviction) string {
 	if ev.Reason == capacity.EvictUnauthorized {
-		return fmt.Sprintf("Deleted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
+		return fmt.Sprintf("Evicted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
 	}
-	return fmt.Sprintf("Deleted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
-}
-
-func (e *external) evict(ctx context.Context, ev capacity.Eviction) error {
-	p := &corev1.Pod{}
-	p.SetNamespace(ev.Pod.Namespace)
-	p.SetName(ev.Pod.Name)
-	err := e.obs.Client().Delete(ctx, p, client.Preconditions{UID: (*types.UID)(&ev.UID)})
-	if kerrors.IsNotFound(err) || kerrors.IsConflict(err) {
-		return nil
-	}
-	return err
+	return fmt.Sprintf("Evicted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
 }
 
 // Create does nothing: a PoolCapacity always exists once it is observed.

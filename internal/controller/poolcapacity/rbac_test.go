@@ -103,7 +103,9 @@ func TestLeastPrivilege(t *testing.T) {
 	converges(t, c, "rbac", summary{
 		Total: 2, Available: 1, Occupied: 1, Ready: 1,
 		Allocations: []string{"team-r/sales pool=1 regular=0 allocated=true"},
-		Failures:    []string{"team-r/failed Error 0"},
+		// The evicted intruder terminates with the DisruptionTarget
+		// condition the Eviction API sets (no kubelet removes it here).
+		Failures:    []string{"team-r/failed Error 0", "team-r/intruder Disrupted 0"},
 		ReadyReason: string(xpv2.ReasonAvailable),
 	})
 }
