@@ -44,7 +44,9 @@ type CLI struct {
 
 	MaxEvictionsPerMinute float64 `default:"6" help:"Pods one pool's policies may evict a minute (through the Eviction API), after a burst of --eviction-burst."`
 	EvictionBurst         int     `default:"3" help:"Evictions one pool's policies may make at once."`
-	LeaderElection        bool    `default:"false" help:"Elect a leader, for running more than one replica."`
+
+	StaleAfter     time.Duration `default:"5m" help:"How long a pool's cluster may go unobserved (watch and relists failing) before its PoolCapacity's Stale condition turns True."`
+	LeaderElection bool          `default:"false" help:"Elect a leader, for running more than one replica."`
 }
 
 // Run runs the provider until the process is stopped.
@@ -89,6 +91,7 @@ func (c *CLI) Run() error {
 		Metrics:            metrics.New(crmetrics.Registry),
 		EvictionsPerMinute: c.MaxEvictionsPerMinute,
 		EvictionBurst:      c.EvictionBurst,
+		StaleAfter:         c.StaleAfter,
 	}
 	if err := capacitycontroller.Setup(mgr, o); err != nil {
 		return err

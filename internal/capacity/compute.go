@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -31,12 +32,20 @@ type Result struct {
 	// warmup pod on the pool.
 	WarmImagesReady int32
 
+	// Failing holds the failure of every failed pod in the snapshot, listed
+	// in status or not (status lists at most MaxFailures): counters count
+	// each (pod, reason) once from it.
+	Failing []v1alpha1.Failure
+
 	// Evict lists the pods the policies say to delete: failed executors
 	// whose failure an earlier status already records, when
 	// deleteFailedExecutors is on, and unauthorized executors, when
 	// unauthorizedExecutors is Evict. It is empty for a suspended pool.
 	Evict []Eviction
 }
+
+// requests sums what executors request.
+type requests struct{ cpuMillis, memoryBytes int64 }
 
 // An Eviction is a pod to delete and why.
 type Eviction struct {
@@ -132,6 +141,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	}
 
 	var res Result
+	var req requests
 	var failures []v1alpha1.Failure
 	seen := map[failureKey]struct{}{}
 	warm := map[string]*warmTally{}
@@ -140,7 +150,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	snap.Pods(pool, func(p *Pod) bool {
 		switch {
 		case matches(spec.ExecutorSelector, p.Labels):
-			res.executor(spec, p, snap, poolNodes, attached, prevFailures, seen, &failures, &obs, now)
+			res.executor(spec, p, snap, poolNodes, attached, prevFailures, seen, &failures, &obs, &req, now)
 		case len(spec.WarmupSelector) > 0 && matches(spec.WarmupSelector, p.Labels):
 			warmup(p, warm, warmReady)
 		}
@@ -148,6 +158,12 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	})
 
 	obs.AvailableExecutors = max(0, obs.TotalExecutors-obs.OccupiedExecutors)
+	if req.cpuMillis > 0 || req.memoryBytes > 0 {
+		obs.Requested = &v1alpha1.Requested{
+			CPU:    *resource.NewMilliQuantity(req.cpuMillis, resource.DecimalSI),
+			Memory: *resource.NewQuantity(req.memoryBytes, resource.BinarySI),
+		}
+	}
 	obs.Allocations = allocations(spec, attached, prev, now)
 	obs.Failures = mergeFailures(failures, prev.Failures, seen)
 	obs.WarmupFailures = warmupFailures(warm, prev.WarmupFailures)
@@ -165,6 +181,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	res.WarmImagesReady = int32(len(warmReady))
 
 	obs.ObservedAt = prev.ObservedAt
+	obs.LastObservedTime = prev.LastObservedTime
 	res.Changed = !equality.Semantic.DeepEqual(obs, prev)
 	if res.Changed {
 		obs.ObservedAt = metav1.NewTime(now)
@@ -177,7 +194,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 }
 
 // executor accounts for one pool executor pod.
-func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]bool, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, now time.Time) {
+func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]bool, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, req *requests, now time.Time) {
 	qs := p.Labels[qsv1alpha1.LabelQueryService]
 	givesSlots, onPool := poolNodes[p.NodeName]
 	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
@@ -192,6 +209,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		if recorded && pf.Reason == d.Reason {
 			f.At = pf.At
 		}
+		res.Failing = append(res.Failing, f)
 		*failures = append(*failures, f)
 		if p.State == PodFailed && recorded && spec.Policies.DeleteFailedExecutors && !spec.Suspend {
 			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictFailed, Owner: p.Owner})
@@ -210,6 +228,8 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 	if p.State == PodPending {
 		obs.PendingExecutors++
 	}
+	req.cpuMillis += p.CPUMillis
+	req.memoryBytes += p.MemoryBytes
 	// An executor on a pool node holds a slot only where the node gives
 	// slots; on a cordoned, disrupted or not Ready node it is draining.
 	onNode := onPool && !nodeLost && (p.State == PodRunning || p.NodeName != "")

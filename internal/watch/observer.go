@@ -68,13 +68,15 @@ type Recorder interface {
 	Relisted(err error)
 	WatchFailed()
 	Applied(events int)
+	Synced(at time.Time)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Relisted(error) {}
-func (nopRecorder) WatchFailed()   {}
-func (nopRecorder) Applied(int)    {}
+func (nopRecorder) Relisted(error)   {}
+func (nopRecorder) WatchFailed()     {}
+func (nopRecorder) Applied(int)      {}
+func (nopRecorder) Synced(time.Time) {}
 
 // An Observer keeps a capacity.Store in step with one cluster's pool nodes
 // (nodes with the pool label) and pool pods (pods with the pool label).
@@ -96,6 +98,26 @@ type Observer struct {
 
 	errMu   sync.Mutex
 	lastErr error
+
+	lastSync atomic.Int64 // Unix nanoseconds
+}
+
+// LastSync returns when the observer last knew its view of the cluster to
+// be current: its first sync, a batch of watch events, a successful relist,
+// or a relist period that passed without a watch error. It is zero before
+// the first sync.
+func (o *Observer) LastSync() time.Time {
+	n := o.lastSync.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func (o *Observer) current() {
+	now := time.Now()
+	o.lastSync.Store(now.UnixNano())
+	o.opts.Metrics.Synced(now)
 }
 
 // Err returns the last error of the watch or the relist, or nil once the
@@ -106,7 +128,10 @@ func (o *Observer) Err() error {
 	return o.lastErr
 }
 
-func (o *Observer) markSynced() { o.syncedOnce.Do(func() { close(o.synced) }) }
+func (o *Observer) markSynced() {
+	o.current()
+	o.syncedOnce.Do(func() { close(o.synced) })
+}
 
 func (o *Observer) setErr(err error) {
 	o.errMu.Lock()
@@ -308,6 +333,7 @@ func (o *Observer) flush() {
 	}
 	o.store.Apply(events)
 	o.opts.Metrics.Applied(len(events))
+	o.current()
 }
 
 // batch applies pending events at most once per batch window.
@@ -338,8 +364,13 @@ func (o *Observer) poll(ctx context.Context, always bool) {
 			return
 		case <-t.C:
 		}
-		if always || o.watchErr.Swap(false) {
+		switch {
+		case always || o.watchErr.Swap(false):
 			o.relist(ctx)
+		default:
+			// A relist period without a watch error: the informers are
+			// current.
+			o.current()
 		}
 	}
 }

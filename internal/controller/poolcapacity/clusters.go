@@ -212,6 +212,9 @@ func (c *clusters) stop(config string) {
 	if r := c.running[config]; r != nil {
 		r.cancel()
 		delete(c.running, config)
+		if c.metrics != nil {
+			c.metrics.Observer(config).Forget()
+		}
 	}
 }
 

@@ -62,7 +62,22 @@ type Options struct {
 	// DefaultEvictionBurst if zero.
 	EvictionsPerMinute float64
 	EvictionBurst      int
+
+	// StaleAfter is how long a pool's cluster may go unobserved before its
+	// PoolCapacity's Stale condition turns True; DefaultStaleAfter if
+	// zero.
+	StaleAfter time.Duration
 }
+
+// DefaultStaleAfter is the default of Options.StaleAfter.
+const DefaultStaleAfter = 5 * time.Minute
+
+// Stale condition of a PoolCapacity.
+const (
+	TypeStale                                  = xpv2.ConditionType("Stale")
+	ReasonObserverCurrent xpv2.ConditionReason = "ObserverCurrent"
+	ReasonObserverBehind  xpv2.ConditionReason = "ObserverBehind"
+)
 
 // Setup adds the PoolCapacity controller to mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
@@ -70,21 +85,25 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = DefaultStaleAfter
+	}
 	cs := newClusters(o.Watch, o.Metrics, ctrl.Log.WithName("observer"))
 	if err := mgr.Add(cs); err != nil {
 		return errors.Wrap(err, "cannot add the pool observers to the manager")
 	}
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime v2.4's event recorder wraps the core events API recorder
 	c := &connector{
-		kube:      mgr.GetClient(),
-		record:    rec,
-		secrets:   mgr.GetAPIReader(),
-		base:      mgr.GetConfig(),
-		usage:     resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clusters:  cs,
-		metrics:   o.Metrics,
-		clock:     o.Clock,
-		evictions: newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
+		kube:       mgr.GetClient(),
+		record:     rec,
+		secrets:    mgr.GetAPIReader(),
+		base:       mgr.GetConfig(),
+		usage:      resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clusters:   cs,
+		metrics:    o.Metrics,
+		clock:      o.Clock,
+		evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
+		staleAfter: o.StaleAfter,
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
 		managed.WithExternalConnector(c),
@@ -123,15 +142,16 @@ func notStatusOnly() predicate.Predicate {
 // A connector finds the cluster a PoolCapacity's ProviderConfig points at
 // and hands out a client over that cluster's snapshot.
 type connector struct {
-	kube      client.Client
-	record    event.Recorder
-	secrets   client.Reader
-	base      *rest.Config
-	usage     *resource.LegacyProviderConfigUsageTracker
-	clusters  *clusters
-	metrics   *metrics.Metrics
-	clock     func() time.Time
-	evictions *evictions
+	kube       client.Client
+	record     event.Recorder
+	secrets    client.Reader
+	base       *rest.Config
+	usage      *resource.LegacyProviderConfigUsageTracker
+	clusters   *clusters
+	metrics    *metrics.Metrics
+	clock      func() time.Time
+	evictions  *evictions
+	staleAfter time.Duration
 }
 
 // ReasonClusterUnreachable is the Ready condition's reason while the
@@ -151,7 +171,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		return nil, errors.New("managed resource is not a PoolCapacity")
 	}
 	if meta.WasDeleted(cr) {
-		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions}, nil
+		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions, staleAfter: c.staleAfter}, nil
 	}
 	ext, err := c.connect(ctx, cr)
 	if err != nil {
@@ -180,7 +200,7 @@ func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*ex
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions}, nil
+	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions, staleAfter: c.staleAfter}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -216,13 +236,14 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 
 // An external reports a pool's capacity from its cluster's snapshot.
 type external struct {
-	record    event.Recorder
-	config    string
-	obs       *watch.Observer
-	clusters  *clusters
-	metrics   *metrics.Metrics
-	clock     func() time.Time
-	evictions *evictions
+	record     event.Recorder
+	config     string
+	obs        *watch.Observer
+	clusters   *clusters
+	metrics    *metrics.Metrics
+	clock      func() time.Time
+	evictions  *evictions
+	staleAfter time.Duration
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
@@ -240,7 +261,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.clusters.forget(cr.Name)
 		e.evictions.forget(cr.Name)
 		if e.metrics != nil {
-			e.metrics.Forget(spec)
+			e.metrics.Forget(cr.Name)
 		}
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -255,10 +276,17 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 
 	// Apply: the status first, so that a policy that fails never holds
 	// it back.
-	cr.Status.AtProvider = res.Observation
-	cr.SetConditions(xpv2.Available())
+	lastSync := e.obs.LastSync()
+	o := res.Observation
+	// lastObservedTime moves in steps of a fifth of the staleness bound,
+	// so that a quiet pool's status is rewritten rarely.
+	if prev := o.LastObservedTime; !lastSync.IsZero() && (prev == nil || lastSync.Sub(prev.Time) >= e.staleAfter/5) {
+		o.LastObservedTime = &metav1.Time{Time: lastSync.UTC().Truncate(time.Second)}
+	}
+	cr.Status.AtProvider = o
+	cr.SetConditions(xpv2.Available(), staleCondition(lastSync, now, e.staleAfter))
 	if e.metrics != nil {
-		e.metrics.Record(spec, res)
+		e.metrics.Record(cr.Name, spec, res, lastSync)
 	}
 	var errs []error
 	for _, ev := range res.Evict {
@@ -285,6 +313,18 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	// A policy's error makes Synced False; the status above is written
 	// all the same.
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, utilerrors.NewAggregate(errs)
+}
+
+// staleCondition says whether the pool's cluster was observed within
+// staleAfter: a dead watch and failing relists make a busy pool look quiet.
+func staleCondition(lastSync, now time.Time, staleAfter time.Duration) xpv2.Condition {
+	c := xpv2.Condition{Type: TypeStale, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(), Reason: ReasonObserverCurrent}
+	if now.Sub(lastSync) > staleAfter {
+		c.Status, c.Reason = corev1.ConditionTrue, ReasonObserverBehind
+		c.Message = fmt.Sprintf("The pool's pods and nodes were last known current at %s, more than %s ago: the provider's watch and relists of the cluster are failing (see its logs and burstpool_observer_watch_errors_total).",
+			lastSync.UTC().Format(time.RFC3339), staleAfter)
+	}
+	return c
 }
 
 func evictionMessage(ev capacity.Eviction) string {

@@ -377,12 +377,13 @@ func TestPoolCapacity(t *testing.T) {
 	t.Run("Metrics", func(t *testing.T) {
 		eventually(t, "pool gauges", func() error {
 			const exp = `
-# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied or pending.
+# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied, pending or draining.
 # TYPE burstpool_pool_executors gauge
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="available"} 1
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="occupied"} 3
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="pending"} 1
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="total"} 4
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="available"} 1
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="draining"} 0
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="occupied"} 3
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="pending"} 1
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="total"} 4
 `
 			return testutil.GatherAndCompare(p.metrics, strings.NewReader(exp), "burstpool_pool_executors")
 		})
@@ -439,8 +440,8 @@ burstpool_pool_executors{namespace="team-a",pool="analytics",state="total"} 4
 			return testutil.GatherAndCompare(p.metrics, strings.NewReader(`
 # HELP burstpool_pool_nodes Nodes of a pool by state: ready or not_ready.
 # TYPE burstpool_pool_nodes gauge
-burstpool_pool_nodes{namespace="team-a",pool="analytics",state="not_ready"} 1
-burstpool_pool_nodes{namespace="team-a",pool="analytics",state="ready"} 2
+burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="not_ready"} 1
+burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="ready"} 2
 `), "burstpool_pool_nodes")
 		})
 		if err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}}); err != nil {
