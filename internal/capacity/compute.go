@@ -156,6 +156,16 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		}
 		return true
 	})
+	// Executors deleted since they failed count for nothing, but their
+	// failure is recorded: a drain or a spot reclaim leaves its reason.
+	snap.Departed(pool, func(p *Pod) bool {
+		if matches(spec.ExecutorSelector, p.Labels) {
+			if d, failed := Diagnose(p, false); failed {
+				res.failure(p, d, prevFailures, seen, &failures, now)
+			}
+		}
+		return true
+	})
 
 	obs.AvailableExecutors = max(0, obs.TotalExecutors-obs.OccupiedExecutors)
 	if req.cpuMillis > 0 || req.memoryBytes > 0 {
@@ -200,17 +210,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
 
 	if d, failed := Diagnose(p, nodeLost); failed {
-		k := failureKey{p.Namespace, p.Name}
-		seen[k] = struct{}{}
-		// A failure is dated from the pod alone, never from the clock, so
-		// that every reconcile dates and orders it the same way.
-		f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: qs, Reason: d.Reason, ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(failedAt(d, p, now))}
-		pf, recorded := prevFailures[k]
-		if recorded && pf.Reason == d.Reason {
-			f.At = pf.At
-		}
-		res.Failing = append(res.Failing, f)
-		*failures = append(*failures, f)
+		recorded := res.failure(p, d, prevFailures, seen, failures, now)
 		if p.State == PodFailed && recorded && spec.Policies.DeleteFailedExecutors && !spec.Suspend {
 			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictFailed, Owner: p.Owner})
 		}
@@ -256,6 +256,27 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 			t.earliest = p.Started
 		}
 	}
+}
+
+// failure records the failure d of executor p, and reports whether an
+// earlier status already records it.
+func (res *Result) failure(p *Pod, d Diagnosis, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, now time.Time) bool {
+	k := failureKey{p.Namespace, p.Name}
+	if _, dup := seen[k]; dup {
+		return false
+	}
+	seen[k] = struct{}{}
+	// A failure is dated from the pod alone, never from the clock, so that
+	// every reconcile dates and orders it the same way.
+	f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: p.Labels[qsv1alpha1.LabelQueryService], Reason: d.Reason,
+		ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(failedAt(d, p, now))}
+	pf, recorded := prevFailures[k]
+	if recorded && pf.Reason == d.Reason {
+		f.At = pf.At
+	}
+	res.Failing = append(res.Failing, f)
+	*failures = append(*failures, f)
+	return recorded
 }
 
 // warmup accounts for one warmup pod.

@@ -208,3 +208,37 @@ func TestUnauthorizedListBounded(t *testing.T) {
 			len(got.UnauthorizedExecutors), got.UnauthorizedExecutors[0].Pod, got.UnauthorizedCount, MaxUnauthorized)
 	}
 }
+
+// TestDepartedPodsKeepTheirReason deletes executors whose last state says
+// why they went (a drain, a spot reclaim, an OOM kill) before any reconcile
+// saw them terminating: their failure must still reach the status.
+func TestDepartedPodsKeepTheirReason(t *testing.T) {
+	st := NewStore()
+	n := node("n0", "analytics", true)
+	st.Apply([]Event{
+		{Node: n},
+		{Pod: executor("team-a", "drained", "analytics", "sales", running("n0"))},
+		{Pod: executor("team-a", "oom", "analytics", "sales", running("n0"))},
+		{Pod: executor("team-a", "scaled-down", "analytics", "sales", running("n0"))},
+	})
+	st.Apply([]Event{
+		{Pod: executor("team-a", "drained", "analytics", "sales", running("n0"), state(PodDeleted), func(p *Pod) {
+			p.DeletedAt = t0.Add(time.Minute)
+			p.Disruption = &Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: t0}
+		}), Deleted: true},
+		{Pod: executor("team-a", "oom", "analytics", "sales", running("n0"), state(PodFailed), container(Container{Name: "executor",
+			Terminated: &Termination{Reason: "OOMKilled", ExitCode: 137, FinishedAt: t0}})), Deleted: true},
+		{Pod: executor("team-a", "scaled-down", "analytics", "sales", running("n0"), state(PodDeleted)), Deleted: true},
+	})
+	got := Compute(params(), st.Current(), v1alpha1.PoolCapacityObservation{}, t0.Add(time.Hour)).Observation
+	var reasons []string
+	for _, f := range got.Failures {
+		reasons = append(reasons, f.Pod+" "+string(f.Reason))
+	}
+	if diff := cmp.Diff([]string{"drained Disrupted", "oom OOMKilled"}, reasons); diff != "" {
+		t.Errorf("failures of executors deleted before a reconcile saw them, -want, +got:\n%s", diff)
+	}
+	if got.OccupiedExecutors != 0 || got.Allocations[0].PoolExecutors != 0 {
+		t.Errorf("departed executors count: occupied %d, sales %d; want 0", got.OccupiedExecutors, got.Allocations[0].PoolExecutors)
+	}
+}

@@ -17,6 +17,19 @@ const degree = 16
 // tell a lost node from one it never saw.
 const maxGoneNodes = 4096
 
+// maxDeparted bounds how many deleted pods that failed a snapshot keeps, so
+// that a failure whose pod went before any reconcile saw it still reaches
+// the status; the oldest go first.
+const maxDeparted = 1024
+
+// A departedPod is the last state of a deleted pod that had failed.
+type departedPod struct {
+	p   *Pod
+	seq uint64
+}
+
+func lessDeparted(a, b departedPod) bool { return lessPod(a.p, b.p) }
+
 type podRef struct {
 	key  PodKey
 	pool string
@@ -94,6 +107,7 @@ type trees struct {
 	nodeIdx  *btree.BTreeG[*Node]  // by name
 	gone     *btree.BTreeG[goneNode]
 	deleted  *btree.BTreeG[deletedPod]
+	departed *btree.BTreeG[departedPod]
 	seq      uint64
 	version  uint64
 }
@@ -106,6 +120,7 @@ func newTrees() *trees {
 		nodeIdx:  btree.NewG(degree, lessNodeRef),
 		gone:     btree.NewG(degree, lessGone),
 		deleted:  btree.NewG(degree, lessDeleted),
+		departed: btree.NewG(degree, lessDeparted),
 	}
 }
 
@@ -119,6 +134,7 @@ func (t *trees) clone() *trees {
 		nodeIdx:  t.nodeIdx.Clone(),
 		gone:     t.gone.Clone(),
 		deleted:  t.deleted.Clone(),
+		departed: t.departed.Clone(),
 		seq:      t.seq,
 		version:  t.version,
 	}
@@ -182,6 +198,18 @@ func (s Snapshot) Nodes(pool string, fn func(*Node) bool) {
 			return false
 		}
 		return fn(n)
+	})
+}
+
+// Departed calls fn for each deleted pod of pool that had failed when it
+// was deleted (its last state), by namespace and name, until fn returns
+// false. The snapshot keeps the latest maxDeparted of them.
+func (s Snapshot) Departed(pool string, fn func(*Pod) bool) {
+	s.trees().departed.AscendGreaterOrEqual(departedPod{p: &Pod{Pool: pool}}, func(d departedPod) bool {
+		if d.p.Pool != pool {
+			return false
+		}
+		return fn(d.p)
 	})
 }
 
@@ -316,6 +344,12 @@ func (s Snapshot) Replaced(l List) Snapshot {
 		return true
 	})
 	trimGone(nt)
+	cur.departed.Ascend(func(d departedPod) bool {
+		if !nt.podIndex.Has(podRef{key: d.p.Key()}) {
+			nt.departed.ReplaceOrInsert(d)
+		}
+		return true
+	})
 	// Deletions the LIST already reflects need no memory any more.
 	cur.deleted.Ascend(func(d deletedPod) bool {
 		if newer(d.rv, l.PodsVersion) {
@@ -350,6 +384,11 @@ func (b *Batch) Pools() []string { return sortedKeys(b.pools) }
 func (b *Batch) Update(p *Pod) {
 	b.n++
 	b.pools[p.Pool] = struct{}{}
+	if b.t.departed.Len() > 0 {
+		// A new pod of the same name (a StatefulSet's) replaces the record
+		// of the old one.
+		b.t.departed.Delete(departedPod{p: p})
+	}
 	// The common case, a pod that stays in its pool, costs one tree write.
 	if _, replaced := b.t.pods.ReplaceOrInsert(p); replaced {
 		return
@@ -392,6 +431,27 @@ func (b *Batch) UpdateNode(n *Node) {
 	b.t.nodes.ReplaceOrInsert(n)
 	if b.t.gone.Len() > 0 {
 		b.t.gone.Delete(goneNode{name: n.Name})
+	}
+}
+
+// Depart removes the pod p was the last state of, as Delete does, and
+// keeps that last state among the departed pods when it says the pod
+// failed.
+func (b *Batch) Depart(p *Pod) {
+	b.deletePod(p.Key(), p.ResourceVersion)
+	if _, failed := Diagnose(p, false); !failed {
+		return
+	}
+	b.pools[p.Pool] = struct{}{}
+	b.t.seq++
+	b.t.departed.ReplaceOrInsert(departedPod{p: p, seq: b.t.seq})
+	if b.t.departed.Len() > maxDeparted {
+		all := make([]departedPod, 0, b.t.departed.Len())
+		b.t.departed.Ascend(func(d departedPod) bool { all = append(all, d); return true })
+		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+		for _, d := range all[:len(all)/2] {
+			b.t.departed.Delete(d)
+		}
 	}
 }
 

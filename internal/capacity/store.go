@@ -55,7 +55,7 @@ func (s *Store) Apply(events []Event) {
 	for _, e := range events {
 		switch {
 		case e.Pod != nil && e.Deleted:
-			b.deletePod(e.Pod.Key(), e.Pod.ResourceVersion)
+			b.Depart(e.Pod)
 		case e.Pod != nil:
 			b.Update(e.Pod)
 		case e.Node != nil && e.Deleted:
