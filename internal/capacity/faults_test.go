@@ -61,10 +61,10 @@ func TestStatusSettles(t *testing.T) {
 			snaps: func(r int) Snapshot {
 				old := executor("team-a", "old", "analytics", "sales", running("n0"))
 				repl := executor("team-a", "new", "analytics", "sales", started(t0.Add(time.Hour)))
-				switch {
-				case r == 1:
+				switch r {
+				case 1:
 					return NewSnapshot([]*Pod{old}, nodes)
-				case r == 2:
+				case 2:
 					return NewSnapshot([]*Pod{executor("team-a", "old", "analytics", "sales", running("n0"), state(PodDeleted)), repl}, nodes)
 				default:
 					return NewSnapshot([]*Pod{executor("team-a", "new", "analytics", "sales", running("n1"), started(t0.Add(time.Hour)))}, nodes)
