@@ -445,14 +445,7 @@ func (b *Batch) Depart(p *Pod) {
 	b.pools[p.Pool] = struct{}{}
 	b.t.seq++
 	b.t.departed.ReplaceOrInsert(departedPod{p: p, seq: b.t.seq})
-	if b.t.departed.Len() > maxDeparted {
-		all := make([]departedPod, 0, b.t.departed.Len())
-		b.t.departed.Ascend(func(d departedPod) bool { all = append(all, d); return true })
-		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-		for _, d := range all[:len(all)/2] {
-			b.t.departed.Delete(d)
-		}
-	}
+	trimOldest(b.t.departed, maxDeparted, func(d departedPod) uint64 { return d.seq })
 }
 
 // DeleteNode removes the node called name and remembers it as gone.
@@ -480,32 +473,26 @@ func (b *Batch) Snapshot() Snapshot {
 	return Snapshot{t: b.t.clone()}
 }
 
-// trimGone forgets the oldest half of the gone nodes once there are too
-// many.
-func trimGone(t *trees) {
-	if t.gone.Len() <= maxGoneNodes {
+// trimOldest forgets the oldest half of the entries of t (by seq) once it
+// holds more than limit.
+func trimOldest[T any](t *btree.BTreeG[T], limit int, seq func(T) uint64) {
+	if t.Len() <= limit {
 		return
 	}
-	all := make([]goneNode, 0, t.gone.Len())
-	t.gone.Ascend(func(g goneNode) bool { all = append(all, g); return true })
-	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-	for _, g := range all[:len(all)/2] {
-		t.gone.Delete(g)
+	all := make([]T, 0, t.Len())
+	t.Ascend(func(e T) bool { all = append(all, e); return true })
+	sort.Slice(all, func(i, j int) bool { return seq(all[i]) < seq(all[j]) })
+	for _, e := range all[:len(all)/2] {
+		t.Delete(e)
 	}
 }
 
-// trimDeleted forgets the oldest half of the remembered pod deletions once
-// there are too many.
+func trimGone(t *trees) {
+	trimOldest(t.gone, maxGoneNodes, func(g goneNode) uint64 { return g.seq })
+}
+
 func trimDeleted(t *trees) {
-	if t.deleted.Len() <= maxGoneNodes {
-		return
-	}
-	all := make([]deletedPod, 0, t.deleted.Len())
-	t.deleted.Ascend(func(d deletedPod) bool { all = append(all, d); return true })
-	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-	for _, d := range all[:len(all)/2] {
-		t.deleted.Delete(d)
-	}
+	trimOldest(t.deleted, maxGoneNodes, func(d deletedPod) uint64 { return d.seq })
 }
 
 func sortedKeys(set map[string]struct{}) []string {

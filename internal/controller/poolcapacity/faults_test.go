@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,29 +37,34 @@ import (
 // fastWatch is how the fault tests run the observers.
 var fastWatch = watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond}
 
-// reconciles returns how many reconciles of PoolCapacities controller-runtime
-// has counted in this process.
-func reconciles(t *testing.T) float64 {
+// counter sums the counter called name in g, over the series whose labels
+// match: all of them when match is nil.
+func counter(t *testing.T, g prometheus.Gatherer, name string, match func(label, value string) bool) float64 {
 	t.Helper()
-	mfs, err := crmetrics.Registry.Gather()
+	mfs, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := managed.ControllerName(v1alpha1.PoolCapacityGroupKind)
 	var n float64
 	for _, mf := range mfs {
-		if mf.GetName() != "controller_runtime_reconcile_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == name {
-					n += m.GetCounter().GetValue()
-				}
+			if match == nil || slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return match(l.GetName(), l.GetValue()) }) {
+				n += m.GetCounter().GetValue()
 			}
 		}
 	}
 	return n
+}
+
+// reconciles returns how many reconciles of PoolCapacities controller-runtime
+// has counted in this process.
+func reconciles(t *testing.T) float64 {
+	t.Helper()
+	name := managed.ControllerName(v1alpha1.PoolCapacityGroupKind)
+	return counter(t, crmetrics.Registry, "controller_runtime_reconcile_total", func(l, v string) bool { return l == "controller" && v == name })
 }
 
 // faultPool is a pool of its own for one fault test: its nodes, and the
@@ -345,23 +353,10 @@ func runawayReplicaSet(ctx context.Context, t *testing.T, c client.Client, fp fa
 	}
 }
 
-// evictionsOf counts the pods the provider removed in namespace ns.
+// evictionsOf counts the pods the provider evicted.
 func evictionsOf(t *testing.T, p *provider) float64 {
 	t.Helper()
-	mfs, err := p.metrics.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() != "burstpool_pool_evictions_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
+	return counter(t, p.metrics, "burstpool_pool_evictions_total", nil)
 }
 
 // TestRunawayReplicaSet evicts the unauthorized executors of a ReplicaSet
