@@ -3,6 +3,7 @@ package poolcapacity
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/pkg/errors"
@@ -16,7 +17,8 @@ import (
 	"github.com/burstpool/burstpool/internal/watch"
 )
 
-// ErrNotSynced says the observer of a cluster has no full view of it yet.
+// errNotSynced says the observer of a cluster has no full view of it yet
+// and has met no error so far.
 var errNotSynced = errors.New("pods and nodes are not synced yet")
 
 // running is the observer of one ProviderConfig's cluster.
@@ -25,8 +27,28 @@ type running struct {
 	obs         *watch.Observer
 	cancel      context.CancelFunc
 	done        chan struct{}
-	err         error
+
+	// Set when the observer stopped, before done is closed.
+	err      error
+	failures int // observers of this ProviderConfig that failed in a row
+	retryAt  time.Time
 }
+
+func (r *running) stopped() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// An observer that failed is retried after retryMin, doubling with each
+// failure in a row up to retryMax.
+const (
+	retryMin = 5 * time.Second
+	retryMax = 5 * time.Minute
+)
 
 type use struct{ config, pool string }
 
@@ -102,6 +124,18 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		r.cancel()
 		r = nil
 	}
+	failures := 0
+	if r != nil && r.stopped() {
+		// The last observer failed: retry only once its backoff passed, so
+		// that a cluster that refuses at once costs one attempt per backoff,
+		// not one per reconcile.
+		if time.Now().Before(r.retryAt) {
+			c.mu.Unlock()
+			return nil, errors.Wrapf(r.err, "cannot observe the cluster of ProviderConfig %q (retrying at %s)", config, r.retryAt.UTC().Format(time.RFC3339))
+		}
+		failures = r.failures
+		r = nil
+	}
 	if r == nil {
 		o := c.opts
 		o.Logger = c.log.WithValues("providerConfig", config)
@@ -115,16 +149,20 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		}
 		obs.Store().Subscribe(func(_ capacity.Snapshot, pools []string) { c.notify(config, pools) })
 		rctx, cancel := context.WithCancel(c.ctx)
-		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{})}
+		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{}), failures: failures}
 		go func(r *running) {
-			r.err = obs.Start(rctx)
+			err := obs.Start(rctx)
+			if err == nil {
+				err = errors.New("the observer stopped")
+			}
+			r.err = err
+			r.failures++
+			r.retryAt = time.Now().Add(min(retryMin<<min(r.failures-1, 10), retryMax))
 			close(r.done)
 		}(r)
 		go func(r *running) {
 			select {
 			case <-r.obs.Synced():
-				c.notifyConfig(config)
-			case <-r.done:
 				c.notifyConfig(config)
 			case <-rctx.Done():
 			}
@@ -137,11 +175,6 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 	case <-r.obs.Synced():
 		return r.obs, nil
 	case <-r.done:
-		c.mu.Lock()
-		if c.running[config] == r {
-			delete(c.running, config)
-		}
-		c.mu.Unlock()
 		return nil, errors.Wrapf(r.err, "cannot observe the cluster of ProviderConfig %q", config)
 	default:
 	}
