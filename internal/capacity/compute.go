@@ -271,8 +271,14 @@ func (res *Result) failure(p *Pod, d Diagnosis, prevFailures map[failureKey]v1al
 	f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: p.Labels[qsv1alpha1.LabelQueryService], Reason: d.Reason,
 		ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(failedAt(d, p, now))}
 	pf, recorded := prevFailures[k]
-	if recorded && pf.Reason == d.Reason {
+	switch {
+	case recorded && pf.Reason == d.Reason:
 		f.At = pf.At
+	case recorded && d.Reason == v1alpha1.FailureDisrupted:
+		// Evicting or deleting a pod that had already failed (the
+		// deleteFailedExecutors policy, pod garbage collection) is its
+		// cleanup, not why it failed.
+		f = pf
 	}
 	res.Failing = append(res.Failing, f)
 	*failures = append(*failures, f)

@@ -242,3 +242,20 @@ func TestDepartedPodsKeepTheirReason(t *testing.T) {
 		t.Errorf("departed executors count: occupied %d, sales %d; want 0", got.OccupiedExecutors, got.Allocations[0].PoolExecutors)
 	}
 }
+
+// TestCleanupIsNotTheCause evicts an executor whose failure is recorded:
+// the record keeps why it failed.
+func TestCleanupIsNotTheCause(t *testing.T) {
+	n := []*Node{node("n0", "analytics", true)}
+	failed := executor("team-a", "e", "analytics", "sales", on("n0"), state(PodFailed), container(Container{Name: "executor",
+		Terminated: &Termination{Reason: "Error", ExitCode: 1, FinishedAt: t0}}))
+	prev := Compute(params(), NewSnapshot([]*Pod{failed}, n), v1alpha1.PoolCapacityObservation{}, t0.Add(time.Hour)).Observation
+	evicted := executor("team-a", "e", "analytics", "sales", on("n0"), state(PodDeleted), func(p *Pod) {
+		p.DeletedAt = t0.Add(2 * time.Hour)
+		p.Disruption = &Disruption{Reason: "EvictionByEvictionAPI", At: t0.Add(2 * time.Hour)}
+	})
+	got := Compute(params(), NewSnapshot([]*Pod{evicted}, n), prev, t0.Add(3*time.Hour)).Observation.Failures
+	if diff := cmp.Diff(prev.Failures, got); diff != "" {
+		t.Errorf("failure record of an executor evicted after it failed, -want, +got:\n%s", diff)
+	}
+}
