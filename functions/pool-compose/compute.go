@@ -40,7 +40,8 @@ type Input struct {
 	// type, so events are emitted only when a condition changes.
 	PreviousConditions map[string]string
 
-	// QueryServices is every QueryService in the cluster.
+	// QueryServices are those Crossplane supplied for the pool's
+	// Requirements: the ones it names, selects or that carry its label.
 	QueryServices []qsv1alpha1.QueryService
 	// CRDs are the detection CRDs that exist.
 	CRDs map[string]bool
@@ -131,6 +132,9 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if s.QueryServiceSelector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(s.QueryServiceSelector); err != nil {
 			errs = append(errs, fmt.Sprintf("spec.queryServiceSelector is invalid: %v", err))
+		} else if selectorLabels(s.QueryServiceSelector) == nil {
+			errs = append(errs, "spec.queryServiceSelector must pin at least one label to one value (a matchLabels entry, or a matchExpressions entry with operator In and one value): "+
+				"QueryServices are fetched by label equality, and a selector without one would fetch every QueryService in the cluster on every reconcile")
 		}
 	}
 	if len(s.AllowedQueryServices) == 0 && s.QueryServiceSelector == nil {
