@@ -35,6 +35,8 @@ type scenario struct {
 	QueryServices []string
 	// CRDs installed in the cluster (names).
 	CRDs []string
+	// Cluster holds more objects of the cluster, decoded already.
+	Cluster []*structpb.Struct
 	// NoRequired leaves out the required resources, as on Crossplane's
 	// first call.
 	NoRequired bool
@@ -138,7 +140,8 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 	if s.NoRequired {
 		return req
 	}
-	cluster := make([]*structpb.Struct, 0, len(s.QueryServices)+len(s.CRDs))
+	cluster := make([]*structpb.Struct, 0, len(s.QueryServices)+len(s.CRDs)+len(s.Cluster))
+	cluster = append(cluster, s.Cluster...)
 	for _, q := range s.QueryServices {
 		cluster = append(cluster, mustStruct(t, q))
 	}
