@@ -87,3 +87,7 @@ verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed
 	$$(hack/tool.sh golangci-lint) run ./...
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	git diff --exit-code
+
+.PHONY: bench-grpc
+bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors (minutes; prints a table).
+	BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/

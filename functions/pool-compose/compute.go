@@ -51,6 +51,9 @@ type Input struct {
 
 	// Size decides the pool's instance type.
 	Size func(SizeInput) (SizeResult, error)
+
+	// RequestSize is the size of the request's QueryServices.
+	RequestSize RequestSize
 }
 
 // Output is the decision: the desired objects and the XPool's status.
@@ -222,6 +225,9 @@ func Compute(in Input) Output {
 	}
 	s.storageAgent()
 	s.status(warm)
+	if msg := sizeWarning(in.RequestSize); msg != "" {
+		s.event(true, "RequestNearSizeLimit", msg)
+	}
 	return out
 }
 

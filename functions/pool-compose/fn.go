@@ -35,6 +35,9 @@ type Function struct {
 	size func(SizeInput) (SizeResult, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
+	// maxRecv is the gRPC receive limit in bytes, which bounds requests;
+	// 0 when unknown.
+	maxRecv int
 }
 
 // minTTL bounds how soon the function asks to be called again.
@@ -136,6 +139,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
 		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size,
+		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
 
@@ -272,6 +276,9 @@ func selectorLabels(sel *metav1.LabelSelector) map[string]string {
 	return out
 }
 
+// isCRDRequirement tells the CRD requirements from the QueryService ones.
+func isCRDRequirement(name string) bool { return strings.HasPrefix(name, reqCRDPrefix) }
+
 // required reads the required resources of reqs. ok is false until
 // Crossplane has supplied every one of them. The QueryServices are those of
 // every QueryService requirement, each once.
@@ -283,7 +290,7 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]qsv1alph
 		if !ok {
 			return nil, nil, false
 		}
-		if !strings.HasPrefix(name, reqCRDPrefix) {
+		if !isCRDRequirement(name) {
 			n += len(items.GetItems())
 		}
 	}
@@ -295,7 +302,7 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]qsv1alph
 	seen := make(map[string]bool, n)
 	// In a fixed order, so that duplicates resolve the same way each call.
 	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
-		if strings.HasPrefix(name, reqCRDPrefix) {
+		if isCRDRequirement(name) {
 			continue
 		}
 		for _, it := range rr[name].GetItems() {
