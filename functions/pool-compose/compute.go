@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
@@ -42,7 +41,7 @@ type Input struct {
 
 	// QueryServices are those Crossplane supplied for the pool's
 	// Requirements: the ones it names, selects or that carry its label.
-	QueryServices []qsv1alpha1.QueryService
+	QueryServices []QueryService
 	// CRDs are the detection CRDs that exist.
 	CRDs map[string]bool
 
@@ -175,6 +174,7 @@ type state struct {
 	epn      int32
 	sched    Scheduling
 	atts     []Attachment
+	att      []Attachment // the attached of atts, once computed
 	capObs   *CapacityObservation
 	size     *SizeResult
 	notReady []string
@@ -231,6 +231,14 @@ func Compute(in Input) Output {
 	return out
 }
 
+// attached returns the attached QueryServices, computing them once.
+func (s *state) attached() []Attachment {
+	if s.att == nil {
+		s.att = attached(s.atts)
+	}
+	return s.att
+}
+
 // fail marks the pool Failed with a reason and a message.
 func (s *state) fail(reason, msg string) {
 	if s.failed {
@@ -268,6 +276,16 @@ func (s *state) emit(n resource.Name, u *unstructured.Unstructured, ready bool) 
 	s.out.Ready[n] = readyOf(ready)
 	if !ready {
 		s.notReady = append(s.notReady, u.GetKind()+" "+u.GetName())
+	}
+}
+
+// emitLazy adds a desired object that is built only when the render cache
+// lacks it; kind and name are its own.
+func (s *state) emitLazy(n resource.Name, kind, name string, l Lazy, ready bool) {
+	s.out.Lazy[n] = l
+	s.out.Ready[n] = readyOf(ready)
+	if !ready {
+		s.notReady = append(s.notReady, kind+" "+name)
 	}
 }
 

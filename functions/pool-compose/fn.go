@@ -281,8 +281,9 @@ func isCRDRequirement(name string) bool { return strings.HasPrefix(name, reqCRDP
 
 // required reads the required resources of reqs. ok is false until
 // Crossplane has supplied every one of them. The QueryServices are those of
-// every QueryService requirement, each once.
-func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]qsv1alpha1.QueryService, map[string]bool, bool) {
+// every QueryService requirement (one may come twice; Attach takes each
+// once).
+func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QueryService, map[string]bool, bool) {
 	rr := req.GetRequiredResources()
 	n := 0
 	for name := range reqs.GetResources() {
@@ -298,19 +299,14 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]qsv1alph
 	for _, crd := range detectionCRDs {
 		crds[crd] = len(rr[reqCRDPrefix+crd].GetItems()) > 0
 	}
-	qss := make([]qsv1alpha1.QueryService, 0, n)
-	seen := make(map[string]bool, n)
+	qss := make([]QueryService, 0, n)
 	// In a fixed order, so that duplicates resolve the same way each call.
 	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
 		if isCRDRequirement(name) {
 			continue
 		}
 		for _, it := range rr[name].GetItems() {
-			q := decodeQueryService(it.GetResource())
-			if key := q.Namespace + "/" + q.Name; !seen[key] {
-				seen[key] = true
-				qss = append(qss, q)
-			}
+			qss = append(qss, decodeQueryService(it.GetResource()))
 		}
 	}
 	return qss, crds, true
@@ -368,7 +364,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
 		dxr.Fields[k] = v
 	}
-	dxr.Fields["status"] = statusValue(out.Status)
+	dxr.Fields["status"] = statusValue(out.Status, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}

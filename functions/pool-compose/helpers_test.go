@@ -199,7 +199,7 @@ func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resourc
 			if sel.Namespace != nil && str(md, "namespace") != sel.GetNamespace() {
 				continue
 			}
-			if labels.SelectorFromSet(m.MatchLabels.GetLabels()).Matches(labels.Set(structLabels(md))) {
+			if labels.SelectorFromSet(m.MatchLabels.GetLabels()).Matches(labels.Set(metadataLabels(md))) {
 				out.Items = append(out.Items, &fnv1.Resource{Resource: o})
 			}
 		}
@@ -211,8 +211,8 @@ func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resourc
 	return out
 }
 
-// structLabels reads the labels of an object's metadata.
-func structLabels(md *structpb.Struct) map[string]string {
+// metadataLabels reads the labels of an object's metadata.
+func metadataLabels(md *structpb.Struct) map[string]string {
 	out := map[string]string{}
 	for k, v := range field(md, "labels").GetStructValue().GetFields() {
 		out[k] = v.GetStringValue()
