@@ -170,7 +170,7 @@ func serve(t *testing.T, dir, bin string, args ...string) *server {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	log, err := os.Create(filepath.Join(dir, bin+"-"+strings.TrimPrefix(strings.Join(args, ""), "--")+".log"))
+	log, err := os.CreateTemp(dir, bin+"-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
