@@ -79,3 +79,22 @@ func TestRequirements(t *testing.T) {
 		})
 	}
 }
+
+// TestNotAllowedReported checks, through the requests Crossplane builds,
+// that a QueryService pointing at the pool without being allowed is
+// reported when it carries the pool's label (as the end-to-end suite's
+// rogue-cluster does), and that one without the label is not fetched.
+func TestNotAllowedReported(t *testing.T) {
+	labelled := qs("rogue-cluster", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "1", "2Gi", map[string]string{labelPoolName: "burst"})
+	unlabelled := qs("quiet-cluster", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "1", "2Gi", nil)
+	s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: []string{qsAnalytics, qsReporting, labelled, unlabelled}, CRDs: kwokCRDs}
+	got := map[string]any{}
+	for _, q := range status(s.run(t))["attachedQueryServices"].([]any) {
+		m := q.(map[string]any)
+		got[m["namespace"].(string)+"/"+m["name"].(string)] = m["attached"]
+	}
+	want := map[string]any{"team-a/analytics": true, "team-b/reporting": true, "team-c/rogue-cluster": nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status.attachedQueryServices, name: attached: -want, +got:\n%s", diff)
+	}
+}
