@@ -42,28 +42,34 @@ type RequestSize struct {
 
 // requestSize estimates the size of the QueryServices in req's required
 // resources named by reqs: their number times the mean size of a few of
-// them, so that it costs the same at any size.
+// them, so that it costs the same at any size. Below minSampled
+// QueryServices it counts them only: a request that small is far from
+// any limit.
 func requestSize(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements, limit int) RequestSize {
-	const sample = 4
+	const sample, minSampled = 4, 64
 	rs := RequestSize{Limit: limit}
-	sampled, bytes := 0, 0
+	var items [][]*fnv1.Resource
 	for name := range reqs.GetResources() {
-		if isCRDRequirement(name) {
-			continue
+		if !isCRDRequirement(name) {
+			it := req.GetRequiredResources()[name].GetItems()
+			rs.QueryServices += len(it)
+			items = append(items, it)
 		}
-		items := req.GetRequiredResources()[name].GetItems()
-		rs.QueryServices += len(items)
-		for _, it := range items {
+	}
+	if rs.QueryServices < minSampled {
+		return rs
+	}
+	sampled, bytes := 0, 0
+	for _, it := range items {
+		for _, r := range it {
 			if sampled == sample {
 				break
 			}
 			sampled++
-			bytes += proto.Size(it)
+			bytes += proto.Size(r)
 		}
 	}
-	if sampled > 0 {
-		rs.Bytes = bytes / sampled * rs.QueryServices
-	}
+	rs.Bytes = bytes / sampled * rs.QueryServices
 	return rs
 }
 

@@ -41,8 +41,8 @@ func TestSizeWarning(t *testing.T) {
 // TestSizeWarningOnClaim checks that a request near the receive limit puts
 // a warning on the claim, and that the estimate is the request's size.
 func TestSizeWarningOnClaim(t *testing.T) {
-	req := benchRequest(t, 40, 1, true)
-	f := &Function{now: func() time.Time { return now }, size: fakeSize, maxRecv: 400 << 10}
+	req := benchRequest(t, 80, 1, true)
+	f := &Function{now: func() time.Time { return now }, size: fakeSize, maxRecv: 800 << 10}
 	rsp, err := f.RunFunction(t.Context(), req)
 	if err != nil || fatal(rsp) != "" {
 		t.Fatalf("RunFunction: %v %s", err, fatal(rsp))
@@ -53,11 +53,11 @@ func TestSizeWarningOnClaim(t *testing.T) {
 			got = append(got, r)
 		}
 	}
-	if len(got) != 1 || !strings.Contains(got[0], "the pool fetches 40 QueryServices") || !strings.Contains(got[0], "receive limit of 0.4 MiB") {
+	if len(got) != 1 || !strings.Contains(got[0], "the pool fetches 80 QueryServices") || !strings.Contains(got[0], "receive limit of 0.8 MiB") {
 		t.Errorf("want one RequestNearSizeLimit warning, got %q", got)
 	}
-	if rs := requestSize(req, rsp.GetRequirements(), 0); rs.Bytes < 40*7000 || rs.Bytes > 40*9000 {
-		t.Errorf("estimated %d bytes for 40 QueryServices of about 8 KB", rs.Bytes)
+	if rs := requestSize(req, rsp.GetRequirements(), 0); rs.Bytes < 80*7000 || rs.Bytes > 80*9000 {
+		t.Errorf("estimated %d bytes for 80 QueryServices of about 8 KB", rs.Bytes)
 	}
 }
 
