@@ -63,20 +63,16 @@ func TestTenOfTenThousandAPIServer(t *testing.T) {
 	}
 	ctx := t.Context()
 
-	const namespaces = 200
-	for i := range namespaces {
+	for i := range crowdNamespaces {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("workspace-%03d", i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	start := time.Now()
-	create(t, ctx, c, total, namespaces)
+	create(t, ctx, c, total)
 	t.Logf("created %d QueryServices in %s", total, time.Since(start).Round(time.Millisecond))
 
-	spec := "  minExecutors: 2\n  maxExecutors: 40\n  queryServiceSelector: {matchLabels: {tier: burst-gold}}\n  allowedQueryServices:\n"
-	for i := range 5 {
-		spec += fmt.Sprintf("  - {name: qs-%05d, namespace: workspace-%03d}\n", i, i%namespaces)
-	}
+	spec := crowdPool()
 	s := scenario{XR: xpool("burst", "pools", spec), CRDs: kwokCRDs}
 	req := s.request(t)
 	first := proto.Clone(req).(*fnv1.RunFunctionRequest)
@@ -214,10 +210,9 @@ func crossplaneFetch(ctx context.Context, c client.Reader, rs *fnv1.ResourceSele
 	return out, nil
 }
 
-// create creates total realistic QueryServices across namespaces, the pool's
-// 10 and 2 labelled for it among them as in TestTenOfTenThousand, each with
-// its status written through the status subresource.
-func create(t *testing.T, ctx context.Context, c client.Client, total, namespaces int) {
+// create creates the first total QueryServices of the crowd, each with its
+// status written through the status subresource.
+func create(t *testing.T, ctx context.Context, c client.Client, total int) {
 	t.Helper()
 	const workers = 8
 	var (
@@ -229,17 +224,7 @@ func create(t *testing.T, ctx context.Context, c client.Client, total, namespace
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				ns := fmt.Sprintf("workspace-%03d", i%namespaces)
-				name, pool, labels := fmt.Sprintf("qs-%05d", i), fmt.Sprintf("pool-%d", i%40), map[string]string{"e6data.io/burst": "enabled"}
-				switch {
-				case i < 5:
-					pool = "burst"
-				case i < 10:
-					pool, labels = "burst", map[string]string{"tier": "burst-gold"}
-				case i < 12:
-					pool, labels = "burst", map[string]string{labelPoolName: "burst"}
-				}
-				o := realisticObject(i, name, ns, pool, "pools", "ghcr.io/e6data/executor:3."+fmt.Sprint(i%7), "4", "30Gi", labels)
+				o := crowdMember(i)
 				u := &unstructured.Unstructured{Object: o}
 				st := o["status"]
 				for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp"} {
@@ -253,7 +238,7 @@ func create(t *testing.T, ctx context.Context, c client.Client, total, namespace
 				}
 				if err != nil {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("%s/%s: %w", ns, name, err))
+					errs = append(errs, fmt.Errorf("%s/%s: %w", u.GetNamespace(), u.GetName(), err))
 					mu.Unlock()
 				}
 			}
@@ -268,4 +253,3 @@ func create(t *testing.T, ctx context.Context, c client.Client, total, namespace
 		t.Fatalf("%d QueryServices not created, first: %v", len(errs), errs[0])
 	}
 }
-

@@ -10,6 +10,38 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
+// crowdNamespaces is how many namespaces the crowd's QueryServices spread
+// over.
+const crowdNamespaces = 200
+
+// crowdMember is the i-th QueryService of a large cluster, realistic in
+// size: the first 5 are allowed by name by crowdPool, the next 5 selected by
+// its label selector, the next 2 point at it labelled but not allowed; the
+// rest point at 40 other pools.
+func crowdMember(i int) map[string]any {
+	ns := fmt.Sprintf("workspace-%03d", i%crowdNamespaces)
+	name, pool, labels := fmt.Sprintf("qs-%05d", i), fmt.Sprintf("pool-%d", i%40), map[string]string{"e6data.io/burst": "enabled"}
+	switch {
+	case i < 5:
+		pool = "burst"
+	case i < 10:
+		pool, labels = "burst", map[string]string{"tier": "burst-gold"}
+	case i < 12:
+		pool, labels = "burst", map[string]string{labelPoolName: "burst"}
+	}
+	return realisticObject(i, name, ns, pool, "pools", "ghcr.io/e6data/executor:3."+fmt.Sprint(i%7), "4", "30Gi", labels)
+}
+
+// crowdPool is the spec of pool burst in namespace pools that attaches 10
+// of the crowd.
+func crowdPool() string {
+	spec := "  minExecutors: 2\n  maxExecutors: 40\n  queryServiceSelector: {matchLabels: {tier: burst-gold}}\n  allowedQueryServices:\n"
+	for i := range 5 {
+		spec += fmt.Sprintf("  - {name: qs-%05d, namespace: workspace-%03d}\n", i, i%crowdNamespaces)
+	}
+	return spec
+}
+
 // TestTenOfTenThousand composes a pool with 10 attached QueryServices in a
 // cluster of 10,000 realistic ones (about 8 KB each, 80 MB in all), with the
 // request Crossplane builds from the function's requirements: it carries the
@@ -18,29 +50,13 @@ import (
 func TestTenOfTenThousand(t *testing.T) {
 	cluster := make([]*structpb.Struct, 0, 10000)
 	for i := range 10000 {
-		ns := fmt.Sprintf("workspace-%03d", i%200)
-		name, pool, labels := fmt.Sprintf("qs-%05d", i), fmt.Sprintf("pool-%d", i%40), map[string]string{"e6data.io/burst": "enabled"}
-		switch {
-		case i < 5:
-			// Allowed by name.
-			pool = "burst"
-		case i < 10:
-			// Selected by label.
-			pool, labels = "burst", map[string]string{"tier": "burst-gold"}
-		case i < 12:
-			// Point here without being allowed, labelled as users do.
-			pool, labels = "burst", map[string]string{labelPoolName: "burst"}
-		}
-		o, err := structpb.NewStruct(realisticObject(i, name, ns, pool, "pools", "ghcr.io/e6data/executor:3."+fmt.Sprint(i%7), "4", "30Gi", labels))
+		o, err := structpb.NewStruct(crowdMember(i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cluster = append(cluster, o)
 	}
-	spec := "  minExecutors: 2\n  maxExecutors: 40\n  queryServiceSelector: {matchLabels: {tier: burst-gold}}\n  allowedQueryServices:\n"
-	for i := range 5 {
-		spec += fmt.Sprintf("  - {name: qs-%05d, namespace: workspace-%03d}\n", i, i%200)
-	}
+	spec := crowdPool()
 	s := scenario{XR: xpool("burst", "pools", spec), Cluster: cluster, CRDs: kwokCRDs}
 	req := s.request(t)
 
