@@ -179,11 +179,10 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 // Required-resource names. Each QueryService named by allowedQueryServices
 // or inheritNodeConfigFrom is one requirement, "queryservice:{ns}/{name}".
 const (
-	reqQSPrefix   = "queryservice:"
-	reqSelected   = "queryservices:selected"
-	reqPointing   = "queryservices:pointing"
-	reqCRDPrefix  = "crd:"
-	labelPoolName = "e6data.io/pool"
+	reqQSPrefix  = "queryservice:"
+	reqSelected  = "queryservices:selected"
+	reqPointing  = "queryservices:pointing"
+	reqCRDPrefix = "crd:"
 )
 
 // Requirements are the resources the function asks Crossplane for when
@@ -220,7 +219,7 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 	if i := spec.InheritNodeConfigFrom; i != nil {
 		byName(i.Name, i.Namespace)
 	}
-	pointing := map[string]string{labelPoolName: pool}
+	pointing := map[string]string{qsv1alpha1.LabelPool: pool}
 	if len(validation.IsValidLabelValue(pool)) > 0 {
 		// No QueryService can carry the label.
 		pointing = nil

@@ -14,6 +14,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -21,7 +22,7 @@ import (
 var (
 	qsAnalytics = qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "8", "60Gi", map[string]string{"e6data.io/burst": "enabled"})
 	qsReporting = qs("reporting", "team-b", "burst", "pools", "ghcr.io/e6data/executor:3.0", "4", "30Gi", nil)
-	qsRogue     = qs("rogue", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "4", "30Gi", map[string]string{labelPoolName: "burst"})
+	qsRogue     = qs("rogue", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "4", "30Gi", map[string]string{qsv1alpha1.LabelPool: "burst"})
 	qsElsewhere = qs("elsewhere", "team-d", "other", "pools", "ghcr.io/e6data/executor:2.9", "4", "30Gi", map[string]string{"e6data.io/burst": "enabled"})
 	allQS       = []string{qsAnalytics, qsReporting, qsRogue, qsElsewhere}
 

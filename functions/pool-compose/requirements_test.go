@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // TestRequirements checks that the function asks Crossplane only for the
@@ -20,7 +21,7 @@ func TestRequirements(t *testing.T) {
 	labelled := func(l map[string]string) *fnv1.ResourceSelector {
 		return &fnv1.ResourceSelector{ApiVersion: "e6data.io/v1alpha1", Kind: "QueryService", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: l}}}
 	}
-	pointing := labelled(map[string]string{labelPoolName: "burst"})
+	pointing := labelled(map[string]string{qsv1alpha1.LabelPool: "burst"})
 	cases := map[string]struct {
 		reason string
 		spec   poolv1alpha1.PoolSpec
@@ -51,7 +52,7 @@ func TestRequirements(t *testing.T) {
 		},
 		"SelectorOnPoolLabel": {
 			reason: "A selector on e6data.io/pool={pool} already fetches the QueryServices labelled for the pool: asked once.",
-			spec:   poolv1alpha1.PoolSpec{QueryServiceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelPoolName: "burst"}}},
+			spec:   poolv1alpha1.PoolSpec{QueryServiceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{qsv1alpha1.LabelPool: "burst"}}},
 			want:   map[string]*fnv1.ResourceSelector{reqSelected: pointing},
 		},
 		"PoolNameNotALabelValue": {
@@ -85,7 +86,7 @@ func TestRequirements(t *testing.T) {
 // reported when it carries the pool's label (as the end-to-end suite's
 // rogue-cluster does), and that one without the label is not fetched.
 func TestNotAllowedReported(t *testing.T) {
-	labelled := qs("rogue-cluster", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "1", "2Gi", map[string]string{labelPoolName: "burst"})
+	labelled := qs("rogue-cluster", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "1", "2Gi", map[string]string{qsv1alpha1.LabelPool: "burst"})
 	unlabelled := qs("quiet-cluster", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "1", "2Gi", nil)
 	s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: []string{qsAnalytics, qsReporting, labelled, unlabelled}, CRDs: kwokCRDs}
 	got := map[string]any{}

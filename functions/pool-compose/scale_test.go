@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // crowdNamespaces is how many namespaces the crowd's QueryServices spread
@@ -27,7 +29,7 @@ func crowdMember(i int) map[string]any {
 	case i < 10:
 		pool, labels = "burst", map[string]string{"tier": "burst-gold"}
 	case i < 12:
-		pool, labels = "burst", map[string]string{labelPoolName: "burst"}
+		pool, labels = "burst", map[string]string{qsv1alpha1.LabelPool: "burst"}
 	}
 	return realisticObject(i, name, ns, pool, "pools", "ghcr.io/e6data/executor:3."+fmt.Sprint(i%7), "4", "30Gi", labels)
 }
