@@ -14,6 +14,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/go-logr/logr"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // TestTenOfTenThousandAPIServer is TestTenOfTenThousand on a real API
@@ -50,6 +52,7 @@ func TestTenOfTenThousandAPIServer(t *testing.T) {
 		}
 		total = n
 	}
+	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "examples", "crds")}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
