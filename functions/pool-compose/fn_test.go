@@ -209,7 +209,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "An imagePullSecret outside the pool namespace is reported and not used.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {imagePullSecrets: [{name: regcred, namespace: other}, {name: local}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondPullSecrets: "FALSE/SecretNotInPoolNamespace"},
-				Results: []string{"WARNING SecretNotInPoolNamespace: imagePullSecret other/regcred is not in the pool namespace pools"}},
+				Results: []string{"WARNING SecretNotInPoolNamespace: imageConfig.imagePullSecrets other/regcred is not in the pool namespace pools"}},
 		},
 		"NoAttachedQueryServiceIsPending": {
 			reason: "Without an attached QueryService or an instance type there is nothing to size: Pending, with what to do.",

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/internal/reference"
 	"github.com/burstpool/burstpool/internal/schemacheck"
 )
 
@@ -40,7 +41,9 @@ var environments = map[string]environment{
 	"static":    {},
 }
 
-// examplePools are the seed pools of examples/pools.
+// examplePools are the example pools of examples/pools and the
+// reference's manifests in examples/pools/reference, by their golden
+// folder.
 func examplePools(t *testing.T) map[string]map[string]any {
 	t.Helper()
 	files, err := filepath.Glob("../../examples/pools/*.yaml")
@@ -48,12 +51,18 @@ func examplePools(t *testing.T) map[string]map[string]any {
 		t.Fatalf("no example pools: %v", err)
 	}
 	out := map[string]map[string]any{}
-	for _, f := range files {
+	add := func(f, key string) {
 		var p map[string]any
 		if err := yaml.Unmarshal([]byte(readFile(t, f)), &p); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = p
+		out[key] = p
+	}
+	for _, f := range files {
+		add(f, strings.TrimSuffix(filepath.Base(f), ".yaml"))
+	}
+	for _, m := range reference.Manifests {
+		add(m.Path("../.."), filepath.Join("reference", strings.TrimSuffix(m.File, ".yaml")))
 	}
 	return out
 }

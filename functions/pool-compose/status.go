@@ -54,12 +54,15 @@ func (s *state) queryServices() {
 	}
 	prev := map[string]poolv1alpha1.AttachedQueryService{}
 	for _, q := range s.in.Previous.AttachedQueryServices {
-		prev[q.Namespace+"/"+q.Name] = q
+		prev[q.QueryService.Namespace+"/"+q.QueryService.Name] = q
 	}
 	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
 	var incompatible []string
 	for _, a := range s.atts {
-		q := poolv1alpha1.AttachedQueryService{Name: a.Name, Namespace: a.Namespace, Attached: a.Attached, Message: a.Reason, LastChecked: &now}
+		q := poolv1alpha1.AttachedQueryService{
+			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
+			Attached:     a.Attached, Message: a.Reason, LastChecked: &now,
+		}
 		if a.QS != nil {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
