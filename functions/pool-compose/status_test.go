@@ -100,8 +100,8 @@ func normalize(v any) any {
 func TestStatusWritesZerosAndFalse(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	st := poolv1alpha1.PoolStatus{
-		Phase:       poolv1alpha1.PhasePending,
-		Allocations: []poolv1alpha1.Allocation{{QueryService: poolv1alpha1.QueryServiceReference{Name: "a", Namespace: "ns"}}},
+		Phase:        poolv1alpha1.PhasePending,
+		Allocations:  []poolv1alpha1.Allocation{{QueryService: poolv1alpha1.QueryServiceReference{Name: "a", Namespace: "ns"}}},
 		CachedImages: []poolv1alpha1.CachedImage{{Image: "img:1", WarmupStatus: poolv1alpha1.WarmupPending}},
 		AttachedQueryServices: []poolv1alpha1.AttachedQueryService{
 			{QueryService: poolv1alpha1.QueryServiceReference{Name: "huge-cluster", Namespace: "workspace-huge"}, LastChecked: &at},
