@@ -18,6 +18,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Function composes XPools.
@@ -31,6 +32,9 @@ type Function struct {
 	size func(SizeInput) (SizeResult, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
+	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
+	// empty means the kwok catalog.
+	kwokCatalog sizing.Cloud
 }
 
 // minTTL bounds how soon the function asks to be called again.
@@ -120,7 +124,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	size := f.size
 	if size == nil {
-		size = catalogSizer(cfg.CatalogOverrides)
+		size = catalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
 	}
 	now := time.Now
 	if f.now != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/burstpool/burstpool/internal/reference"
 	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -23,6 +24,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 type environment struct {
 	crds  []string
 	input string
+	// kwokCatalog is the function's --kwok-catalog.
+	kwokCatalog sizing.Cloud
 }
 
 // managedInput makes the function emit cloud node pools.
@@ -34,6 +37,7 @@ var environments = map[string]environment{
 	"gcp":       {crds: []string{crdNodePool, crdGCENodeClass}},
 	"azure":     {crds: []string{crdNodePool, crdAKSNodeClass}},
 	"kwok":      {crds: kwokCRDs},
+	"kwok-aws":  {crds: kwokCRDs, kwokCatalog: sizing.CloudAWS},
 	"linode":    {crds: linodeCRDs},
 	"lke":       {crds: linodeCRDs, input: managedInput},
 	"doks":      {crds: []string{crdDOKS}, input: managedInput},
@@ -117,7 +121,7 @@ func TestGolden(t *testing.T) {
 		xr, name, ns := claimToXR(t, claim)
 		for env, e := range environments {
 			t.Run(pool+"/"+env, func(t *testing.T) {
-				s := scenario{Input: e.input, XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true}
+				s := scenario{Input: e.input, XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}
 				rsp := s.run(t)
 				got := toYAML(t, rsp)
 				path := filepath.Join("testdata", pool, env+".yaml")

@@ -15,6 +15,8 @@ import (
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // now is the clock of every test.
@@ -41,6 +43,8 @@ type scenario struct {
 	Unsupplied []string
 	// Catalog sizes with the real sizing catalog instead of fakeSize.
 	Catalog bool
+	// KWOKCatalog is the function's --kwok-catalog (with Catalog).
+	KWOKCatalog sizing.Cloud
 }
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
@@ -159,7 +163,7 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 // run runs the function on s with the real sizing catalog.
 func (s scenario) run(t testing.TB) *fnv1.RunFunctionResponse {
 	t.Helper()
-	f := &Function{now: func() time.Time { return now }, size: fakeSize}
+	f := &Function{now: func() time.Time { return now }, size: fakeSize, kwokCatalog: s.KWOKCatalog}
 	if s.Catalog {
 		f.size = nil
 	}

@@ -37,6 +37,23 @@ type Config struct {
 	StopWithParent bool
 	// Say narrates progress; nil is silent.
 	Say func(format string, args ...any)
+	// Catalog is the sizing catalog whose instance types the simulated
+	// cloud offers under their real names: Karpenter's kwok provider
+	// launches them and the function sizes pools from it. Empty means
+	// SimulatedCloud.
+	Catalog sizing.Cloud
+}
+
+// SimulatedCloud is the catalog the local control plane offers by default:
+// AWS, so the reference's pools (r7gd.16xlarge, r6gd.8xlarge, ...) run as
+// written.
+const SimulatedCloud = sizing.CloudAWS
+
+func (c Config) catalog() sizing.Cloud {
+	if c.Catalog == "" {
+		return SimulatedCloud
+	}
+	return c.Catalog
 }
 
 // Stack is a local control plane with burstpool installed.
@@ -112,7 +129,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.functionPort = ports[0]
 	registryPort := ports[1]
 	types := filepath.Join(cfg.Dir, "instance-types.json")
-	if err := writeInstanceTypes(types); err != nil {
+	if err := writeInstanceTypes(types, cfg.catalog()); err != nil {
 		return nil, err
 	}
 
@@ -188,7 +205,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return err
 		}
 		s.Function, err = Start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
-			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug",
+			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug", "--kwok-catalog", string(cfg.catalog()),
 			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
 		if err != nil {
 			return err
@@ -355,8 +372,8 @@ func (s *Stack) Get(ctx context.Context, gvk schema.GroupVersionKind, ns, name s
 	return u, s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
 }
 
-func writeInstanceTypes(path string) error {
-	cat, err := sizing.LoadCatalog(sizing.CloudKWOK)
+func writeInstanceTypes(path string, cloud sizing.Cloud) error {
+	cat, err := sizing.LoadCatalog(cloud)
 	if err != nil {
 		return err
 	}
