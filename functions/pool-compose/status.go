@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // status fills the XPool's status and conditions from the decisions and the
@@ -145,6 +146,9 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 		}
 		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
 	}
+	if msg := s.noExistingNodes(); msg != "" {
+		return poolv1alpha1.PhasePending, msg
+	}
 	var warming []string
 	for _, img := range warm.Images {
 		if img.WarmupStatus == poolv1alpha1.WarmupPending && img.UnusedSince == nil {
@@ -165,6 +169,18 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 		return poolv1alpha1.PhaseResuming, "resuming: " + msg
 	}
 	return poolv1alpha1.PhaseCreating, msg
+}
+
+// noExistingNodes says why a pool on existing nodes cannot run executors
+// when the PoolCapacity sees none of its nodes, naming the nodeSelector and
+// the labels it looks for; "" otherwise.
+func (s *state) noExistingNodes() string {
+	if !s.static() || s.capObs == nil || s.capObs.nodes() > 0 || len(s.sched.NodeSelector) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool label %s=%s: create the node pool in your cloud with the label %s, then label its nodes: kubectl label nodes -l %s %s=%s",
+		selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool, selectorString(s.in.Spec.NodeSelector),
+		selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool)
 }
 
 // presentNodes is the number of pool nodes still up, from the PoolCapacity
