@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/internal/localcp"
 	"github.com/burstpool/burstpool/internal/ocireg"
@@ -42,6 +43,13 @@ type Config struct {
 	// launches them and the function sizes pools from it. Empty means
 	// SimulatedCloud.
 	Catalog sizing.Cloud
+	// SkipKarpenter leaves Karpenter and its CRDs out, for clusters whose
+	// nodes come from elsewhere (a simulated Linode LKE cluster).
+	SkipKarpenter bool
+	// CRDs are further CustomResourceDefinition files installed before
+	// burstpool, for example the LKE node pool CRD that makes detection
+	// find Linode.
+	CRDs []string
 }
 
 // SimulatedCloud is the catalog the local control plane offers by default:
@@ -143,6 +151,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			Binaries:          bins,
 			RelayBinary:       filepath.Join(bin, "localcp"),
 			InstanceTypesFile: types,
+			SkipKarpenter:     cfg.SkipKarpenter,
 			CrossplaneEnv:     []string{"PACKAGE_RUNTIME=External"},
 			ForwardPorts:      []int{s.functionPort, registryPort},
 			StopWithParent:    cfg.StopWithParent,
@@ -161,7 +170,22 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err := localcp.ApplyFiles(ctx, s.Cluster.Config, filepath.Join(cfg.Root, "examples", "crds")); err != nil {
 			return err
 		}
-		return localcp.WaitEstablished(ctx, s.Cluster.Config, time.Minute, "queryservices.e6data.io")
+		names := []string{"queryservices.e6data.io"}
+		for _, f := range cfg.CRDs {
+			b, err := os.ReadFile(f) //nolint:gosec // CRD files the caller names
+			if err != nil {
+				return err
+			}
+			var crd apiextv1.CustomResourceDefinition
+			if err := yaml.Unmarshal(b, &crd); err != nil {
+				return fmt.Errorf("cannot read %s: %w", f, err)
+			}
+			if err := localcp.Apply(ctx, s.Cluster.Config, b); err != nil {
+				return fmt.Errorf("cannot install %s: %w", f, err)
+			}
+			names = append(names, crd.Name)
+		}
+		return localcp.WaitEstablished(ctx, s.Cluster.Config, time.Minute, names...)
 	}); err != nil {
 		return nil, err
 	}
