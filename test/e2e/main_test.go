@@ -30,12 +30,15 @@ func TestMain(m *testing.M) {
 // repoRoot is the root of the checkout that holds this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := gomod.Root()
+	root, err := repoRootDir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return root
 }
+
+// repoRootDir is repoRoot for code without a *testing.T.
+func repoRootDir() (string, error) { return gomod.Root() }
 
 // controlPlane starts a local control plane for t and stops it when t ends.
 // A missing binary fails the test with the hack/tool.sh command that builds it.

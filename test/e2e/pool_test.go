@@ -44,6 +44,7 @@ const (
 // provider, Pools created as claims, QueryService executors bursting onto
 // them. The scenarios share one control plane, in order.
 func TestPool(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	root := repoRoot(t)
 	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf})
@@ -72,36 +73,10 @@ func TestPool(t *testing.T) {
 	// nodes at once, so that scale-down is observable within the test.
 	applyFastComposition(t, ctx, cfg, root)
 
-	t.Run("TenantClaims", func(t *testing.T) {
-		mustApplyFile(t, ctx, cfg, filepath.Join(root, "examples", "queryservices.yaml"))
-		mustApply(t, ctx, cfg, fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", poolNS))
-		seeds, err := filepath.Glob(filepath.Join(root, "examples", "pools", "*.yaml"))
-		if err != nil || len(seeds) != 5 {
-			t.Fatalf("want the five seed pools, found %d (%v)", len(seeds), err)
-		}
-		for _, f := range seeds {
-			mustApplyFile(t, ctx, cfg, f)
-		}
-		took := eventually(t, 2*time.Minute, "burst-pool's NodePool, KWOKNodeClass, warmup DaemonSets and PoolCapacity", func(ctx context.Context) (bool, error) {
-			if _, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", "burst-pool-nodepool"); err != nil {
-				return false, err
-			}
-			if _, err := s.Get(ctx, gvk("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"), "", "burst-pool-nodeclass"); err != nil {
-				return false, err
-			}
-			if _, err := s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", "burst-pool-capacity"); err != nil {
-				return false, err
-			}
-			ds := &appsv1.DaemonSetList{}
-			if err := c.List(ctx, ds, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: "burst-pool", qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
-				return false, err
-			}
-			// Both attached QueryServices' executor images are warmed.
-			return len(ds.Items) == 2, fmt.Errorf("%d warmup DaemonSets", len(ds.Items))
-		})
-		t.Logf("claim -> NodePool, NodeClass, warmup DaemonSets and PoolCapacity: %s", took.Round(10*time.Millisecond))
-
-		// kubectl get pool shows the columns of the reference.
+	t.Run("ReferenceManifests", func(t *testing.T) {
+		testReferenceManifests(t, ctx, s, root)
+		// kubectl get pool shows the columns of the reference, and with -o
+		// wide burstpool's instance type and cloud.
 		raw, err := kubeRaw(cfg, "/apis/e6data.io/v1alpha1/namespaces/"+poolNS+"/pools")
 		if err != nil {
 			t.Fatal(err)
@@ -111,16 +86,19 @@ func TestPool(t *testing.T) {
 				t.Errorf("kubectl get pool lacks column %s", col)
 			}
 		}
-		eventually(t, time.Minute, "burst-pool reports cloud kwok, method karpenter and a derived type", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, "burst-pool")
-			if err != nil {
-				return false, err
-			}
-			cloud, _, _ := unstructured.NestedString(p.Object, "status", "cloud")
-			method, _, _ := unstructured.NestedString(p.Object, "status", "provisioningMethod")
-			it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
-			return cloud == "kwok" && method == "karpenter" && it != "", fmt.Errorf("cloud %q method %q type %q", cloud, method, it)
-		})
+		p, err := claim(ctx, s, "burst-pool")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cloud, _, _ := unstructured.NestedString(p.Object, "status", "cloud")
+		method, _, _ := unstructured.NestedString(p.Object, "status", "provisioningMethod")
+		if cloud != "kwok" || method != "karpenter" {
+			t.Errorf("burst-pool runs on cloud %q with method %q, want kwok and karpenter", cloud, method)
+		}
+	})
+
+	t.Run("TroubleshootingCommands", func(t *testing.T) {
+		testTroubleshootingCommands(t, ctx, s)
 	})
 
 	t.Run("Burst", func(t *testing.T) {
@@ -218,7 +196,7 @@ spec:
 			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
 			for _, q := range qss {
 				m := q.(map[string]any)
-				if m["name"] == "rogue-cluster" {
+				if qsName(m) == "rogue-cluster" {
 					return m["attached"] != true && m["message"] != "", fmt.Errorf("rogue-cluster: %v", m)
 				}
 			}
@@ -396,7 +374,7 @@ spec:
 	})
 
 	t.Run("LargerQueryServiceAttaches", func(t *testing.T) {
-		// Two pools of the s family, one that upgrades and one that does
+		// Two pools of the r7gd family, one that upgrades and one that does
 		// not; a QueryService too large for their current size attaches
 		// to both.
 		for _, p := range []struct {
@@ -408,7 +386,7 @@ kind: Pool
 metadata: {name: %s, namespace: %s}
 spec:
   maxExecutors: 4
-  instanceConfig: {instanceFamily: s, autoUpgrade: %t}
+  instanceConfig: {instanceFamily: r7gd, autoUpgrade: %t}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
 `, p.name, poolNS, p.upgrade, p.name))
@@ -458,7 +436,7 @@ spec:
 			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
 			for _, q := range qss {
 				m := q.(map[string]any)
-				if m["name"] == "fixed-pool-large" {
+				if qsName(m) == "fixed-pool-large" {
 					return it == before && m["compatible"] != true && m["message"] != "", fmt.Errorf("type %s, large QS %v", it, m)
 				}
 			}
@@ -635,28 +613,33 @@ func readyNodes(ns []corev1.Node) []corev1.Node {
 	return out
 }
 
-func allocation(p *unstructured.Unstructured, ns, qs string) int64 {
+// allocationOf is the status.allocations entry of QueryService ns/qs.
+func allocationOf(p *unstructured.Unstructured, ns, qs string) map[string]any {
 	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
 	for _, a := range as {
 		m := a.(map[string]any)
-		if m["namespace"] == ns && m["queryService"] == qs {
-			n, _ := m["executors"].(int64)
-			return n
+		q, _ := m["queryService"].(map[string]any)
+		if q["namespace"] == ns && q["name"] == qs {
+			return m
 		}
 	}
-	return 0
+	return nil
+}
+
+func allocation(p *unstructured.Unstructured, ns, qs string) int64 {
+	n, _ := allocationOf(p, ns, qs)["poolExecutors"].(int64)
+	return n
 }
 
 func allocatedAtOf(p *unstructured.Unstructured, ns, qs string) string {
-	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
-	for _, a := range as {
-		m := a.(map[string]any)
-		if m["namespace"] == ns && m["queryService"] == qs {
-			at, _ := m["allocatedAt"].(string)
-			return at
-		}
-	}
-	return ""
+	at, _ := allocationOf(p, ns, qs)["allocatedAt"].(string)
+	return at
+}
+
+// qsName is the QueryService name of a status entry.
+func qsName(m map[string]any) any {
+	q, _ := m["queryService"].(map[string]any)
+	return q["name"]
 }
 
 func countsOf(p *unstructured.Unstructured) string {
@@ -668,7 +651,8 @@ func countsOf(p *unstructured.Unstructured) string {
 	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
 	for _, a := range as {
 		m := a.(map[string]any)
-		fmt.Fprintf(&b, "%v/%v=%v@%v ", m["namespace"], m["queryService"], m["executors"], m["allocatedAt"])
+		q, _ := m["queryService"].(map[string]any)
+		fmt.Fprintf(&b, "%v/%v=%v@%v ", q["namespace"], q["name"], m["poolExecutors"], m["allocatedAt"])
 	}
 	return b.String()
 }
