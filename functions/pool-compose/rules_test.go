@@ -158,7 +158,7 @@ func TestRules(t *testing.T) {
 			reason: "A pool on existing nodes whose PoolCapacity sees none of them is Pending, naming the nodeSelector and the labels it looks for.",
 			s: scenario{XR: xpool("linode-pool", "e6-pools", "  maxExecutors: 10\n  nodeSelector: {lke.linode.com/pool-id: \"785603\"}\n  allowedQueryServices: [{name: x}]\n"), QueryServices: allQS, CRDs: linodeCRDs,
 				Observed: map[string]string{"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: linode-pool-capacity}\nstatus: {atProvider: {nodes: {ready: 0}}}\n"}},
-			got: func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], status(r)["message"]} },
+			got:  func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], status(r)["message"]} },
 			want: []any{"Pending", "no node matches spec.nodeSelector lke.linode.com/pool-id=785603 with the pool label e6data.io/pool=linode-pool: create the node pool in your cloud with the label lke.linode.com/pool-id=785603, then label its nodes: kubectl label nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool"},
 		},
 		"ExistingNodesPresent": {

@@ -202,4 +202,3 @@ func lkeNode(name string) *corev1.Node {
 		Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl},
 	}
 }
-
