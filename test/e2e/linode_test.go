@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,15 @@ spec:
 			fmt.Errorf("cloud %q method %q phase %s: %s", cloud, method, phase, msg)
 	})
 	t.Logf("4.3 without LKE nodes -> Pending with the labels it looks for: %s", took.Round(100*time.Millisecond))
+	// The reference's "Pool Stuck in Pending" symptom, as it prints it.
+	checkInReference(t, "kubectl get pool")
+	out, err := kubectl(ctx, kc, "get", "pool", "-n", poolNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if header, rows := table(out); len(header) < 5 || len(rows) != 1 || !slices.Equal(rows[0][:5], []string{linodePool, "Pending", "0", "0", "0"}) {
+		t.Errorf("kubectl get pool printed\n%s\nwant linode-pool Pending 0 0 0 under NAME PHASE AVAILABLE OCCUPIED TOTAL", out)
+	}
 
 	// The LKE pool's nodes, as Linode would make them (kwok runs them).
 	for i := range 2 {
