@@ -115,7 +115,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if header, rows := table(out); len(header) < 5 || len(rows) != 1 || !slices.Equal(rows[0][:5], []string{linodePool, "Pending", "0", "0", "0"}) {
+	if header, rows := table(out); len(header) < 5 || len(rows) != 1 || len(rows[0]) < 5 || !slices.Equal(rows[0][:5], []string{linodePool, "Pending", "0", "0", "0"}) {
 		t.Errorf("kubectl get pool printed\n%s\nwant linode-pool Pending 0 0 0 under NAME PHASE AVAILABLE OCCUPIED TOTAL", out)
 	}
 
