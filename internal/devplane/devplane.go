@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -96,6 +97,14 @@ func ActiveRevision(ctx context.Context, c client.Client, kind, name string, tim
 // certificate's Secret, for functions the gRPC endpoint (such as
 // 127.0.0.1:9443), and a healthy runtime.
 func MarkRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
+	// Crossplane updates the revision's status too; on a conflict, read
+	// it again and repeat.
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		return markRuntime(ctx, c, kind, revision, endpoint, tlsSecret)
+	})
+}
+
+func markRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
 	r := &unstructured.Unstructured{}
 	r.SetAPIVersion("pkg.crossplane.io/v1")
 	r.SetKind(kind)
