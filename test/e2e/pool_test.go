@@ -683,17 +683,6 @@ func mustApply(t *testing.T, ctx context.Context, cfg restConfig, manifest strin
 	}
 }
 
-func mustApplyFile(t *testing.T, ctx context.Context, cfg restConfig, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.Apply(ctx, cfg, b); err != nil {
-		t.Fatalf("cannot apply %s: %v", path, err)
-	}
-}
-
 type (
 	schemaGVK  = schema.GroupVersionKind
 	restConfig = *rest.Config
