@@ -92,6 +92,38 @@ func observeCapacity(u *structpb.Struct) *CapacityObservation {
 	return o
 }
 
+// executorFailures counts the observed failures by reason, in the order of
+// capv1alpha1.FailureReasons.
+func (o *CapacityObservation) executorFailures() []poolv1alpha1.ExecutorFailureCount {
+	if o == nil || len(o.Failures) == 0 {
+		return nil
+	}
+	n := map[capv1alpha1.FailureReason]int32{}
+	for _, f := range o.Failures {
+		n[f.Reason]++
+	}
+	var out []poolv1alpha1.ExecutorFailureCount
+	for _, r := range capv1alpha1.FailureReasons {
+		if n[r] > 0 {
+			out = append(out, poolv1alpha1.ExecutorFailureCount{Reason: string(r), Count: n[r]})
+		}
+	}
+	return out
+}
+
+// unauthorizedExecutors turns the observed unauthorized executors into
+// status.
+func (o *CapacityObservation) unauthorizedExecutors() []poolv1alpha1.UnauthorizedExecutor {
+	if o == nil || len(o.UnauthorizedExecutors) == 0 {
+		return nil
+	}
+	out := make([]poolv1alpha1.UnauthorizedExecutor, 0, len(o.UnauthorizedExecutors))
+	for _, u := range o.UnauthorizedExecutors {
+		out = append(out, poolv1alpha1.UnauthorizedExecutor{Pod: u.Pod, Namespace: u.Namespace, QueryService: u.QueryService})
+	}
+	return out
+}
+
 // allocations turns the observed allocations into status.
 func (o *CapacityObservation) allocations() []poolv1alpha1.Allocation {
 	if o == nil || len(o.Allocations) == 0 {

@@ -196,6 +196,27 @@ func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
 		}
 		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
 	}
+	if len(st.ExecutorFailures) > 0 {
+		l := make([]*structpb.Value, 0, len(st.ExecutorFailures))
+		for _, f := range st.ExecutorFailures {
+			o := obj{}
+			o.set("reason", structpb.NewStringValue(f.Reason))
+			o.count("count", f.Count)
+			l = append(l, o.value())
+		}
+		m.set("executorFailures", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if len(st.UnauthorizedExecutors) > 0 {
+		l := make([]*structpb.Value, 0, len(st.UnauthorizedExecutors))
+		for _, u := range st.UnauthorizedExecutors {
+			o := obj{}
+			o.set("pod", structpb.NewStringValue(u.Pod))
+			o.set("namespace", structpb.NewStringValue(u.Namespace))
+			o.str("queryService", u.QueryService)
+			l = append(l, o.value())
+		}
+		m.set("unauthorizedExecutors", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
 	return m.value()
 }
 

@@ -29,6 +29,8 @@ func (s *state) status(warm WarmPlan) {
 		st.PendingExecutors = o.PendingExecutors
 		st.CurrentNodes = o.Nodes.Ready
 		st.Allocations = o.allocations()
+		st.ExecutorFailures = o.executorFailures()
+		st.UnauthorizedExecutors = o.unauthorizedExecutors()
 		s.condition(CondCapacityKnown, metav1.ConditionTrue, "Observed", "")
 	} else {
 		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
