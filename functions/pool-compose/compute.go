@@ -24,8 +24,14 @@ import (
 type Input struct {
 	Now time.Time
 
-	// Config is the function input, defaulted.
+	// Config is the function input with the cluster's EnvironmentConfig
+	// merged over it, defaulted.
 	Config *v1beta1.Input
+	// Settings says where each setting came from.
+	Settings Settings
+	// SettingsProblem says which settings are invalid, naming the
+	// EnvironmentConfig field (or function input field) to fix.
+	SettingsProblem string
 
 	// Pool names the pool's objects: the claim's name, else the XPool's.
 	Pool string
@@ -200,6 +206,9 @@ func Compute(in Input) Output {
 	}
 	s.atts = atts
 	s.sched = s.scheduling()
+	if s.waitForSettings() {
+		return out
+	}
 
 	warm := s.warm()
 	if s.det.Problem != "" {
@@ -219,6 +228,38 @@ func Compute(in Input) Output {
 	s.storageAgent()
 	s.status(warm)
 	return out
+}
+
+// waitForSettings makes the pool Pending, keeping every composed object as
+// it is, while its settings are invalid or a setting its cloud needs is
+// missing, and reports true then. A pool being deleted does not wait.
+func (s *state) waitForSettings() bool {
+	if s.in.Deleting {
+		return false
+	}
+	reason, msg := reasonSettingsInvalid, s.in.SettingsProblem
+	if msg == "" && s.det.Problem == "" {
+		clusterID := ""
+		if p := s.in.Config.Provisioning; p != nil {
+			clusterID = p.ClusterID
+		}
+		if p := s.in.Spec.Provisioning; p != nil && p.ClusterID != "" {
+			clusterID = p.ClusterID
+		}
+		if errs := RequiredSettings(s.det, s.manageNodePool() && !s.static(), clusterID, s.in.Config); len(errs) > 0 {
+			reason, msg = reasonSettingsMissing, s.in.Settings.Problem(errs)
+		}
+	}
+	if msg == "" {
+		return false
+	}
+	s.pending(reason, msg)
+	if s.in.PreviousConditions[CondProvisioned] != reason {
+		s.event(true, reason, msg)
+	}
+	s.preserve(sortedNames(s.in.Observed)...)
+	s.waitingStatus()
+	return true
 }
 
 // fail marks the pool Failed with a reason and a message.

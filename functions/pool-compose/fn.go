@@ -76,18 +76,13 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
 		return Input{}, false
 	}
-	Default(cfg)
-	if err := ValidateInput(cfg); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "invalid function input: fix the pipeline step's input in the Composition"))
-		return Input{}, false
-	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
 		response.Fatal(rsp, errors.New("the request has no observed XPool"))
 		return Input{}, false
 	}
-	pool, ns := poolName(oxr, cfg.Namespace)
+	pool, _ := poolName(oxr, defaultNamespace)
 	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
@@ -108,8 +103,10 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	}
 
 	rsp.Requirements = Requirements()
+	rsp.Requirements.Resources[reqEnvironment] = environmentSelector(cfg)
 	qss, crds, ok := required(req)
-	if !ok {
+	envs, envOK := environmentData(req)
+	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
 		if err := keepObserved(rsp, observed); err != nil {
@@ -118,6 +115,11 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		return Input{}, false
 	}
 
+	// Settings problems are decided by Compute, which keeps the pool's
+	// objects and makes it Pending with the field to fix.
+	settings, errs := MergeSettings(req.GetInput(), cfg, envs)
+	cfg = settings.Config
+	_, ns := poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
 		size = catalogSizer(cfg.CatalogOverrides)
@@ -127,7 +129,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		now = f.now
 	}
 	return Input{
-		Now: now(), Config: cfg, Pool: pool, Namespace: ns,
+		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),

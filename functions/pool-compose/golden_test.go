@@ -18,14 +18,35 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // environment is a cluster the golden pools are rendered for: the CRDs it
-// has installed and the function input its platform team wrote.
+// has installed and the data of its EnvironmentConfig, merged over the
+// input of the Composition burstpool ships.
 type environment struct {
-	crds  []string
-	input string
+	crds     []string
+	settings string
 }
 
-// managedInput makes the function emit cloud node pools.
-const managedInput = testInput + "provisioning:\n  clusterId: \"123456\"\n  region: us-east\n  manageNodePool: true\n"
+// clusterSettings are the data of a cluster's EnvironmentConfig.
+const clusterSettings = clusterIdentity + `  provisioning:
+    clusterId: "123456"
+    region: us-east
+`
+
+// managedSettings also make the function emit cloud node pools.
+const managedSettings = clusterIdentity + `  provisioning:
+    clusterId: "123456"
+    region: us-east
+    manageNodePool: true
+`
+
+// clusterIdentity are the cluster's name, node roles and helper image.
+const clusterIdentity = `  clusterName: test-cluster
+  aws:
+    role: KarpenterNodeRole-test-cluster
+  eksAutoMode:
+    role: AmazonEKSAutoNodeRole
+  warmup:
+    helperImage: ghcr.io/burstpool/warm:v0.1.0
+`
 
 var environments = map[string]environment{
 	"aws":       {crds: awsCRDs},
@@ -34,10 +55,30 @@ var environments = map[string]environment{
 	"azure":     {crds: []string{crdNodePool, crdAKSNodeClass}},
 	"kwok":      {crds: kwokCRDs},
 	"linode":    {crds: linodeCRDs},
-	"lke":       {crds: linodeCRDs, input: managedInput},
-	"doks":      {crds: []string{crdDOKS}, input: managedInput},
-	"coreweave": {crds: []string{crdCoreWeave}, input: managedInput},
+	"lke":       {crds: linodeCRDs, settings: managedSettings},
+	"doks":      {crds: []string{crdDOKS}, settings: managedSettings},
+	"coreweave": {crds: []string{crdCoreWeave}, settings: managedSettings},
 	"static":    {},
+}
+
+// shippedInput is the function input of apis/composition.yaml.
+func shippedInput(t *testing.T) string {
+	t.Helper()
+	var c struct {
+		Spec struct {
+			Pipeline []struct {
+				Input map[string]any `json:"input"`
+			} `json:"pipeline"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "../../apis/composition.yaml")), &c); err != nil || len(c.Spec.Pipeline) == 0 {
+		t.Fatalf("cannot read the function input of apis/composition.yaml: %v", err)
+	}
+	b, err := yaml.Marshal(c.Spec.Pipeline[0].Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // examplePools are the seed pools of examples/pools.
@@ -108,7 +149,12 @@ func TestGolden(t *testing.T) {
 		xr, name, ns := claimToXR(t, claim)
 		for env, e := range environments {
 			t.Run(pool+"/"+env, func(t *testing.T) {
-				s := scenario{Input: e.input, XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true}
+				settings := e.settings
+				if settings == "" {
+					settings = clusterSettings
+				}
+				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
+					XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true}
 				rsp := s.run(t)
 				got := toYAML(t, rsp)
 				path := filepath.Join("testdata", pool, env+".yaml")

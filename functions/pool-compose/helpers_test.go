@@ -41,6 +41,8 @@ type scenario struct {
 	Unsupplied []string
 	// Catalog sizes with the real sizing catalog instead of fakeSize.
 	Catalog bool
+	// Environment are the EnvironmentConfigs Crossplane supplies.
+	Environment []string
 }
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
@@ -150,6 +152,10 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 		}
 		req.RequiredResources[reqCRDPrefix+c] = r
 	}
+	req.RequiredResources[reqEnvironment] = &fnv1.Resources{}
+	for _, e := range s.Environment {
+		req.RequiredResources[reqEnvironment].Items = append(req.RequiredResources[reqEnvironment].Items, &fnv1.Resource{Resource: mustStruct(t, e)})
+	}
 	for _, n := range s.Unsupplied {
 		delete(req.RequiredResources, n)
 	}
@@ -168,6 +174,12 @@ func (s scenario) run(t testing.TB) *fnv1.RunFunctionResponse {
 		t.Fatalf("RunFunction: %v", err)
 	}
 	return rsp
+}
+
+// environmentConfig is an EnvironmentConfig named name whose data is the YAML
+// data (indented two spaces).
+func environmentConfig(name, data string) string {
+	return "apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata:\n  name: " + name + "\ndata:\n" + data
 }
 
 // xpool is an XPool claimed as namespace/name with spec (YAML, indented

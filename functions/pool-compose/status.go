@@ -14,6 +14,31 @@ import (
 // observed state.
 func (s *state) status(warm WarmPlan) {
 	st := &s.out.Status
+	s.observedStatus()
+	st.CachedImages = warm.Images
+	s.queryServices()
+	s.imagesCondition(warm)
+	st.Phase, st.Message = s.phase(warm)
+	if s.in.Spec.Suspend {
+		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
+	} else {
+		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+	}
+}
+
+// waitingStatus is the status of a pool that waits for its settings: what
+// was observed and decided before stays, and the phase says what to fix.
+func (s *state) waitingStatus() {
+	st := &s.out.Status
+	s.observedStatus()
+	st.AttachedQueryServices = s.in.Previous.AttachedQueryServices
+	st.Phase, st.Message = s.phase(WarmPlan{})
+}
+
+// observedStatus fills the instance type and the capacity the PoolCapacity
+// observed.
+func (s *state) observedStatus() {
+	st := &s.out.Status
 	if s.size != nil {
 		st.DerivedInstanceType = s.size.InstanceType
 		st.DerivedFrom = s.size.DerivedFrom
@@ -31,15 +56,6 @@ func (s *state) status(warm WarmPlan) {
 		s.condition(CondCapacityKnown, metav1.ConditionTrue, "Observed", "")
 	} else {
 		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
-	}
-	st.CachedImages = warm.Images
-	s.queryServices()
-	s.imagesCondition(warm)
-	st.Phase, st.Message = s.phase(warm)
-	if s.in.Spec.Suspend {
-		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
-	} else {
-		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
 	}
 }
 
