@@ -42,7 +42,7 @@ type Packages struct {
 func InstallPackages(ctx context.Context, c client.Client, p Packages) error {
 	objs := []*unstructured.Unstructured{
 		pkg("Function", FunctionName, p.Function, false),
-		pkg("Provider", ProviderName, p.Provider, false),
+		withRuntimeConfig(pkg("Provider", ProviderName, p.Provider, false), ProviderRuntimeConfig),
 		pkg("Configuration", ConfigurationName, p.Configuration, true),
 	}
 	for _, o := range objs {
@@ -64,6 +64,13 @@ func pkg(kind, name, ref string, skipDeps bool) *unstructured.Unstructured {
 		"metadata":   map[string]any{"name": name},
 		"spec":       spec,
 	}}
+}
+
+// withRuntimeConfig makes a Provider run with the DeploymentRuntimeConfig
+// name, as docs/install.md installs it.
+func withRuntimeConfig(u *unstructured.Unstructured, name string) *unstructured.Unstructured {
+	u.Object["spec"].(map[string]any)["runtimeConfigRef"] = map[string]any{"name": name}
+	return u
 }
 
 // ActiveRevision waits until the package kind/name has an active revision

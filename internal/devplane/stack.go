@@ -149,6 +149,12 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
+	if err := step("apply the provider's runtime config and roles (deploy/provider)", func() error {
+		return ApplyProviderManifests(ctx, s.Cluster.Config, cfg.Root)
+	}); err != nil {
+		return nil, err
+	}
+
 	var refs Packages
 	if err := step("push packages to a loopback OCI registry", func() error {
 		addr, stop, err := ocireg.Serve(context.WithoutCancel(ctx), "127.0.0.1:"+strconv.Itoa(registryPort))
@@ -219,13 +225,19 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err := localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig)); err != nil {
 			return err
 		}
+		// The provider runs as its service account, with the shipped roles
+		// only, as in a pod that Crossplane starts.
+		kubeconfig := filepath.Join(cfg.Dir, "provider.kubeconfig")
+		if err := ProviderKubeconfig(ctx, s.Client, s.Cluster.Config, kubeconfig, 7*24*3600); err != nil {
+			return err
+		}
 		ports, err := localcp.FreePorts(2)
 		if err != nil {
 			return err
 		}
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		s.Provider, err = Start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
-			[]string{"KUBECONFIG=" + s.Cluster.Kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
+			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
 			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
 		if err != nil {
 			return err
