@@ -37,6 +37,10 @@ type Config struct {
 	StopWithParent bool
 	// Say narrates progress; nil is silent.
 	Say func(format string, args ...any)
+	// Tag is the tag packages are pushed with; empty is v0.0.0-dev.
+	Tag string
+	// CrossplaneArgs are extra arguments of `crossplane core start`.
+	CrossplaneArgs []string
 }
 
 // Stack is a local control plane with burstpool installed.
@@ -47,6 +51,9 @@ type Stack struct {
 	Function, Provider *Proc
 
 	cfg            Config
+	bin            string
+	refs           Packages
+	registry       string
 	functionPort   int
 	functionSecret string
 	stopRegistry   func()
@@ -66,25 +73,48 @@ func (c Config) say(format string, args ...any) {
 // starts the function and provider runtimes. On error everything started is
 // stopped.
 func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
-	s := &Stack{cfg: cfg, Took: map[string]time.Duration{}}
+	s, err := Prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			// Up's error says what failed; stopping is best effort.
 			_ = s.Down()
 		}
 	}()
-	step := func(name string, f func() error) error {
-		start := time.Now()
-		cfg.say("%s ...", name)
-		if err := f(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		s.Took[name] = time.Since(start)
-		cfg.say("%s: done in %s", name, s.Took[name].Round(100*time.Millisecond))
-		return nil
+	if err := s.Install(ctx); err != nil {
+		return nil, err
 	}
+	if err := s.StartRuntimes(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
-	bin := filepath.Join(cfg.Dir, "bin")
+// step runs one named step of bringing the stack up, timing it.
+func (s *Stack) step(name string, f func() error) error {
+	start := time.Now()
+	s.cfg.say("%s ...", name)
+	if err := f(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	s.Took[name] = time.Since(start)
+	s.cfg.say("%s: done in %s", name, s.Took[name].Round(100*time.Millisecond))
+	return nil
+}
+
+// Prepare builds burstpool's binaries and packages, starts the control
+// plane and pushes the packages to a loopback registry; nothing is
+// installed yet. On error everything started is stopped.
+func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	s := &Stack{cfg: cfg, Took: map[string]time.Duration{}, bin: filepath.Join(cfg.Dir, "bin")}
+	defer func() {
+		if err != nil {
+			_ = s.Down()
+		}
+	}()
+	step, bin := s.step, s.bin
 	if err := step("build burstpool binaries", func() error {
 		return goBuild(ctx, cfg.Root, bin, "./functions/pool-compose", "./cmd/provider", "./cmd/localcp")
 	}); err != nil {
@@ -127,6 +157,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			RelayBinary:       filepath.Join(bin, "localcp"),
 			InstanceTypesFile: types,
 			CrossplaneEnv:     []string{"PACKAGE_RUNTIME=External"},
+			CrossplaneArgs:    cfg.CrossplaneArgs,
 			ForwardPorts:      []int{s.functionPort, registryPort},
 			StopWithParent:    cfg.StopWithParent,
 		})
@@ -140,48 +171,78 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
+	tag := cfg.Tag
+	if tag == "" {
+		tag = "v0.0.0-dev"
+	}
+	refs := &s.refs
+	if err := step("push packages to a loopback OCI registry", func() error {
+		addr, stop, err := ocireg.Serve(context.WithoutCancel(ctx), "127.0.0.1:"+strconv.Itoa(registryPort))
+		if err != nil {
+			return err
+		}
+		s.stopRegistry, s.registry = stop, addr
+		p := filepath.Join(pkgs, "packages")
+		arch := runtime.GOARCH
+		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/burstpool", tag, filepath.Join(p, "burstpool.xpkg")); err != nil {
+			return err
+		}
+		if refs.Function, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/function-pool-compose", tag, filepath.Join(p, "function-pool-compose-"+arch+".xpkg")); err != nil {
+			return err
+		}
+		refs.Provider, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/provider-burstpool", tag, filepath.Join(p, "provider-burstpool-"+arch+".xpkg"))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	return s, nil
+}
+
+// Registry is the host:port of the loopback registry that serves the
+// packages, under burstpool/.
+func (s *Stack) Registry() string { return s.registry }
+
+// Install installs the QueryService CRD, the provider's runtime config and
+// roles, and the packages, as make demo and the e2e suite use them.
+func (s *Stack) Install(ctx context.Context) error {
+	step, cfg := s.step, s.cfg
 	if err := step("install the QueryService CRD", func() error {
 		if err := localcp.ApplyFiles(ctx, s.Cluster.Config, filepath.Join(cfg.Root, "examples", "crds")); err != nil {
 			return err
 		}
 		return localcp.WaitEstablished(ctx, s.Cluster.Config, time.Minute, "queryservices.e6data.io")
 	}); err != nil {
-		return nil, err
+		return err
 	}
 
 	if err := step("apply the provider's runtime config and roles (deploy/provider)", func() error {
 		return ApplyProviderManifests(ctx, s.Cluster.Config, cfg.Root)
 	}); err != nil {
-		return nil, err
-	}
-
-	var refs Packages
-	if err := step("push packages to a loopback OCI registry", func() error {
-		addr, stop, err := ocireg.Serve(context.WithoutCancel(ctx), "127.0.0.1:"+strconv.Itoa(registryPort))
-		if err != nil {
-			return err
-		}
-		s.stopRegistry = stop
-		p := filepath.Join(pkgs, "packages")
-		arch := runtime.GOARCH
-		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/configuration", "v0.0.0-dev", filepath.Join(p, "burstpool.xpkg")); err != nil {
-			return err
-		}
-		if refs.Function, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/function-pool-compose", "v0.0.0-dev", filepath.Join(p, "function-pool-compose-"+arch+".xpkg")); err != nil {
-			return err
-		}
-		refs.Provider, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/provider-burstpool", "v0.0.0-dev", filepath.Join(p, "provider-burstpool-"+arch+".xpkg"))
 		return err
-	}); err != nil {
-		return nil, err
 	}
 
 	if err := step("install the Configuration, Function and Provider packages", func() error {
 		// The function and provider steps wait for their active revisions.
-		return InstallPackages(ctx, s.Client, refs)
+		return InstallPackages(ctx, s.Client, s.refs)
 	}); err != nil {
-		return nil, err
+		return err
 	}
+	return step("create the provider's ProviderConfig", func() error {
+		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 3*time.Minute, "providerconfigs.capacity.e6data.io"); err != nil {
+			return err
+		}
+		return localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig))
+	})
+}
+
+// StartRuntimes starts what Crossplane's pod runtime would for the
+// installed packages: the function and the provider as local processes,
+// the provider with a token of its service account; then it waits for the
+// Pool API. It waits for the packages' revisions, so it may run while they
+// are being installed.
+func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
+	step, cfg, bin := s.step, s.cfg, s.bin
 
 	if err := step("start the pool-compose function (mTLS, signed by Crossplane's CA)", func() error {
 		certs := filepath.Join(cfg.Dir, "certs", FunctionName)
@@ -204,7 +265,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		return s.ConnectFunction(ctx)
 	}); err != nil {
-		return nil, err
+		return err
 	}
 
 	if err := step("start the capacity provider", func() error {
@@ -220,9 +281,6 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return err
 		}
 		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
-			return err
-		}
-		if err := localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig)); err != nil {
 			return err
 		}
 		// The provider runs as its service account, with the shipped roles
@@ -244,15 +302,15 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		return waitPort(ctx, s.MetricsAddr, 30*time.Second)
 	}); err != nil {
-		return nil, err
+		return err
 	}
 
 	if err := step("wait for the Pool API (XRD xpools.e6data.io offered)", func() error {
 		return localcp.WaitEstablished(ctx, s.Cluster.Config, 3*time.Minute, "xpools.e6data.io", "pools.e6data.io")
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	return s, s.save()
+	return s.save()
 }
 
 const providerConfig = `apiVersion: capacity.e6data.io/v1alpha1

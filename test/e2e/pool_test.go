@@ -50,18 +50,7 @@ func TestPool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cannot bring burstpool up: %v", err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
-				if p != nil {
-					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
-				}
-			}
-		}
-		if err := s.Down(); err != nil {
-			t.Errorf("cannot stop the stack: %v", err)
-		}
-	})
+	downWithLogs(t, s)
 	for name, d := range s.Took {
 		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))
 	}
