@@ -81,3 +81,49 @@ func TestLabelledEnvironmentConfigsMerge(t *testing.T) {
 		t.Errorf("status.message: got %q, want %q", got, want)
 	}
 }
+
+func TestRequiredSettings(t *testing.T) {
+	withDefaults := func(c *v1beta1.Input) *v1beta1.Input { Default(c); return c }
+	cases := map[string]struct {
+		det       Detection
+		manage    bool
+		clusterID string
+		in        *v1beta1.Input
+		want      []string
+	}{
+		"AWSNeedsRoleAndClusterName": {
+			det: Detection{Cloud: cloudAWS, Method: methodKarpenter}, in: withDefaults(&v1beta1.Input{}),
+			want: []string{"aws.role", "clusterName"},
+		},
+		"AWSInstanceProfileAndSelectorsSuffice": {
+			det: Detection{Cloud: cloudAWS, Method: methodKarpenter},
+			in: withDefaults(&v1beta1.Input{AWS: &v1beta1.AWS{InstanceProfile: "p",
+				SubnetSelectorTerms: []v1beta1.SelectorTerm{{ID: "s"}}, SecurityGroupSelectorTerms: []v1beta1.SelectorTerm{{ID: "g"}}}}),
+		},
+		"EKSAutoModeNeedsItsRole": {
+			det: Detection{Cloud: cloudAWS, Method: methodEKSAutoMode}, in: withDefaults(&v1beta1.Input{ClusterName: "c", AWS: &v1beta1.AWS{Role: "not-this-one"}}),
+			want: []string{"eksAutoMode.role"},
+		},
+		"ManagedLKENeedsClusterID": {
+			det: Detection{Cloud: cloudLinode, Method: methodLKE}, manage: true, in: withDefaults(&v1beta1.Input{}),
+			want: []string{"provisioning.clusterId"},
+		},
+		"ManagedLKEWithThePoolsClusterID": {
+			det: Detection{Cloud: cloudLinode, Method: methodLKE}, manage: true, clusterID: "42", in: withDefaults(&v1beta1.Input{}),
+		},
+		"KWOKNeedsNothing": {
+			det: Detection{Cloud: cloudKWOK, Method: methodKarpenter}, in: withDefaults(&v1beta1.Input{}),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, e := range RequiredSettings(tc.det, tc.manage, tc.clusterID, tc.in) {
+				got = append(got, e.Path)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("RequiredSettings(): -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
