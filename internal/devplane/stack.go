@@ -89,6 +89,12 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := s.StartRuntimes(ctx); err != nil {
 		return nil, err
 	}
+	// The provider's CRDs exist once its runtime is up.
+	if err := s.step("create the provider's ProviderConfig", func() error {
+		return localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig))
+	}); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -222,17 +228,9 @@ func (s *Stack) Install(ctx context.Context) error {
 		return err
 	}
 
-	if err := step("install the Configuration, Function and Provider packages", func() error {
+	return step("install the Configuration, Function and Provider packages", func() error {
 		// The function and provider steps wait for their active revisions.
 		return InstallPackages(ctx, s.Client, s.refs)
-	}); err != nil {
-		return err
-	}
-	return step("create the provider's ProviderConfig", func() error {
-		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 3*time.Minute, "providerconfigs.capacity.e6data.io"); err != nil {
-			return err
-		}
-		return localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig))
 	})
 }
 
