@@ -143,7 +143,15 @@ spec:
 		stepStart := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("docs/install.md, sh block %d failed: %v\n--- block ---\n%s--- output ---\n%s", i+1, err, script, out)
+			t.Errorf("docs/install.md, sh block %d failed: %v\n--- block ---\n%s--- output ---\n%s", i+1, err, script, out)
+			packageStates(t, env, root)
+			select {
+			case err := <-runtimes:
+				t.Logf("the runtimes' start ended with: %v", err)
+			default:
+				t.Logf("the runtimes are still starting: %v", s.Took)
+			}
+			t.FailNow()
 		}
 		t.Logf("docs/install.md, sh block %d: done in %s\n%s", i+1, time.Since(stepStart).Round(100*time.Millisecond), out)
 	}
@@ -202,6 +210,17 @@ spec:
 			t.Errorf("pool %s lost its NodePool while Pending: %v", p, err)
 		}
 	}
+}
+
+// packageStates logs the packages' revisions and their conditions, to
+// tell why an installation step waited in vain.
+func packageStates(t *testing.T, env []string, dir string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "kubectl", "get", "providerrevisions,functionrevisions,configurationrevisions,providers,functions,configurations", //nolint:gosec // fixed arguments
+		"-o", `custom-columns=KIND:.kind,NAME:.metadata.name,STATE:.spec.desiredState,CONDITIONS:.status.conditions[*].reason,MESSAGES:.status.conditions[*].message`)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	t.Logf("package states (%v):\n%s", err, out)
 }
 
 // docSettings reads the node role and cluster name of the EnvironmentConfig
