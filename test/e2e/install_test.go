@@ -144,7 +144,7 @@ spec:
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Errorf("docs/install.md, sh block %d failed: %v\n--- block ---\n%s--- output ---\n%s", i+1, err, script, out)
-			packageStates(t, env, root)
+			packageStates(t, filepath.Join(bin, "kubectl"), env, root)
 			select {
 			case err := <-runtimes:
 				t.Logf("the runtimes' start ended with: %v", err)
@@ -214,9 +214,9 @@ spec:
 
 // packageStates logs the packages' revisions and their conditions, to
 // tell why an installation step waited in vain.
-func packageStates(t *testing.T, env []string, dir string) {
+func packageStates(t *testing.T, kubectl string, env []string, dir string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "kubectl", "get", "providerrevisions,functionrevisions,configurationrevisions,providers,functions,configurations", //nolint:gosec // fixed arguments
+	cmd := exec.CommandContext(t.Context(), kubectl, "get", "providerrevisions,functionrevisions,configurationrevisions,providers,functions,configurations", //nolint:gosec // fixed arguments
 		"-o", `custom-columns=KIND:.kind,NAME:.metadata.name,STATE:.spec.desiredState,CONDITIONS:.status.conditions[*].reason,MESSAGES:.status.conditions[*].message`)
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.CombinedOutput()
