@@ -72,8 +72,7 @@ var allowed = []string{
 	"burstpool-capacity-credentials: crossplane-system coordination.k8s.io/leases create",
 	"burstpool-capacity-credentials: crossplane-system coordination.k8s.io/leases update",
 	// Opt-in (rbac-evictions.yaml): remove failed and unauthorized
-	// executors, through the Eviction API where it applies.
-	"burstpool-capacity-evictor: cluster /pods delete",
+	// executors through the Eviction API, which honours PDBs.
 	"burstpool-capacity-evictor: cluster /pods/eviction create",
 	"burstpool-capacity-evictor: cluster policy/poddisruptionbudgets get",
 	"burstpool-capacity-evictor: cluster policy/poddisruptionbudgets list",

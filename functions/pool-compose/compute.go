@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
@@ -46,8 +45,9 @@ type Input struct {
 	// type, so events are emitted only when a condition changes.
 	PreviousConditions map[string]string
 
-	// QueryServices is every QueryService in the cluster.
-	QueryServices []qsv1alpha1.QueryService
+	// QueryServices are those Crossplane supplied for the pool's
+	// Requirements: the ones it names, selects or that carry its label.
+	QueryServices []QueryService
 	// CRDs are the detection CRDs that exist.
 	CRDs map[string]bool
 
@@ -56,6 +56,9 @@ type Input struct {
 
 	// Size decides the pool's instance type.
 	Size func(SizeInput) (SizeResult, error)
+
+	// RequestSize is the size of the request's QueryServices.
+	RequestSize RequestSize
 }
 
 // Output is the decision: the desired objects and the XPool's status.
@@ -137,6 +140,9 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if s.QueryServiceSelector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(s.QueryServiceSelector); err != nil {
 			errs = append(errs, fmt.Sprintf("spec.queryServiceSelector is invalid: %v", err))
+		} else if selectorLabels(s.QueryServiceSelector) == nil {
+			errs = append(errs, "spec.queryServiceSelector must pin at least one label to one value (a matchLabels entry, or a matchExpressions entry with operator In and one value): "+
+				"QueryServices are fetched by label equality, and a selector without one would fetch every QueryService in the cluster on every reconcile")
 		}
 	}
 	if len(s.AllowedQueryServices) == 0 && s.QueryServiceSelector == nil {
@@ -174,6 +180,7 @@ type state struct {
 	epn      int32
 	sched    Scheduling
 	atts     []Attachment
+	att      []Attachment // the attached of atts, once computed
 	capObs   *CapacityObservation
 	size     *SizeResult
 	notReady []string
@@ -227,6 +234,9 @@ func Compute(in Input) Output {
 	}
 	s.storageAgent()
 	s.status(warm)
+	if msg := sizeWarning(in.RequestSize); msg != "" {
+		s.event(true, "RequestNearSizeLimit", msg)
+	}
 	return out
 }
 
@@ -260,6 +270,14 @@ func (s *state) waitForSettings() bool {
 	s.preserve(sortedNames(s.in.Observed)...)
 	s.waitingStatus()
 	return true
+}
+
+// attached returns the attached QueryServices, computing them once.
+func (s *state) attached() []Attachment {
+	if s.att == nil {
+		s.att = attached(s.atts)
+	}
+	return s.att
 }
 
 // fail marks the pool Failed with a reason and a message.
@@ -299,6 +317,16 @@ func (s *state) emit(n resource.Name, u *unstructured.Unstructured, ready bool) 
 	s.out.Ready[n] = readyOf(ready)
 	if !ready {
 		s.notReady = append(s.notReady, u.GetKind()+" "+u.GetName())
+	}
+}
+
+// emitLazy adds a desired object that is built only when the render cache
+// lacks it; kind and name are its own.
+func (s *state) emitLazy(n resource.Name, kind, name string, l Lazy, ready bool) {
+	s.out.Lazy[n] = l
+	s.out.Ready[n] = readyOf(ready)
+	if !ready {
+		s.notReady = append(s.notReady, kind+" "+name)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/schemacheck"
 )
 
@@ -112,7 +113,7 @@ func claimToXR(t *testing.T, claim map[string]any) (xr string, name, ns string) 
 }
 
 // exampleQueryServices are examples/queryservices.yaml's QueryServices,
-// pointed at the pool name/ns.
+// pointed at the pool name/ns (poolRef and the e6data.io/pool label).
 func exampleQueryServices(t *testing.T, name, ns string) []string {
 	t.Helper()
 	var out []string
@@ -126,6 +127,7 @@ func exampleQueryServices(t *testing.T, name, ns string) []string {
 		}
 		ex := o["spec"].(map[string]any)["executor"].(map[string]any)
 		ex["poolRef"] = map[string]any{"name": name, "namespace": ns}
+		o["metadata"].(map[string]any)["labels"].(map[string]any)[qsv1alpha1.LabelPool] = name
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			t.Fatal(err)

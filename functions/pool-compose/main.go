@@ -18,7 +18,7 @@ type CLI struct {
 	Insecure    bool   `help:"Run without mTLS credentials. Only for crossplane render; Crossplane itself always uses mTLS."`
 
 	MetricsAddress     string `default:"127.0.0.1:8080" help:"Address of the Prometheus metrics endpoint; empty turns it off."`
-	MaxRecvMessageSize int    `default:"4" help:"Maximum size of a received message in MiB."`
+	MaxRecvMessageSize int    `default:"32" help:"Maximum size of a received message (a RunFunctionRequest) in MiB: a request carries the pool's QueryServices, about 8 KB each."`
 }
 
 // Run serves the function until the process is stopped.
@@ -27,12 +27,13 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
-	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}},
+	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
+	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, maxRecv: maxRecv},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
 		function.WithMetricsServer(c.MetricsAddress),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+		function.MaxRecvMessageSize(maxRecv))
 }
 
 func main() {

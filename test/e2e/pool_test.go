@@ -187,12 +187,14 @@ func TestPool(t *testing.T) {
 	})
 
 	t.Run("NotAllowedQueryService", func(t *testing.T) {
-		// A QueryService that points at the pool without being allowed.
+		// A QueryService that points at the pool without being allowed,
+		// labelled for the pool as QueryServices that use a pool are.
 		mustApply(t, ctx, cfg, `apiVersion: e6data.io/v1alpha1
 kind: QueryService
 metadata:
   name: rogue-cluster
   namespace: `+reportingNS+`
+  labels: {e6data.io/pool: `+e2ePool+`}
 spec:
   executor:
     image: registry.example.com/rogue/executor:1

@@ -101,6 +101,45 @@ type PoolStatus struct {
 	// +listType=atomic
 	// +optional
 	AttachedQueryServices []AttachedQueryService `json:"attachedQueryServices,omitempty"`
+
+	// ExecutorFailures counts the pool executors whose latest failures the
+	// pool's capacity reports (at most 20), by reason: OOMKilled,
+	// ImagePullError, CrashLoopBackOff, ContainerConfigError, Evicted,
+	// Disrupted, NodeLost or Error. The pool's PoolCapacity lists them with
+	// their messages. A burstpool extension.
+	// +listType=atomic
+	// +optional
+	ExecutorFailures []ExecutorFailureCount `json:"executorFailures,omitempty"`
+
+	// UnauthorizedExecutors are pool executors of QueryServices that are
+	// not attached to the pool, at most 20. A burstpool extension.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	UnauthorizedExecutors []UnauthorizedExecutor `json:"unauthorizedExecutors,omitempty"`
+}
+
+// ExecutorFailureCount is how many pool executors failed for one reason.
+type ExecutorFailureCount struct {
+	// Reason the executors failed.
+	Reason string `json:"reason"`
+
+	// Count of executors.
+	Count int32 `json:"count"`
+}
+
+// UnauthorizedExecutor is a pool executor of a QueryService that is not
+// attached to the pool.
+type UnauthorizedExecutor struct {
+	// Pod is the executor pod's name.
+	Pod string `json:"pod"`
+
+	// Namespace of the pod.
+	Namespace string `json:"namespace"`
+
+	// QueryService the pod's labels name.
+	// +optional
+	QueryService string `json:"queryService,omitempty"`
 }
 
 // Allocation is what one QueryService holds in the pool.
