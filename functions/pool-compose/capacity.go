@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+	"strings"
+
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -163,11 +166,41 @@ func (s *state) capacity() {
 		return
 	}
 	policy := s.in.Config.Capacity
-	u := PoolCapacity(CapacityArgs{
+	a := CapacityArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
-		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: attached(s.atts),
+		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: s.attached(),
 		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: policy.UnauthorizedExecutors,
 		ProviderConfigName: policy.ProviderConfigName,
-	})
-	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))
+	}
+	// It lists every attached QueryService: the largest object of a large
+	// pool, and the same from call to call until one attaches or leaves.
+	s.emitLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
+		conditionReady(s.in.Observed[rnCapacity], false))
+}
+
+// capacityKey encodes everything a PoolCapacity is made of, without the
+// cost of JSON for a thousand QueryServices.
+func capacityKey(a CapacityArgs) string {
+	var b strings.Builder
+	b.Grow(64 + 48*len(a.QueryServices))
+	w := func(ss ...string) {
+		for _, s := range ss {
+			b.WriteString(s)
+			b.WriteByte(0)
+		}
+	}
+	w(capacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
+		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName)
+	for _, k := range sortedKeys(a.NodeSelector) {
+		w(k, a.NodeSelector[k])
+	}
+	b.WriteByte(1)
+	for _, q := range a.QueryServices {
+		regular := int32(-1)
+		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
+			regular = *q.QS.Spec.Executor.Replicas
+		}
+		w(q.Namespace, q.Name, strconv.Itoa(int(regular)))
+	}
+	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -14,6 +16,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -35,6 +39,9 @@ type Function struct {
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
 	// empty means the kwok catalog.
 	kwokCatalog sizing.Cloud
+	// maxRecv is the gRPC receive limit in bytes, which bounds requests;
+	// 0 when unknown.
+	maxRecv int
 }
 
 // minTTL bounds how soon the function asks to be called again.
@@ -80,18 +87,17 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
 		return Input{}, false
 	}
-	Default(cfg)
-	if err := ValidateInput(cfg); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "invalid function input: fix the pipeline step's input in the Composition"))
-		return Input{}, false
-	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
 		response.Fatal(rsp, errors.New("the request has no observed XPool"))
 		return Input{}, false
 	}
-	pool, ns := poolName(oxr, cfg.Namespace)
+	inputNS := cfg.Namespace
+	if inputNS == "" {
+		inputNS = defaultNamespace
+	}
+	pool, ns := poolName(oxr, inputNS)
 	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
@@ -111,9 +117,13 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		}
 	}
 
-	rsp.Requirements = Requirements()
-	qss, crds, ok := required(req)
-	if !ok {
+	// The pool's namespace before the settings are merged: requirements
+	// depend on the spec alone, and on it only for XPools without a claim.
+	rsp.Requirements = Requirements(pool, ns, spec)
+	qss, crds, ok := required(req, rsp.Requirements)
+	rsp.Requirements.Resources[reqEnvironment] = environmentSelector(cfg)
+	envs, envOK := environmentData(req)
+	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
 		if err := keepObserved(rsp, observed); err != nil {
@@ -122,6 +132,11 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		return Input{}, false
 	}
 
+	// Settings problems are decided by Compute, which keeps the pool's
+	// objects and makes it Pending with the field to fix.
+	settings, errs := MergeSettings(req.GetInput(), cfg, envs)
+	cfg = settings.Config
+	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
 		size = catalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
@@ -131,11 +146,12 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		now = f.now
 	}
 	return Input{
-		Now: now(), Config: cfg, Pool: pool, Namespace: ns,
+		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
 		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size,
+		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
 
@@ -172,26 +188,64 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 	return spec, decodeStatus(field(xr, "status").GetStructValue()), nil
 }
 
-// Required-resource names.
+// Required-resource names. Each QueryService named by allowedQueryServices
+// or inheritNodeConfigFrom is one requirement, "queryservice:{ns}/{name}".
 const (
-	reqQueryServices = "queryservices"
-	reqCRDPrefix     = "crd:"
+	reqQSPrefix  = "queryservice:"
+	reqSelected  = "queryservices:selected"
+	reqPointing  = "queryservices:pointing"
+	reqCRDPrefix = "crd:"
 )
 
-// Requirements are the resources the function asks Crossplane for on every
-// call: every QueryService in the cluster (an empty label selector across
-// all namespaces), from which the function picks the allowed ones, the
-// QueryService named in inheritNodeConfigFrom and the ones that point at the
-// pool without being allowed; and each CRD that reveals how the cluster
-// provisions nodes, by name.
-func Requirements() *fnv1.Requirements {
-	r := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
-		reqQueryServices: {
-			ApiVersion: qsv1alpha1.GroupVersionKind.GroupVersion().String(),
-			Kind:       qsv1alpha1.GroupVersionKind.Kind,
-			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
-		},
-	}}
+// Requirements are the resources the function asks Crossplane for when
+// composing the pool called pool in namespace ns: only the QueryServices the
+// pool can attach or must report, never every QueryService in the cluster.
+//
+//   - each QueryService in allowedQueryServices and inheritNodeConfigFrom,
+//     by name in its namespace;
+//   - the QueryServices queryServiceSelector selects, across namespaces, by
+//     its equality labels (selectorLabels); its other expressions are
+//     evaluated here on what Crossplane returns;
+//   - the QueryServices labelled e6data.io/pool={pool}, across namespaces:
+//     those that point at the pool are reported even when it does not allow
+//     them;
+//   - each CRD that reveals how the cluster provisions nodes, by name.
+//
+// They depend on the spec alone, so they are the same on every call of a
+// reconcile, as Crossplane requires.
+func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirements {
+	qsSel := func(m *fnv1.ResourceSelector) *fnv1.ResourceSelector {
+		m.ApiVersion, m.Kind = qsAPIVersion, qsv1alpha1.GroupVersionKind.Kind
+		return m
+	}
+	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(detectionCRDs)+3)}
+	byName := func(name, namespace string) {
+		namespace = refNamespace(namespace, ns)
+		r.Resources[reqQSPrefix+namespace+"/"+name] = qsSel(&fnv1.ResourceSelector{
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: name}, Namespace: &namespace,
+		})
+	}
+	for _, a := range spec.AllowedQueryServices {
+		byName(a.Name, a.Namespace)
+	}
+	if i := spec.InheritNodeConfigFrom; i != nil {
+		byName(i.Name, i.Namespace)
+	}
+	pointing := map[string]string{qsv1alpha1.LabelPool: pool}
+	if len(validation.IsValidLabelValue(pool)) > 0 {
+		// No QueryService can carry the label.
+		pointing = nil
+	}
+	if l := selectorLabels(spec.QueryServiceSelector); len(l) > 0 {
+		r.Resources[reqSelected] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: l}}})
+		if maps.Equal(l, pointing) {
+			// The selector asks for exactly these already.
+			pointing = nil
+		}
+	}
+	if pointing != nil {
+		r.Resources[reqPointing] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: pointing}}})
+	}
 	for _, crd := range detectionCRDs {
 		r.Resources[reqCRDPrefix+crd] = &fnv1.ResourceSelector{
 			ApiVersion: "apiextensions.k8s.io/v1",
@@ -202,25 +256,69 @@ func Requirements() *fnv1.Requirements {
 	return r
 }
 
-// required reads the required resources. ok is false until Crossplane has
-// supplied every one of them.
-func required(req *fnv1.RunFunctionRequest) ([]qsv1alpha1.QueryService, map[string]bool, bool) {
-	rr := req.GetRequiredResources()
-	items, ok := rr[reqQueryServices]
-	if !ok {
-		return nil, nil, false
+// qsAPIVersion is the QueryService's apiVersion.
+var qsAPIVersion = qsv1alpha1.GroupVersionKind.GroupVersion().String()
+
+// selectorLabels are the labels every QueryService sel selects must carry
+// with one value: its matchLabels, and each matchExpressions entry with
+// operator In and a single value. Crossplane fetches required resources by
+// label equality only; these narrow the fetch, and the whole selector is
+// then evaluated on what Crossplane returns. Nil when sel pins no label
+// (Validate refuses such a selector).
+func selectorLabels(sel *metav1.LabelSelector) map[string]string {
+	if sel == nil {
+		return nil
 	}
-	crds := make(map[string]bool, len(detectionCRDs))
-	for _, crd := range detectionCRDs {
-		found, ok := rr[reqCRDPrefix+crd]
+	out := make(map[string]string, len(sel.MatchLabels)+len(sel.MatchExpressions))
+	maps.Copy(out, sel.MatchLabels)
+	for _, e := range sel.MatchExpressions {
+		if e.Operator == metav1.LabelSelectorOpIn && len(e.Values) == 1 {
+			if v, ok := out[e.Key]; ok && v != e.Values[0] {
+				// Contradicts matchLabels: selects nothing, which
+				// the local evaluation finds.
+				continue
+			}
+			out[e.Key] = e.Values[0]
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// isCRDRequirement tells the CRD requirements from the QueryService ones.
+func isCRDRequirement(name string) bool { return strings.HasPrefix(name, reqCRDPrefix) }
+
+// required reads the required resources of reqs. ok is false until
+// Crossplane has supplied every one of them. The QueryServices are those of
+// every QueryService requirement (one may come twice; Attach takes each
+// once).
+func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QueryService, map[string]bool, bool) {
+	rr := req.GetRequiredResources()
+	n := 0
+	for name := range reqs.GetResources() {
+		items, ok := rr[name]
 		if !ok {
 			return nil, nil, false
 		}
-		crds[crd] = len(found.GetItems()) > 0
+		if !isCRDRequirement(name) {
+			n += len(items.GetItems())
+		}
 	}
-	qss := make([]qsv1alpha1.QueryService, 0, len(items.GetItems()))
-	for _, it := range items.GetItems() {
-		qss = append(qss, decodeQueryService(it.GetResource()))
+	crds := make(map[string]bool, len(detectionCRDs))
+	for _, crd := range detectionCRDs {
+		crds[crd] = len(rr[reqCRDPrefix+crd].GetItems()) > 0
+	}
+	qss := make([]QueryService, 0, n)
+	// In a fixed order, so that duplicates resolve the same way each call.
+	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
+		if isCRDRequirement(name) {
+			continue
+		}
+		for _, it := range rr[name].GetItems() {
+			qss = append(qss, decodeQueryService(it.GetResource()))
+		}
 	}
 	return qss, crds, true
 }
@@ -277,7 +375,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
 		dxr.Fields[k] = v
 	}
-	dxr.Fields["status"] = statusValue(out.Status)
+	dxr.Fields["status"] = statusValue(out.Status, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}

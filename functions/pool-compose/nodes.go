@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -61,7 +62,8 @@ func (s *state) sizeInput(images int) SizeInput {
 			}
 		}
 	}
-	for _, a := range attached(s.atts) {
+	in.Executors = make([]ExecutorRequest, 0, len(s.attached()))
+	for _, a := range s.attached() {
 		r := a.QS.Spec.Executor.Resources
 		e := ExecutorRequest{QueryService: a.Key()}
 		if r.CPU != nil {
@@ -126,16 +128,18 @@ func (s *state) nodes() {
 		if in.Spot && len(res.SpotTypes) > 0 {
 			types = res.SpotTypes
 		}
-		np := NodePool(NodePoolArgs{
+		npa := NodePoolArgs{
 			Pool: s.in.Pool, Namespace: s.in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 			Spot: in.Spot, Taints: poolTaints(s.in.Pool, s.sched.Tolerations), NodeSelector: s.in.Spec.NodeSelector,
 			Nodes: nodes, Capacity: res.Capacity, Suspend: s.in.Spec.Suspend, Tuning: *s.in.Config.Karpenter,
-		})
+		}
+		npName := s.in.Pool + sfxNodePool
 		s.emit(rnNodeClass, nc, conditionReady(s.in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"))
-		s.emit(rnNodePool, np, conditionReady(s.in.Observed[rnNodePool], false))
-		s.out.Status.NodePoolName = np.GetName()
+		s.emitLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
+			conditionReady(s.in.Observed[rnNodePool], false))
+		s.out.Status.NodePoolName = npName
 		s.out.Status.NodeClassName = nc.GetName()
-		s.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), np.GetName()))
+		s.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
 		return
 	}
 

@@ -15,6 +15,31 @@ import (
 // observed state.
 func (s *state) status(warm WarmPlan) {
 	st := &s.out.Status
+	s.observedStatus()
+	st.CachedImages = warm.Images
+	s.queryServices()
+	s.imagesCondition(warm)
+	st.Phase, st.Message = s.phase(warm)
+	if s.in.Spec.Suspend {
+		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
+	} else {
+		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+	}
+}
+
+// waitingStatus is the status of a pool that waits for its settings: what
+// was observed and decided before stays, and the phase says what to fix.
+func (s *state) waitingStatus() {
+	st := &s.out.Status
+	s.observedStatus()
+	st.AttachedQueryServices = s.in.Previous.AttachedQueryServices
+	st.Phase, st.Message = s.phase(WarmPlan{})
+}
+
+// observedStatus fills the instance type and the capacity the PoolCapacity
+// observed.
+func (s *state) observedStatus() {
+	st := &s.out.Status
 	if s.size != nil {
 		st.DerivedInstanceType = s.size.InstanceType
 		st.DerivedFrom = s.size.DerivedFrom
@@ -35,38 +60,42 @@ func (s *state) status(warm WarmPlan) {
 	} else {
 		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
 	}
-	st.CachedImages = warm.Images
-	s.queryServices()
-	s.imagesCondition(warm)
-	st.Phase, st.Message = s.phase(warm)
-	if s.in.Spec.Suspend {
-		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
-	} else {
-		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
-	}
 }
 
 // queryServices reports each QueryService the pool knows of, and emits an
 // event for each that newly became incompatible.
 func (s *state) queryServices() {
-	compat := map[string]Compatibility{}
+	var compat map[string]Compatibility
 	if s.size != nil {
+		compat = make(map[string]Compatibility, len(s.size.Compatibility))
 		for _, c := range s.size.Compatibility {
 			compat[c.QueryService] = c
 		}
 	}
-	prev := map[string]poolv1alpha1.AttachedQueryService{}
-	for _, q := range s.in.Previous.AttachedQueryServices {
-		prev[q.QueryService.Namespace+"/"+q.QueryService.Name] = q
+	// Indexes, not copies: a pool may report a thousand.
+	prevAt := make(map[string]int, len(s.in.Previous.AttachedQueryServices))
+	for i, q := range s.in.Previous.AttachedQueryServices {
+		prevAt[q.QueryService.Namespace+"/"+q.QueryService.Name] = i
+	}
+	prev := func(key string) (poolv1alpha1.AttachedQueryService, bool) {
+		i, ok := prevAt[key]
+		if !ok {
+			return poolv1alpha1.AttachedQueryService{}, false
+		}
+		return s.in.Previous.AttachedQueryServices[i], true
 	}
 	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
 	var incompatible []string
+	s.out.Status.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(s.atts))
 	for _, a := range s.atts {
+		key := a.Key()
 		q := poolv1alpha1.AttachedQueryService{
 			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
 			Attached:     a.Attached, Message: a.Reason, LastChecked: &now,
 		}
-		if a.QS != nil {
+		c, ok := compat[key]
+		ok = ok && a.Attached
+		if a.QS != nil && (!ok || c.RequiredCPU == "") {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
 				q.RequiredCPU = r.CPU.String()
@@ -75,19 +104,19 @@ func (s *state) queryServices() {
 				q.RequiredMemory = r.Memory.String()
 			}
 		}
-		if c, ok := compat[a.Key()]; ok && a.Attached {
+		if ok {
 			q.Compatible, q.InstanceType, q.Message = c.Compatible, c.InstanceType, c.Message
 			if c.RequiredCPU != "" {
 				q.RequiredCPU, q.RequiredMemory = c.RequiredCPU, c.RequiredMemory
 			}
 			if !c.Compatible {
-				incompatible = append(incompatible, a.Key())
-				if p, seen := prev[a.Key()]; !seen || p.Compatible || !p.Attached {
-					s.event(true, "QueryServiceIncompatible", fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", a.Key(), c.InstanceType, c.Message))
+				incompatible = append(incompatible, key)
+				if p, seen := prev(key); !seen || p.Compatible || !p.Attached {
+					s.event(true, "QueryServiceIncompatible", fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", key, c.InstanceType, c.Message))
 				}
 			}
 		}
-		if p, seen := prev[a.Key()]; seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
+		if p, seen := prev(key); seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
 			q.LastChecked = p.LastChecked
 		}
 		s.out.Status.AttachedQueryServices = append(s.out.Status.AttachedQueryServices, q)
@@ -95,7 +124,7 @@ func (s *state) queryServices() {
 	switch {
 	case len(incompatible) > 0:
 		s.condition(CondCompatible, metav1.ConditionFalse, "Incompatible", fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", ")))
-	case len(attached(s.atts)) == 0:
+	case len(s.attached()) == 0:
 		s.condition(CondCompatible, metav1.ConditionFalse, "NoneAttached", "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool")
 	default:
 		s.condition(CondCompatible, metav1.ConditionTrue, "AllCompatible", "")

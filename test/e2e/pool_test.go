@@ -51,18 +51,7 @@ func TestPool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cannot bring burstpool up: %v", err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
-				if p != nil {
-					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
-				}
-			}
-		}
-		if err := s.Down(); err != nil {
-			t.Errorf("cannot stop the stack: %v", err)
-		}
-	})
+	downWithLogs(t, s)
 	for name, d := range s.Took {
 		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))
 	}
@@ -176,12 +165,14 @@ func TestPool(t *testing.T) {
 	})
 
 	t.Run("NotAllowedQueryService", func(t *testing.T) {
-		// A QueryService that points at the pool without being allowed.
+		// A QueryService that points at the pool without being allowed,
+		// labelled for the pool as QueryServices that use a pool are.
 		mustApply(t, ctx, cfg, `apiVersion: e6data.io/v1alpha1
 kind: QueryService
 metadata:
   name: rogue-cluster
   namespace: `+reportingNS+`
+  labels: {e6data.io/pool: `+e2ePool+`}
 spec:
   executor:
     image: registry.example.com/rogue/executor:1
