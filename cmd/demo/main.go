@@ -25,6 +25,7 @@ import (
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/devplane"
 	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/internal/reference"
 )
 
 const (
@@ -77,14 +78,14 @@ func run(ctx context.Context, dir string) error {
 	cfg := s.Cluster.Config
 	say("burstpool is installed (%s)", time.Since(start).Round(time.Second))
 
-	step("Two tenant QueryServices and the seed burst pool, as a claim in %s", poolNS)
+	step("Two tenant QueryServices and the reference's basic burst pool (4.1, as written), as a claim in %s", poolNS)
 	if err := applyFile(ctx, cfg, filepath.Join(root, "examples", "queryservices.yaml")); err != nil {
 		return err
 	}
 	if err := localcp.Apply(ctx, cfg, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+poolNS+"\n")); err != nil {
 		return err
 	}
-	if err := applyFile(ctx, cfg, filepath.Join(root, "examples", "pools", "basic-burst-pool.yaml")); err != nil {
+	if err := applyFile(ctx, cfg, reference.Manifests[0].Path(root)); err != nil {
 		return err
 	}
 	if err := watchPool(ctx, c, "the pool's NodePool and NodeClass are ready", func(st status) bool {
@@ -179,7 +180,8 @@ func describe(st status) string {
 	as, _ := st["allocations"].([]any)
 	for _, a := range as {
 		m, _ := a.(map[string]any)
-		allocs = append(allocs, fmt.Sprintf("%v/%v=%v", m["namespace"], m["queryService"], m["executors"]))
+		q, _ := m["queryService"].(map[string]any)
+		allocs = append(allocs, fmt.Sprintf("%v/%v=%v", q["namespace"], q["name"], m["poolExecutors"]))
 	}
 	imgs, _ := st["cachedImages"].([]any)
 	warm := 0

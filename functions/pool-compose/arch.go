@@ -82,7 +82,11 @@ func (s *state) typeArch(cloud, name string) string {
 			return o.Arch
 		}
 	}
-	cat, err := sizing.LoadCatalog(sizing.Cloud(cloud))
+	from := sizing.Cloud(cloud)
+	if from == sizing.CloudKWOK && s.in.KWOKCatalog != "" {
+		from = s.in.KWOKCatalog
+	}
+	cat, err := sizing.LoadCatalog(from)
 	if err != nil {
 		return ""
 	}

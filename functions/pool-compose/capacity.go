@@ -135,8 +135,8 @@ func (o *CapacityObservation) allocations() []poolv1alpha1.Allocation {
 	out := make([]poolv1alpha1.Allocation, 0, len(o.Allocations))
 	for _, a := range o.Allocations {
 		out = append(out, poolv1alpha1.Allocation{
-			QueryService: a.QueryService, Namespace: a.Namespace,
-			Executors: a.PoolExecutors, RegularExecutors: a.RegularExecutors, AllocatedAt: a.AllocatedAt,
+			QueryService:  poolv1alpha1.QueryServiceReference{Name: a.QueryService, Namespace: a.Namespace},
+			PoolExecutors: a.PoolExecutors, RegularExecutors: a.RegularExecutors, AllocatedAt: a.AllocatedAt,
 		})
 	}
 	return out

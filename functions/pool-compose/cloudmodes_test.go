@@ -254,15 +254,20 @@ func TestRuleBoundsDoNotOverflow(t *testing.T) {
 func TestRuleQueryServiceWithoutRequests(t *testing.T) {
 	noReq := "apiVersion: e6data.io/v1alpha1\nkind: QueryService\nmetadata: {name: analytics, namespace: team-a}\nspec:\n  executor:\n    image: ghcr.io/e6data/executor:3.1\n    poolRef: {name: burst, namespace: pools}\n"
 	rsp := scenario{XR: xpool("burst", "pools", basicSpec+"  instanceConfig: {instanceFamily: r7gd}\n"), QueryServices: []string{noReq, qsReporting}, CRDs: awsCRDs, Catalog: true}.run(t)
+	found := false
 	for _, a := range asList(status(rsp)["attachedQueryServices"]) {
 		m := a.(map[string]any)
-		if m["name"] != "analytics" {
+		if ref, _ := m["queryService"].(map[string]any); ref["name"] != "analytics" {
 			continue
 		}
+		found = true
 		msg, _ := m["message"].(string)
 		if m["compatible"] == true || !strings.Contains(msg, "set spec.executor.resources.cpu and spec.executor.resources.memory") {
 			t.Errorf("a QueryService without requests: compatible=%v message %q, want incompatible with what to set", m["compatible"], msg)
 		}
+	}
+	if !found {
+		t.Errorf("status.attachedQueryServices does not report team-a/analytics")
 	}
 	// reporting (4 CPU / 30Gi) sizes the pool alone: r7gd.2xlarge (7.7
 	// CPU / 56.8Gi allocatable).

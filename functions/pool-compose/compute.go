@@ -17,14 +17,21 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Input is everything Compute needs, gathered from one RunFunctionRequest.
 type Input struct {
 	Now time.Time
 
-	// Config is the function input, defaulted.
+	// Config is the function input with the cluster's EnvironmentConfig
+	// merged over it, defaulted.
 	Config *v1beta1.Input
+	// Settings says where each setting came from.
+	Settings Settings
+	// SettingsProblem says which settings are invalid, naming the
+	// EnvironmentConfig field (or function input field) to fix.
+	SettingsProblem string
 
 	// Pool names the pool's objects: the claim's name, else the XPool's.
 	Pool string
@@ -50,6 +57,9 @@ type Input struct {
 
 	// Size decides the pool's instance type.
 	Size func(SizeInput) (SizeResult, error)
+	// KWOKCatalog is the catalog a kwok cluster's instance types come from
+	// (the function's --kwok-catalog); empty means the kwok catalog.
+	KWOKCatalog sizing.Cloud
 
 	// RequestSize is the size of the request's QueryServices.
 	RequestSize RequestSize
@@ -222,6 +232,9 @@ func Compute(in Input) Output {
 	}
 	s.atts = atts
 	s.sched = s.scheduling()
+	if s.waitForSettings() {
+		return out
+	}
 
 	warm := s.warm()
 	if s.det.Problem != "" {
@@ -244,6 +257,38 @@ func Compute(in Input) Output {
 		s.event(true, "RequestNearSizeLimit", msg)
 	}
 	return out
+}
+
+// waitForSettings makes the pool Pending, keeping every composed object as
+// it is, while its settings are invalid or a setting its cloud needs is
+// missing, and reports true then. A pool being deleted does not wait.
+func (s *state) waitForSettings() bool {
+	if s.in.Deleting {
+		return false
+	}
+	reason, msg := reasonSettingsInvalid, s.in.SettingsProblem
+	if msg == "" && s.det.Problem == "" {
+		clusterID := ""
+		if p := s.in.Config.Provisioning; p != nil {
+			clusterID = p.ClusterID
+		}
+		if p := s.in.Spec.Provisioning; p != nil && p.ClusterID != "" {
+			clusterID = p.ClusterID
+		}
+		if errs := RequiredSettings(s.det, s.manageNodePool() && !s.static(), clusterID, s.in.Config); len(errs) > 0 {
+			reason, msg = reasonSettingsMissing, s.in.Settings.Problem(errs)
+		}
+	}
+	if msg == "" {
+		return false
+	}
+	s.pending(reason, msg)
+	if s.in.PreviousConditions[CondProvisioned] != reason {
+		s.event(true, reason, msg)
+	}
+	s.preserve(sortedNames(s.in.Observed)...)
+	s.waitingStatus()
+	return true
 }
 
 // attached returns the attached QueryServices, computing them once.

@@ -147,8 +147,8 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 			continue
 		}
 		q := poolv1alpha1.AttachedQueryService{
-			Name: str(a, "name"), Namespace: str(a, "namespace"),
-			Attached: field(a, "attached").GetBoolValue(), Compatible: field(a, "compatible").GetBoolValue(),
+			QueryService: poolv1alpha1.QueryServiceReference{Name: str(a, "queryService", "name"), Namespace: str(a, "queryService", "namespace")},
+			Attached:     field(a, "attached").GetBoolValue(), Compatible: field(a, "compatible").GetBoolValue(),
 			InstanceType: str(a, "instanceType"), RequiredCPU: str(a, "requiredCpu"), RequiredMemory: str(a, "requiredMemory"),
 			Message: str(a, "message"),
 		}
@@ -170,8 +170,12 @@ func decodeConditions(s *structpb.Struct) map[string]string {
 	return out
 }
 
-// statusValue encodes the pool's status as a Struct value. The reports of
-// QueryServices that prev holds unchanged are prev's.
+// statusValue encodes the pool's status as a Struct value, in the shapes of
+// e6data's Pool reference (sections 5.1, 5.3-5.5). Counters and
+// compatible are always written, zero and false included, so that
+// `kubectl get pool` prints 0 and jsonpath filters on compatible==false
+// match; burstpool's extensions sit beside the reference's fields. The
+// reports of QueryServices that prev holds unchanged are prev's.
 func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Value {
 	m := obj{}
 	m.str("phase", string(st.Phase))
@@ -180,21 +184,20 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 	m.str("provisioningMethod", st.ProvisioningMethod)
 	m.str("derivedInstanceType", st.DerivedInstanceType)
 	m.str("derivedFrom", st.DerivedFrom)
-	m.num("totalExecutors", st.TotalExecutors)
-	m.num("availableExecutors", st.AvailableExecutors)
-	m.num("occupiedExecutors", st.OccupiedExecutors)
-	m.num("pendingExecutors", st.PendingExecutors)
-	m.num("currentNodes", st.CurrentNodes)
+	m.count("totalExecutors", st.TotalExecutors)
+	m.count("availableExecutors", st.AvailableExecutors)
+	m.count("occupiedExecutors", st.OccupiedExecutors)
+	m.count("pendingExecutors", st.PendingExecutors)
+	m.count("currentNodes", st.CurrentNodes)
 	m.str("nodePoolName", st.NodePoolName)
 	m.str("nodeClassName", st.NodeClassName)
 	if len(st.Allocations) > 0 {
 		l := make([]*structpb.Value, 0, len(st.Allocations))
 		for _, a := range st.Allocations {
 			o := obj{}
-			o.set("queryService", structpb.NewStringValue(a.QueryService))
-			o.set("namespace", structpb.NewStringValue(a.Namespace))
-			o.set("executors", structpb.NewNumberValue(float64(a.Executors)))
-			o.num("regularExecutors", a.RegularExecutors)
+			o.set("queryService", queryServiceValue(a.QueryService))
+			o.count("poolExecutors", a.PoolExecutors)
+			o.count("regularExecutors", a.RegularExecutors)
 			o.time("allocatedAt", a.AllocatedAt)
 			l = append(l, o.value())
 		}
@@ -209,8 +212,8 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 			o.str("source", c.Source)
 			o.str("warmupStatus", string(c.WarmupStatus))
 			o.str("daemonSetName", c.DaemonSetName)
-			o.num("nodesReady", c.NodesReady)
-			o.num("nodesTotal", c.NodesTotal)
+			o.count("nodesReady", c.NodesReady)
+			o.count("nodesTotal", c.NodesTotal)
 			o.time("unusedSince", c.UnusedSince)
 			o.str("message", c.Message)
 			l = append(l, o.value())
@@ -225,15 +228,14 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 				continue
 			}
 			o := obj{}
-			o.set("name", structpb.NewStringValue(a.Name))
-			o.set("namespace", structpb.NewStringValue(a.Namespace))
-			o.flag("attached", a.Attached)
-			o.flag("compatible", a.Compatible)
+			o.set("queryService", queryServiceValue(a.QueryService))
+			o.set("compatible", structpb.NewBoolValue(a.Compatible))
 			o.str("instanceType", a.InstanceType)
 			o.str("requiredCpu", a.RequiredCPU)
 			o.str("requiredMemory", a.RequiredMemory)
 			o.str("message", a.Message)
 			o.time("lastChecked", a.LastChecked)
+			o.set("attached", structpb.NewBoolValue(a.Attached))
 			l = append(l, o.value())
 		}
 		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
@@ -258,7 +260,36 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 		}
 		m.set("sizing", o.value())
 	}
+	if len(st.ExecutorFailures) > 0 {
+		l := make([]*structpb.Value, 0, len(st.ExecutorFailures))
+		for _, f := range st.ExecutorFailures {
+			o := obj{}
+			o.set("reason", structpb.NewStringValue(f.Reason))
+			o.count("count", f.Count)
+			l = append(l, o.value())
+		}
+		m.set("executorFailures", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if len(st.UnauthorizedExecutors) > 0 {
+		l := make([]*structpb.Value, 0, len(st.UnauthorizedExecutors))
+		for _, u := range st.UnauthorizedExecutors {
+			o := obj{}
+			o.set("pod", structpb.NewStringValue(u.Pod))
+			o.set("namespace", structpb.NewStringValue(u.Namespace))
+			o.str("queryService", u.QueryService)
+			l = append(l, o.value())
+		}
+		m.set("unauthorizedExecutors", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
 	return m.value()
+}
+
+// queryServiceValue encodes a QueryService reference as {name, namespace}.
+func queryServiceValue(r poolv1alpha1.QueryServiceReference) *structpb.Value {
+	o := obj{}
+	o.set("name", structpb.NewStringValue(r.Name))
+	o.str("namespace", r.Namespace)
+	return o.value()
 }
 
 // obj builds a Struct, leaving out empty fields as omitempty does.
@@ -272,17 +303,22 @@ func (o obj) str(k, v string) {
 	}
 }
 
+// num writes a number of an extension, leaving out zero as omitempty does.
 func (o obj) num(k string, v int32) {
 	if v != 0 {
 		o[k] = structpb.NewNumberValue(float64(v))
 	}
 }
 
+// flag writes a flag of an extension, leaving out false as omitempty does.
 func (o obj) flag(k string, v bool) {
 	if v {
 		o[k] = structpb.NewBoolValue(true)
 	}
 }
+
+// count writes a counter, zero included.
+func (o obj) count(k string, v int32) { o[k] = structpb.NewNumberValue(float64(v)) }
 
 func (o obj) time(k string, t *metav1.Time) {
 	if t != nil {

@@ -22,6 +22,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Function composes XPools.
@@ -35,6 +36,9 @@ type Function struct {
 	size func(SizeInput) (SizeResult, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
+	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
+	// empty means the kwok catalog.
+	kwokCatalog sizing.Cloud
 	// maxRecv is the gRPC receive limit in bytes, which bounds requests;
 	// 0 when unknown.
 	maxRecv int
@@ -83,18 +87,17 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
 		return Input{}, false
 	}
-	Default(cfg)
-	if err := ValidateInput(cfg); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "invalid function input: fix the pipeline step's input in the Composition"))
-		return Input{}, false
-	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
 		response.Fatal(rsp, errors.New("the request has no observed XPool"))
 		return Input{}, false
 	}
-	pool, ns := poolName(oxr, cfg.Namespace)
+	inputNS := cfg.Namespace
+	if inputNS == "" {
+		inputNS = defaultNamespace
+	}
+	pool, ns := poolName(oxr, inputNS)
 	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
@@ -114,9 +117,13 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		}
 	}
 
+	// The pool's namespace before the settings are merged: requirements
+	// depend on the spec alone, and on it only for XPools without a claim.
 	rsp.Requirements = Requirements(pool, ns, spec)
 	qss, crds, ok := required(req, rsp.Requirements)
-	if !ok {
+	rsp.Requirements.Resources[reqEnvironment] = environmentSelector(cfg)
+	envs, envOK := environmentData(req)
+	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
 		if err := keepObserved(rsp, observed); err != nil {
@@ -125,20 +132,25 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		return Input{}, false
 	}
 
+	// Settings problems are decided by Compute, which keeps the pool's
+	// objects and makes it Pending with the field to fix.
+	settings, errs := MergeSettings(req.GetInput(), cfg, envs)
+	cfg = settings.Config
+	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
-		size = catalogSizer(cfg.CatalogOverrides)
+		size = catalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
 	}
 	now := time.Now
 	if f.now != nil {
 		now = f.now
 	}
 	return Input{
-		Now: now(), Config: cfg, Pool: pool, Namespace: ns,
+		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
-		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size,
+		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size, KWOKCatalog: f.kwokCatalog,
 		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }

@@ -124,10 +124,10 @@ func TestRunFunction(t *testing.T) {
 			}},
 			want: summary{Objects: []string{wd, wa}},
 		},
-		"BadInputDurationIsFatal": {
-			reason: "An input value the API server would reject in the NodePool is refused with the field to fix.",
+		"BadInputDurationIsPending": {
+			reason: "An input value the API server would reject in the NodePool makes the pool Pending with the field to fix, and composes nothing.",
 			s:      scenario{Input: testInput + "karpenter: {consolidateAfter: soon}\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Fatal: `karpenter.consolidateAfter "soon" is not a duration`, Objects: []string{}},
+			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"}, Results: []string{"WARNING SettingsInvalid: the Composition's function input field karpenter.consolidateAfter \"soon\" is not a duration"}},
 		},
 		"KarpenterOnKWOK": {
 			reason: "With Karpenter's kwok provider installed, the pool gets a NodePool, a KWOKNodeClass, placeholders, the PoolCapacity and one warmup DaemonSet per attached image.",
@@ -141,11 +141,49 @@ func TestRunFunction(t *testing.T) {
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
 			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
-		"AWSWithoutRoleFails": {
-			reason: "An AWS pool without a node role in the function input is Failed with a message naming the field, and keeps its observed NodePool.",
+		"AWSWithoutRoleIsPending": {
+			reason: "An AWS pool whose settings lack a node role is Pending before anything is composed, names the EnvironmentConfig field, and keeps every observed object.",
 			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: c\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: map[string]string{
+					"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
+					wa:         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-x, namespace: pools}\nspec: {}\n",
+				}},
+			want: summary{Objects: []string{"nodepool", wa}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsMissing"},
+				Results: []string{"WARNING SettingsMissing: EnvironmentConfig burstpool field data.aws.role is required on AWS with Karpenter"}},
+		},
+		"EnvironmentConfigCompletesAWS": {
+			reason: "The node role and cluster name from the EnvironmentConfig complete an input that has neither.",
+			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Environment: []string{environmentConfig("burstpool", "  clusterName: prod\n  aws: {role: KarpenterNodeRole-prod}\n")}},
+			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
+		},
+		"BadEnvironmentValueIsPending": {
+			reason: "A bad value in the EnvironmentConfig names its data field, makes the pool Pending and keeps what exists.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
+				Environment: []string{environmentConfig("burstpool", "  karpenter: {weight: 200}\n")},
+				Observed:    map[string]string{"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n"}},
+			want: summary{Objects: []string{"nodepool"}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.karpenter.weight 200 is not between 1 and 100"}},
+		},
+		"UnknownEnvironmentSettingIsPending": {
+			reason: "A typo in the EnvironmentConfig is named, not ignored.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
+				Environment: []string{environmentConfig("burstpool", "  aws: {rol: x}\n")}},
+			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.aws.rol is not a setting"}},
+		},
+		"WrongTypeInEnvironmentIsPending": {
+			reason: "A value of the wrong type in the EnvironmentConfig names its field.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
+				Environment: []string{environmentConfig("burstpool", "  karpenter: {weight: heavy}\n")}},
+			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.karpenter.weight must be a int32"}},
+		},
+		"EnvironmentUnsuppliedKeepsObservedObjects": {
+			reason: "Until Crossplane supplies the EnvironmentConfig, nothing is decided and observed objects are kept.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqEnvironment},
 				Observed: map[string]string{"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n"}},
-			want: summary{Objects: []string{"capacity", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NodeClassIncomplete"}},
+			want: summary{Objects: []string{"nodepool"}},
 		},
 		"LinodeWithoutNodeSelectorIsPending": {
 			reason: "Where burstpool does not create nodes, a pool without nodeSelector is Pending with a condition that says to set it.",
@@ -215,7 +253,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "An imagePullSecret outside the pool namespace is reported and not used.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {imagePullSecrets: [{name: regcred, namespace: other}, {name: local}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondPullSecrets: "FALSE/SecretNotInPoolNamespace"},
-				Results: []string{"WARNING SecretNotInPoolNamespace: imagePullSecret other/regcred is not in the pool namespace pools"}},
+				Results: []string{"WARNING SecretNotInPoolNamespace: imageConfig.imagePullSecrets other/regcred is not in the pool namespace pools"}},
 		},
 		"NoAttachedQueryServiceIsPending": {
 			reason: "Without an attached QueryService or an instance type there is nothing to size: Pending, with what to do.",

@@ -13,20 +13,45 @@ import (
 	"sigs.k8s.io/yaml"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/reference"
 	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // environment is a cluster the golden pools are rendered for: the CRDs it
-// has installed and the function input its platform team wrote.
+// has installed and the data of its EnvironmentConfig, merged over the
+// input of the Composition burstpool ships.
 type environment struct {
-	crds  []string
-	input string
+	crds     []string
+	settings string
+	// kwokCatalog is the function's --kwok-catalog.
+	kwokCatalog sizing.Cloud
 }
 
-// managedInput makes the function emit cloud node pools.
-const managedInput = testInput + "provisioning:\n  clusterId: \"123456\"\n  region: us-east\n  manageNodePool: true\n"
+// clusterSettings are the data of a cluster's EnvironmentConfig.
+const clusterSettings = clusterIdentity + `  provisioning:
+    clusterId: "123456"
+    region: us-east
+`
+
+// managedSettings also make the function emit cloud node pools.
+const managedSettings = clusterIdentity + `  provisioning:
+    clusterId: "123456"
+    region: us-east
+    manageNodePool: true
+`
+
+// clusterIdentity are the cluster's name, node roles and helper image.
+const clusterIdentity = `  clusterName: test-cluster
+  aws:
+    role: KarpenterNodeRole-test-cluster
+  eksAutoMode:
+    role: AmazonEKSAutoNodeRole
+  warmup:
+    helperImage: ghcr.io/burstpool/warm:v0.1.0
+`
 
 var environments = map[string]environment{
 	"aws":       {crds: awsCRDs},
@@ -34,14 +59,37 @@ var environments = map[string]environment{
 	"gcp":       {crds: []string{crdNodePool, crdGCENodeClass}},
 	"azure":     {crds: []string{crdNodePool, crdAKSNodeClass}},
 	"kwok":      {crds: kwokCRDs},
+	"kwok-aws":  {crds: kwokCRDs, kwokCatalog: sizing.CloudAWS},
 	"linode":    {crds: linodeCRDs},
-	"lke":       {crds: linodeCRDs, input: managedInput},
-	"doks":      {crds: []string{crdDOKS}, input: managedInput},
-	"coreweave": {crds: []string{crdCoreWeave}, input: managedInput},
+	"lke":       {crds: linodeCRDs, settings: managedSettings},
+	"doks":      {crds: []string{crdDOKS}, settings: managedSettings},
+	"coreweave": {crds: []string{crdCoreWeave}, settings: managedSettings},
 	"static":    {},
 }
 
-// examplePools are the seed pools of examples/pools.
+// shippedInput is the function input of apis/composition.yaml.
+func shippedInput(t *testing.T) string {
+	t.Helper()
+	var c struct {
+		Spec struct {
+			Pipeline []struct {
+				Input map[string]any `json:"input"`
+			} `json:"pipeline"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "../../apis/composition.yaml")), &c); err != nil || len(c.Spec.Pipeline) == 0 {
+		t.Fatalf("cannot read the function input of apis/composition.yaml: %v", err)
+	}
+	b, err := yaml.Marshal(c.Spec.Pipeline[0].Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// examplePools are the example pools of examples/pools and the
+// reference's manifests in examples/pools/reference, by their golden
+// folder.
 func examplePools(t *testing.T) map[string]map[string]any {
 	t.Helper()
 	files, err := filepath.Glob("../../examples/pools/*.yaml")
@@ -49,12 +97,18 @@ func examplePools(t *testing.T) map[string]map[string]any {
 		t.Fatalf("no example pools: %v", err)
 	}
 	out := map[string]map[string]any{}
-	for _, f := range files {
+	add := func(f, key string) {
 		var p map[string]any
 		if err := yaml.Unmarshal([]byte(readFile(t, f)), &p); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = p
+		out[key] = p
+	}
+	for _, f := range files {
+		add(f, strings.TrimSuffix(filepath.Base(f), ".yaml"))
+	}
+	for _, m := range reference.Manifests {
+		add(m.Path("../.."), filepath.Join("reference", strings.TrimSuffix(m.File, ".yaml")))
 	}
 	return out
 }
@@ -110,7 +164,12 @@ func TestGolden(t *testing.T) {
 		xr, name, ns := claimToXR(t, claim)
 		for env, e := range environments {
 			t.Run(pool+"/"+env, func(t *testing.T) {
-				s := scenario{Input: e.input, XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true}
+				settings := e.settings
+				if settings == "" {
+					settings = clusterSettings
+				}
+				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
+					XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}
 				rsp := s.run(t)
 				got := toYAML(t, rsp)
 				path := filepath.Join("testdata", pool, env+".yaml")

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // now is the clock of every test.
@@ -46,6 +48,10 @@ type scenario struct {
 	Unsupplied []string
 	// Catalog sizes with the real sizing catalog instead of fakeSize.
 	Catalog bool
+	// KWOKCatalog is the function's --kwok-catalog (with Catalog).
+	KWOKCatalog sizing.Cloud
+	// Environment are the EnvironmentConfigs Crossplane supplies.
+	Environment []string
 }
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
@@ -149,6 +155,10 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 		cluster = append(cluster, mustStruct(t, crd(c)))
 	}
 	supply(t, req, cluster)
+	req.RequiredResources[reqEnvironment] = &fnv1.Resources{}
+	for _, e := range s.Environment {
+		req.RequiredResources[reqEnvironment].Items = append(req.RequiredResources[reqEnvironment].Items, &fnv1.Resource{Resource: mustStruct(t, e)})
+	}
 	for _, n := range s.Unsupplied {
 		if _, ok := req.RequiredResources[n]; !ok {
 			t.Fatalf("Unsupplied names %q, which the function does not require", n)
@@ -223,7 +233,7 @@ func metadataLabels(md *structpb.Struct) map[string]string {
 // run runs the function on s with the real sizing catalog.
 func (s scenario) run(t testing.TB) *fnv1.RunFunctionResponse {
 	t.Helper()
-	f := &Function{now: func() time.Time { return now }, size: fakeSize}
+	f := &Function{now: func() time.Time { return now }, size: fakeSize, kwokCatalog: s.KWOKCatalog}
 	if s.Catalog {
 		f.size = nil
 	}
@@ -232,6 +242,12 @@ func (s scenario) run(t testing.TB) *fnv1.RunFunctionResponse {
 		t.Fatalf("RunFunction: %v", err)
 	}
 	return rsp
+}
+
+// environmentConfig is an EnvironmentConfig named name whose data is the YAML
+// data (indented two spaces).
+func environmentConfig(name, data string) string {
+	return "apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata:\n  name: " + name + "\ndata:\n" + data
 }
 
 // xpool is an XPool claimed as namespace/name with spec (YAML, indented

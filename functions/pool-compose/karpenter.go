@@ -229,7 +229,7 @@ const discoveryTag = "karpenter.sh/discovery"
 func selectorTerms(terms []v1beta1.SelectorTerm, cluster, field string, withName bool) ([]any, error) {
 	if len(terms) == 0 {
 		if cluster == "" {
-			return nil, fmt.Errorf("set %s or clusterName in the function input (the Composition), so pool nodes find their subnets and security groups", field)
+			return nil, fmt.Errorf("set %s or clusterName in the EnvironmentConfig, so pool nodes find their subnets and security groups", field)
 		}
 		return []any{map[string]any{"tags": map[string]any{discoveryTag: cluster}}}, nil
 	}
@@ -271,14 +271,12 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 	}
 	spec := map[string]any{}
 	switch {
-	case aws.Role != "" && aws.InstanceProfile != "":
-		return nil, fmt.Errorf("set only one of aws.role and aws.instanceProfile in the function input")
 	case aws.Role != "":
 		spec["role"] = aws.Role
 	case aws.InstanceProfile != "":
 		spec["instanceProfile"] = aws.InstanceProfile
 	default:
-		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the function input: pool nodes need an IAM role")
+		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the EnvironmentConfig: pool nodes need an IAM role")
 	}
 	subnets, err := selectorTerms(aws.SubnetSelectorTerms, a.ClusterName, "aws.subnetSelectorTerms", false)
 	if err != nil {
@@ -313,7 +311,7 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 	eks := a.Config.EKSAutoMode
 	if eks == nil || eks.Role == "" {
-		return nil, fmt.Errorf("set eksAutoMode.role in the function input: EKS Auto Mode nodes need an IAM role")
+		return nil, fmt.Errorf("set eksAutoMode.role in the EnvironmentConfig: EKS Auto Mode nodes need an IAM role")
 	}
 	subnets, err := selectorTerms(eks.SubnetSelectorTerms, a.ClusterName, "eksAutoMode.subnetSelectorTerms", false)
 	if err != nil {

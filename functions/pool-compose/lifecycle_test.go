@@ -90,7 +90,7 @@ func lifecycleView(st map[string]any) map[string]any {
 	for _, a := range asList(st["attachedQueryServices"]) {
 		m := a.(map[string]any)
 		if m["attached"] == true && m["compatible"] != true {
-			incompatible = append(incompatible, m["name"].(string))
+			incompatible = append(incompatible, m["queryService"].(map[string]any)["name"].(string))
 		}
 	}
 	return lc(st["derivedInstanceType"].(string), st["phase"].(string), locked, incompatible)

@@ -6,6 +6,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/crossplane/function-sdk-go"
+
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // CLI of the function.
@@ -19,6 +21,7 @@ type CLI struct {
 
 	MetricsAddress     string `default:"127.0.0.1:8080" help:"Address of the Prometheus metrics endpoint; empty turns it off."`
 	MaxRecvMessageSize int    `default:"32" help:"Maximum size of a received message (a RunFunctionRequest) in MiB: a request carries the pool's QueryServices, about 8 KB each."`
+	KWOKCatalog        string `default:"kwok" env:"KWOK_CATALOG" enum:"kwok,aws,gcp,azure" help:"Instance catalog that pools on a kwok cluster (Karpenter's kwok provider) are sized from: the one its instance types file was rendered from (internal/sizing KWOKInstanceTypesJSON). aws simulates AWS instance types under their real names."`
 }
 
 // Run serves the function until the process is stopped.
@@ -27,8 +30,11 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
+	if _, err := sizing.LoadCatalog(sizing.Cloud(c.KWOKCatalog)); err != nil {
+		return err
+	}
 	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
-	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, maxRecv: maxRecv},
+	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

@@ -92,9 +92,10 @@ func TestNotAllowedReported(t *testing.T) {
 	got := map[string]any{}
 	for _, q := range status(s.run(t))["attachedQueryServices"].([]any) {
 		m := q.(map[string]any)
-		got[m["namespace"].(string)+"/"+m["name"].(string)] = m["attached"]
+		ref := m["queryService"].(map[string]any)
+		got[ref["namespace"].(string)+"/"+ref["name"].(string)] = m["attached"]
 	}
-	want := map[string]any{"team-a/analytics": true, "team-b/reporting": true, "team-c/rogue-cluster": nil}
+	want := map[string]any{"team-a/analytics": true, "team-b/reporting": true, "team-c/rogue-cluster": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status.attachedQueryServices, name: attached: -want, +got:\n%s", diff)
 	}

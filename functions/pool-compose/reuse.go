@@ -43,9 +43,9 @@ func (p *previousReports) reuse(a poolv1alpha1.AttachedQueryService) *structpb.V
 	}
 	for ; p.next < len(p.decoded); p.next++ {
 		d := p.decoded[p.next]
-		c := strings.Compare(d.Namespace, a.Namespace)
+		c := strings.Compare(d.QueryService.Namespace, a.QueryService.Namespace)
 		if c == 0 {
-			c = strings.Compare(d.Name, a.Name)
+			c = strings.Compare(d.QueryService.Name, a.QueryService.Name)
 		}
 		if c > 0 {
 			return nil
@@ -75,8 +75,8 @@ func sameReport(a, b poolv1alpha1.AttachedQueryService) bool {
 // reportFields is how many fields statusValue writes for a, so that an
 // observed entry with a field this version does not write is encoded anew.
 func reportFields(a poolv1alpha1.AttachedQueryService) int {
-	n := 2 // name, namespace
-	for _, set := range []bool{a.Attached, a.Compatible, a.InstanceType != "", a.RequiredCPU != "", a.RequiredMemory != "", a.Message != "", a.LastChecked != nil} {
+	n := 3 // queryService, compatible and attached are always written
+	for _, set := range []bool{a.InstanceType != "", a.RequiredCPU != "", a.RequiredMemory != "", a.Message != "", a.LastChecked != nil} {
 		if set {
 			n++
 		}

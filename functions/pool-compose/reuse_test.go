@@ -17,16 +17,16 @@ import (
 func TestReportsReused(t *testing.T) {
 	checked := metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	reports := []poolv1alpha1.AttachedQueryService{
-		{Name: "a", Namespace: "team-a", Attached: true, Compatible: true, InstanceType: "m5.xlarge", RequiredCPU: "4", RequiredMemory: "30Gi", LastChecked: &checked},
-		{Name: "b", Namespace: "team-a", Attached: true, RequiredCPU: "64", RequiredMemory: "1Ti", Message: "needs more CPU", LastChecked: &checked},
-		{Name: "rogue", Namespace: "team-c", Message: "not allowed", LastChecked: &checked},
+		{QueryService: poolv1alpha1.QueryServiceReference{Name: "a", Namespace: "team-a"}, Attached: true, Compatible: true, InstanceType: "m5.xlarge", RequiredCPU: "4", RequiredMemory: "30Gi", LastChecked: &checked},
+		{QueryService: poolv1alpha1.QueryServiceReference{Name: "b", Namespace: "team-a"}, Attached: true, RequiredCPU: "64", RequiredMemory: "1Ti", Message: "needs more CPU", LastChecked: &checked},
+		{QueryService: poolv1alpha1.QueryServiceReference{Name: "rogue", Namespace: "team-c"}, Message: "not allowed", LastChecked: &checked},
 	}
 	observed := statusValue(poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: reports}, nil).GetStructValue()
 	prev := decodeStatus(observed)
 
 	changed := append([]poolv1alpha1.AttachedQueryService{}, reports...)
 	changed[1].Compatible = true
-	changed = append(changed[:2], poolv1alpha1.AttachedQueryService{Name: "new", Namespace: "team-b", LastChecked: &checked}, changed[2])
+	changed = append(changed[:2], poolv1alpha1.AttachedQueryService{QueryService: poolv1alpha1.QueryServiceReference{Name: "new", Namespace: "team-b"}, LastChecked: &checked}, changed[2])
 	st := poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: changed}
 
 	got := statusValue(st, newPreviousReports(prev.AttachedQueryServices, observed))

@@ -83,7 +83,7 @@ func TestRules(t *testing.T) {
 		"IncompatibleReportedOnce": {
 			reason: "A QueryService the status already reports incompatible gives no new event.",
 			s: scenario{XR: withStatus(xpool("burst", "pools", basicSpec+"  - {name: big, namespace: team-a}\n"),
-				"  derivedInstanceType: m-16x-amd64-linux\n  attachedQueryServices:\n  - {name: big, namespace: team-a, attached: true, compatible: false}\n"), QueryServices: append(allQS, bigQS), CRDs: kwokCRDs},
+				"  derivedInstanceType: m-16x-amd64-linux\n  attachedQueryServices:\n  - {queryService: {name: big, namespace: team-a}, attached: true, compatible: false}\n"), QueryServices: append(allQS, bigQS), CRDs: kwokCRDs},
 			got:  func(r *fnv1.RunFunctionResponse) any { return withResults(r, "WARNING QueryServiceIncompatible") },
 			want: []string(nil),
 		},
@@ -153,6 +153,36 @@ func TestRules(t *testing.T) {
 				return podSpec(r, warmup.ResourceName("ghcr.io/e6data/executor:3.1"), "imagePullSecrets")
 			},
 			want: []any{map[string]any{"name": "local"}, map[string]any{"name": "same"}},
+		},
+		"ExistingNodesMissing": {
+			reason: "A pool on existing nodes whose PoolCapacity sees none of them is Pending, naming the nodeSelector and the labels it looks for.",
+			s: scenario{XR: xpool("linode-pool", "e6-pools", "  maxExecutors: 10\n  nodeSelector: {lke.linode.com/pool-id: \"785603\"}\n  allowedQueryServices: [{name: x}]\n"), QueryServices: allQS, CRDs: linodeCRDs,
+				Observed: map[string]string{"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: linode-pool-capacity}\nstatus: {atProvider: {nodes: {ready: 0}}}\n"}},
+			got:  func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], status(r)["message"]} },
+			want: []any{"Pending", "no node matches spec.nodeSelector lke.linode.com/pool-id=785603 with the pool label e6data.io/pool=linode-pool: create the node pool in your cloud with the label lke.linode.com/pool-id=785603, then label its nodes: kubectl label nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool"},
+		},
+		"ExistingNodesPresent": {
+			reason: "Once the PoolCapacity sees a node, the pool on existing nodes is not Pending.",
+			s: scenario{XR: xpool("linode-pool", "e6-pools", "  maxExecutors: 10\n  nodeSelector: {lke.linode.com/pool-id: \"785603\"}\n  allowedQueryServices: [{name: x}]\n"), QueryServices: allQS, CRDs: linodeCRDs,
+				Observed: map[string]string{"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: linode-pool-capacity}\nstatus: {atProvider: {nodes: {ready: 1}}}\n"}},
+			got:  func(r *fnv1.RunFunctionResponse) any { return status(r)["phase"] != "Pending" },
+			want: true,
+		},
+		"PullSecretOfTheReference": {
+			reason: "imageConfig.pullSecret (reference 3.4) without a namespace means the pool namespace; it is used beside imagePullSecrets, once each.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {pullSecret: {name: registry-secret}, imagePullSecrets: [{name: registry-secret}, {name: extra}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{podSpec(r, warmup.ResourceName("ghcr.io/e6data/executor:3.1"), "imagePullSecrets"), conditions(r)[CondPullSecrets]}
+			},
+			want: []any{[]any{map[string]any{"name": "registry-secret"}, map[string]any{"name": "extra"}}, "TRUE/InPoolNamespace"},
+		},
+		"PullSecretInAnotherNamespace": {
+			reason: "A pullSecret in another namespace than the pool's, where warmup pods run, is not used and the claim says to copy it.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {pullSecret: {name: e6data-registry-secret, namespace: registry}}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{podSpec(r, warmup.ResourceName("ghcr.io/e6data/executor:3.1"), "imagePullSecrets"), withResults(r, "WARNING SecretNotInPoolNamespace")}
+			},
+			want: []any{nil, []string{"WARNING SecretNotInPoolNamespace: imageConfig.pullSecret registry/e6data-registry-secret is not in the pool namespace pools, where warmup pods run, and is not used: copy it into pools"}},
 		},
 		"Deleting": {
 			reason: "A deleting XPool is Deleting, and its observed objects are kept.",

@@ -11,8 +11,11 @@ import (
 )
 
 // catalogSizer sizes pools with internal/sizing, from the cloud's catalog
-// plus the input's overrides.
-func catalogSizer(overrides []v1beta1.InstanceType) func(SizeInput) (SizeResult, error) {
+// plus the input's overrides. Pools on a kwok cluster are sized from
+// kwokCatalog when it is set: the catalog whose types that cluster's
+// Karpenter kwok provider offers (for example aws, so a pool naming
+// r7gd.16xlarge gets r7gd.16xlarge nodes), with kwok's node allocatable.
+func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) func(SizeInput) (SizeResult, error) {
 	extra := make([]sizing.InstanceType, 0, len(overrides))
 	for _, o := range overrides {
 		cpu, err1 := resource.ParseQuantity(o.CPU)
@@ -24,9 +27,13 @@ func catalogSizer(overrides []v1beta1.InstanceType) func(SizeInput) (SizeResult,
 		extra = append(extra, sizing.InstanceType{Name: o.Name, CPU: cpu, Memory: mem, Arch: o.Arch, LocalNVMeGiB: o.LocalNVMeGiB})
 	}
 	return func(in SizeInput) (SizeResult, error) {
-		cat, err := sizing.LoadCatalog(sizing.Cloud(in.Cloud))
+		from := sizing.Cloud(in.Cloud)
+		if from == sizing.CloudKWOK && kwokCatalog != "" {
+			from = kwokCatalog
+		}
+		cat, err := sizing.LoadCatalog(from)
 		if err != nil {
-			return SizeResult{}, errors.Wrapf(err, "cannot load the instance catalog of cloud %q", in.Cloud)
+			return SizeResult{}, errors.Wrapf(err, "cannot load the instance catalog of cloud %q", from)
 		}
 		if len(extra) > 0 {
 			cat = cat.WithOverrides(extra)

@@ -8,11 +8,39 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // status fills the XPool's status and conditions from the decisions and the
 // observed state.
 func (s *state) status(warm WarmPlan) {
+	st := &s.out.Status
+	s.observedStatus()
+	st.CachedImages = warm.Images
+	st.Sizing = s.sizingStatus()
+	s.queryServices()
+	s.imagesCondition(warm)
+	st.Phase, st.Message = s.phase(warm)
+	if s.in.Spec.Suspend {
+		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
+	} else {
+		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+	}
+}
+
+// waitingStatus is the status of a pool that waits for its settings: what
+// was observed and decided before stays, and the phase says what to fix.
+func (s *state) waitingStatus() {
+	st := &s.out.Status
+	s.observedStatus()
+	st.AttachedQueryServices = s.in.Previous.AttachedQueryServices
+	st.Sizing = s.in.Previous.Sizing
+	st.Phase, st.Message = s.phase(WarmPlan{})
+}
+
+// observedStatus fills the instance type and the capacity the PoolCapacity
+// observed.
+func (s *state) observedStatus() {
 	st := &s.out.Status
 	if s.size != nil {
 		st.DerivedInstanceType = s.size.InstanceType
@@ -34,16 +62,6 @@ func (s *state) status(warm WarmPlan) {
 	} else {
 		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
 	}
-	st.CachedImages = warm.Images
-	st.Sizing = s.sizingStatus()
-	s.queryServices()
-	s.imagesCondition(warm)
-	st.Phase, st.Message = s.phase(warm)
-	if s.in.Spec.Suspend {
-		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
-	} else {
-		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
-	}
 }
 
 // queryServices reports each QueryService the pool knows of, and emits an
@@ -59,7 +77,7 @@ func (s *state) queryServices() {
 	// Indexes, not copies: a pool may report a thousand.
 	prevAt := make(map[string]int, len(s.in.Previous.AttachedQueryServices))
 	for i, q := range s.in.Previous.AttachedQueryServices {
-		prevAt[q.Namespace+"/"+q.Name] = i
+		prevAt[q.QueryService.Namespace+"/"+q.QueryService.Name] = i
 	}
 	prev := func(key string) (poolv1alpha1.AttachedQueryService, bool) {
 		i, ok := prevAt[key]
@@ -73,7 +91,10 @@ func (s *state) queryServices() {
 	s.out.Status.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(s.atts))
 	for _, a := range s.atts {
 		key := a.Key()
-		q := poolv1alpha1.AttachedQueryService{Name: a.Name, Namespace: a.Namespace, Attached: a.Attached, Message: a.Reason, LastChecked: &now}
+		q := poolv1alpha1.AttachedQueryService{
+			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
+			Attached:     a.Attached, Message: a.Reason, LastChecked: &now,
+		}
 		c, ok := compat[key]
 		ok = ok && a.Attached
 		if a.QS != nil && (!ok || c.RequiredCPU == "") {
@@ -167,6 +188,9 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 		}
 		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
 	}
+	if msg := s.noExistingNodes(); msg != "" {
+		return poolv1alpha1.PhasePending, msg
+	}
 	var warming []string
 	for _, img := range warm.Images {
 		if img.WarmupStatus == poolv1alpha1.WarmupPending && img.UnusedSince == nil {
@@ -196,6 +220,18 @@ func (s *state) remainingExecutors() (executors, placeholders int64) {
 		executors = int64(o.OccupiedExecutors) + int64(o.PendingExecutors)
 	}
 	return executors, number(field(s.in.Observed[rnPlaceholder], "status", "replicas"))
+}
+
+// noExistingNodes says why a pool on existing nodes cannot run executors
+// when the PoolCapacity sees none of its nodes, naming the nodeSelector and
+// the labels it looks for; "" otherwise.
+func (s *state) noExistingNodes() string {
+	if !s.static() || s.capObs == nil || s.capObs.nodes() > 0 || len(s.sched.NodeSelector) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool label %s=%s: create the node pool in your cloud with the label %s, then label its nodes: kubectl label nodes -l %s %s=%s",
+		selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool, selectorString(s.in.Spec.NodeSelector),
+		selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool)
 }
 
 // presentNodes is the number of pool nodes still up, from the PoolCapacity

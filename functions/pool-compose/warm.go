@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,15 +149,30 @@ func failureMessage(f WarmupFailure) string {
 	return strings.TrimPrefix(msg, ": ")
 }
 
-// pullSecrets splits the Pool's imagePullSecrets into the names usable from
-// the pool namespace and messages about those that live elsewhere.
-func pullSecrets(refs []poolv1alpha1.SecretReference, ns string) (names, problems []string) {
+// pullSecrets splits the Pool's pullSecret and imagePullSecrets into the
+// names usable by warmup pods, which run in the pool namespace ns, and
+// messages about those that live elsewhere (a pod can only use Secrets of
+// its own namespace). A reference without a namespace means ns.
+func pullSecrets(ic *poolv1alpha1.ImageConfig, ns string) (names, problems []string) {
+	type ref struct {
+		field string
+		poolv1alpha1.SecretReference
+	}
+	var refs []ref
+	if ic.PullSecret != nil {
+		refs = append(refs, ref{"imageConfig.pullSecret", *ic.PullSecret})
+	}
+	for _, r := range ic.ImagePullSecrets {
+		refs = append(refs, ref{"imageConfig.imagePullSecrets", r})
+	}
 	for _, r := range refs {
 		if r.Namespace != "" && r.Namespace != ns {
-			problems = append(problems, fmt.Sprintf("imagePullSecret %s/%s is not in the pool namespace %s and is not used: copy it into %s", r.Namespace, r.Name, ns, ns))
+			problems = append(problems, fmt.Sprintf("%s %s/%s is not in the pool namespace %s, where warmup pods run, and is not used: copy it into %s", r.field, r.Namespace, r.Name, ns, ns))
 			continue
 		}
-		names = append(names, r.Name)
+		if !slices.Contains(names, r.Name) {
+			names = append(names, r.Name)
+		}
 	}
 	return names, problems
 }
@@ -196,14 +212,14 @@ func (s *state) warm() WarmPlan {
 			images[a.Key()] = a.QS.Spec.Executor.Image
 		}
 	}
-	names, problems := pullSecrets(ic.ImagePullSecrets, s.in.Namespace)
+	names, problems := pullSecrets(ic, s.in.Namespace)
 	if len(problems) > 0 {
 		msg := strings.Join(problems, "; ")
 		s.condition(CondPullSecrets, metav1.ConditionFalse, "SecretNotInPoolNamespace", msg)
 		if s.in.PreviousConditions[CondPullSecrets] != "SecretNotInPoolNamespace" {
 			s.event(true, "SecretNotInPoolNamespace", msg)
 		}
-	} else if len(ic.ImagePullSecrets) > 0 {
+	} else if len(names) > 0 {
 		s.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
 	}
 	observed := map[resource.Name]*structpb.Struct{}

@@ -9,9 +9,28 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// KWOKZones are the zones every type is offered in by
+// KWOKZones are the zones every type of the kwok catalog is offered in by
 // KWOKInstanceTypesJSON, the zones of the kwok provider's own catalog.
 var KWOKZones = []string{"test-zone-a", "test-zone-b", "test-zone-c", "test-zone-d"}
+
+// regionZones is how many zones of its region a cloud catalog's types are
+// offered in when rendered for the kwok provider.
+const regionZones = 3
+
+// KWOKZonesOf are the zones KWOKInstanceTypesJSON offers c's types in: the
+// kwok catalog's own zones, or the first zones of a cloud catalog's region
+// (us-east-1a, us-east-1b, us-east-1c for AWS), so a kwok cluster that
+// simulates that cloud labels its nodes with the cloud's zone names.
+func KWOKZonesOf(c *Catalog) []string {
+	if c.Cloud == CloudKWOK || c.Region == "" {
+		return KWOKZones
+	}
+	zones := make([]string, 0, regionZones)
+	for i := range regionZones {
+		zones = append(zones, c.Region+string(rune('a'+i)))
+	}
+	return zones
+}
 
 // KWOKSpotDiscount is the share of the on-demand price a spot offering
 // costs in KWOKInstanceTypesJSON.
@@ -45,9 +64,12 @@ type kwokOffering struct {
 
 // KWOKInstanceTypesJSON renders a catalog as the instance types file of
 // Karpenter's kwok provider (the INSTANCE_TYPES_FILE_PATH it reads), so a
-// kwok cluster simulates exactly the types burstpool chooses from. Every
-// type is offered, linux only, in each of KWOKZones as on-demand at its
-// catalog price and as spot at KWOKSpotDiscount of it. Resources are the
+// kwok cluster simulates exactly the types burstpool chooses from, under
+// their real names when c is a cloud's catalog (the provider reads AWS
+// names such as r7gd.16xlarge as family r7gd, size 16xlarge). Every type is
+// offered, linux only, in each of KWOKZonesOf(c) as on-demand at its
+// catalog price and as spot at KWOKSpotDiscount of it (the catalogs hold
+// no spot prices). Resources are the
 // type's CPU and memory, MaxPods pods, and its local NVMe as
 // ephemeral-storage (20Gi when it has none). The output is indented and
 // deterministic.
@@ -56,6 +78,7 @@ func KWOKInstanceTypesJSON(c *Catalog) ([]byte, error) {
 		return nil, errors.New("cannot render kwok instance types: no catalog")
 	}
 	out := make([]kwokInstanceType, 0, len(c.Types))
+	zones := KWOKZonesOf(c)
 	for _, t := range c.Types {
 		storage := resource.MustParse("20Gi")
 		if t.LocalNVMeGiB > 0 {
@@ -72,7 +95,7 @@ func KWOKInstanceTypesJSON(c *Catalog) ([]byte, error) {
 				corev1.ResourceEphemeralStorage: storage,
 			},
 		}
-		for _, z := range KWOKZones {
+		for _, z := range zones {
 			for _, ct := range []string{capacitySpot, capacityOnDemand} {
 				price := t.PricePerHour
 				if ct == capacitySpot {

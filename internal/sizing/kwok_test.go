@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata")
@@ -50,6 +51,58 @@ func TestKWOKInstanceTypesJSON(t *testing.T) {
 	gotCompact, _ := json.Marshal(compact)
 	if diff := cmp.Diff(want, string(gotCompact)); diff != "" {
 		t.Errorf("KWOKInstanceTypesJSON: each type on linux in four zones, spot at 70%%, NVMe as ephemeral-storage: -want, +got:\n%s", diff)
+	}
+}
+
+// TestKWOKInstanceTypesJSONOfAWS renders the AWS catalog for the kwok
+// provider: its types under their real names, with the catalog's figures,
+// in the region's zones.
+func TestKWOKInstanceTypesJSONOfAWS(t *testing.T) {
+	cat, err := LoadCatalog(CloudAWS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := KWOKInstanceTypesJSON(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []kwokInstanceType
+	if err := json.Unmarshal(b, &types); err != nil {
+		t.Fatal(err)
+	}
+	if len(types) != len(cat.Types) {
+		t.Errorf("%d kwok types, want the catalog's %d", len(types), len(cat.Types))
+	}
+	for _, name := range []string{"r7gd.16xlarge", "r6gd.8xlarge"} {
+		want, ok := cat.Lookup(name)
+		if !ok {
+			t.Fatalf("the AWS catalog has no %s", name)
+		}
+		var got *kwokInstanceType
+		for i := range types {
+			if types[i].Name == name {
+				got = &types[i]
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s is not offered", name)
+		}
+		cpu, mem := got.Resources[corev1.ResourceCPU], got.Resources[corev1.ResourceMemory]
+		if cpu.Cmp(want.CPU) != 0 || mem.Cmp(want.Memory) != 0 || got.Architecture != want.Arch {
+			t.Errorf("%s: cpu %s memory %s arch %s, want the catalog's %s %s %s", name, cpu.String(), mem.String(), got.Architecture, want.CPU.String(), want.Memory.String(), want.Arch)
+		}
+		offered := map[string]float64{}
+		for _, o := range got.Offerings {
+			offered[o.Requirements[0].Values[0]+"/"+o.Requirements[1].Values[0]] = o.Price
+		}
+		wantOffers := map[string]float64{}
+		for _, z := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+			wantOffers["on-demand/"+z] = want.PricePerHour
+			wantOffers["spot/"+z] = want.PricePerHour * KWOKSpotDiscount
+		}
+		if diff := cmp.Diff(wantOffers, offered); diff != "" {
+			t.Errorf("%s offerings (-want +got):\n%s", name, diff)
+		}
 	}
 }
 

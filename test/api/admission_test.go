@@ -1,6 +1,6 @@
 // Package api_test installs the Pool and QueryService CRDs generated from
 // apis/ into a real API server and checks what it accepts, rejects and
-// defaults: the seed example pools apply unchanged and invalid pools are
+// defaults: the reference's example pools apply as written and invalid pools are
 // rejected with messages that say what to fix.
 package api_test
 
@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/reference"
 )
 
 var (
@@ -95,30 +97,86 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	return out
 }
 
-func TestSeedExamplesApplyUnchanged(t *testing.T) {
+// TestReferenceManifestsApplyAsWritten creates each section-4 manifest of
+// e6data's Pool reference, read from its byte-for-byte copy in the
+// repository, with strict field validation (what kubectl apply does): the
+// API server accepts it and stores every field it sets.
+func TestReferenceManifestsApplyAsWritten(t *testing.T) {
+	createNamespace(t, ns)
+	for _, m := range reference.Manifests {
+		t.Run(m.Section, func(t *testing.T) {
+			objs := readObjects(t, m.Path(filepath.Join("..", "..")))
+			if len(objs) != 1 || objs[0].GetName() != m.Pool {
+				t.Fatalf("%s: want one Pool %s, read %d objects", m.File, m.Pool, len(objs))
+			}
+			createStrict(t, objs[0])
+		})
+	}
+	t.Run("PullSecretKept", func(t *testing.T) {
+		for _, c := range []struct{ pool, name, namespace string }{
+			{"high-memory-pool", "e6data-registry-secret", ns},
+			{"prewarmed-pool", "registry-secret", ""},
+		} {
+			got, err := dyn.Resource(poolsR).Namespace(ns).Get(context.Background(), c.pool, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, _, _ := unstructured.NestedString(got.Object, "spec", "imageConfig", "pullSecret", "name")
+			namespace, _, _ := unstructured.NestedString(got.Object, "spec", "imageConfig", "pullSecret", "namespace")
+			if name != c.name || namespace != c.namespace {
+				t.Errorf("%s: stored pullSecret %q/%q, want %q/%q", c.pool, namespace, name, c.namespace, c.name)
+			}
+		}
+	})
+}
+
+// TestExamplesApplyAsWritten creates burstpool's own example pools the same
+// way.
+func TestExamplesApplyAsWritten(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "pools", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("want the five seed pools in examples/pools, found %d", len(files))
+	if len(files) == 0 {
+		t.Fatal("no example pools in examples/pools")
 	}
 	createNamespace(t, ns)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			for _, u := range readObjects(t, f) {
-				want := u.DeepCopy()
-				got, err := dyn.Resource(poolsR).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
-				if err != nil {
-					t.Fatalf("the API server rejected %s: %v", f, err)
-				}
-				// Everything the manifest says is stored as written (defaults
-				// may add fields, but none is dropped or changed).
-				if diff := cmp.Diff(want.Object["spec"], subset(got.Object["spec"], want.Object["spec"])); diff != "" {
-					t.Errorf("stored spec differs from the manifest (-manifest +stored):\n%s", diff)
-				}
+				createStrict(t, u)
 			}
 		})
+	}
+}
+
+// TestStrictValidationRejectsUnknownFields proves the checks above would
+// see a field the schema lacks.
+func TestStrictValidationRejectsUnknownFields(t *testing.T) {
+	createNamespace(t, ns)
+	u := pool("unknown-field", map[string]any{
+		"maxExecutors":         int64(5),
+		"allowedQueryServices": []any{map[string]any{"name": "qs"}},
+		"imageConfig":          map[string]any{"pullSecrets": map[string]any{"name": "x"}},
+	})
+	_, err := dyn.Resource(poolsR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.imageConfig.pullSecrets"`) {
+		t.Errorf("creating a Pool with an unknown field: got %v, want a strict decoding error naming it", err)
+	}
+}
+
+// createStrict creates u with strict field validation and checks that the
+// stored spec has everything u's spec says (defaults may add fields, but
+// none is dropped or changed).
+func createStrict(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	want := u.DeepCopy()
+	got, err := dyn.Resource(poolsR).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	if err != nil {
+		t.Fatalf("the API server rejected Pool %s: %v", u.GetName(), err)
+	}
+	if diff := cmp.Diff(want.Object["spec"], subset(got.Object["spec"], want.Object["spec"])); diff != "" {
+		t.Errorf("stored spec of %s differs from the manifest (-manifest +stored):\n%s", u.GetName(), diff)
 	}
 }
 

@@ -221,8 +221,18 @@ type ImageConfig struct {
 	// +optional
 	UnusedImageRetention string `json:"unusedImageRetention,omitempty"`
 
-	// ImagePullSecrets are used to pull warm images. A secret must live in
-	// the Pool's namespace; one elsewhere is reported and not used.
+	// PullSecret holds the registry credentials used to pull warm images.
+	// Its namespace defaults to the Pool's. Warmup pods run in the Pool's
+	// namespace and can only use a Secret there: one in another namespace
+	// is not used, and the Pool's ImagePullSecretsUsable condition says to
+	// copy it.
+	// +optional
+	PullSecret *SecretReference `json:"pullSecret,omitempty"`
+
+	// ImagePullSecrets are further registry credentials for warm images,
+	// used together with PullSecret (a burstpool extension for pools whose
+	// images come from several registries). The same namespace rule
+	// applies.
 	// +listType=atomic
 	// +optional
 	ImagePullSecrets []SecretReference `json:"imagePullSecrets,omitempty"`

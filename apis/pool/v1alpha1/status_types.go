@@ -59,24 +59,19 @@ type PoolStatus struct {
 
 	// TotalExecutors is the number of executor slots on Ready pool nodes,
 	// capped at maxExecutors.
-	// +optional
-	TotalExecutors int32 `json:"totalExecutors,omitempty"`
+	TotalExecutors int32 `json:"totalExecutors"`
 
 	// AvailableExecutors is TotalExecutors minus OccupiedExecutors.
-	// +optional
-	AvailableExecutors int32 `json:"availableExecutors,omitempty"`
+	AvailableExecutors int32 `json:"availableExecutors"`
 
 	// OccupiedExecutors is the number of pool executors running.
-	// +optional
-	OccupiedExecutors int32 `json:"occupiedExecutors,omitempty"`
+	OccupiedExecutors int32 `json:"occupiedExecutors"`
 
 	// PendingExecutors is the number of pool executors waiting for a node.
-	// +optional
-	PendingExecutors int32 `json:"pendingExecutors,omitempty"`
+	PendingExecutors int32 `json:"pendingExecutors"`
 
 	// CurrentNodes is the number of Ready pool nodes.
-	// +optional
-	CurrentNodes int32 `json:"currentNodes,omitempty"`
+	CurrentNodes int32 `json:"currentNodes"`
 
 	// NodePoolName is the Karpenter NodePool (or cloud node pool) of the pool.
 	// +optional
@@ -197,19 +192,15 @@ type UnauthorizedExecutor struct {
 
 // Allocation is what one QueryService holds in the pool.
 type Allocation struct {
-	// QueryService name.
-	QueryService string `json:"queryService"`
+	// QueryService names the QueryService.
+	QueryService QueryServiceReference `json:"queryService"`
 
-	// Namespace of the QueryService.
-	Namespace string `json:"namespace"`
-
-	// Executors is the number of pool executors the QueryService runs.
-	Executors int32 `json:"executors"`
+	// PoolExecutors is the number of pool executors the QueryService runs.
+	PoolExecutors int32 `json:"poolExecutors"`
 
 	// RegularExecutors is the number of executors the QueryService runs on
 	// its own nodes.
-	// +optional
-	RegularExecutors int32 `json:"regularExecutors,omitempty"`
+	RegularExecutors int32 `json:"regularExecutors"`
 
 	// AllocatedAt is when the QueryService first got a pool executor.
 	// +optional
@@ -251,12 +242,10 @@ type CachedImage struct {
 	DaemonSetName string `json:"daemonSetName,omitempty"`
 
 	// NodesReady is the number of pool nodes with the image warm.
-	// +optional
-	NodesReady int32 `json:"nodesReady,omitempty"`
+	NodesReady int32 `json:"nodesReady"`
 
 	// NodesTotal is the number of pool nodes that should have it.
-	// +optional
-	NodesTotal int32 `json:"nodesTotal,omitempty"`
+	NodesTotal int32 `json:"nodesTotal"`
 
 	// UnusedSince is when the image left the warm set; it stays warm for
 	// imageConfig.unusedImageRetention after that.
@@ -268,22 +257,15 @@ type CachedImage struct {
 	Message string `json:"message,omitempty"`
 }
 
-// AttachedQueryService is a QueryService that points at the pool.
+// AttachedQueryService is a QueryService that points at the pool, and
+// whether its executors fit the pool's nodes.
 type AttachedQueryService struct {
-	// Name of the QueryService.
-	Name string `json:"name"`
+	// QueryService names the QueryService.
+	QueryService QueryServiceReference `json:"queryService"`
 
-	// Namespace of the QueryService.
-	Namespace string `json:"namespace"`
-
-	// Attached is true when the pool allows the QueryService and its
-	// poolRef names the pool.
-	// +optional
-	Attached bool `json:"attached,omitempty"`
-
-	// Compatible is true when its executors fit the pool's nodes.
-	// +optional
-	Compatible bool `json:"compatible,omitempty"`
+	// Compatible is true when the QueryService is attached and its
+	// executors fit the pool's nodes; it is always written, false included.
+	Compatible bool `json:"compatible"`
 
 	// InstanceType the compatibility was checked against.
 	// +optional
@@ -305,4 +287,9 @@ type AttachedQueryService struct {
 	// LastChecked is when compatibility was last checked.
 	// +optional
 	LastChecked *metav1.Time `json:"lastChecked,omitempty"`
+
+	// Attached is true when the pool allows the QueryService and its
+	// poolRef names the pool (a burstpool extension: a QueryService that
+	// points at the pool without being allowed is listed with false).
+	Attached bool `json:"attached"`
 }

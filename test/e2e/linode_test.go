@@ -1,0 +1,204 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/internal/reference"
+)
+
+// The LKE node pool the reference's manifest 4.3 selects, and its taint.
+const (
+	lkePoolLabel = "lke.linode.com/pool-id"
+	lkePoolID    = "785603"
+	linodePool   = "linode-pool"
+	linodeNS     = "workspace-linode"
+	linodeQS     = "linode-cluster"
+)
+
+// TestLinodePool runs the reference's non-Karpenter manifest (4.3) as
+// written on a control plane that looks like Linode LKE to detection: the
+// LKE node pool CRD installed, no Karpenter. Without nodes of the LKE pool
+// the pool is Pending and says which labels it looks for; once the LKE
+// pool's nodes exist (kwok nodes labelled and tainted as LKE would) and
+// carry the pool label, as the pool's condition says, it is Active and its
+// executors land there.
+func TestLinodePool(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	root := repoRoot(t)
+	crd := linodeCRD(t, root)
+	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, SkipKarpenter: true, CRDs: []string{crd}})
+	if err != nil {
+		t.Fatalf("cannot bring burstpool up without Karpenter: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
+				if p != nil {
+					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
+				}
+			}
+		}
+		if err := s.Down(); err != nil {
+			t.Errorf("cannot stop the stack: %v", err)
+		}
+	})
+	kc := s.Cluster.Kubeconfig
+	c := s.Client
+	m := reference.Manifests[2]
+	if m.Section != "4.3" {
+		t.Fatalf("reference manifest %s, want 4.3", m.Section)
+	}
+	mustApply(t, ctx, s.Cluster.Config, fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: %s}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: %s}
+---
+apiVersion: e6data.io/v1alpha1
+kind: QueryService
+metadata:
+  name: %s
+  namespace: %s
+  labels: {e6data.io/pool: linode-pool}
+spec:
+  executor:
+    image: us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218
+    resources: {cpu: "4", memory: 8Gi}
+    poolRef: {name: %s, namespace: %s}
+`, poolNS, linodeNS, linodeQS, linodeNS, linodePool, poolNS))
+	start := time.Now()
+	if out, err := kubectl(ctx, kc, "apply", "-f", m.Path(root)); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("%s: %s", m.File, strings.TrimSpace(out))
+	}
+
+	took := eventually(t, 3*time.Minute, "linode-pool Pending on Linode, naming its nodeSelector and labels", func(ctx context.Context) (bool, error) {
+		p, err := claim(ctx, s, linodePool)
+		if err != nil {
+			return false, err
+		}
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		msg, _, _ := unstructured.NestedString(p.Object, "status", "message")
+		cloud, _, _ := unstructured.NestedString(p.Object, "status", "cloud")
+		method, _, _ := unstructured.NestedString(p.Object, "status", "provisioningMethod")
+		return phase == "Pending" && cloud == "linode" && method == "lke" &&
+				strings.Contains(msg, "spec.nodeSelector "+lkePoolLabel+"="+lkePoolID) && strings.Contains(msg, qsv1.LabelPool+"="+linodePool),
+			fmt.Errorf("cloud %q method %q phase %s: %s", cloud, method, phase, msg)
+	})
+	t.Logf("4.3 without LKE nodes -> Pending with the labels it looks for: %s", took.Round(100*time.Millisecond))
+	// The reference's "Pool Stuck in Pending" symptom, as it prints it.
+	checkInReference(t, "kubectl get pool")
+	out, err := kubectl(ctx, kc, "get", "pool", "-n", poolNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if header, rows := table(out); len(header) < 5 || len(rows) != 1 || len(rows[0]) < 5 || !slices.Equal(rows[0][:5], []string{linodePool, "Pending", "0", "0", "0"}) {
+		t.Errorf("kubectl get pool printed\n%s\nwant linode-pool Pending 0 0 0 under NAME PHASE AVAILABLE OCCUPIED TOTAL", out)
+	}
+
+	// The LKE pool's nodes, as Linode would make them (kwok runs them).
+	for i := range 2 {
+		if err := c.Create(ctx, lkeNode(fmt.Sprintf("lke-785603-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What the pool's NodesProvisioned condition says to run.
+	if _, err := kubectl(ctx, kc, "label", "nodes", "-l", lkePoolLabel+"="+lkePoolID, qsv1.LabelPool+"="+linodePool); err != nil {
+		t.Fatal(err)
+	}
+	took = eventually(t, 3*time.Minute, "linode-pool Active on the LKE nodes", func(ctx context.Context) (bool, error) {
+		p, err := claim(ctx, s, linodePool)
+		if err != nil {
+			return false, err
+		}
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		msg, _, _ := unstructured.NestedString(p.Object, "status", "message")
+		nodes, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
+		return phase == "Active" && nodes == 2, fmt.Errorf("phase %s nodes %d: %s", phase, nodes, msg)
+	})
+	t.Logf("LKE nodes labelled -> Active: %s", took.Round(100*time.Millisecond))
+
+	// Executors of the QueryService, with the pool's tolerations and
+	// nodeSelector as its operator would set them.
+	d := devplane.ExecutorDeployment(linodeNS, linodeQS, linodePool, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", 2, "4", "8Gi")
+	d.Spec.Template.Spec.NodeSelector[lkePoolLabel] = lkePoolID
+	d.Spec.Template.Spec.Tolerations = append(d.Spec.Template.Spec.Tolerations, corev1.Toleration{Key: "e6data.io/pool", Operator: corev1.TolerationOpEqual, Value: "burst", Effect: corev1.TaintEffectNoSchedule})
+	if err := c.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	took = eventually(t, 3*time.Minute, "executors Running on the LKE nodes and counted", func(ctx context.Context) (bool, error) {
+		n, err := podsOn(ctx, c, linodeNS, map[string]string{qsv1.LabelPool: linodePool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
+		if err != nil || n != 2 {
+			return false, fmt.Errorf("%d Running (%v)", n, err)
+		}
+		p, err := claim(ctx, s, linodePool)
+		if err != nil {
+			return false, err
+		}
+		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
+		return occ == 2, fmt.Errorf("occupiedExecutors %d", occ)
+	})
+	t.Logf("executors -> Running on LKE nodes and counted: %s (4.3 applied -> here: %s)", took.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(linodeNS)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Spec.NodeName, "lke-785603-") {
+			t.Errorf("executor %s runs on %q, want an LKE pool node", p.Name, p.Spec.NodeName)
+		}
+	}
+}
+
+// linodeCRD is the LKE node pool CRD the repository keeps with the other
+// upstream schemas (test/crds/upstream).
+func linodeCRD(t *testing.T, root string) string {
+	t.Helper()
+	f := filepath.Join(root, "test", "crds", "upstream", "lke.linode.upbound.io_nodepools.yaml")
+	if _, err := os.Stat(f); err != nil {
+		t.Fatalf("the LKE node pool CRD: %v", err)
+	}
+	return f
+}
+
+// lkeNode is a node of LKE pool 785603 (a Linode Dedicated 32 GB),
+// labelled and tainted as the reference's 4.3 expects, managed by kwok.
+func lkeNode(name string) *corev1.Node {
+	rl := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("32Gi"),
+		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("640Gi"),
+	}
+	key, value, _ := strings.Cut(localcp.KwokNodeAnnotation, "=")
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{key: value},
+			Labels: map[string]string{
+				lkePoolLabel: lkePoolID, corev1.LabelInstanceTypeStable: "g6-dedicated-16",
+				corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux", corev1.LabelHostname: name, "type": "kwok",
+			},
+		},
+		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: "e6data.io/pool", Value: "burst", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl},
+	}
+}
