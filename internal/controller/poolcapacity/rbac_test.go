@@ -65,7 +65,7 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 			// Other tests may have created the ClusterRoles from the same
 			// files already.
-			if err := c.Create(ctx, u); err != nil && !(u.GetKind() == "ClusterRole" && kerrors.IsAlreadyExists(err)) {
+			if err := c.Create(ctx, u); err != nil && (u.GetKind() != "ClusterRole" || !kerrors.IsAlreadyExists(err)) {
 				t.Fatalf("cannot create %s %s from deploy/provider/%s: %v", u.GetKind(), u.GetName(), f, err)
 			}
 			kinds[u.GetKind()]++
