@@ -1,7 +1,9 @@
 package sizing
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +27,13 @@ var referenceFile = filepath.Join("..", "..", "..", "shared", "seeds", "000_3ddc
 // named as "instances" must derive one of its types.
 func TestReferenceSizingTable(t *testing.T) {
 	raw, err := os.ReadFile(referenceFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(filepath.Dir(filepath.Dir(referenceFile))); errors.Is(serr, fs.ErrNotExist) {
+			// A plain clone has no seeds beside it; the table is checked
+			// wherever the reference is (CI runs with it).
+			t.Skipf("the Pool reference is not beside this checkout (%s): section 8.2 cannot be read", referenceFile)
+		}
+	}
 	if err != nil {
 		t.Fatalf("cannot read the Pool reference at %s (the shared seeds beside the repository): %v", referenceFile, err)
 	}
