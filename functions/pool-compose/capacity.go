@@ -41,16 +41,10 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		qss = append(qss, map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular})
 	}
 	fp := map[string]any{
-		"pool":         map[string]any{"name": a.Pool, "namespace": a.Namespace},
-		"nodeSelector": stringMap(a.NodeSelector),
-		"executorSelector": map[string]any{
-			qsv1alpha1.LabelPool:         a.Pool,
-			qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool,
-		},
-		"warmupSelector": map[string]any{
-			qsv1alpha1.LabelPool:      a.Pool,
-			qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup,
-		},
+		"pool":             map[string]any{"name": a.Pool, "namespace": a.Namespace},
+		"nodeSelector":     stringMap(a.NodeSelector),
+		"executorSelector": stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool)),
+		"warmupSelector":   stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentWarmup)),
 		"executorsPerNode": int64(a.ExecutorsPerNode),
 		"maxExecutors":     int64(a.MaxExecutors),
 		"queryServices":    qss,
@@ -138,4 +132,12 @@ func (s *state) capacity() {
 		ProviderConfigName: policy.ProviderConfigName,
 	})
 	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))
+}
+
+// withIdentity is the pool's identity labels and one more label k=v: the
+// selector of one kind of the pool's pods.
+func withIdentity(pool, ns, k, v string) map[string]string {
+	l := nodeIdentity(pool, ns)
+	l[k] = v
+	return l
 }

@@ -196,7 +196,35 @@ func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
 		}
 		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
 	}
+	if es := st.ExecutorScheduling; es != nil {
+		o := obj{}
+		o.set("labels", stringsValue(es.Labels))
+		o.set("nodeSelector", stringsValue(es.NodeSelector))
+		l := make([]*structpb.Value, 0, len(es.Tolerations))
+		for _, t := range es.Tolerations {
+			to := obj{}
+			to.str("key", t.Key)
+			to.str("operator", t.Operator)
+			to.str("value", t.Value)
+			to.str("effect", t.Effect)
+			if t.TolerationSeconds != nil {
+				to.set("tolerationSeconds", structpb.NewNumberValue(float64(*t.TolerationSeconds)))
+			}
+			l = append(l, to.value())
+		}
+		o.set("tolerations", structpb.NewListValue(&structpb.ListValue{Values: l}))
+		m.set("executorScheduling", o.value())
+	}
 	return m.value()
+}
+
+// stringsValue encodes a string map.
+func stringsValue(m map[string]string) *structpb.Value {
+	o := obj{}
+	for k, v := range m {
+		o.set(k, structpb.NewStringValue(v))
+	}
+	return o.value()
 }
 
 // queryServiceValue encodes a QueryService reference as {name, namespace}.

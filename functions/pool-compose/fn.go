@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -111,8 +112,15 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		}
 	}
 
-	rsp.Requirements = Requirements()
+	rsp.Requirements = Requirements(pool, nil)
+	var existing map[resource.Name]*structpb.Struct
 	qss, crds, ok := required(req)
+	if ok {
+		// Which cluster-wide names to check depends on the CRDs: ask
+		// again when they add one.
+		rsp.Requirements = Requirements(pool, crds)
+		existing, ok = owners(req, pool, crds)
+	}
 	if !ok {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
@@ -135,7 +143,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
-		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size,
+		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size,
 	}, true
 }
 
@@ -176,15 +184,43 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 const (
 	reqQueryServices = "queryservices"
 	reqCRDPrefix     = "crd:"
+	reqOwnerPrefix   = "owner:"
 )
+
+// OwnedName is a cluster-scoped object a pool names after itself ("{pool}"
+// and a suffix). Names of cluster-scoped objects are unique across
+// namespaces, so two pools of one name in two namespaces would share it:
+// the function reads each by name before it composes one, and a pool whose
+// name is taken composes none (see Input.Existing).
+type OwnedName struct {
+	// Resource is the composed-resource name of the object.
+	Resource   resource.Name
+	APIVersion string
+	Kind       string
+	Suffix     string
+	// CRD must exist for the kind to be asked for ("" for built-in kinds
+	// and the package's own).
+	CRD string
+}
+
+// ownedNames are the cluster-scoped objects whose names pools share a space
+// of.
+var ownedNames = []OwnedName{
+	{Resource: rnNodePool, APIVersion: "karpenter.sh/v1", Kind: "NodePool", Suffix: sfxNodePool, CRD: crdNodePool},
+	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
+	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
+}
 
 // Requirements are the resources the function asks Crossplane for on every
 // call: every QueryService in the cluster (an empty label selector across
 // all namespaces), from which the function picks the allowed ones, the
 // QueryService named in inheritNodeConfigFrom and the ones that point at the
-// pool without being allowed; and each CRD that reveals how the cluster
-// provisions nodes, by name.
-func Requirements() *fnv1.Requirements {
+// pool without being allowed; each CRD that reveals how the cluster
+// provisions nodes, by name; and, by name, the cluster-scoped objects pool
+// would compose (ownedNames) whose kinds exist, so it can tell whether
+// another pool holds their names. crds is nil until Crossplane has
+// supplied the CRDs.
+func Requirements(pool string, crds map[string]bool) *fnv1.Requirements {
 	r := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
 		reqQueryServices: {
 			ApiVersion: qsv1alpha1.GroupVersionKind.GroupVersion().String(),
@@ -197,6 +233,16 @@ func Requirements() *fnv1.Requirements {
 			ApiVersion: "apiextensions.k8s.io/v1",
 			Kind:       "CustomResourceDefinition",
 			Match:      &fnv1.ResourceSelector_MatchName{MatchName: crd},
+		}
+	}
+	for _, o := range ownedNames {
+		if o.CRD != "" && !crds[o.CRD] {
+			continue
+		}
+		r.Resources[reqOwnerPrefix+string(o.Resource)] = &fnv1.ResourceSelector{
+			ApiVersion: o.APIVersion,
+			Kind:       o.Kind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: pool + o.Suffix},
 		}
 	}
 	return r
@@ -223,6 +269,28 @@ func required(req *fnv1.RunFunctionRequest) ([]qsv1alpha1.QueryService, map[stri
 		qss = append(qss, decodeQueryService(it.GetResource()))
 	}
 	return qss, crds, true
+}
+
+// owners reads the cluster-scoped objects named after pool that exist, by
+// composed-resource name. ok is false until Crossplane has supplied every
+// one Requirements(pool, crds) asks for.
+func owners(req *fnv1.RunFunctionRequest, pool string, crds map[string]bool) (map[resource.Name]*structpb.Struct, bool) {
+	rr := req.GetRequiredResources()
+	out := map[resource.Name]*structpb.Struct{}
+	for k := range Requirements(pool, crds).GetResources() {
+		n, isOwner := strings.CutPrefix(k, reqOwnerPrefix)
+		if !isOwner {
+			continue
+		}
+		found, ok := rr[k]
+		if !ok {
+			return nil, false
+		}
+		if items := found.GetItems(); len(items) > 0 && items[0].GetResource() != nil {
+			out[resource.Name(n)] = items[0].GetResource()
+		}
+	}
+	return out, true
 }
 
 // apply writes Compute's Output into the response.

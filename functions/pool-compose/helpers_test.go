@@ -45,6 +45,10 @@ type scenario struct {
 	Catalog bool
 	// KWOKCatalog is the function's --kwok-catalog (with Catalog).
 	KWOKCatalog sizing.Cloud
+	// Existing are the cluster-scoped objects named after the pool that
+	// exist, by composed-resource name (see ownedNames); Crossplane
+	// supplies every other one as absent.
+	Existing map[string]string
 }
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
@@ -153,6 +157,13 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, crd(c))}}
 		}
 		req.RequiredResources[reqCRDPrefix+c] = r
+	}
+	for _, o := range ownedNames {
+		r := &fnv1.Resources{}
+		if y, ok := s.Existing[string(o.Resource)]; ok {
+			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, y)}}
+		}
+		req.RequiredResources[reqOwnerPrefix+string(o.Resource)] = r
 	}
 	for _, n := range s.Unsupplied {
 		delete(req.RequiredResources, n)

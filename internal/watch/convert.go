@@ -172,12 +172,13 @@ func Node(n *corev1.Node) *capacity.Node {
 }
 
 // blocksScheduling reports whether a taint keeps executors off a node. The
-// pool's own taint does not: pool executors tolerate it. Nor do the taints
+// pool's own taints (its name and its namespace) do not: pool executors
+// tolerate them. Nor do the taints
 // that mirror the Ready condition, which Ready already accounts for and
 // which trail it (the API server adds not-ready to every new node).
 func blocksScheduling(t corev1.Taint) bool {
 	switch t.Key {
-	case qsv1alpha1.TaintPool, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable:
+	case qsv1alpha1.TaintPool, qsv1alpha1.TaintPoolNamespace, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable:
 		return false
 	}
 	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/devplane"
 	"github.com/burstpool/burstpool/internal/localcp"
@@ -120,7 +121,7 @@ func TestPool(t *testing.T) {
 		// as the QueryService says.
 		cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
 		mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
-		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, e2ePool, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem)); err != nil {
+		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}
 		took := eventually(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", func(ctx context.Context) (bool, error) {
@@ -489,6 +490,20 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 		})
 		t.Logf("claim deleted -> pool nodes gone: %s", took.Round(10*time.Millisecond))
 	})
+}
+
+// executorScheduling waits for pool ns/name to publish what its executors
+// must carry (status.executorScheduling), and returns it: e2e executors
+// follow the published contract, as a QueryService operator does.
+func executorScheduling(t *testing.T, c client.Client, ns, name string) poolv1.ExecutorScheduling {
+	t.Helper()
+	var es poolv1.ExecutorScheduling
+	eventually(t, 2*time.Minute, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
+		var err error
+		es, err = devplane.PoolExecutorScheduling(ctx, c, ns, name)
+		return err == nil, err
+	})
+	return es
 }
 
 func gvk(apiVersion, kind string) schemaGVK {

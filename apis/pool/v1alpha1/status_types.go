@@ -96,6 +96,33 @@ type PoolStatus struct {
 	// +listType=atomic
 	// +optional
 	AttachedQueryServices []AttachedQueryService `json:"attachedQueryServices,omitempty"`
+
+	// ExecutorScheduling is what a pool executor pod must carry to run on
+	// the pool's nodes: every label, node selector entry and toleration
+	// listed here, whatever taints spec.tolerations adds (a burstpool
+	// extension; docs/queryservice.md describes the contract). Empty while
+	// nothing picks the pool's nodes.
+	// +optional
+	ExecutorScheduling *ExecutorScheduling `json:"executorScheduling,omitempty"`
+}
+
+// ExecutorScheduling is the part of a pool executor's pod spec that the
+// pool decides.
+type ExecutorScheduling struct {
+	// Labels every pool executor pod carries: the pool's name and
+	// namespace and the pool executor type. The QueryService operator adds
+	// e6data.io/query-service.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// NodeSelector picks the pool's nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of every taint the pool puts on its nodes.
+	// +listType=atomic
+	// +optional
+	Tolerations []Toleration `json:"tolerations,omitempty"`
 }
 
 // Allocation is what one QueryService holds in the pool.
