@@ -125,10 +125,15 @@ func (s *state) capacity() {
 		return
 	}
 	policy := s.in.Config.Capacity
+	unauthorized := s.unauthorizedPolicy()
+	if unauthorized == policyDeny {
+		// Admission keeps them out; any that ran before are listed.
+		unauthorized = policyReport
+	}
 	u := PoolCapacity(CapacityArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
 		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: attached(s.atts),
-		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: policy.UnauthorizedExecutors,
+		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
 	})
 	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))

@@ -234,6 +234,7 @@ func Compute(in Input) Output {
 		s.preserve(rnPlaceholder, rnPriorityClass)
 	}
 	s.storageAgent()
+	s.admission()
 	s.status(warm)
 	return out
 }

@@ -29,7 +29,10 @@ const (
 	defaultPriority         = -10
 	defaultPlaceholderImage = "registry.k8s.io/pause:3.10"
 	defaultProviderConfig   = "default"
-	defaultUnauthorized     = "Report"
+	// defaultUnauthorized is Deny: the allow rules mean something only
+	// when pods outside them cannot run; Report and Evict act after the
+	// pod took a node.
+	defaultUnauthorized = policyDeny
 )
 
 // Default fills every unset field of the function input with its default.
@@ -129,8 +132,8 @@ func ValidateInput(c *v1beta1.Input) error {
 			errs = append(errs, fmt.Sprintf("karpenter.weight %d is not between 1 and 100", k.Weight))
 		}
 	}
-	if u := c.Capacity.UnauthorizedExecutors; u != "Report" && u != "Evict" {
-		errs = append(errs, fmt.Sprintf("capacity.unauthorizedExecutors %q is not Report or Evict", u))
+	if u := c.Capacity.UnauthorizedExecutors; !slices.Contains(unauthorizedPolicies, u) {
+		errs = append(errs, fmt.Sprintf("capacity.unauthorizedExecutors %q is not Report, Evict or Deny", u))
 	}
 	if _, err := resource.ParseQuantity(c.EKSAutoMode.EphemeralStorageSize); err != nil {
 		errs = append(errs, fmt.Sprintf("eksAutoMode.ephemeralStorageSize %q is not a quantity such as 80Gi", c.EKSAutoMode.EphemeralStorageSize))

@@ -84,7 +84,7 @@ func summarize(rsp *fnv1.RunFunctionResponse, want summary) summary {
 func TestRunFunction(t *testing.T) {
 	wd := "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.0")
 	wa := "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.1")
-	karpenterObjects := []string{"capacity", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wd, wa}
+	karpenterObjects := []string{"access-policy", "access-policy-binding", "capacity", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wd, wa}
 
 	cases := map[string]struct {
 		reason string
@@ -144,7 +144,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "An AWS pool without a node role in the function input is Failed with a message naming the field, and keeps its observed NodePool.",
 			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: c\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: map[string]string{"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n"}},
-			want: summary{Objects: []string{"capacity", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NodeClassIncomplete"}},
+			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NodeClassIncomplete"}},
 		},
 		"LinodeWithoutNodeSelectorIsPending": {
 			reason: "Where burstpool does not create nodes, a pool without nodeSelector is Pending with a condition that says to set it.",
@@ -154,17 +154,17 @@ func TestRunFunction(t *testing.T) {
 		"LinodeWithNodeSelector": {
 			reason: "A Linode pool with nodeSelector uses the existing LKE nodes.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  nodeSelector: {lke.linode.com/pool-id: \"42\"}\n"), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"capacity", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}},
 		},
 		"LinodeManaged": {
 			reason: "With manageNodePool the pool gets an LKE node pool sized from min and max executors.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {manageNodePool: true}\n"), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"capacity", "cloud-nodepool", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/CloudNodePool"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "cloud-nodepool", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/CloudNodePool"}},
 		},
 		"ProvisioningOverridesDetection": {
 			reason: "spec.provisioning picks the method even when other CRDs are installed.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  nodeSelector: {pool: a}\n  provisioning: {method: static}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"capacity", "placeholder", "placeholder-priorityclass", wd, wa}, Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}, Phase: "Creating"},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "placeholder", "placeholder-priorityclass", wd, wa}, Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}, Phase: "Creating"},
 		},
 		"InvalidSpecIsFatal": {
 			reason: "A spec that bypassed the schema (maxExecutors 0) is refused with a message naming the field.",
@@ -198,12 +198,12 @@ func TestRunFunction(t *testing.T) {
 					"nodepool":  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
 					"nodeclass": "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\nspec: {}\n",
 				}},
-			want: summary{Objects: []string{"capacity", "nodeclass", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/SizingFailed"}},
+			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "nodeclass", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/SizingFailed"}},
 		},
 		"SelectorAttachesAcrossNamespaces": {
 			reason: "queryServiceSelector allows matching QueryServices in any namespace; only those pointing here attach, and one pointing here but not allowed is reported.",
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: e6data.io/burst, operator: In, values: [enabled]}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"capacity", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wa}, Phase: "Creating"},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wa}, Phase: "Creating"},
 		},
 		"PullSecretElsewhereWarns": {
 			reason: "An imagePullSecret outside the pool namespace is reported and not used.",
@@ -214,13 +214,13 @@ func TestRunFunction(t *testing.T) {
 		"NoAttachedQueryServiceIsPending": {
 			reason: "Without an attached QueryService or an instance type there is nothing to size: Pending, with what to do.",
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  allowedQueryServices: [{name: nobody, namespace: x}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"capacity"}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/NoInstanceType", CondCompatible: "FALSE/NoneAttached"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity"}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/NoInstanceType", CondCompatible: "FALSE/NoneAttached"}},
 		},
 		"EarlierStepsKept": {
 			reason: "Objects that earlier pipeline steps desired are kept.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
 				Desired: map[string]string{"extra": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: pools}\n"}},
-			want: summary{Objects: append([]string{"capacity", "extra"}, karpenterObjects[1:]...), Phase: "Creating"},
+			want: summary{Objects: append([]string{"access-policy", "access-policy-binding", "capacity", "extra"}, karpenterObjects[3:]...), Phase: "Creating"},
 		},
 		"EKSAutoMode": {
 			reason: "With only EKS Auto Mode's NodeClass CRD, the pool gets an eks.amazonaws.com NodeClass.",
@@ -257,7 +257,7 @@ func TestRunFunction(t *testing.T) {
 		"KarpenterWithoutNodeClassCRD": {
 			reason: "Asking for Karpenter where its CRDs are missing fails with what to install.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {cloud: gcp, method: karpenter}\n"), QueryServices: allQS, CRDs: nil},
-			want:   summary{Objects: []string{"capacity", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/ProvisioningUnsupported"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/ProvisioningUnsupported"}},
 		},
 	}
 	for name, tc := range cases {

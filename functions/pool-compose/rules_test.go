@@ -302,6 +302,8 @@ func TestRules(t *testing.T) {
 				"nodeclass":                 "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\n",
 				"capacity":                  "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
 				"placeholder-priorityclass": "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: burst-placeholder}\n",
+				"access-policy":             "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: burstpool-access.pools.burst}\n",
+				"access-policy-binding":     "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: burstpool-access.pools.burst}\n",
 			}},
 			got:  func(r *fnv1.RunFunctionResponse) any { return status(r)["phase"] },
 			want: "Active",

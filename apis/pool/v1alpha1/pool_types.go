@@ -113,6 +113,18 @@ type PoolSpec struct {
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`
 
+	// UnauthorizedExecutors says what happens to pool executor pods of
+	// QueryServices the pool does not attach (allowed and pointing at it):
+	// Deny rejects them at admission with a ValidatingAdmissionPolicy, so
+	// they never take a pool node, and lists any that ran before; Evict
+	// deletes them once they run; Report only lists them in the
+	// PoolCapacity. Empty takes the Composition's default (Deny unless the
+	// platform team changed it). Each acts on this pool's executors only.
+	// A burstpool extension of the reference.
+	// +kubebuilder:validation:Enum=Report;Evict;Deny
+	// +optional
+	UnauthorizedExecutors string `json:"unauthorizedExecutors,omitempty"`
+
 	// Suspend stops new capacity: the NodePool may launch no nodes and warm
 	// slots are released, while warm images are kept. Set it back to false to
 	// resume.

@@ -119,7 +119,9 @@ type ExecutorScheduling struct {
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
-	// Tolerations of every taint the pool puts on its nodes.
+	// Tolerations of every taint the pool puts on its nodes: the two
+	// identity taints and spec.tolerations (at most 32).
+	// +kubebuilder:validation:MaxItems=34
 	// +listType=atomic
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`
