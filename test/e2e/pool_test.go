@@ -212,6 +212,17 @@ spec:
 		}
 	})
 
+	// Tenants: pools isolated by namespace, access enforced at admission.
+	t.Run("SameNameRefused", func(t *testing.T) {
+		testSameNameRefused(t, ctx, s)
+	})
+	t.Run("SecondTenantPool", func(t *testing.T) {
+		testSecondTenantPool(t, ctx, s)
+	})
+	t.Run("DenyMode", func(t *testing.T) {
+		testDenyMode(t, ctx, s)
+	})
+
 	t.Run("ProviderRestart", func(t *testing.T) {
 		before, err := claim(ctx, s, e2ePool)
 		if err != nil {
@@ -516,7 +527,8 @@ func claim(ctx context.Context, s *devplane.Stack, name string) (*unstructured.U
 }
 
 // e2ePoolManifest is a Pool like the seed burst pool, with the e2e
-// Composition (fast consolidation).
+// Composition (fast consolidation), that evicts executors of QueryServices
+// it does not attach.
 func e2ePoolManifest(minExecutors int, suspend bool) string {
 	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
 kind: Pool
@@ -528,6 +540,7 @@ spec:
   minExecutors: %d
   maxExecutors: 12
   suspend: %t
+  unauthorizedExecutors: Evict
   allowedQueryServices:
     - {name: %s, namespace: %s}
 `, e2ePool, poolNS, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS)
