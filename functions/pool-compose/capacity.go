@@ -28,6 +28,10 @@ type CapacityArgs struct {
 	DeleteFailed       bool
 	Unauthorized       string
 	ProviderConfigName string
+	// Shares are the attached QueryServices' maxPoolExecutors by
+	// "namespace/name"; EnforceShares evicts above them.
+	Shares        map[string]int32
+	EnforceShares bool
 }
 
 // PoolCapacity returns the pool's PoolCapacity managed resource.
@@ -38,7 +42,11 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
 			regular = int64(*q.QS.Spec.Executor.Replicas)
 		}
-		qss = append(qss, map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular})
+		e := map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular}
+		if n := a.Shares[q.Key()]; n > 0 {
+			e["maxPoolExecutors"] = int64(n)
+		}
+		qss = append(qss, e)
 	}
 	fp := map[string]any{
 		"pool":             map[string]any{"name": a.Pool, "namespace": a.Namespace},
@@ -52,6 +60,7 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		"policies": map[string]any{
 			"deleteFailedExecutors": a.DeleteFailed,
 			"unauthorizedExecutors": a.Unauthorized,
+			"enforceShares":         a.EnforceShares,
 		},
 	}
 	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
@@ -135,6 +144,7 @@ func (s *state) capacity() {
 		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: attached(s.atts),
 		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
+		Shares:             s.shares(), EnforceShares: s.in.Spec.QueryServiceLimits != nil && s.in.Spec.QueryServiceLimits.Enforce,
 	})
 	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))
 }
@@ -145,4 +155,26 @@ func withIdentity(pool, ns, k, v string) map[string]string {
 	l := nodeIdentity(pool, ns)
 	l[k] = v
 	return l
+}
+
+// shares are the attached QueryServices' maxPoolExecutors by
+// "namespace/name": spec.queryServiceLimits' override, else its default;
+// nil when the pool bounds none.
+func (s *state) shares() map[string]int32 {
+	l := s.in.Spec.QueryServiceLimits
+	if l == nil {
+		return nil
+	}
+	override := make(map[string]int32, len(l.Overrides))
+	for _, o := range l.Overrides {
+		override[refNamespace(o.Namespace, s.in.Namespace)+"/"+o.Name] = o.MaxPoolExecutors
+	}
+	out := map[string]int32{}
+	for _, a := range attached(s.atts) {
+		out[a.Key()] = l.MaxPoolExecutors
+		if n, ok := override[a.Key()]; ok {
+			out[a.Key()] = n
+		}
+	}
+	return out
 }

@@ -111,7 +111,7 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 			QueryService: poolv1alpha1.QueryServiceReference{Name: str(a, "queryService", "name"), Namespace: str(a, "queryService", "namespace")},
 			Attached:     field(a, "attached").GetBoolValue(), Compatible: field(a, "compatible").GetBoolValue(),
 			InstanceType: str(a, "instanceType"), RequiredCPU: str(a, "requiredCpu"), RequiredMemory: str(a, "requiredMemory"),
-			Message: str(a, "message"),
+			Message: str(a, "message"), MaxPoolExecutors: int32(number(field(a, "maxPoolExecutors"))),
 		}
 		if t, err := time.Parse(time.RFC3339, str(a, "lastChecked")); err == nil {
 			q.LastChecked = &metav1.Time{Time: t}
@@ -192,6 +192,9 @@ func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
 			o.str("message", a.Message)
 			o.time("lastChecked", a.LastChecked)
 			o.set("attached", structpb.NewBoolValue(a.Attached))
+			if a.MaxPoolExecutors > 0 {
+				o.count("maxPoolExecutors", a.MaxPoolExecutors)
+			}
 			l = append(l, o.value())
 		}
 		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))

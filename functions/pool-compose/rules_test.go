@@ -172,6 +172,27 @@ func TestRules(t *testing.T) {
 				[]string(nil),
 			},
 		},
+		"QueryServiceShares": {
+			reason: "spec.queryServiceLimits gives each attached QueryService its share (an override wins), passed to the PoolCapacity with enforceShares and reported per QueryService.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec+"  queryServiceLimits: {maxPoolExecutors: 3, enforce: true, overrides: [{name: analytics, namespace: team-a, maxPoolExecutors: 5}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				shares := map[string]any{}
+				for _, q := range nested(r, "capacity", "spec", "forProvider", "queryServices").([]any) {
+					q := q.(map[string]any)
+					shares["capacity "+q["namespace"].(string)+"/"+q["name"].(string)] = q["maxPoolExecutors"]
+				}
+				for _, q := range status(r)["attachedQueryServices"].([]any) {
+					q := q.(map[string]any)
+					ref := q["queryService"].(map[string]any)
+					shares["status "+ref["namespace"].(string)+"/"+ref["name"].(string)] = q["maxPoolExecutors"]
+				}
+				return []any{shares, nested(r, "capacity", "spec", "forProvider", "policies", "enforceShares")}
+			},
+			want: []any{map[string]any{
+				"capacity team-a/analytics": float64(5), "capacity team-b/reporting": float64(3),
+				"status team-a/analytics": float64(5), "status team-b/reporting": float64(3), "status team-c/rogue": nil,
+			}, true},
+		},
 		"StorageAgent": {
 			reason: "storageAgent.enabled runs the agent on pool nodes with requests equal to limits.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  storageAgent: {enabled: true, image: ghcr.io/e6data/agent:1, cpu: 250m}\n"), QueryServices: allQS, CRDs: kwokCRDs},

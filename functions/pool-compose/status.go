@@ -60,11 +60,13 @@ func (s *state) queryServices() {
 		prev[q.QueryService.Namespace+"/"+q.QueryService.Name] = q
 	}
 	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
+	shares := s.shares()
 	var incompatible []string
 	for _, a := range s.atts {
 		q := poolv1alpha1.AttachedQueryService{
 			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
 			Attached:     a.Attached, Message: a.Reason, LastChecked: &now,
+			MaxPoolExecutors: shares[a.Key()],
 		}
 		if a.QS != nil {
 			r := a.QS.Spec.Executor.Resources

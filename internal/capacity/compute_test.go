@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -38,6 +39,110 @@ func allocs(sales, ads int32, salesAt, adsAt *metav1.Time) []v1alpha1.Allocation
 	return []v1alpha1.Allocation{
 		{QueryService: "sales", Namespace: "team-a", PoolExecutors: sales, RegularExecutors: 3, AllocatedAt: salesAt},
 		{QueryService: "ads", Namespace: "team-b", PoolExecutors: ads, AllocatedAt: adsAt},
+	}
+}
+
+// withPending sets the pending executors of the allocations allocs makes.
+func withPending(as []v1alpha1.Allocation, sales, ads int32) []v1alpha1.Allocation {
+	as[0].PendingExecutors, as[1].PendingExecutors = sales, ads
+	return as
+}
+
+// shares gives sales and ads a share of a pool of four executors and
+// enforces it.
+func shares(sales, ads int32) func(*v1alpha1.PoolCapacityParameters) {
+	return func(p *v1alpha1.PoolCapacityParameters) {
+		p.QueryServices[0].MaxPoolExecutors, p.QueryServices[1].MaxPoolExecutors = sales, ads
+		p.Policies.EnforceShares = true
+		p.MaxExecutors = 4
+	}
+}
+
+func TestOverShare(t *testing.T) {
+	now := t0.Add(time.Hour)
+	nodes := []*Node{node("n0", "analytics", true), node("n1", "analytics", true)}
+	// sales fills the pool's four slots, s3 started last, s2 before it.
+	full := func(adsPending int) []*Pod {
+		ps := []*Pod{
+			executor("team-a", "s0", "analytics", "sales", running("n0"), started(t0)),
+			executor("team-a", "s1", "analytics", "sales", running("n0"), started(t0.Add(time.Minute))),
+			executor("team-a", "s2", "analytics", "sales", running("n1"), started(t0.Add(2*time.Minute))),
+			executor("team-a", "s3", "analytics", "sales", running("n1"), started(t0.Add(3*time.Minute))),
+		}
+		for i := range adsPending {
+			ps = append(ps, executor("team-b", fmt.Sprintf("a%d", i), "analytics", "ads"))
+		}
+		return ps
+	}
+	evict := func(names ...string) []Eviction {
+		var out []Eviction
+		for _, n := range names {
+			out = append(out, Eviction{Pod: PodKey{Namespace: "team-a", Name: n}, UID: "uid-" + n, Reason: EvictOverShare})
+		}
+		return out
+	}
+	cases := map[string]struct {
+		reason string
+		spec   v1alpha1.PoolCapacityParameters
+		pods   []*Pod
+		want   []Eviction
+	}{
+		"NobodyWaits": {
+			reason: "Above its share, a QueryService keeps its executors while nobody waits.",
+			spec:   params(shares(2, 2)), pods: full(0),
+		},
+		"NewestEvictedForWaiters": {
+			reason: "Two ads executors wait below ads' share: the two newest sales executors go, down to sales' share.",
+			spec:   params(shares(2, 2)), pods: full(2), want: evict("s3", "s2"),
+		},
+		"OnlyAsManyAsWait": {
+			reason: "One waiting executor frees one slot.",
+			spec:   params(shares(2, 2)), pods: full(1), want: evict("s3"),
+		},
+		"NeverBelowShare": {
+			reason: "Five waiting executors still take sales no lower than its share of three.",
+			spec:   params(shares(3, 2)), pods: full(5), want: evict("s3"),
+		},
+		"WaiterAtItsShare": {
+			reason: "A QueryService at its own share waits without preempting anyone.",
+			spec:   params(shares(2, 0)), pods: full(2),
+		},
+		"RoomToGrow": {
+			reason: "While the pool can still offer slots (below maxExecutors), waiters get new ones and nobody is evicted.",
+			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {
+				p.MaxExecutors = 6
+			}), pods: full(2),
+		},
+		"RoomForOne": {
+			reason: "One slot the pool can still offer serves one of two waiters; one eviction makes room for the other.",
+			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {
+				p.MaxExecutors = 5
+			}), pods: full(2), want: evict("s3"),
+		},
+		"NotEnforced": {
+			reason: "Without enforceShares, shares are reported only.",
+			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {
+				p.Policies.EnforceShares = false
+			}), pods: full(2),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, p := range tc.pods {
+				p.UID = "uid-" + p.Name
+			}
+			got := Compute(tc.spec, NewSnapshot(tc.pods, nodes), v1alpha1.PoolCapacityObservation{}, now)
+			if diff := cmp.Diff(tc.want, got.Evict, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nCompute(...).Evict: -want, +got:\n%s", tc.reason, diff)
+			}
+			for _, a := range got.Observation.Allocations {
+				for _, qs := range tc.spec.QueryServices {
+					if qs.Name == a.QueryService && a.MaxPoolExecutors != qs.MaxPoolExecutors {
+						t.Errorf("%s\nallocation of %s reports share %d, want %d", tc.reason, a.QueryService, a.MaxPoolExecutors, qs.MaxPoolExecutors)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -100,7 +205,7 @@ func TestCompute(t *testing.T) {
 			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
 				TotalExecutors: 4, OccupiedExecutors: 3, AvailableExecutors: 1, PendingExecutors: 2,
 				Nodes:       v1alpha1.NodeCounts{Ready: 2},
-				Allocations: allocs(3, 0, mtp(t0), nil), ObservedAt: mt(now),
+				Allocations: withPending(allocs(3, 0, mtp(t0), nil), 0, 1), ObservedAt: mt(now),
 			}},
 		},
 		"AllocatedAtKeptAndCleared": {

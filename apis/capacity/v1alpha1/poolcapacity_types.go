@@ -31,6 +31,14 @@ type AttachedQueryService struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RegularExecutors int32 `json:"regularExecutors,omitempty"`
+
+	// MaxPoolExecutors is the QueryService's share of the pool: with
+	// policies.enforceShares, executors above it are evicted (newest first)
+	// while another QueryService below its share has executors waiting.
+	// Zero means no bound.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxPoolExecutors int32 `json:"maxPoolExecutors,omitempty"`
 }
 
 // UnauthorizedExecutorPolicy says what to do with pool executors whose
@@ -54,6 +62,13 @@ type Policies struct {
 	// +kubebuilder:default=false
 	// +optional
 	DeleteFailedExecutors bool `json:"deleteFailedExecutors,omitempty"`
+
+	// EnforceShares evicts, through the Eviction API (so
+	// PodDisruptionBudgets hold), the newest executors of a QueryService
+	// above its maxPoolExecutors while another QueryService below its own
+	// has executors Pending; never below a share.
+	// +optional
+	EnforceShares bool `json:"enforceShares,omitempty"`
 
 	// UnauthorizedExecutors says what to do with pool executors whose
 	// QueryService is not attached to the pool.
@@ -132,6 +147,13 @@ type Allocation struct {
 	// the current allocation; unset while it holds none.
 	// +optional
 	AllocatedAt *metav1.Time `json:"allocatedAt,omitempty"`
+	// PendingExecutors is how many of its pool executors wait for a slot.
+	// +optional
+	PendingExecutors int32 `json:"pendingExecutors,omitempty"`
+	// MaxPoolExecutors is its share (spec.forProvider.queryServices); zero
+	// means no bound.
+	// +optional
+	MaxPoolExecutors int32 `json:"maxPoolExecutors,omitempty"`
 }
 
 // FailureReason classifies why an executor failed.

@@ -229,4 +229,10 @@ type AttachedQueryService struct {
 	// poolRef names the pool (a burstpool extension: a QueryService that
 	// points at the pool without being allowed is listed with false).
 	Attached bool `json:"attached"`
+
+	// MaxPoolExecutors is the attached QueryService's share of the pool
+	// (spec.queryServiceLimits); unset when the pool bounds none (a
+	// burstpool extension).
+	// +optional
+	MaxPoolExecutors int32 `json:"maxPoolExecutors,omitempty"`
 }

@@ -13,7 +13,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -205,7 +207,11 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		if e.metrics != nil {
 			e.metrics.Evicted(spec, ev.Reason)
 		}
-		e.record.Event(cr, event.Normal(event.Reason("Deleted"+ev.Reason), evictionMessage(ev)))
+		verb := "Deleted"
+		if ev.Reason == capacity.EvictOverShare {
+			verb = "Evicted"
+		}
+		e.record.Event(cr, event.Normal(event.Reason(verb+ev.Reason), evictionMessage(ev)))
 	}
 	cr.Status.AtProvider = res.Observation
 	cr.SetConditions(xpv2.Available())
@@ -216,6 +222,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 }
 
 func evictionMessage(ev capacity.Eviction) string {
+	if ev.Reason == capacity.EvictOverShare {
+		return fmt.Sprintf("Evicted pod %s: its QueryService runs more pool executors than its share (maxPoolExecutors) while another QueryService waits below its own (policies.enforceShares).", ev.Pod)
+	}
 	if ev.Reason == capacity.EvictUnauthorized {
 		return fmt.Sprintf("Deleted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
 	}
@@ -226,7 +235,20 @@ func (e *external) evict(ctx context.Context, ev capacity.Eviction) error {
 	p := &corev1.Pod{}
 	p.SetNamespace(ev.Pod.Namespace)
 	p.SetName(ev.Pod.Name)
-	err := e.obs.Client().Delete(ctx, p, client.Preconditions{UID: (*types.UID)(&ev.UID)})
+	var err error
+	if ev.Reason == capacity.EvictOverShare {
+		// A healthy executor of an allowed QueryService: evict it, so its
+		// PodDisruptionBudget holds. A budget that refuses (429) leaves it
+		// for the next observation.
+		err = e.obs.Client().SubResource("eviction").Create(ctx, p, &policyv1.Eviction{
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: (*types.UID)(&ev.UID)}},
+		})
+		if kerrors.IsTooManyRequests(err) {
+			return nil
+		}
+	} else {
+		err = e.obs.Client().Delete(ctx, p, client.Preconditions{UID: (*types.UID)(&ev.UID)})
+	}
 	if kerrors.IsNotFound(err) || kerrors.IsConflict(err) {
 		return nil
 	}
