@@ -174,7 +174,7 @@ func TestRules(t *testing.T) {
 		},
 		"QueryServiceShares": {
 			reason: "spec.queryServiceLimits gives each attached QueryService its share (an override wins), passed to the PoolCapacity with enforceShares and reported per QueryService.",
-			s: scenario{XR: xpool("burst", "pools", basicSpec+"  queryServiceLimits: {maxPoolExecutors: 3, enforce: true, overrides: [{name: analytics, namespace: team-a, maxPoolExecutors: 5}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  queryServiceLimits: {maxPoolExecutors: 3, enforce: true, overrides: [{name: analytics, namespace: team-a, maxPoolExecutors: 5}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
 				shares := map[string]any{}
 				for _, q := range nested(r, "capacity", "spec", "forProvider", "queryServices").([]any) {
