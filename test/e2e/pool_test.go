@@ -222,6 +222,9 @@ spec:
 	t.Run("DenyMode", func(t *testing.T) {
 		testDenyMode(t, ctx, s)
 	})
+	t.Run("FairShare", func(t *testing.T) {
+		testFairShare(t, ctx, s)
+	})
 
 	t.Run("ProviderRestart", func(t *testing.T) {
 		before, err := claim(ctx, s, e2ePool)
