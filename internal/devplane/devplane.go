@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -95,7 +96,15 @@ func ActiveRevision(ctx context.Context, c client.Client, kind, name string, tim
 // ProviderRevision) what the Deployment runtime would: the serving
 // certificate's Secret, for functions the gRPC endpoint (such as
 // 127.0.0.1:9443), and a healthy runtime.
+// Crossplane's package manager updates the revision at the same time, so a
+// write that lost the race is retried on the newest revision.
 func MarkRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		return markRuntime(ctx, c, kind, revision, endpoint, tlsSecret)
+	})
+}
+
+func markRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
 	r := &unstructured.Unstructured{}
 	r.SetAPIVersion("pkg.crossplane.io/v1")
 	r.SetKind(kind)
