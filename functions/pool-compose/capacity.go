@@ -3,6 +3,7 @@ package main
 import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -32,6 +33,9 @@ type CapacityArgs struct {
 	// "namespace/name"; EnforceShares evicts above them.
 	Shares        map[string]int32
 	EnforceShares bool
+	// Tolerations are the pool executors' (status.executorScheduling):
+	// nodes whose taints they tolerate offer slots.
+	Tolerations []corev1.Toleration
 }
 
 // PoolCapacity returns the pool's PoolCapacity managed resource.
@@ -54,6 +58,7 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		"executorSelector": stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool)),
 		"warmupSelector":   stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentWarmup)),
 		"executorsPerNode": int64(a.ExecutorsPerNode),
+		"tolerations":      tolerationList(a.Tolerations),
 		"maxExecutors":     int64(a.MaxExecutors),
 		"queryServices":    qss,
 		"suspend":          a.Suspend,
@@ -175,6 +180,24 @@ func (s *state) shares() map[string]int32 {
 		if n, ok := override[a.Key()]; ok {
 			out[a.Key()] = n
 		}
+	}
+	return out
+}
+
+// tolerationList renders tolerations as unstructured objects.
+func tolerationList(ts []corev1.Toleration) []any {
+	out := make([]any, 0, len(ts))
+	for _, t := range ts {
+		m := map[string]any{}
+		for k, v := range map[string]string{"key": t.Key, "operator": string(t.Operator), "value": t.Value, "effect": string(t.Effect)} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if t.TolerationSeconds != nil {
+			m["tolerationSeconds"] = *t.TolerationSeconds
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -110,7 +110,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 			return true
 		}
 		obs.Nodes.Ready++
-		if n.Schedulable {
+		if n.Schedulable || (!n.Cordoned && len(spec.Tolerations) > 0 && tolerated(spec.Tolerations, n.Taints)) {
 			slots += int64(epn)
 		}
 		return true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -376,6 +377,57 @@ func TestCompute(t *testing.T) {
 			got := Compute(tc.args.spec, tc.args.snap, tc.args.prev, now.Add(300*time.Millisecond))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestTaintedNodesOfferSlotsTheirExecutorsTolerate(t *testing.T) {
+	tainted := func(name string, cordon bool) *Node {
+		n := node(name, "analytics", true)
+		n.Schedulable, n.Cordoned = false, cordon
+		n.Taints = []Taint{{Key: "dedicated", Value: "team-a", Effect: "NoSchedule"}}
+		return n
+	}
+	tolerate := func(tols ...corev1.Toleration) func(*v1alpha1.PoolCapacityParameters) {
+		return func(p *v1alpha1.PoolCapacityParameters) { p.Tolerations = tols }
+	}
+	cases := map[string]struct {
+		reason string
+		spec   v1alpha1.PoolCapacityParameters
+		nodes  []*Node
+		want   int32
+	}{
+		"Tolerated": {
+			reason: "A node tainted by the pool's spec.tolerations offers its slots to executors that tolerate the taint.",
+			spec:   params(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "team-a", Effect: corev1.TaintEffectNoSchedule})),
+			nodes:  []*Node{tainted("n0", false)}, want: 2,
+		},
+		"ToleratedByExists": {
+			reason: "Exists on the key tolerates any value.",
+			spec:   params(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists})),
+			nodes:  []*Node{tainted("n0", false)}, want: 2,
+		},
+		"OtherValue": {
+			reason: "A toleration of another value does not.",
+			spec:   params(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "team-b"})),
+			nodes:  []*Node{tainted("n0", false)},
+		},
+		"NoTolerations": {
+			reason: "Without tolerations, a tainted node offers nothing.",
+			spec:   params(), nodes: []*Node{tainted("n0", false)},
+		},
+		"Cordoned": {
+			reason: "A cordoned node offers nothing, whatever is tolerated.",
+			spec:   params(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists})),
+			nodes:  []*Node{tainted("n0", true)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(tc.spec, NewSnapshot(nil, tc.nodes), v1alpha1.PoolCapacityObservation{}, t0)
+			if got.Observation.TotalExecutors != tc.want {
+				t.Errorf("%s\nTotalExecutors %d, want %d", tc.reason, got.Observation.TotalExecutors, tc.want)
 			}
 		})
 	}

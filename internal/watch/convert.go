@@ -1,7 +1,7 @@
 package watch
 
 import (
-	"slices"
+	"strings"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -165,10 +165,27 @@ func Node(n *corev1.Node) *capacity.Node {
 			out.Ready = c.Status == corev1.ConditionTrue
 		}
 	}
-	if slices.ContainsFunc(n.Spec.Taints, blocksScheduling) {
+	out.Cordoned = n.Spec.Unschedulable
+	for _, t := range n.Spec.Taints {
+		if !blocksScheduling(t) {
+			continue
+		}
 		out.Schedulable = false
+		if drains(t) {
+			// Being drained or disrupted: no toleration makes it a slot.
+			out.Cordoned = true
+			continue
+		}
+		out.Taints = append(out.Taints, capacity.Taint{Key: intern(t.Key), Value: intern(t.Value), Effect: string(t.Effect)})
 	}
 	return out
+}
+
+// drains reports whether a taint is Kubernetes' or Karpenter's own, put on
+// nodes on their way out (disruption, shutdown, out of service).
+func drains(t corev1.Taint) bool {
+	domain, _, _ := strings.Cut(t.Key, "/")
+	return domain == "karpenter.sh" || domain == "node.kubernetes.io" || domain == "node.cloudprovider.kubernetes.io"
 }
 
 // blocksScheduling reports whether a taint keeps executors off a node. The

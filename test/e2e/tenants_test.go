@@ -295,13 +295,14 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		return n == tenantExecs, fmt.Errorf("%d of %d Running (%v)", n, tenantExecs, err)
 	})
 	t.Logf("tenant-b burst -> %d executors Running: %s", tenantExecs, took.Round(100*time.Millisecond))
-	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors", func(ctx context.Context) (bool, error) {
+	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
 		p, err := claimIn(ctx, s, tenantNS, tenantPool)
 		if err != nil {
 			return false, err
 		}
 		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-		return occ == tenantExecs, fmt.Errorf("counts %s", countsOf(p))
+		total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
+		return occ == tenantExecs && total >= occ, fmt.Errorf("counts %s", countsOf(p))
 	})
 	// Both pools in Evict mode have had time to act on any pod they took
 	// for unauthorized.

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -98,6 +99,14 @@ type PoolCapacityParameters struct {
 	// WarmupSelector holds the labels of the pool's warmup pods.
 	// +optional
 	WarmupSelector map[string]string `json:"warmupSelector,omitempty"`
+
+	// Tolerations are those of the pool's executors: a pool node whose
+	// NoSchedule and NoExecute taints they all tolerate offers slots (the
+	// pool's own taints, from spec.tolerations of its Pool, included).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// ExecutorsPerNode is how many executors fit on one pool node.
 	// +kubebuilder:validation:Minimum=1
