@@ -378,3 +378,15 @@ func warmupFailures(warm map[warmKey]*warmTally) []v1alpha1.WarmupFailure {
 	})
 	return out
 }
+
+// Unsettled reports whether a pod of evs is still in snap and not yet
+// terminating: the snapshot has not caught up with those evictions, so
+// counting again would evict for the same waiters twice.
+func Unsettled(snap Snapshot, evs []Eviction) bool {
+	for _, ev := range evs {
+		if p, ok := snap.Pod(ev.Pod); ok && p.UID == ev.UID && p.State != PodDeleted {
+			return true
+		}
+	}
+	return false
+}

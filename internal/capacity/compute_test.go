@@ -432,3 +432,39 @@ func TestTaintedNodesOfferSlotsTheirExecutorsTolerate(t *testing.T) {
 		})
 	}
 }
+
+func TestUnsettled(t *testing.T) {
+	ev := []Eviction{{Pod: PodKey{Namespace: "team-a", Name: "s3"}, UID: "uid-s3", Reason: EvictOverShare}}
+	cases := map[string]struct {
+		reason string
+		pods   []*Pod
+		want   bool
+	}{
+		"StillRunning": {
+			reason: "An evicted pod the snapshot still shows running is not settled: counting again would evict twice.",
+			pods:   []*Pod{executor("team-a", "s3", "analytics", "sales", running("n0"))}, want: true,
+		},
+		"Terminating": {
+			reason: "A terminating evicted pod is settled.",
+			pods:   []*Pod{executor("team-a", "s3", "analytics", "sales", running("n0"), state(PodDeleted))},
+		},
+		"Gone": {
+			reason: "A pod gone from the snapshot is settled.",
+		},
+		"Replaced": {
+			reason: "A new pod of the same name (another UID) is not the evicted one.",
+			pods: []*Pod{func() *Pod {
+				p := executor("team-a", "s3", "analytics", "sales", running("n0"))
+				p.UID = "uid-new"
+				return p
+			}()},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Unsettled(NewSnapshot(tc.pods, nil), ev); got != tc.want {
+				t.Errorf("%s\nUnsettled(...) = %t, want %t", tc.reason, got, tc.want)
+			}
+		})
+	}
+}

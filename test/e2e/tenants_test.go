@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -387,8 +388,12 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		t.Errorf("%d pods of %s exist; admission should have kept every one out", len(pods.Items), rogueQS)
 	}
 	// The allowed QueryService bursts further under Deny.
-	d := devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs+1, tenantCPU, tenantMemory, es)
-	if err := c.Patch(ctx, d, client.Merge); err != nil {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: tenantWS, Name: devplane.ExecutorDeploymentName(tenantQS)}, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Replicas = ptr.To[int32](tenantExecs + 1)
+	if err := c.Update(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", func(ctx context.Context) (bool, error) {

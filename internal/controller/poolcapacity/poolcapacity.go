@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -75,6 +76,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		clusters: cs,
 		metrics:  o.Metrics,
 		clock:    o.Clock,
+		shed:     &shedding{},
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
 		managed.WithExternalConnector(c),
@@ -103,6 +105,51 @@ type connector struct {
 	clusters *clusters
 	metrics  *metrics.Metrics
 	clock    func() time.Time
+	shed     *shedding
+}
+
+// shedding remembers each PoolCapacity's last over-share evictions.
+type shedding struct {
+	mu   sync.Mutex
+	last map[string]shed
+}
+
+type shed struct {
+	evs []capacity.Eviction
+	at  time.Time
+}
+
+// shedHold bounds how long over-share evictions wait for the snapshot to
+// show the last ones (an eviction a PodDisruptionBudget refused never
+// shows).
+const shedHold = 30 * time.Second
+
+// hold returns evs without its over-share evictions while the last ones of
+// PoolCapacity name are not yet seen in snap (for at most shedHold), and
+// remembers the ones it lets through.
+func (s *shedding) hold(name string, snap capacity.Snapshot, evs []capacity.Eviction, now time.Time) []capacity.Eviction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]shed{}
+	}
+	prev := s.last[name]
+	wait := now.Sub(prev.at) < shedHold && capacity.Unsettled(snap, prev.evs)
+	out := make([]capacity.Eviction, 0, len(evs))
+	var shedding []capacity.Eviction
+	for _, ev := range evs {
+		if ev.Reason == capacity.EvictOverShare {
+			if wait {
+				continue
+			}
+			shedding = append(shedding, ev)
+		}
+		out = append(out, ev)
+	}
+	if !wait && len(shedding) > 0 {
+		s.last[name] = shed{evs: shedding, at: now}
+	}
+	return out
 }
 
 // Connect records the ProviderConfig's use, then returns a client over the
@@ -129,7 +176,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock}, nil
+	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, shed: c.shed}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -171,6 +218,7 @@ type external struct {
 	clusters *clusters
 	metrics  *metrics.Metrics
 	clock    func() time.Time
+	shed     *shedding
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
@@ -199,8 +247,13 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	// Compute.
 	res := capacity.Compute(spec, snap, cr.Status.AtProvider, e.clock())
 
-	// Apply.
-	for _, ev := range res.Evict {
+	// Apply. Over-share evictions wait until the snapshot shows the last
+	// ones: until then the waiters they made room for still look waiting.
+	evicts := res.Evict
+	if e.shed != nil {
+		evicts = e.shed.hold(cr.Name, snap, evicts, e.clock())
+	}
+	for _, ev := range evicts {
 		if err := e.evict(ctx, ev); err != nil {
 			return managed.ExternalObservation{}, errors.Wrapf(err, "cannot delete pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason)
 		}
