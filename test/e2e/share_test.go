@@ -25,10 +25,11 @@ const (
 	shareNext  = "share-b"
 	// shareBound is the longest the first QueryService may take to come
 	// down to its share once the second bursts: the provider sees the
-	// waiting executors on its next observation (a watch event), the
-	// eviction takes effect at once on kwok, and the scheduler places the
-	// waiters on the freed nodes.
-	shareBound = 60 * time.Second
+	// waiting executors on its next observation (a watch event) and evicts
+	// at once; the evicted executors then terminate within their grace
+	// period (30s by default), and the scheduler places the waiters on the
+	// freed nodes.
+	shareBound = 90 * time.Second
 )
 
 // runningOf lists the Running, not terminating pool executors of
