@@ -149,6 +149,7 @@ func (s *state) capacity() {
 		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: attached(s.atts),
 		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
+		Tolerations:        s.sched.Tolerations,
 		Shares:             s.shares(), EnforceShares: s.in.Spec.QueryServiceLimits != nil && s.in.Spec.QueryServiceLimits.Enforce,
 	})
 	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))

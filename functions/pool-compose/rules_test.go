@@ -148,7 +148,7 @@ func TestRules(t *testing.T) {
 			want: nil,
 		},
 		"ExecutorSchedulingPublished": {
-			reason: "status.executorScheduling lists the labels, node selector and a toleration of every taint the NodePool puts on pool nodes.",
+			reason: "status.executorScheduling lists the labels, node selector and a toleration of every taint the NodePool puts on pool nodes; the PoolCapacity carries the same tolerations.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  tolerations: [{key: dedicated, value: analytics, effect: NoSchedule}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
 				es := status(r)["executorScheduling"].(map[string]any)
@@ -164,12 +164,16 @@ func TestRules(t *testing.T) {
 						untolerated = append(untolerated, fmt.Sprint(taint))
 					}
 				}
-				return []any{es["labels"], es["nodeSelector"], untolerated}
+				// The capacity provider judges the nodes' taints by the
+				// same tolerations.
+				same := cmp.Equal(es["tolerations"], nested(r, "capacity", "spec", "forProvider", "tolerations"))
+				return []any{es["labels"], es["nodeSelector"], untolerated, same}
 			},
 			want: []any{
 				map[string]any{"e6data.io/executor-type": "pool", "e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"},
 				map[string]any{"e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"},
 				[]string(nil),
+				true,
 			},
 		},
 		"QueryServiceShares": {

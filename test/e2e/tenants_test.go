@@ -361,7 +361,16 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	})
 	mustApply(t, ctx, cfg, tenantQSManifest(rogueNS, rogueQS))
 	es := executorScheduling(t, c, tenantNS, tenantPool)
-	if err := c.Create(ctx, devplane.ExecutorDeployment(rogueNS, rogueQS, tenantImage, 1, tenantCPU, tenantMemory, es)); err != nil {
+	rogue := devplane.ExecutorDeployment(rogueNS, rogueQS, tenantImage, 1, tenantCPU, tenantMemory, es)
+	// The API server enforces a new policy within about a second of its
+	// creation: probe with a dry-run pod of the Deployment's template.
+	eventually(t, time.Minute, "the API server enforces tenant-b's admission policy", func(ctx context.Context) (bool, error) {
+		probe := &corev1.Pod{ObjectMeta: rogue.Spec.Template.ObjectMeta, Spec: rogue.Spec.Template.Spec}
+		probe.Namespace, probe.GenerateName = rogueNS, "probe-"
+		err := c.Create(ctx, probe, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "admits only executors"), fmt.Errorf("dry-run create: %v", err)
+	})
+	if err := c.Create(ctx, rogue); err != nil {
 		t.Fatal(err)
 	}
 	var msg string
