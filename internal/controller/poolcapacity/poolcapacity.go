@@ -14,9 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -293,9 +291,7 @@ func (e *external) evict(ctx context.Context, ev capacity.Eviction) error {
 		// A healthy executor of an allowed QueryService: evict it, so its
 		// PodDisruptionBudget holds. A budget that refuses (429) leaves it
 		// for the next observation.
-		err = e.obs.Client().SubResource("eviction").Create(ctx, p, &policyv1.Eviction{
-			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: (*types.UID)(&ev.UID)}},
-		})
+		err = e.obs.Evict(ctx, ev.Pod.Namespace, ev.Pod.Name, ev.UID)
 		if kerrors.IsTooManyRequests(err) {
 			return nil
 		}
