@@ -51,8 +51,9 @@ bench: ## Run the benchmarks of the pure cores and the function.
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCHPKG)
 
 .PHONY: loadtest
-loadtest: ## Load the capacity provider with 10,000 executors on a real API server; reports convergence and RSS.
+loadtest: ## Load the capacity provider with 10,000 executors, and the function with 10,000 QueryServices, on a real API server.
 	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) BURSTPOOL_LOADTEST=1 $(GOTEST) -timeout 20m -run TestLoad -v ./internal/controller/poolcapacity/
+	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) BURSTPOOL_LOADTEST=1 $(GOTEST) -timeout 20m -run TestTenOfTenThousandAPIServer -v ./functions/pool-compose/
 
 .PHONY: render
 render: ## Render every examples/render scenario with crossplane render and validate the output.
@@ -87,3 +88,7 @@ verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed
 	$$(hack/tool.sh golangci-lint) run ./...
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	git diff --exit-code
+
+.PHONY: bench-grpc
+bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors (minutes; prints a table).
+	BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/

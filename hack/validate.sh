@@ -23,8 +23,9 @@
 # downloaded:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/burstpool/validate/
 #     xpkg.crossplane.io/crossplane/crossplane@v2.4.0/package.yaml
-# holds Crossplane's own CRDs (cluster/crds) and its package metadata schemas
-# (cluster/meta) from the Go module github.com/crossplane/crossplane/v2@v2.4.0.
+# holds Crossplane's own CRDs and its package metadata schemas, the copies of
+# the Go module github.com/crossplane/crossplane/v2@v2.4.0's cluster/crds and
+# cluster/meta in test/crds/upstream/crossplane.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,10 +75,11 @@ mapfile -t schemafiles < <(yamls "${schemas[@]+"${schemas[@]}"}" "${files[@]}")
 [ ${#resources[@]} -gt 0 ] || { echo "validate: no YAML files in ${files[*]}" >&2; exit 2; }
 
 crank=$("$root/hack/tool.sh" crank)
-dir=$(cd "$root/tools/crossplane" && go mod download -json "github.com/crossplane/crossplane/v2@$CROSSPLANE" |
-	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-if [ -z "$dir" ] || [ ! -d "$dir/cluster/crds" ] || [ ! -d "$dir/cluster/meta" ]; then
-	echo "validate: cannot find the CRDs of github.com/crossplane/crossplane/v2@$CROSSPLANE in the module cache" >&2
+# Crossplane's schemas, copied into the repository from the module (see its
+# README), so validation needs nothing beside the checkout.
+dir=$root/test/crds/upstream/crossplane
+if [ ! -d "$dir" ] || [ ! -d "$dir/meta" ]; then
+	echo "validate: $dir and $dir/meta must hold the CRDs of github.com/crossplane/crossplane/v2@$CROSSPLANE (cluster/crds, cluster/meta)" >&2
 	exit 1
 fi
 
@@ -85,7 +87,7 @@ fi
 # the module; the rename keeps concurrent runs from reading half a file.
 mkdir -p "$entry"
 tmp=$(mktemp "$entry/.package.yaml.XXXXXX")
-for f in "$dir"/cluster/crds/*.yaml "$dir"/cluster/meta/*.yaml; do
+for f in "$dir"/*.yaml "$dir"/meta/*.yaml; do
 	echo "---"
 	cat "$f"
 done >"$tmp"

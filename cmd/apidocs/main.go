@@ -1,4 +1,6 @@
-// Command apidocs writes the Markdown field reference of a CRD.
+// Command apidocs writes the Markdown field reference of a CRD, or, with
+// -settings, the reference of the cluster settings an EnvironmentConfig
+// gives the pool-compose function (from the function input's CRD).
 package main
 
 import (
@@ -13,6 +15,7 @@ func main() {
 	in := flag.String("crd", "", "CRD to document")
 	out := flag.String("out", "", "Markdown file to write")
 	title := flag.String("title", "API reference", "document title")
+	settings := flag.Bool("settings", false, "document the function input's fields as EnvironmentConfig data")
 	flag.Parse()
 
 	crd, err := os.ReadFile(*in)
@@ -20,7 +23,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	b, err := apidocs.Markdown(crd, *title)
+	var b []byte
+	if *settings {
+		b, err = apidocs.SettingsMarkdown(crd, *title, apidocs.SettingsIntro, "environmentConfig")
+	} else {
+		b, err = apidocs.Markdown(crd, *title)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -40,8 +40,13 @@ type CLI struct {
 	SyncPeriod     time.Duration `default:"1h" help:"Resync period of the provider's own caches."`
 	Watch          bool          `default:"true" negatable:"" help:"Watch pool pods and nodes; with --no-watch they are only relisted."`
 
-	MaxReconcileRate int  `default:"10" help:"Maximum reconciles per second across controllers."`
-	LeaderElection   bool `default:"false" help:"Elect a leader, for running more than one replica."`
+	MaxReconcileRate int `default:"10" help:"Maximum reconciles per second across controllers."`
+
+	MaxEvictionsPerMinute float64 `default:"6" help:"Pods one pool's policies may evict a minute (through the Eviction API), after a burst of --eviction-burst."`
+	EvictionBurst         int     `default:"3" help:"Evictions one pool's policies may make at once."`
+
+	StaleAfter     time.Duration `default:"5m" help:"How long a pool's cluster may go unobserved (watch and relists failing) before its PoolCapacity's Stale condition turns True."`
+	LeaderElection bool          `default:"false" help:"Elect a leader, for running more than one replica."`
 }
 
 // Run runs the provider until the process is stopped.
@@ -82,8 +87,11 @@ func (c *CLI) Run() error {
 			PollInterval:            c.PollInterval,
 			MaxConcurrentReconciles: c.MaxReconcileRate,
 		},
-		Watch:   watch.Options{Watch: c.Watch, PollInterval: c.RelistInterval},
-		Metrics: metrics.New(crmetrics.Registry),
+		Watch:              watch.Options{Watch: c.Watch, PollInterval: c.RelistInterval},
+		Metrics:            metrics.New(crmetrics.Registry),
+		EvictionsPerMinute: c.MaxEvictionsPerMinute,
+		EvictionBurst:      c.EvictionBurst,
+		StaleAfter:         c.StaleAfter,
 	}
 	if err := capacitycontroller.Setup(mgr, o); err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // Attachment is the decision about one QueryService the pool knows of: it is
@@ -17,7 +16,7 @@ import (
 type Attachment struct {
 	// QS is the QueryService; nil when an allowedQueryServices entry names
 	// one that does not exist.
-	QS *qsv1alpha1.QueryService
+	QS *QueryService
 
 	Name, Namespace string
 
@@ -40,9 +39,10 @@ func (a Attachment) Key() string { return a.Namespace + "/" + a.Name }
 // namespace) and its spec.executor.poolRef names the pool (the poolRef
 // namespace defaults to the QueryService's own). Every other QueryService
 // that is allowed or points here is returned too, not attached, with the
-// reason. qss is every QueryService in the cluster. The result is sorted by
+// reason. qss are the QueryServices Crossplane supplied for the pool's
+// Requirements, each once or more. The result is sorted by
 // namespace and name. An invalid selector is an error.
-func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []qsv1alpha1.QueryService) ([]Attachment, error) {
+func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]Attachment, error) {
 	var sel labels.Selector
 	if spec.QueryServiceSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(spec.QueryServiceSelector)
@@ -56,8 +56,10 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []qsv1alpha1.QueryS
 		byName[refNamespace(r.Namespace, ns)+"/"+r.Name] = true
 	}
 
-	out := make([]Attachment, 0, len(byName))
-	seen := make(map[string]bool, len(byName))
+	// Crossplane supplies only what the pool may attach or must report:
+	// nearly every QueryService makes an entry.
+	out := make([]Attachment, 0, len(qss)+len(byName))
+	seen := make(map[string]bool, len(qss)+len(byName))
 	for i := range qss {
 		q := &qss[i]
 		key := q.Namespace + "/" + q.Name
@@ -65,7 +67,7 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []qsv1alpha1.QueryS
 			continue
 		}
 		a := Attachment{QS: q, Name: q.Name, Namespace: q.Namespace}
-		a.Allowed = byName[key] || (sel != nil && sel.Matches(labels.Set(q.Labels)))
+		a.Allowed = byName[key] || (sel != nil && sel.Matches(q.Labels))
 		if r := q.Spec.Executor.PoolRef; r != nil {
 			a.PointsHere = r.Name == pool && refNamespace(r.Namespace, q.Namespace) == ns
 		}
@@ -104,7 +106,7 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []qsv1alpha1.QueryS
 }
 
 // notPointing explains why an allowed QueryService is not attached.
-func notPointing(pool, ns string, q *qsv1alpha1.QueryService) string {
+func notPointing(pool, ns string, q *QueryService) string {
 	want := fmt.Sprintf("{name: %s, namespace: %s}", pool, ns)
 	if q.Spec.Executor.PoolRef == nil {
 		return "allowed, but spec.executor.poolRef is not set: set it to " + want + " to burst onto this pool"

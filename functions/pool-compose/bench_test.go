@@ -12,8 +12,9 @@ import (
 
 // benchRequest is a kwok pool that allows every QueryService by selector,
 // with n attached QueryServices of random sizes (seeded) that use images
-// distinct images between them, and every warmup DaemonSet observed.
-func benchRequest(b *testing.B, n, images int) *fnv1.RunFunctionRequest {
+// distinct images between them, and every warmup DaemonSet observed. With
+// realistic, the QueryServices are the size real ones are (realisticQS).
+func benchRequest(b testing.TB, n, images int, realistic bool) *fnv1.RunFunctionRequest {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(images)))
 	qss := make([]string, 0, n)
@@ -21,7 +22,12 @@ func benchRequest(b *testing.B, n, images int) *fnv1.RunFunctionRequest {
 		cpu := []string{"2", "4", "8"}[rng.IntN(3)]
 		mem := []string{"8Gi", "16Gi", "30Gi"}[rng.IntN(3)]
 		img := fmt.Sprintf("ghcr.io/e6data/executor:3.%d", i%images)
-		qss = append(qss, qs(fmt.Sprintf("qs-%04d", i), fmt.Sprintf("team-%d", i%50), "burst", "pools", img, cpu, mem, map[string]string{"e6data.io/burst": "enabled"}))
+		name, ns, labels := fmt.Sprintf("qs-%04d", i), fmt.Sprintf("team-%d", i%50), map[string]string{"e6data.io/burst": "enabled"}
+		if realistic {
+			qss = append(qss, realisticQS(i, name, ns, "burst", "pools", img, cpu, mem, labels))
+			continue
+		}
+		qss = append(qss, qs(name, ns, "burst", "pools", img, cpu, mem, labels))
 	}
 	s := scenario{
 		XR:            xpool("burst", "pools", "  minExecutors: 4\n  maxExecutors: 200\n  executorsPerNode: 2\n  queryServiceSelector: {matchLabels: {e6data.io/burst: enabled}}\n"),
@@ -63,7 +69,7 @@ func BenchmarkRunFunction(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("qs=%d/images=%d", n, images), func(b *testing.B) {
-				req := benchRequest(b, n, images)
+				req := benchRequest(b, n, images, false)
 				f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
 				// capacity, nodeclass, nodepool, placeholder, priority class
 				// and one DaemonSet per image.

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+	"strings"
+
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
@@ -100,6 +103,38 @@ func observeCapacity(u *structpb.Struct) *CapacityObservation {
 	return o
 }
 
+// executorFailures counts the observed failures by reason, in the order of
+// capv1alpha1.FailureReasons.
+func (o *CapacityObservation) executorFailures() []poolv1alpha1.ExecutorFailureCount {
+	if o == nil || len(o.Failures) == 0 {
+		return nil
+	}
+	n := map[capv1alpha1.FailureReason]int32{}
+	for _, f := range o.Failures {
+		n[f.Reason]++
+	}
+	var out []poolv1alpha1.ExecutorFailureCount
+	for _, r := range capv1alpha1.FailureReasons {
+		if n[r] > 0 {
+			out = append(out, poolv1alpha1.ExecutorFailureCount{Reason: string(r), Count: n[r]})
+		}
+	}
+	return out
+}
+
+// unauthorizedExecutors turns the observed unauthorized executors into
+// status.
+func (o *CapacityObservation) unauthorizedExecutors() []poolv1alpha1.UnauthorizedExecutor {
+	if o == nil || len(o.UnauthorizedExecutors) == 0 {
+		return nil
+	}
+	out := make([]poolv1alpha1.UnauthorizedExecutor, 0, len(o.UnauthorizedExecutors))
+	for _, u := range o.UnauthorizedExecutors {
+		out = append(out, poolv1alpha1.UnauthorizedExecutor{Pod: u.Pod, Namespace: u.Namespace, QueryService: u.QueryService})
+	}
+	return out
+}
+
 // allocations turns the observed allocations into status.
 func (o *CapacityObservation) allocations() []poolv1alpha1.Allocation {
 	if o == nil || len(o.Allocations) == 0 {
@@ -144,15 +179,54 @@ func (s *state) capacity() {
 		// Admission keeps them out; any that ran before are listed.
 		unauthorized = policyReport
 	}
-	u := PoolCapacity(CapacityArgs{
+	a := CapacityArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
-		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: attached(s.atts),
+		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: s.attached(),
 		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
 		Tolerations:        s.sched.Tolerations,
 		Shares:             s.shares(), EnforceShares: s.in.Spec.QueryServiceLimits != nil && s.in.Spec.QueryServiceLimits.Enforce,
-	})
-	s.emit(rnCapacity, u, conditionReady(s.in.Observed[rnCapacity], false))
+	}
+	// It lists every attached QueryService: the largest object of a large
+	// pool, and the same from call to call until one attaches or leaves.
+	s.emitLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
+		conditionReady(s.in.Observed[rnCapacity], false))
+}
+
+// capacityKey encodes everything a PoolCapacity is made of, without the
+// cost of JSON for a thousand QueryServices.
+func capacityKey(a CapacityArgs) string {
+	var b strings.Builder
+	b.Grow(64 + 48*len(a.QueryServices))
+	w := func(ss ...string) {
+		for _, s := range ss {
+			b.WriteString(s)
+			b.WriteByte(0)
+		}
+	}
+	w(capacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
+		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName,
+		strconv.FormatBool(a.EnforceShares))
+	for _, k := range sortedKeys(a.NodeSelector) {
+		w(k, a.NodeSelector[k])
+	}
+	b.WriteByte(1)
+	for _, t := range a.Tolerations {
+		seconds := "-"
+		if t.TolerationSeconds != nil {
+			seconds = strconv.FormatInt(*t.TolerationSeconds, 10)
+		}
+		w(t.Key, string(t.Operator), t.Value, string(t.Effect), seconds)
+	}
+	b.WriteByte(1)
+	for _, q := range a.QueryServices {
+		regular := int32(-1)
+		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
+			regular = *q.QS.Spec.Executor.Replicas
+		}
+		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(a.Shares[q.Key()])))
+	}
+	return b.String()
 }
 
 // withIdentity is the pool's identity labels and one more label k=v: the
@@ -176,7 +250,7 @@ func (s *state) shares() map[string]int32 {
 		override[refNamespace(o.Namespace, s.in.Namespace)+"/"+o.Name] = o.MaxPoolExecutors
 	}
 	out := map[string]int32{}
-	for _, a := range attached(s.atts) {
+	for _, a := range s.attached() {
 		out[a.Key()] = l.MaxPoolExecutors
 		if n, ok := override[a.Key()]; ok {
 			out[a.Key()] = n

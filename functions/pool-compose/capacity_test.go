@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -38,5 +39,28 @@ func TestObserveCapacityReadsProviderStatus(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got.PoolCapacityObservation); diff != "" {
 		t.Errorf("observeCapacity() (-provider +function):\n%s", diff)
+	}
+}
+
+// TestPoolStatusShowsFailuresAndUnauthorized checks that what tenants see
+// on their Pool counts the capacity's failures by reason and names the
+// unauthorized executors.
+func TestPoolStatusShowsFailuresAndUnauthorized(t *testing.T) {
+	o := &CapacityObservation{capv1alpha1.PoolCapacityObservation{
+		Failures: []capv1alpha1.Failure{
+			{Pod: "a", Reason: capv1alpha1.FailureOOMKilled}, {Pod: "b", Reason: capv1alpha1.FailureDisrupted}, {Pod: "c", Reason: capv1alpha1.FailureOOMKilled},
+		},
+		UnauthorizedExecutors: []capv1alpha1.UnauthorizedExecutor{{Pod: "r", Namespace: "team-x", QueryService: "rogue"}},
+	}}
+	type view struct {
+		Failures     []poolv1alpha1.ExecutorFailureCount
+		Unauthorized []poolv1alpha1.UnauthorizedExecutor
+	}
+	want := view{
+		Failures:     []poolv1alpha1.ExecutorFailureCount{{Reason: "OOMKilled", Count: 2}, {Reason: "Disrupted", Count: 1}},
+		Unauthorized: []poolv1alpha1.UnauthorizedExecutor{{Pod: "r", Namespace: "team-x", QueryService: "rogue"}},
+	}
+	if diff := cmp.Diff(want, view{o.executorFailures(), o.unauthorizedExecutors()}); diff != "" {
+		t.Errorf("Pool status from the capacity (-want +got):\n%s", diff)
 	}
 }

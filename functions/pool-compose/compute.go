@@ -16,16 +16,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Input is everything Compute needs, gathered from one RunFunctionRequest.
 type Input struct {
 	Now time.Time
 
-	// Config is the function input, defaulted.
+	// Config is the function input with the cluster's EnvironmentConfig
+	// merged over it, defaulted.
 	Config *v1beta1.Input
+	// Settings says where each setting came from.
+	Settings Settings
+	// SettingsProblem says which settings are invalid, naming the
+	// EnvironmentConfig field (or function input field) to fix.
+	SettingsProblem string
 
 	// Pool names the pool's objects: the claim's name, else the XPool's.
 	Pool string
@@ -40,8 +46,9 @@ type Input struct {
 	// type, so events are emitted only when a condition changes.
 	PreviousConditions map[string]string
 
-	// QueryServices is every QueryService in the cluster.
-	QueryServices []qsv1alpha1.QueryService
+	// QueryServices are those Crossplane supplied for the pool's
+	// Requirements: the ones it names, selects or that carry its label.
+	QueryServices []QueryService
 	// CRDs are the detection CRDs that exist.
 	CRDs map[string]bool
 
@@ -54,6 +61,12 @@ type Input struct {
 
 	// Size decides the pool's instance type.
 	Size func(SizeInput) (SizeResult, error)
+	// KWOKCatalog is the catalog a kwok cluster's instance types come from
+	// (the function's --kwok-catalog); empty means the kwok catalog.
+	KWOKCatalog sizing.Cloud
+
+	// RequestSize is the size of the request's QueryServices.
+	RequestSize RequestSize
 }
 
 // Output is the decision: the desired objects and the XPool's status.
@@ -138,6 +151,9 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if s.QueryServiceSelector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(s.QueryServiceSelector); err != nil {
 			errs = append(errs, fmt.Sprintf("spec.queryServiceSelector is invalid: %v", err))
+		} else if selectorLabels(s.QueryServiceSelector) == nil {
+			errs = append(errs, "spec.queryServiceSelector must pin at least one label to one value (a matchLabels entry, or a matchExpressions entry with operator In and one value): "+
+				"QueryServices are fetched by label equality, and a selector without one would fetch every QueryService in the cluster on every reconcile")
 		}
 	}
 	if len(s.AllowedQueryServices) == 0 && s.QueryServiceSelector == nil {
@@ -151,8 +167,7 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if s.StorageAgent != nil && s.StorageAgent.Enabled && s.StorageAgent.Image == "" {
 		errs = append(errs, "spec.storageAgent.image is required when spec.storageAgent.enabled is true")
 	}
-	if s.InstanceConfig != nil && s.InstanceConfig.InstanceType != "" && s.InstanceConfig.InstanceFamily != "" &&
-		!strings.HasPrefix(s.InstanceConfig.InstanceType, s.InstanceConfig.InstanceFamily) {
+	if ic := s.InstanceConfig; ic != nil && ic.InstanceType != "" && ic.InstanceFamily != "" && !typeInFamily(ic.InstanceType, ic.InstanceFamily) {
 		errs = append(errs, "spec.instanceConfig.instanceType must belong to spec.instanceConfig.instanceFamily: make them agree or set only one")
 	}
 	for i, t := range s.Tolerations {
@@ -166,6 +181,19 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	return nil
 }
 
+// typeInFamily is the Pool API's CEL rule for instanceType and
+// instanceFamily, word for word: the type starts with the family, or it is
+// an Azure size (Standard_...) whose series letter is the family's first
+// letter and whose version suffix (_v5) is the family's last two
+// characters, for families of more than two characters.
+func typeInFamily(t, f string) bool {
+	if strings.HasPrefix(t, f) {
+		return true
+	}
+	return strings.HasPrefix(t, "Standard_") && len(f) > 2 &&
+		strings.HasPrefix(t, "Standard_"+f[:1]) && strings.HasSuffix(t, "_"+f[len(f)-2:])
+}
+
 // state is Compute's working set.
 type state struct {
 	in  Input
@@ -175,8 +203,11 @@ type state struct {
 	epn      int32
 	sched    Scheduling
 	atts     []Attachment
+	att      []Attachment // the attached of atts, once computed
 	capObs   *CapacityObservation
 	size     *SizeResult
+	arch     archChoice
+	locked   bool // an executor has run on the pool
 	notReady []string
 	images   int    // warm images: one warmup pod per node each
 	problem  string // why the pool is Pending or Failed
@@ -195,6 +226,7 @@ func Compute(in Input) Output {
 	}
 	s := &state{in: in, out: &out, epn: max(in.Spec.ExecutorsPerNode, 1)}
 	s.capObs = observeCapacity(in.Observed[rnCapacity])
+	s.locked = s.executorsHaveRun()
 	s.det = Detect(in.Spec.Provisioning, in.Config.Provisioning, in.CRDs)
 
 	s.out.Status = poolv1alpha1.PoolStatus{
@@ -208,6 +240,9 @@ func Compute(in Input) Output {
 	}
 	s.atts = atts
 	s.sched = s.scheduling()
+	if s.waitForSettings() {
+		return out
+	}
 
 	warm := s.warm()
 	if t, taken := TakenName(in.Pool, in.Namespace, in.Existing); taken {
@@ -223,7 +258,7 @@ func Compute(in Input) Output {
 		s.fail("ProvisioningUnsupported", s.det.Problem)
 	}
 	if s.failed {
-		s.preserve(rnNodePool, rnNodeClass, rnCloudPool)
+		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining)
 	} else {
 		s.nodes()
 	}
@@ -236,7 +271,50 @@ func Compute(in Input) Output {
 	s.storageAgent()
 	s.admission()
 	s.status(warm)
+	if msg := sizeWarning(in.RequestSize); msg != "" {
+		s.event(true, "RequestNearSizeLimit", msg)
+	}
 	return out
+}
+
+// waitForSettings makes the pool Pending, keeping every composed object as
+// it is, while its settings are invalid or a setting its cloud needs is
+// missing, and reports true then. A pool being deleted does not wait.
+func (s *state) waitForSettings() bool {
+	if s.in.Deleting {
+		return false
+	}
+	reason, msg := reasonSettingsInvalid, s.in.SettingsProblem
+	if msg == "" && s.det.Problem == "" {
+		clusterID := ""
+		if p := s.in.Config.Provisioning; p != nil {
+			clusterID = p.ClusterID
+		}
+		if p := s.in.Spec.Provisioning; p != nil && p.ClusterID != "" {
+			clusterID = p.ClusterID
+		}
+		if errs := RequiredSettings(s.det, s.manageNodePool() && !s.static(), clusterID, s.in.Config); len(errs) > 0 {
+			reason, msg = reasonSettingsMissing, s.in.Settings.Problem(errs)
+		}
+	}
+	if msg == "" {
+		return false
+	}
+	s.pending(reason, msg)
+	if s.in.PreviousConditions[CondProvisioned] != reason {
+		s.event(true, reason, msg)
+	}
+	s.preserve(sortedNames(s.in.Observed)...)
+	s.waitingStatus()
+	return true
+}
+
+// attached returns the attached QueryServices, computing them once.
+func (s *state) attached() []Attachment {
+	if s.att == nil {
+		s.att = attached(s.atts)
+	}
+	return s.att
 }
 
 // fail marks the pool Failed with a reason and a message.
@@ -276,6 +354,16 @@ func (s *state) emit(n resource.Name, u *unstructured.Unstructured, ready bool) 
 	s.out.Ready[n] = readyOf(ready)
 	if !ready {
 		s.notReady = append(s.notReady, u.GetKind()+" "+u.GetName())
+	}
+}
+
+// emitLazy adds a desired object that is built only when the render cache
+// lacks it; kind and name are its own.
+func (s *state) emitLazy(n resource.Name, kind, name string, l Lazy, ready bool) {
+	s.out.Lazy[n] = l
+	s.out.Ready[n] = readyOf(ready)
+	if !ready {
+		s.notReady = append(s.notReady, kind+" "+name)
 	}
 }
 

@@ -60,19 +60,42 @@ func quantity(v *structpb.Value) *resource.Quantity {
 	return &q
 }
 
+// QueryService is what the function reads of a QueryService: its name,
+// namespace, labels and executor. Everything else a QueryService carries
+// (managedFields, annotations, status, the rest of its spec) is left in the
+// request, undecoded.
+type QueryService struct {
+	Name, Namespace string
+	// Labels are read in place, from the request.
+	Labels structLabels
+	Spec   qsv1alpha1.QueryServiceSpec
+}
+
+// structLabels are an object's labels as the request carries them; they
+// match label selectors without being copied into a map.
+type structLabels map[string]*structpb.Value
+
+// Has tells whether the label is set.
+func (l structLabels) Has(k string) bool {
+	_, ok := l[k]
+	return ok
+}
+
+// Get returns the label's value, or "".
+func (l structLabels) Get(k string) string { return l[k].GetStringValue() }
+
+// Lookup returns the label's value and whether it is set.
+func (l structLabels) Lookup(k string) (string, bool) {
+	v, ok := l[k]
+	return v.GetStringValue(), ok
+}
+
 // decodeQueryService reads the fields of a QueryService the function uses.
-func decodeQueryService(s *structpb.Struct) qsv1alpha1.QueryService {
-	var q qsv1alpha1.QueryService
-	f := s.GetFields()
-	q.APIVersion, q.Kind = f["apiVersion"].GetStringValue(), f["kind"].GetStringValue()
-	md := f["metadata"].GetStructValue().GetFields()
+func decodeQueryService(s *structpb.Struct) QueryService {
+	var q QueryService
+	md := s.GetFields()["metadata"].GetStructValue().GetFields()
 	q.Name, q.Namespace = md["name"].GetStringValue(), md["namespace"].GetStringValue()
-	if l := md["labels"].GetStructValue().GetFields(); len(l) > 0 {
-		q.Labels = make(map[string]string, len(l))
-		for k, v := range l {
-			q.Labels[k] = v.GetStringValue()
-		}
-	}
+	q.Labels = md["labels"].GetStructValue().GetFields()
 	ex := field(s, "spec", "executor").GetStructValue()
 	if ex == nil {
 		return q
@@ -87,6 +110,12 @@ func decodeQueryService(s *structpb.Struct) qsv1alpha1.QueryService {
 	}
 	e.Resources.CPU = quantity(field(ex, "resources", "cpu"))
 	e.Resources.Memory = quantity(field(ex, "resources", "memory"))
+	if ns := field(ex, "nodeSelector").GetStructValue().GetFields(); len(ns) > 0 {
+		e.NodeSelector = make(map[string]string, len(ns))
+		for k, v := range ns {
+			e.NodeSelector[k] = v.GetStringValue()
+		}
+	}
 	if r := field(ex, "poolRef").GetStructValue(); r != nil {
 		e.PoolRef = &qsv1alpha1.PoolReference{Name: str(r, "name"), Namespace: str(r, "namespace")}
 	}
@@ -102,7 +131,17 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 	}
 	st.Phase = poolv1alpha1.PoolPhase(str(s, "phase"))
 	st.DerivedInstanceType, st.DerivedFrom = str(s, "derivedInstanceType"), str(s, "derivedFrom")
-	for _, v := range field(s, "attachedQueryServices").GetListValue().GetValues() {
+	if sz := field(s, "sizing").GetStructValue(); sz != nil {
+		st.Sizing = &poolv1alpha1.SizingStatus{
+			ExecutorsHaveRun: field(sz, "executorsHaveRun").GetBoolValue(),
+			Architecture:     str(sz, "architecture"), ArchitectureFrom: str(sz, "architectureFrom"),
+		}
+	}
+	reports := field(s, "attachedQueryServices").GetListValue().GetValues()
+	if len(reports) > 0 {
+		st.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(reports))
+	}
+	for _, v := range reports {
 		a := v.GetStructValue()
 		if a == nil {
 			continue
@@ -135,8 +174,9 @@ func decodeConditions(s *structpb.Struct) map[string]string {
 // e6data's Pool reference (sections 5.1, 5.3-5.5). Counters and
 // compatible are always written, zero and false included, so that
 // `kubectl get pool` prints 0 and jsonpath filters on compatible==false
-// match; burstpool's extensions sit beside the reference's fields.
-func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
+// match; burstpool's extensions sit beside the reference's fields. The
+// reports of QueryServices that prev holds unchanged are prev's.
+func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Value {
 	m := obj{}
 	m.str("phase", string(st.Phase))
 	m.str("message", st.Message)
@@ -183,6 +223,10 @@ func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
 	if len(st.AttachedQueryServices) > 0 {
 		l := make([]*structpb.Value, 0, len(st.AttachedQueryServices))
 		for _, a := range st.AttachedQueryServices {
+			if v := prev.reuse(a); v != nil {
+				l = append(l, v)
+				continue
+			}
 			o := obj{}
 			o.set("queryService", queryServiceValue(a.QueryService))
 			o.set("compatible", structpb.NewBoolValue(a.Compatible))
@@ -218,6 +262,47 @@ func statusValue(st poolv1alpha1.PoolStatus) *structpb.Value {
 		o.set("tolerations", structpb.NewListValue(&structpb.ListValue{Values: l}))
 		m.set("executorScheduling", o.value())
 	}
+	if sz := st.Sizing; sz != nil {
+		o := obj{}
+		o.flag("executorsHaveRun", sz.ExecutorsHaveRun)
+		o.str("kept", sz.Kept)
+		o.str("architecture", sz.Architecture)
+		o.str("architectureFrom", sz.ArchitectureFrom)
+		o.num("executorsPerNode", sz.ExecutorsPerNode)
+		if len(sz.InstanceTypes) > 0 {
+			l := make([]*structpb.Value, 0, len(sz.InstanceTypes))
+			for _, t := range sz.InstanceTypes {
+				to := obj{}
+				to.set("name", structpb.NewStringValue(t.Name))
+				to.num("executorsPerNode", t.ExecutorsPerNode)
+				to.str("reason", t.Reason)
+				l = append(l, to.value())
+			}
+			o.set("instanceTypes", structpb.NewListValue(&structpb.ListValue{Values: l}))
+		}
+		m.set("sizing", o.value())
+	}
+	if len(st.ExecutorFailures) > 0 {
+		l := make([]*structpb.Value, 0, len(st.ExecutorFailures))
+		for _, f := range st.ExecutorFailures {
+			o := obj{}
+			o.set("reason", structpb.NewStringValue(f.Reason))
+			o.count("count", f.Count)
+			l = append(l, o.value())
+		}
+		m.set("executorFailures", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if len(st.UnauthorizedExecutors) > 0 {
+		l := make([]*structpb.Value, 0, len(st.UnauthorizedExecutors))
+		for _, u := range st.UnauthorizedExecutors {
+			o := obj{}
+			o.set("pod", structpb.NewStringValue(u.Pod))
+			o.set("namespace", structpb.NewStringValue(u.Namespace))
+			o.str("queryService", u.QueryService)
+			l = append(l, o.value())
+		}
+		m.set("unauthorizedExecutors", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
 	return m.value()
 }
 
@@ -246,6 +331,20 @@ func (o obj) set(k string, v *structpb.Value) { o[k] = v }
 func (o obj) str(k, v string) {
 	if v != "" {
 		o[k] = structpb.NewStringValue(v)
+	}
+}
+
+// num writes a number of an extension, leaving out zero as omitempty does.
+func (o obj) num(k string, v int32) {
+	if v != 0 {
+		o[k] = structpb.NewNumberValue(float64(v))
+	}
+}
+
+// flag writes a flag of an extension, leaving out false as omitempty does.
+func (o obj) flag(k string, v bool) {
+	if v {
+		o[k] = structpb.NewBoolValue(true)
 	}
 }
 

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -109,44 +107,47 @@ func Default(c *v1beta1.Input) {
 // and expireAfter.
 var karpenterDuration = regexp.MustCompile(`^(([0-9]+(s|m|h))+|Never)$`)
 
-// ValidateInput checks the input fields that would otherwise render objects
+// ValidateInput checks the settings that would otherwise render objects
 // the API server rejects, naming each field to fix.
-func ValidateInput(c *v1beta1.Input) error {
-	var errs []string
+func ValidateInput(c *v1beta1.Input) []SettingError {
+	var errs []SettingError
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, SettingError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
 	if p := c.Provisioning; p != nil {
 		if p.Cloud != "" && !slices.Contains([]string{cloudAWS, cloudGCP, cloudAzure, cloudLinode, cloudDigitalOcean, cloudCoreWeave, cloudKWOK, cloudOnPrem}, p.Cloud) {
-			errs = append(errs, fmt.Sprintf("provisioning.cloud %q is not one of aws, gcp, azure, linode, digitalocean, coreweave, kwok, onprem", p.Cloud))
+			bad("provisioning.cloud", "%q is not one of aws, gcp, azure, linode, digitalocean, coreweave, kwok, onprem", p.Cloud)
 		}
 		if p.Method != "" && !slices.Contains([]string{methodKarpenter, methodEKSAutoMode, methodLKE, methodDOKS, methodCoreWeave, methodStatic}, p.Method) {
-			errs = append(errs, fmt.Sprintf("provisioning.method %q is not one of karpenter, eks-auto-mode, lke, doks, coreweave, static", p.Method))
+			bad("provisioning.method", "%q is not one of karpenter, eks-auto-mode, lke, doks, coreweave, static", p.Method)
 		}
 	}
 	if k := c.Karpenter; k != nil {
 		if !karpenterDuration.MatchString(k.ConsolidateAfter) {
-			errs = append(errs, fmt.Sprintf("karpenter.consolidateAfter %q is not a duration such as 5m or Never", k.ConsolidateAfter))
+			bad("karpenter.consolidateAfter", "%q is not a duration such as 5m or Never", k.ConsolidateAfter)
 		}
 		if !karpenterDuration.MatchString(k.ExpireAfter) {
-			errs = append(errs, fmt.Sprintf("karpenter.expireAfter %q is not a duration such as 720h or Never", k.ExpireAfter))
+			bad("karpenter.expireAfter", "%q is not a duration such as 720h or Never", k.ExpireAfter)
 		}
 		if k.Weight < 1 || k.Weight > 100 {
-			errs = append(errs, fmt.Sprintf("karpenter.weight %d is not between 1 and 100", k.Weight))
+			bad("karpenter.weight", "%d is not between 1 and 100", k.Weight)
 		}
 	}
+	if a := c.AWS; a.Role != "" && a.InstanceProfile != "" {
+		bad("aws.instanceProfile", "is set beside aws.role: set only one of them")
+	}
 	if u := c.Capacity.UnauthorizedExecutors; !slices.Contains(unauthorizedPolicies, u) {
-		errs = append(errs, fmt.Sprintf("capacity.unauthorizedExecutors %q is not Report, Evict or Deny", u))
+		bad("capacity.unauthorizedExecutors", "%q is not Report, Evict or Deny", u)
 	}
 	if _, err := resource.ParseQuantity(c.EKSAutoMode.EphemeralStorageSize); err != nil {
-		errs = append(errs, fmt.Sprintf("eksAutoMode.ephemeralStorageSize %q is not a quantity such as 80Gi", c.EKSAutoMode.EphemeralStorageSize))
+		bad("eksAutoMode.ephemeralStorageSize", "%q is not a quantity such as 80Gi", c.EKSAutoMode.EphemeralStorageSize)
 	}
 	for i, o := range c.CatalogOverrides {
 		_, e1 := resource.ParseQuantity(o.CPU)
 		_, e2 := resource.ParseQuantity(o.Memory)
 		if o.Name == "" || e1 != nil || e2 != nil {
-			errs = append(errs, fmt.Sprintf("catalogOverrides[%d] needs a name, a cpu count and a memory quantity", i))
+			bad(fmt.Sprintf("catalogOverrides[%d]", i), "needs a name, a cpu count and a memory quantity")
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	return nil
+	return errs
 }

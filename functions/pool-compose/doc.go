@@ -30,14 +30,30 @@
 //
 // # Detection and attachment
 //
-// The function asks Crossplane, on every call, for every QueryService in the
-// cluster (one requirement with an empty label selector and no namespace)
-// and for each CRD that reveals a provisioning method, by name. From the
-// QueryServices it picks those the pool allows (allowedQueryServices by
-// name, queryServiceSelector by labels with matchExpressions evaluated
-// here), the one inheritNodeConfigFrom names, and those whose poolRef names
-// the pool without being allowed, which status reports with the reason. A
-// QueryService attaches when it is allowed and its poolRef names the pool.
+// The function asks Crossplane only for the QueryServices the pool can
+// attach or must report, never for every QueryService in the cluster (a
+// cluster-wide list would put every QueryService in every request, and
+// break every pool once their sum outgrew a gRPC message):
+//
+//   - each QueryService in allowedQueryServices and inheritNodeConfigFrom,
+//     by name in its namespace (the pool's when unset);
+//   - the QueryServices queryServiceSelector selects, in any namespace, by
+//     the labels it pins to one value: its matchLabels and each
+//     matchExpressions entry with operator In and a single value (Crossplane
+//     fetches by label equality only). The whole selector, other expressions
+//     included, is then evaluated on what Crossplane returns. A selector that
+//     pins no label (only Exists, NotIn, DoesNotExist or In with several
+//     values) is refused with a Fatal result saying what to add;
+//   - the QueryServices labelled e6data.io/pool={pool} in any namespace: a
+//     QueryService that uses a pool carries this label beside its poolRef
+//     (the label e6data's reference selects a pool's QueryServices by).
+//     Those whose poolRef names the pool without being allowed are reported
+//     in status.attachedQueryServices with the reason. A QueryService whose
+//     poolRef names the pool without the label is not fetched, and stays
+//     unreported until it is labelled or allowed;
+//   - each CRD that reveals a provisioning method, by name.
+//
+// A QueryService attaches when it is allowed and its poolRef names the pool.
 // Crossplane's service account needs get and list on queryservices.e6data.io
 // for this (an aggregated ClusterRole). spec.provisioning, then the input's
 // provisioning, override detection.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -36,6 +39,9 @@ type Function struct {
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
 	// empty means the kwok catalog.
 	kwokCatalog sizing.Cloud
+	// maxRecv is the gRPC receive limit in bytes, which bounds requests;
+	// 0 when unknown.
+	maxRecv int
 }
 
 // minTTL bounds how soon the function asks to be called again.
@@ -81,18 +87,17 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
 		return Input{}, false
 	}
-	Default(cfg)
-	if err := ValidateInput(cfg); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "invalid function input: fix the pipeline step's input in the Composition"))
-		return Input{}, false
-	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
 		response.Fatal(rsp, errors.New("the request has no observed XPool"))
 		return Input{}, false
 	}
-	pool, ns := poolName(oxr, cfg.Namespace)
+	inputNS := cfg.Namespace
+	if inputNS == "" {
+		inputNS = defaultNamespace
+	}
+	pool, ns := poolName(oxr, inputNS)
 	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
@@ -112,16 +117,14 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		}
 	}
 
-	rsp.Requirements = Requirements(pool, nil)
-	var existing map[resource.Name]*structpb.Struct
-	qss, crds, ok := required(req)
-	if ok {
-		// Which cluster-wide names to check depends on the CRDs: ask
-		// again when they add one.
-		rsp.Requirements = Requirements(pool, crds)
-		existing, ok = owners(req, pool, crds)
-	}
-	if !ok {
+	// The pool's namespace before the settings are merged: requirements
+	// depend on the spec alone, and on it only for XPools without a claim.
+	rsp.Requirements = Requirements(pool, ns, spec)
+	qss, crds, ok := required(req, rsp.Requirements)
+	rsp.Requirements.Resources[reqEnvironment] = environmentSelector(cfg)
+	envs, envOK := environmentData(req)
+	existing := owners(req)
+	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
 		if err := keepObserved(rsp, observed); err != nil {
@@ -130,6 +133,11 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		return Input{}, false
 	}
 
+	// Settings problems are decided by Compute, which keeps the pool's
+	// objects and makes it Pending with the field to fix.
+	settings, errs := MergeSettings(req.GetInput(), cfg, envs)
+	cfg = settings.Config
+	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
 		size = catalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
@@ -139,11 +147,12 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		now = f.now
 	}
 	return Input{
-		Now: now(), Config: cfg, Pool: pool, Namespace: ns,
+		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
-		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size,
+		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
+		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
 
@@ -180,54 +189,93 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 	return spec, decodeStatus(field(xr, "status").GetStructValue()), nil
 }
 
-// Required-resource names.
+// Required-resource names. Each QueryService named by allowedQueryServices
+// or inheritNodeConfigFrom is one requirement, "queryservice:{ns}/{name}".
 const (
-	reqQueryServices = "queryservices"
-	reqCRDPrefix     = "crd:"
-	reqOwnerPrefix   = "owner:"
+	reqQSPrefix  = "queryservice:"
+	reqSelected  = "queryservices:selected"
+	reqPointing  = "queryservices:pointing"
+	reqCRDPrefix = "crd:"
+	// reqOwnerPrefix names the requirement of one of ownedNames.
+	reqOwnerPrefix = "owner:"
 )
 
 // OwnedName is a cluster-scoped object a pool names after itself ("{pool}"
 // and a suffix). Names of cluster-scoped objects are unique across
 // namespaces, so two pools of one name in two namespaces would share it:
-// the function reads each by name before it composes one, and a pool whose
-// name is taken composes none (see Input.Existing).
+// the function reads each by name before it composes anything, and a pool
+// whose name is taken composes nothing (see Input.Existing).
 type OwnedName struct {
 	// Resource is the composed-resource name of the object.
 	Resource   resource.Name
 	APIVersion string
 	Kind       string
 	Suffix     string
-	// CRD must exist for the kind to be asked for ("" for built-in kinds
-	// and the package's own).
-	CRD string
 }
 
-// ownedNames are the cluster-scoped objects whose names pools share a space
-// of.
+// ownedNames are the cluster-scoped objects whose names pools share a
+// space of, and that the function can ask for whatever the cluster runs:
+// the PoolCapacity (the package's own kind) and the placeholder
+// PriorityClass (built in). Every pool composes its PoolCapacity, so a pool
+// that holds {pool}-nodepool or {pool}-nodeclass holds {pool}-capacity too;
+// asking for the NodePool by name would make the requirements depend on
+// which CRDs the cluster has, and they must depend on the spec alone.
 var ownedNames = []OwnedName{
-	{Resource: rnNodePool, APIVersion: "karpenter.sh/v1", Kind: "NodePool", Suffix: sfxNodePool, CRD: crdNodePool},
 	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
 	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
 }
 
-// Requirements are the resources the function asks Crossplane for on every
-// call: every QueryService in the cluster (an empty label selector across
-// all namespaces), from which the function picks the allowed ones, the
-// QueryService named in inheritNodeConfigFrom and the ones that point at the
-// pool without being allowed; each CRD that reveals how the cluster
-// provisions nodes, by name; and, by name, the cluster-scoped objects pool
-// would compose (ownedNames) whose kinds exist, so it can tell whether
-// another pool holds their names. crds is nil until Crossplane has
-// supplied the CRDs.
-func Requirements(pool string, crds map[string]bool) *fnv1.Requirements {
-	r := &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
-		reqQueryServices: {
-			ApiVersion: qsv1alpha1.GroupVersionKind.GroupVersion().String(),
-			Kind:       qsv1alpha1.GroupVersionKind.Kind,
-			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
-		},
-	}}
+// Requirements are the resources the function asks Crossplane for when
+// composing the pool called pool in namespace ns: only the QueryServices the
+// pool can attach or must report, never every QueryService in the cluster.
+//
+//   - each QueryService in allowedQueryServices and inheritNodeConfigFrom,
+//     by name in its namespace;
+//   - the QueryServices queryServiceSelector selects, across namespaces, by
+//     its equality labels (selectorLabels); its other expressions are
+//     evaluated here on what Crossplane returns;
+//   - the QueryServices labelled e6data.io/pool={pool}, across namespaces:
+//     those that point at the pool are reported even when it does not allow
+//     them;
+//   - each CRD that reveals how the cluster provisions nodes, by name;
+//   - by name, the cluster-scoped objects the pool would compose whose names
+//     another namespace's pool may hold (ownedNames).
+//
+// They depend on the spec alone, so they are the same on every call of a
+// reconcile, as Crossplane requires.
+func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirements {
+	qsSel := func(m *fnv1.ResourceSelector) *fnv1.ResourceSelector {
+		m.ApiVersion, m.Kind = qsAPIVersion, qsv1alpha1.GroupVersionKind.Kind
+		return m
+	}
+	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(detectionCRDs)+len(ownedNames)+3)}
+	byName := func(name, namespace string) {
+		namespace = refNamespace(namespace, ns)
+		r.Resources[reqQSPrefix+namespace+"/"+name] = qsSel(&fnv1.ResourceSelector{
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: name}, Namespace: &namespace,
+		})
+	}
+	for _, a := range spec.AllowedQueryServices {
+		byName(a.Name, a.Namespace)
+	}
+	if i := spec.InheritNodeConfigFrom; i != nil {
+		byName(i.Name, i.Namespace)
+	}
+	pointing := map[string]string{qsv1alpha1.LabelPool: pool}
+	if len(validation.IsValidLabelValue(pool)) > 0 {
+		// No QueryService can carry the label.
+		pointing = nil
+	}
+	if l := selectorLabels(spec.QueryServiceSelector); len(l) > 0 {
+		r.Resources[reqSelected] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: l}}})
+		if maps.Equal(l, pointing) {
+			// The selector asks for exactly these already.
+			pointing = nil
+		}
+	}
+	if pointing != nil {
+		r.Resources[reqPointing] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: pointing}}})
+	}
 	for _, crd := range detectionCRDs {
 		r.Resources[reqCRDPrefix+crd] = &fnv1.ResourceSelector{
 			ApiVersion: "apiextensions.k8s.io/v1",
@@ -236,9 +284,6 @@ func Requirements(pool string, crds map[string]bool) *fnv1.Requirements {
 		}
 	}
 	for _, o := range ownedNames {
-		if o.CRD != "" && !crds[o.CRD] {
-			continue
-		}
 		r.Resources[reqOwnerPrefix+string(o.Resource)] = &fnv1.ResourceSelector{
 			ApiVersion: o.APIVersion,
 			Kind:       o.Kind,
@@ -248,49 +293,88 @@ func Requirements(pool string, crds map[string]bool) *fnv1.Requirements {
 	return r
 }
 
-// required reads the required resources. ok is false until Crossplane has
-// supplied every one of them.
-func required(req *fnv1.RunFunctionRequest) ([]qsv1alpha1.QueryService, map[string]bool, bool) {
-	rr := req.GetRequiredResources()
-	items, ok := rr[reqQueryServices]
-	if !ok {
-		return nil, nil, false
+// qsAPIVersion is the QueryService's apiVersion.
+var qsAPIVersion = qsv1alpha1.GroupVersionKind.GroupVersion().String()
+
+// selectorLabels are the labels every QueryService sel selects must carry
+// with one value: its matchLabels, and each matchExpressions entry with
+// operator In and a single value. Crossplane fetches required resources by
+// label equality only; these narrow the fetch, and the whole selector is
+// then evaluated on what Crossplane returns. Nil when sel pins no label
+// (Validate refuses such a selector).
+func selectorLabels(sel *metav1.LabelSelector) map[string]string {
+	if sel == nil {
+		return nil
 	}
-	crds := make(map[string]bool, len(detectionCRDs))
-	for _, crd := range detectionCRDs {
-		found, ok := rr[reqCRDPrefix+crd]
+	out := make(map[string]string, len(sel.MatchLabels)+len(sel.MatchExpressions))
+	maps.Copy(out, sel.MatchLabels)
+	for _, e := range sel.MatchExpressions {
+		if e.Operator == metav1.LabelSelectorOpIn && len(e.Values) == 1 {
+			if v, ok := out[e.Key]; ok && v != e.Values[0] {
+				// Contradicts matchLabels: selects nothing, which
+				// the local evaluation finds.
+				continue
+			}
+			out[e.Key] = e.Values[0]
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// isQSRequirement tells the QueryService requirements from the others (the
+// CRDs, the owned names and the EnvironmentConfigs).
+func isQSRequirement(name string) bool {
+	return strings.HasPrefix(name, reqQSPrefix) || name == reqSelected || name == reqPointing
+}
+
+// required reads the required resources of reqs. ok is false until
+// Crossplane has supplied every one of them. The QueryServices are those of
+// every QueryService requirement (one may come twice; Attach takes each
+// once).
+func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QueryService, map[string]bool, bool) {
+	rr := req.GetRequiredResources()
+	n := 0
+	for name := range reqs.GetResources() {
+		items, ok := rr[name]
 		if !ok {
 			return nil, nil, false
 		}
-		crds[crd] = len(found.GetItems()) > 0
+		if isQSRequirement(name) {
+			n += len(items.GetItems())
+		}
 	}
-	qss := make([]qsv1alpha1.QueryService, 0, len(items.GetItems()))
-	for _, it := range items.GetItems() {
-		qss = append(qss, decodeQueryService(it.GetResource()))
+	crds := make(map[string]bool, len(detectionCRDs))
+	for _, crd := range detectionCRDs {
+		crds[crd] = len(rr[reqCRDPrefix+crd].GetItems()) > 0
+	}
+	qss := make([]QueryService, 0, n)
+	// In a fixed order, so that duplicates resolve the same way each call.
+	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
+		if !isQSRequirement(name) {
+			continue
+		}
+		for _, it := range rr[name].GetItems() {
+			qss = append(qss, decodeQueryService(it.GetResource()))
+		}
 	}
 	return qss, crds, true
 }
 
-// owners reads the cluster-scoped objects named after pool that exist, by
-// composed-resource name. ok is false until Crossplane has supplied every
-// one Requirements(pool, crds) asks for.
-func owners(req *fnv1.RunFunctionRequest, pool string, crds map[string]bool) (map[resource.Name]*structpb.Struct, bool) {
+// owners reads the cluster-scoped objects named after the pool that
+// exist (ownedNames), by composed-resource name. Call it once required has
+// found every requirement supplied.
+func owners(req *fnv1.RunFunctionRequest) map[resource.Name]*structpb.Struct {
 	rr := req.GetRequiredResources()
 	out := map[resource.Name]*structpb.Struct{}
-	for k := range Requirements(pool, crds).GetResources() {
-		n, isOwner := strings.CutPrefix(k, reqOwnerPrefix)
-		if !isOwner {
-			continue
-		}
-		found, ok := rr[k]
-		if !ok {
-			return nil, false
-		}
-		if items := found.GetItems(); len(items) > 0 && items[0].GetResource() != nil {
-			out[resource.Name(n)] = items[0].GetResource()
+	for _, o := range ownedNames {
+		if items := rr[reqOwnerPrefix+string(o.Resource)].GetItems(); len(items) > 0 && items[0].GetResource() != nil {
+			out[o.Resource] = items[0].GetResource()
 		}
 	}
-	return out, true
+	return out
 }
 
 // apply writes Compute's Output into the response.
@@ -345,7 +429,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
 		dxr.Fields[k] = v
 	}
-	dxr.Fields["status"] = statusValue(out.Status)
+	dxr.Fields["status"] = statusValue(out.Status, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}

@@ -14,6 +14,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -21,7 +22,7 @@ import (
 var (
 	qsAnalytics = qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "8", "60Gi", map[string]string{"e6data.io/burst": "enabled"})
 	qsReporting = qs("reporting", "team-b", "burst", "pools", "ghcr.io/e6data/executor:3.0", "4", "30Gi", nil)
-	qsRogue     = qs("rogue", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "4", "30Gi", nil)
+	qsRogue     = qs("rogue", "team-c", "burst", "pools", "ghcr.io/e6data/executor:3.0", "4", "30Gi", map[string]string{qsv1alpha1.LabelPool: "burst"})
 	qsElsewhere = qs("elsewhere", "team-d", "other", "pools", "ghcr.io/e6data/executor:2.9", "4", "30Gi", map[string]string{"e6data.io/burst": "enabled"})
 	allQS       = []string{qsAnalytics, qsReporting, qsRogue, qsElsewhere}
 
@@ -117,16 +118,16 @@ func TestRunFunction(t *testing.T) {
 		},
 		"QueryServicesUnsuppliedKeepsObservedObjects": {
 			reason: "Without the QueryServices, auto-collected images would look unused: nothing is decided and warmup DaemonSets are kept.",
-			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqQueryServices}, Observed: map[string]string{
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqQSPrefix + "team-a/analytics"}, Observed: map[string]string{
 				wa: "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-x, namespace: pools}\nspec: {}\n",
 				wd: "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-y, namespace: pools}\nspec: {}\n",
 			}},
 			want: summary{Objects: []string{wd, wa}},
 		},
-		"BadInputDurationIsFatal": {
-			reason: "An input value the API server would reject in the NodePool is refused with the field to fix.",
+		"BadInputDurationIsPending": {
+			reason: "An input value the API server would reject in the NodePool makes the pool Pending with the field to fix, and composes nothing.",
 			s:      scenario{Input: testInput + "karpenter: {consolidateAfter: soon}\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Fatal: `karpenter.consolidateAfter "soon" is not a duration`, Objects: []string{}},
+			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"}, Results: []string{"WARNING SettingsInvalid: the Composition's function input field karpenter.consolidateAfter \"soon\" is not a duration"}},
 		},
 		"KarpenterOnKWOK": {
 			reason: "With Karpenter's kwok provider installed, the pool gets a NodePool, a KWOKNodeClass, placeholders, the PoolCapacity and one warmup DaemonSet per attached image.",
@@ -140,11 +141,49 @@ func TestRunFunction(t *testing.T) {
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
 			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
-		"AWSWithoutRoleFails": {
-			reason: "An AWS pool without a node role in the function input is Failed with a message naming the field, and keeps its observed NodePool.",
+		"AWSWithoutRoleIsPending": {
+			reason: "An AWS pool whose settings lack a node role is Pending before anything is composed, names the EnvironmentConfig field, and keeps every observed object.",
 			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: c\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: map[string]string{
+					"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
+					wa:         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-x, namespace: pools}\nspec: {}\n",
+				}},
+			want: summary{Objects: []string{"nodepool", wa}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsMissing"},
+				Results: []string{"WARNING SettingsMissing: EnvironmentConfig burstpool field data.aws.role is required on AWS with Karpenter"}},
+		},
+		"EnvironmentConfigCompletesAWS": {
+			reason: "The node role and cluster name from the EnvironmentConfig complete an input that has neither.",
+			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Environment: []string{environmentConfig("burstpool", "  clusterName: prod\n  aws: {role: KarpenterNodeRole-prod}\n")}},
+			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
+		},
+		"BadEnvironmentValueIsPending": {
+			reason: "A bad value in the EnvironmentConfig names its data field, makes the pool Pending and keeps what exists.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
+				Environment: []string{environmentConfig("burstpool", "  karpenter: {weight: 200}\n")},
+				Observed:    map[string]string{"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n"}},
+			want: summary{Objects: []string{"nodepool"}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.karpenter.weight 200 is not between 1 and 100"}},
+		},
+		"UnknownEnvironmentSettingIsPending": {
+			reason: "A typo in the EnvironmentConfig is named, not ignored.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
+				Environment: []string{environmentConfig("burstpool", "  aws: {rol: x}\n")}},
+			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.aws.rol is not a setting"}},
+		},
+		"WrongTypeInEnvironmentIsPending": {
+			reason: "A value of the wrong type in the EnvironmentConfig names its field.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
+				Environment: []string{environmentConfig("burstpool", "  karpenter: {weight: heavy}\n")}},
+			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.karpenter.weight must be a int32"}},
+		},
+		"EnvironmentUnsuppliedKeepsObservedObjects": {
+			reason: "Until Crossplane supplies the EnvironmentConfig, nothing is decided and observed objects are kept.",
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqEnvironment},
 				Observed: map[string]string{"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n"}},
-			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NodeClassIncomplete"}},
+			want: summary{Objects: []string{"nodepool"}},
 		},
 		"LinodeWithoutNodeSelectorIsPending": {
 			reason: "Where burstpool does not create nodes, a pool without nodeSelector is Pending with a condition that says to set it.",
@@ -180,6 +219,11 @@ func TestRunFunction(t *testing.T) {
 			reason: "A selector that cannot be evaluated is refused: which QueryServices attach is unknown.",
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: a, operator: Bogus}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			want:   summary{Fatal: "spec.queryServiceSelector is invalid", Objects: []string{}},
+		},
+		"SelectorWithoutEqualityIsFatal": {
+			reason: "A selector that pins no label to one value would fetch every QueryService in the cluster: refused with what to add.",
+			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: e6data.io/burst, operator: Exists}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			want:   summary{Fatal: "spec.queryServiceSelector must pin at least one label to one value", Objects: []string{}},
 		},
 		"BadRetentionIsFatal": {
 			reason: "An unparseable retention is refused with the field's name.",
@@ -227,10 +271,10 @@ func TestRunFunction(t *testing.T) {
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{crdNodePool, crdEKSNodeClass}},
 			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
-		"NodePoolNameTakenByAnotherNamespace": {
-			reason: "A NodePool named after the pool that another namespace's pool holds fails the claim, naming the owner, and composes nothing.",
+		"CapacityNameTakenByAnotherNamespace": {
+			reason: "A PoolCapacity named after the pool that another namespace's pool holds fails the claim, naming the owner, and composes nothing.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Existing: map[string]string{
-				"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: other}}\nspec: {}\n",
+				"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: other}}\nspec: {}\n",
 			}},
 			want: summary{Objects: []string{}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NameTaken"}},
 		},
@@ -242,16 +286,15 @@ func TestRunFunction(t *testing.T) {
 			want: summary{Objects: []string{}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NameTaken"}},
 		},
 		"OwnObjectsAreNotTaken": {
-			reason: "The pool's own NodePool and PoolCapacity (its identity labels) are not a clash.",
+			reason: "The pool's own PoolCapacity (its identity labels) is not a clash.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Existing: map[string]string{
-				"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: pools}}\nspec: {}\n",
 				"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: pools}}\nspec: {}\n",
 			}},
 			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
 		"OwnerRequirementUnsuppliedKeepsObservedObjects": {
-			reason: "Until Crossplane supplies the NodePool named after the pool, nothing is decided: a clash must be seen before anything is composed.",
-			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqOwnerPrefix + string(rnNodePool)}},
+			reason: "Until Crossplane supplies the PoolCapacity named after the pool, nothing is decided: a clash must be seen before anything is composed.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqOwnerPrefix + string(rnCapacity)}},
 			want:   summary{Objects: []string{}},
 		},
 		"KarpenterWithoutNodeClassCRD": {
@@ -267,20 +310,15 @@ func TestRunFunction(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s\nresults: %v", tc.reason, diff, results(rsp))
 			}
-			installed := map[string]bool{}
-			for _, c := range tc.s.CRDs {
-				installed[c] = true
+			if tc.want.Fatal != "" {
+				return
 			}
-			for _, u := range tc.s.Unsupplied {
-				if !strings.HasPrefix(u, reqOwnerPrefix) {
-					installed = nil // the CRDs are not known yet
-				}
-			}
-			if tc.s.NoRequired {
-				installed = nil
-			}
-			if diff := cmp.Diff(Requirements("burst", installed), rsp.GetRequirements(), protocmp.Transform()); diff != "" && tc.want.Fatal == "" {
-				t.Errorf("%s\nRunFunction(...).Requirements: -want, +got:\n%s", tc.reason, diff)
+			// Crossplane calls again until the requirements stabilize:
+			// they must not change once it supplies them.
+			first := tc.s
+			first.NoRequired = true
+			if diff := cmp.Diff(first.run(t).GetRequirements(), rsp.GetRequirements(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nRunFunction(...).Requirements changed once supplied: -first call, +this call:\n%s", tc.reason, diff)
 			}
 		})
 	}

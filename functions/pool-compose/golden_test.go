@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/reference"
 	"github.com/burstpool/burstpool/internal/schemacheck"
 	"github.com/burstpool/burstpool/internal/sizing"
@@ -20,16 +21,37 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // environment is a cluster the golden pools are rendered for: the CRDs it
-// has installed and the function input its platform team wrote.
+// has installed and the data of its EnvironmentConfig, merged over the
+// input of the Composition burstpool ships.
 type environment struct {
-	crds  []string
-	input string
+	crds     []string
+	settings string
 	// kwokCatalog is the function's --kwok-catalog.
 	kwokCatalog sizing.Cloud
 }
 
-// managedInput makes the function emit cloud node pools.
-const managedInput = testInput + "provisioning:\n  clusterId: \"123456\"\n  region: us-east\n  manageNodePool: true\n"
+// clusterSettings are the data of a cluster's EnvironmentConfig.
+const clusterSettings = clusterIdentity + `  provisioning:
+    clusterId: "123456"
+    region: us-east
+`
+
+// managedSettings also make the function emit cloud node pools.
+const managedSettings = clusterIdentity + `  provisioning:
+    clusterId: "123456"
+    region: us-east
+    manageNodePool: true
+`
+
+// clusterIdentity are the cluster's name, node roles and helper image.
+const clusterIdentity = `  clusterName: test-cluster
+  aws:
+    role: KarpenterNodeRole-test-cluster
+  eksAutoMode:
+    role: AmazonEKSAutoNodeRole
+  warmup:
+    helperImage: ghcr.io/burstpool/warm:v0.1.0
+`
 
 var environments = map[string]environment{
 	"aws":       {crds: awsCRDs},
@@ -39,10 +61,30 @@ var environments = map[string]environment{
 	"kwok":      {crds: kwokCRDs},
 	"kwok-aws":  {crds: kwokCRDs, kwokCatalog: sizing.CloudAWS},
 	"linode":    {crds: linodeCRDs},
-	"lke":       {crds: linodeCRDs, input: managedInput},
-	"doks":      {crds: []string{crdDOKS}, input: managedInput},
-	"coreweave": {crds: []string{crdCoreWeave}, input: managedInput},
+	"lke":       {crds: linodeCRDs, settings: managedSettings},
+	"doks":      {crds: []string{crdDOKS}, settings: managedSettings},
+	"coreweave": {crds: []string{crdCoreWeave}, settings: managedSettings},
 	"static":    {},
+}
+
+// shippedInput is the function input of apis/composition.yaml.
+func shippedInput(t *testing.T) string {
+	t.Helper()
+	var c struct {
+		Spec struct {
+			Pipeline []struct {
+				Input map[string]any `json:"input"`
+			} `json:"pipeline"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "../../apis/composition.yaml")), &c); err != nil || len(c.Spec.Pipeline) == 0 {
+		t.Fatalf("cannot read the function input of apis/composition.yaml: %v", err)
+	}
+	b, err := yaml.Marshal(c.Spec.Pipeline[0].Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // examplePools are the example pools of examples/pools and the
@@ -84,7 +126,7 @@ func claimToXR(t *testing.T, claim map[string]any) (xr string, name, ns string) 
 }
 
 // exampleQueryServices are examples/queryservices.yaml's QueryServices,
-// pointed at the pool name/ns.
+// pointed at the pool name/ns (poolRef and the e6data.io/pool label).
 func exampleQueryServices(t *testing.T, name, ns string) []string {
 	t.Helper()
 	var out []string
@@ -98,6 +140,7 @@ func exampleQueryServices(t *testing.T, name, ns string) []string {
 		}
 		ex := o["spec"].(map[string]any)["executor"].(map[string]any)
 		ex["poolRef"] = map[string]any{"name": name, "namespace": ns}
+		o["metadata"].(map[string]any)["labels"].(map[string]any)[qsv1alpha1.LabelPool] = name
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +164,12 @@ func TestGolden(t *testing.T) {
 		xr, name, ns := claimToXR(t, claim)
 		for env, e := range environments {
 			t.Run(pool+"/"+env, func(t *testing.T) {
-				s := scenario{Input: e.input, XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}
+				settings := e.settings
+				if settings == "" {
+					settings = clusterSettings
+				}
+				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
+					XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}
 				rsp := s.run(t)
 				got := toYAML(t, rsp)
 				path := filepath.Join("testdata", pool, env+".yaml")

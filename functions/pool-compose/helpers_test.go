@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/internal/sizing"
@@ -34,6 +37,8 @@ type scenario struct {
 	QueryServices []string
 	// CRDs installed in the cluster (names).
 	CRDs []string
+	// Cluster holds more objects of the cluster, decoded already.
+	Cluster []*structpb.Struct
 	// NoRequired leaves out the required resources, as on Crossplane's
 	// first call.
 	NoRequired bool
@@ -49,6 +54,8 @@ type scenario struct {
 	// exist, by composed-resource name (see ownedNames); Crossplane
 	// supplies every other one as absent.
 	Existing map[string]string
+	// Environment are the EnvironmentConfigs Crossplane supplies.
+	Environment []string
 }
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
@@ -143,20 +150,18 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 	if s.NoRequired {
 		return req
 	}
-	req.RequiredResources = map[string]*fnv1.Resources{reqQueryServices: {}}
+	cluster := make([]*structpb.Struct, 0, len(s.QueryServices)+len(s.CRDs)+len(s.Cluster))
+	cluster = append(cluster, s.Cluster...)
 	for _, q := range s.QueryServices {
-		req.RequiredResources[reqQueryServices].Items = append(req.RequiredResources[reqQueryServices].Items, &fnv1.Resource{Resource: mustStruct(t, q)})
+		cluster = append(cluster, mustStruct(t, q))
 	}
-	installed := map[string]bool{}
 	for _, c := range s.CRDs {
-		installed[c] = true
+		cluster = append(cluster, mustStruct(t, crd(c)))
 	}
-	for _, c := range detectionCRDs {
-		r := &fnv1.Resources{}
-		if installed[c] {
-			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, crd(c))}}
-		}
-		req.RequiredResources[reqCRDPrefix+c] = r
+	supply(t, req, cluster)
+	req.RequiredResources[reqEnvironment] = &fnv1.Resources{}
+	for _, e := range s.Environment {
+		req.RequiredResources[reqEnvironment].Items = append(req.RequiredResources[reqEnvironment].Items, &fnv1.Resource{Resource: mustStruct(t, e)})
 	}
 	for _, o := range ownedNames {
 		r := &fnv1.Resources{}
@@ -166,9 +171,74 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 		req.RequiredResources[reqOwnerPrefix+string(o.Resource)] = r
 	}
 	for _, n := range s.Unsupplied {
+		if _, ok := req.RequiredResources[n]; !ok {
+			t.Fatalf("Unsupplied names %q, which the function does not require", n)
+		}
 		delete(req.RequiredResources, n)
 	}
 	return req
+}
+
+// supply does what Crossplane does before calling the function with req:
+// it calls the function once without required resources, and fetches what
+// the returned Requirements select from the objects of the cluster into
+// req.RequiredResources.
+func supply(t testing.TB, req *fnv1.RunFunctionRequest, cluster []*structpb.Struct) {
+	t.Helper()
+	first := proto.Clone(req).(*fnv1.RunFunctionRequest)
+	first.RequiredResources = nil
+	rsp, err := (&Function{now: func() time.Time { return now }, size: fakeSize}).RunFunction(t.Context(), first)
+	if err != nil {
+		t.Fatalf("RunFunction: %v", err)
+	}
+	req.RequiredResources = map[string]*fnv1.Resources{}
+	for n, sel := range rsp.GetRequirements().GetResources() {
+		req.RequiredResources[n] = fetch(sel, cluster)
+	}
+}
+
+// fetch selects from cluster what Crossplane v2.4.0's
+// ExistingRequiredResourcesFetcher (internal/xfn/required_resources.go)
+// returns for sel: with match_name, the object of that apiVersion, kind,
+// namespace (empty: cluster scoped) and name, or nothing; with match_labels,
+// every object of that apiVersion and kind in the namespace (no namespace:
+// every namespace) whose labels include them all, sorted by namespace/name.
+// Crossplane sends nothing found as an empty Resources.
+func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resources {
+	out := &fnv1.Resources{}
+	for _, o := range cluster {
+		md := field(o, "metadata").GetStructValue()
+		if str(o, "apiVersion") != sel.GetApiVersion() || str(o, "kind") != sel.GetKind() {
+			continue
+		}
+		switch m := sel.GetMatch().(type) {
+		case *fnv1.ResourceSelector_MatchName:
+			if str(md, "name") == m.MatchName && str(md, "namespace") == sel.GetNamespace() {
+				return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: o}}}
+			}
+		case *fnv1.ResourceSelector_MatchLabels:
+			if sel.Namespace != nil && str(md, "namespace") != sel.GetNamespace() {
+				continue
+			}
+			if labels.SelectorFromSet(m.MatchLabels.GetLabels()).Matches(labels.Set(metadataLabels(md))) {
+				out.Items = append(out.Items, &fnv1.Resource{Resource: o})
+			}
+		}
+	}
+	key := func(r *fnv1.Resource) string {
+		return str(r.GetResource(), "metadata", "namespace") + "/" + str(r.GetResource(), "metadata", "name")
+	}
+	slices.SortFunc(out.Items, func(a, b *fnv1.Resource) int { return strings.Compare(key(a), key(b)) })
+	return out
+}
+
+// metadataLabels reads the labels of an object's metadata.
+func metadataLabels(md *structpb.Struct) map[string]string {
+	out := map[string]string{}
+	for k, v := range field(md, "labels").GetStructValue().GetFields() {
+		out[k] = v.GetStringValue()
+	}
+	return out
 }
 
 // run runs the function on s with the real sizing catalog.
@@ -183,6 +253,12 @@ func (s scenario) run(t testing.TB) *fnv1.RunFunctionResponse {
 		t.Fatalf("RunFunction: %v", err)
 	}
 	return rsp
+}
+
+// environmentConfig is an EnvironmentConfig named name whose data is the YAML
+// data (indented two spaces).
+func environmentConfig(name, data string) string {
+	return "apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata:\n  name: " + name + "\ndata:\n" + data
 }
 
 // xpool is an XPool claimed as namespace/name with spec (YAML, indented

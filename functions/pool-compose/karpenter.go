@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 
@@ -13,6 +14,7 @@ import (
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Well-known node labels the NodePool's requirements use.
@@ -52,6 +54,14 @@ func nodeClassKindOf(d Detection) NodeClassKind {
 	return nodeClassKinds[d.Cloud]
 }
 
+// A spot type set of at least spotMinValuesFrom types asks Karpenter for
+// spotMinValues distinct types in every launch (the requirement's
+// minValues).
+const (
+	spotMinValuesFrom = 3
+	spotMinValues     = 2
+)
+
 // NodePoolArgs is everything a pool's Karpenter NodePool is made of.
 type NodePoolArgs struct {
 	Pool, Namespace string
@@ -73,8 +83,14 @@ type NodePoolArgs struct {
 
 // NodePool returns the pool's karpenter.sh/v1 NodePool.
 func NodePool(a NodePoolArgs) *unstructured.Unstructured {
+	types := requirement(labelInstanceType, a.Types...)
+	if len(a.Types) >= spotMinValuesFrom {
+		// Wide enough to ask Karpenter to keep a choice of types in every
+		// launch, so one type's spot shortage does not stall the pool.
+		types["minValues"] = int64(spotMinValues)
+	}
 	reqs := []any{
-		requirement(labelInstanceType, a.Types...),
+		types,
 		requirement(labelOS, "linux"),
 	}
 	if a.Arch != "" {
@@ -95,9 +111,13 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	limits := map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
 	if !a.Suspend {
 		limits = map[string]any{"nodes": fmt.Sprint(a.Nodes)}
-		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() {
-			limits["cpu"] = times(a.Capacity.CPU, a.Nodes).String()
-			limits["memory"] = times(a.Capacity.Memory, a.Nodes).String()
+		cpu, okCPU := times(a.Capacity.CPU, a.Nodes)
+		mem, okMem := times(a.Capacity.Memory, a.Nodes)
+		// Beyond int64 (maxExecutors near the int32 limit) the node limit
+		// alone bounds the pool.
+		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() && okCPU && okMem {
+			limits["cpu"] = cpu.String()
+			limits["memory"] = mem.String()
 		}
 	}
 
@@ -145,13 +165,20 @@ func requirement(key string, values ...string) map[string]any {
 	return map[string]any{"key": key, "operator": "In", "values": vs}
 }
 
-// times multiplies a quantity by n.
-func times(q resource.Quantity, n int64) *resource.Quantity {
-	out := resource.NewMilliQuantity(q.MilliValue()*n, q.Format)
+// times multiplies a quantity by n (n >= 0); ok is false when the product
+// does not fit an int64.
+func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
+	v := q.MilliValue()
 	if q.Format == resource.BinarySI {
-		out = resource.NewQuantity(q.Value()*n, resource.BinarySI)
+		v = q.Value()
 	}
-	return out
+	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
+		return nil, false
+	}
+	if q.Format == resource.BinarySI {
+		return resource.NewQuantity(v*n, resource.BinarySI), true
+	}
+	return resource.NewMilliQuantity(v*n, q.Format), true
 }
 
 // NodeClassArgs is everything a pool's NodeClass is made of.
@@ -162,6 +189,8 @@ type NodeClassArgs struct {
 	// LocalNVMe asks AWS for a RAID0 instance store over NVMe disks.
 	LocalNVMe bool
 	Config    *v1beta1.Input
+	// Kubelet is what the sizing model assumes of the nodes' kubelet.
+	Kubelet sizing.Kubelet
 }
 
 // NodeClass returns the pool's NodeClass, or an error that names the
@@ -201,7 +230,7 @@ const discoveryTag = "karpenter.sh/discovery"
 func selectorTerms(terms []v1beta1.SelectorTerm, cluster, field string, withName bool) ([]any, error) {
 	if len(terms) == 0 {
 		if cluster == "" {
-			return nil, fmt.Errorf("set %s or clusterName in the function input (the Composition), so pool nodes find their subnets and security groups", field)
+			return nil, fmt.Errorf("set %s or clusterName in the EnvironmentConfig, so pool nodes find their subnets and security groups", field)
 		}
 		return []any{map[string]any{"tags": map[string]any{discoveryTag: cluster}}}, nil
 	}
@@ -243,14 +272,12 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 	}
 	spec := map[string]any{}
 	switch {
-	case aws.Role != "" && aws.InstanceProfile != "":
-		return nil, fmt.Errorf("set only one of aws.role and aws.instanceProfile in the function input")
 	case aws.Role != "":
 		spec["role"] = aws.Role
 	case aws.InstanceProfile != "":
 		spec["instanceProfile"] = aws.InstanceProfile
 	default:
-		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the function input: pool nodes need an IAM role")
+		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the EnvironmentConfig: pool nodes need an IAM role")
 	}
 	subnets, err := selectorTerms(aws.SubnetSelectorTerms, a.ClusterName, "aws.subnetSelectorTerms", false)
 	if err != nil {
@@ -270,6 +297,9 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 		"httpTokens":              "required",
 	}
 	spec["tags"] = tagsOf(a.Pool, aws.Tags)
+	if k := kubeletConfig(a.Kubelet, true); len(k) > 0 {
+		spec["kubelet"] = k
+	}
 	if a.LocalNVMe {
 		spec["instanceStorePolicy"] = "RAID0"
 	}
@@ -282,7 +312,7 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 	eks := a.Config.EKSAutoMode
 	if eks == nil || eks.Role == "" {
-		return nil, fmt.Errorf("set eksAutoMode.role in the function input: EKS Auto Mode nodes need an IAM role")
+		return nil, fmt.Errorf("set eksAutoMode.role in the EnvironmentConfig: EKS Auto Mode nodes need an IAM role")
 	}
 	subnets, err := selectorTerms(eks.SubnetSelectorTerms, a.ClusterName, "eksAutoMode.subnetSelectorTerms", false)
 	if err != nil {
@@ -310,6 +340,9 @@ func gceNodeClass(a NodeClassArgs) map[string]any {
 	if gcp.ServiceAccount != "" {
 		spec["serviceAccount"] = gcp.ServiceAccount
 	}
+	if k := kubeletConfig(a.Kubelet, false); len(k) > 0 {
+		spec["kubeletConfiguration"] = k
+	}
 	return spec
 }
 
@@ -326,7 +359,32 @@ func aksNodeClass(a NodeClassArgs) map[string]any {
 	if az.OSDiskSizeGB > 0 {
 		spec["osDiskSizeGB"] = int64(az.OSDiskSizeGB)
 	}
+	// The AKSNodeClass sets maxPods only; AKS itself reserves memory and
+	// evicts at 750Mi, as the model assumes.
+	if a.Kubelet.MaxPods > 0 {
+		spec["maxPods"] = int64(a.Kubelet.MaxPods)
+	}
 	return spec
+}
+
+// kubeletConfig is the kubelet block of an EC2NodeClass (spec.kubelet) or
+// GCENodeClass (spec.kubeletConfiguration): the maxPods, memory
+// kube-reserved (where it is the same on every size, and withReserved) and
+// hard eviction threshold the sizing model assumes. CPU kube-reserved
+// depends on the size, so it is left to Karpenter's per-type default, which
+// the model reproduces.
+func kubeletConfig(k sizing.Kubelet, withReserved bool) map[string]any {
+	out := map[string]any{}
+	if k.MaxPods > 0 {
+		out["maxPods"] = int64(k.MaxPods)
+	}
+	if withReserved && k.KubeReservedMemory > 0 {
+		out["kubeReserved"] = map[string]any{"memory": resource.NewQuantity(k.KubeReservedMemory, resource.BinarySI).String()}
+	}
+	if k.EvictionHardMemory > 0 {
+		out["evictionHard"] = map[string]any{"memory.available": resource.NewQuantity(k.EvictionHardMemory, resource.BinarySI).String()}
+	}
+	return out
 }
 
 // poolTaints are the pool taint and spec.tolerations turned into taints: a

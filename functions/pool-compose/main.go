@@ -20,7 +20,7 @@ type CLI struct {
 	Insecure    bool   `help:"Run without mTLS credentials. Only for crossplane render; Crossplane itself always uses mTLS."`
 
 	MetricsAddress     string `default:"127.0.0.1:8080" help:"Address of the Prometheus metrics endpoint; empty turns it off."`
-	MaxRecvMessageSize int    `default:"4" help:"Maximum size of a received message in MiB."`
+	MaxRecvMessageSize int    `default:"32" help:"Maximum size of a received message (a RunFunctionRequest) in MiB: a request carries the pool's QueryServices, about 8 KB each."`
 	KWOKCatalog        string `default:"kwok" env:"KWOK_CATALOG" enum:"kwok,aws,gcp,azure" help:"Instance catalog that pools on a kwok cluster (Karpenter's kwok provider) are sized from: the one its instance types file was rendered from (internal/sizing KWOKInstanceTypesJSON). aws simulates AWS instance types under their real names."`
 }
 
@@ -33,12 +33,13 @@ func (c *CLI) Run() error {
 	if _, err := sizing.LoadCatalog(sizing.Cloud(c.KWOKCatalog)); err != nil {
 		return err
 	}
-	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, kwokCatalog: sizing.Cloud(c.KWOKCatalog)},
+	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
+	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
 		function.WithMetricsServer(c.MetricsAddress),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+		function.MaxRecvMessageSize(maxRecv))
 }
 
 func main() {

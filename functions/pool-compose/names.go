@@ -8,15 +8,18 @@ import (
 // state. They are stable across releases, because renaming one makes
 // Crossplane delete the object and create it anew.
 const (
-	rnNodePool      resource.Name = "nodepool"
-	rnNodeClass     resource.Name = "nodeclass"
-	rnCloudPool     resource.Name = "cloud-nodepool"
-	rnPriorityClass resource.Name = "placeholder-priorityclass"
-	rnPlaceholder   resource.Name = "placeholder"
-	rnStorageAgent  resource.Name = "storage-agent"
-	rnCapacity      resource.Name = "capacity"
-	rnAccessPolicy  resource.Name = "access-policy"
-	rnAccessBinding resource.Name = "access-policy-binding"
+	rnNodePool  resource.Name = "nodepool"
+	rnNodeClass resource.Name = "nodeclass"
+	rnCloudPool resource.Name = "cloud-nodepool"
+	// rnCloudPoolDraining is a CoreWeave NodePool of a previous instance
+	// type, kept while it drains.
+	rnCloudPoolDraining resource.Name = "cloud-nodepool-draining"
+	rnPriorityClass     resource.Name = "placeholder-priorityclass"
+	rnPlaceholder       resource.Name = "placeholder"
+	rnStorageAgent      resource.Name = "storage-agent"
+	rnCapacity          resource.Name = "capacity"
+	rnAccessPolicy      resource.Name = "access-policy"
+	rnAccessBinding     resource.Name = "access-policy-binding"
 )
 
 // Object name suffixes: the pool's objects are "{pool}{suffix}".

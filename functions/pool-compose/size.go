@@ -18,13 +18,16 @@ type SizeInput struct {
 	InheritInstanceType string
 	ExecutorsPerNode    int32
 	Executors           []ExecutorRequest
-	// Previous is the type the pool has now; ExecutorsRunning how many
-	// executors run on it (the pool never downsizes under them).
+	// Previous is the type the pool has now; ExecutorsHaveRun locks it
+	// (it then moves only upward, with AutoUpgrade).
 	Previous         string
-	ExecutorsRunning int32
+	ExecutorsHaveRun bool
 	// Overhead are the per-node DaemonSet pods (warmup, storage agent).
 	Overhead []PodRequests
-	Arch     string
+	// Arch is the architecture of a pool sized from the catalog.
+	Arch string
+	// SpotNeighbours and AllowMetal widen the spot set.
+	SpotNeighbours, AllowMetal bool
 }
 
 // ExecutorRequest is one attached QueryService's executor.
@@ -60,6 +63,20 @@ type SizeResult struct {
 	LocalNVMe     bool
 	Compatibility []Compatibility
 	Upgraded      bool
+	// Kept says why the previous type was kept.
+	Kept string
+	// PerNode is how many executors of the largest compatible QueryService
+	// one node of InstanceType holds.
+	PerNode int32
+	// Offered are the types the NodePool allows, with why.
+	Offered []OfferedType
+}
+
+// OfferedType is one type the pool's nodes may use.
+type OfferedType struct {
+	Name    string
+	PerNode int32
+	Reason  string
 }
 
 // Compatibility tells whether one QueryService's executors fit the type.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+
 	"github.com/pkg/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -47,8 +49,9 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 		InstanceType: in.InstanceType, InstanceFamily: in.InstanceFamily,
 		AutoUpgrade: in.AutoUpgrade, Spot: in.Spot,
 		ExecutorsPerNode: in.ExecutorsPerNode,
-		Previous:         in.Previous, ExecutorsRunning: in.ExecutorsRunning > 0,
+		Previous:         in.Previous, ExecutorsHaveRun: in.ExecutorsHaveRun,
 		Arch: in.Arch, MaxSpotTypes: maxSpotTypes,
+		SpotNeighbours: in.SpotNeighbours, AllowMetal: in.AllowMetal,
 	}
 	if in.InheritQueryService != "" {
 		sin.Inherit = &sizing.Inherited{QueryService: in.InheritQueryService, InstanceType: in.InheritInstanceType}
@@ -66,7 +69,10 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 	out := SizeResult{
 		InstanceType: res.InstanceType, SpotTypes: res.SpotTypes, DerivedFrom: res.DerivedFrom, Arch: res.Arch,
 		Allocatable: Resources{CPU: res.Allocatable.CPU, Memory: res.Allocatable.Memory},
-		Upgraded:    res.Upgraded,
+		Upgraded:    res.Upgraded, Kept: res.Kept, PerNode: clampInt32(res.PerNode),
+	}
+	for _, o := range res.Offered {
+		out.Offered = append(out.Offered, OfferedType{Name: o.Name, PerNode: clampInt32(o.PerNode), Reason: o.Reason})
 	}
 	offered := append([]string{res.InstanceType}, res.SpotTypes...)
 	for _, name := range offered {
@@ -101,4 +107,9 @@ func sizingResources(rs []Resources) []sizing.Resources {
 		out = append(out, sizing.Resources{CPU: r.CPU, Memory: r.Memory})
 	}
 	return out
+}
+
+// clampInt32 narrows a count to int32, saturating.
+func clampInt32(n int64) int32 {
+	return int32(max(min(n, math.MaxInt32), math.MinInt32))
 }

@@ -16,6 +16,35 @@ import (
 // observed state.
 func (s *state) status(warm WarmPlan) {
 	st := &s.out.Status
+	s.observedStatus()
+	st.CachedImages = warm.Images
+	st.Sizing = s.sizingStatus()
+	st.ExecutorScheduling = s.executorScheduling()
+	s.queryServices()
+	s.imagesCondition(warm)
+	st.Phase, st.Message = s.phase(warm)
+	if s.in.Spec.Suspend {
+		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
+	} else {
+		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+	}
+}
+
+// waitingStatus is the status of a pool that waits for its settings: what
+// was observed and decided before stays, and the phase says what to fix.
+func (s *state) waitingStatus() {
+	st := &s.out.Status
+	s.observedStatus()
+	st.AttachedQueryServices = s.in.Previous.AttachedQueryServices
+	st.Sizing = s.in.Previous.Sizing
+	st.ExecutorScheduling = s.in.Previous.ExecutorScheduling
+	st.Phase, st.Message = s.phase(WarmPlan{})
+}
+
+// observedStatus fills the instance type and the capacity the PoolCapacity
+// observed.
+func (s *state) observedStatus() {
+	st := &s.out.Status
 	if s.size != nil {
 		st.DerivedInstanceType = s.size.InstanceType
 		st.DerivedFrom = s.size.DerivedFrom
@@ -30,45 +59,50 @@ func (s *state) status(warm WarmPlan) {
 		st.PendingExecutors = o.PendingExecutors
 		st.CurrentNodes = o.Nodes.Ready
 		st.Allocations = o.allocations()
+		st.ExecutorFailures = o.executorFailures()
+		st.UnauthorizedExecutors = o.unauthorizedExecutors()
 		s.condition(CondCapacityKnown, metav1.ConditionTrue, "Observed", "")
 	} else {
 		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
-	}
-	st.CachedImages = warm.Images
-	st.ExecutorScheduling = s.executorScheduling()
-	s.queryServices()
-	s.imagesCondition(warm)
-	st.Phase, st.Message = s.phase(warm)
-	if s.in.Spec.Suspend {
-		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
-	} else {
-		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
 	}
 }
 
 // queryServices reports each QueryService the pool knows of, and emits an
 // event for each that newly became incompatible.
 func (s *state) queryServices() {
-	compat := map[string]Compatibility{}
+	var compat map[string]Compatibility
 	if s.size != nil {
+		compat = make(map[string]Compatibility, len(s.size.Compatibility))
 		for _, c := range s.size.Compatibility {
 			compat[c.QueryService] = c
 		}
 	}
-	prev := map[string]poolv1alpha1.AttachedQueryService{}
-	for _, q := range s.in.Previous.AttachedQueryServices {
-		prev[q.QueryService.Namespace+"/"+q.QueryService.Name] = q
+	// Indexes, not copies: a pool may report a thousand.
+	prevAt := make(map[string]int, len(s.in.Previous.AttachedQueryServices))
+	for i, q := range s.in.Previous.AttachedQueryServices {
+		prevAt[q.QueryService.Namespace+"/"+q.QueryService.Name] = i
+	}
+	prev := func(key string) (poolv1alpha1.AttachedQueryService, bool) {
+		i, ok := prevAt[key]
+		if !ok {
+			return poolv1alpha1.AttachedQueryService{}, false
+		}
+		return s.in.Previous.AttachedQueryServices[i], true
 	}
 	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
 	shares := s.shares()
 	var incompatible []string
+	s.out.Status.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(s.atts))
 	for _, a := range s.atts {
+		key := a.Key()
 		q := poolv1alpha1.AttachedQueryService{
 			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
 			Attached:     a.Attached, Message: a.Reason, LastChecked: &now,
 			MaxPoolExecutors: shares[a.Key()],
 		}
-		if a.QS != nil {
+		c, ok := compat[key]
+		ok = ok && a.Attached
+		if a.QS != nil && (!ok || c.RequiredCPU == "") {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
 				q.RequiredCPU = r.CPU.String()
@@ -77,19 +111,19 @@ func (s *state) queryServices() {
 				q.RequiredMemory = r.Memory.String()
 			}
 		}
-		if c, ok := compat[a.Key()]; ok && a.Attached {
+		if ok {
 			q.Compatible, q.InstanceType, q.Message = c.Compatible, c.InstanceType, c.Message
 			if c.RequiredCPU != "" {
 				q.RequiredCPU, q.RequiredMemory = c.RequiredCPU, c.RequiredMemory
 			}
 			if !c.Compatible {
-				incompatible = append(incompatible, a.Key())
-				if p, seen := prev[a.Key()]; !seen || p.Compatible || !p.Attached {
-					s.event(true, "QueryServiceIncompatible", fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", a.Key(), c.InstanceType, c.Message))
+				incompatible = append(incompatible, key)
+				if p, seen := prev(key); !seen || p.Compatible || !p.Attached {
+					s.event(true, "QueryServiceIncompatible", fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", key, c.InstanceType, c.Message))
 				}
 			}
 		}
-		if p, seen := prev[a.Key()]; seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
+		if p, seen := prev(key); seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
 			q.LastChecked = p.LastChecked
 		}
 		s.out.Status.AttachedQueryServices = append(s.out.Status.AttachedQueryServices, q)
@@ -97,7 +131,7 @@ func (s *state) queryServices() {
 	switch {
 	case len(incompatible) > 0:
 		s.condition(CondCompatible, metav1.ConditionFalse, "Incompatible", fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", ")))
-	case len(attached(s.atts)) == 0:
+	case len(s.attached()) == 0:
 		s.condition(CondCompatible, metav1.ConditionFalse, "NoneAttached", "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool")
 	default:
 		s.condition(CondCompatible, metav1.ConditionTrue, "AllCompatible", "")
@@ -145,8 +179,17 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 	case s.problem != "":
 		return poolv1alpha1.PhasePending, s.problem
 	case s.in.Spec.Suspend:
-		if n := s.presentNodes(); n > 0 {
-			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
+		if isKarpenter(s.det.Method) {
+			if n := s.presentNodes(); n > 0 {
+				return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
+			}
+		} else if s.capObs == nil {
+			return poolv1alpha1.PhaseSuspending, "suspended: no new executors; waiting for the PoolCapacity to report the executors still running"
+		} else if e, p := s.remainingExecutors(); e+p > 0 {
+			// Nodes that burstpool does not remove (existing nodes, LKE and
+			// DOKS pools at their minimum) stay: the pool is suspended once
+			// no executor or placeholder runs on them.
+			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new executors; %d executor(s) and %d placeholder(s) remain", e, p)
 		}
 		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
 	}
@@ -173,6 +216,15 @@ func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
 		return poolv1alpha1.PhaseResuming, "resuming: " + msg
 	}
 	return poolv1alpha1.PhaseCreating, msg
+}
+
+// remainingExecutors is the number of pool executors (running or pending)
+// and warm-slot placeholders still present.
+func (s *state) remainingExecutors() (executors, placeholders int64) {
+	if o := s.capObs; o != nil {
+		executors = int64(o.OccupiedExecutors) + int64(o.PendingExecutors)
+	}
+	return executors, number(field(s.in.Observed[rnPlaceholder], "status", "replicas"))
 }
 
 // noExistingNodes says why a pool on existing nodes cannot run executors
@@ -213,4 +265,40 @@ func (s *state) executorScheduling() *poolv1alpha1.ExecutorScheduling {
 		})
 	}
 	return es
+}
+
+// sizingStatus reports how the pool was sized: the lock, the architecture
+// and every type its nodes may use.
+func (s *state) sizingStatus() *poolv1alpha1.SizingStatus {
+	sz := &poolv1alpha1.SizingStatus{ExecutorsHaveRun: s.locked}
+	if s.size == nil {
+		if p := s.in.Previous.Sizing; p != nil {
+			sz.Architecture, sz.ArchitectureFrom = p.Architecture, p.ArchitectureFrom
+		}
+		if !sz.ExecutorsHaveRun && sz.Architecture == "" {
+			return nil
+		}
+		return sz
+	}
+	r := s.size
+	sz.Kept, sz.ExecutorsPerNode, sz.Architecture = r.Kept, r.PerNode, r.Arch
+	sz.ArchitectureFrom = s.archFrom()
+	for _, o := range r.Offered {
+		sz.InstanceTypes = append(sz.InstanceTypes, poolv1alpha1.OfferedInstanceType{Name: o.Name, ExecutorsPerNode: o.PerNode, Reason: o.Reason})
+	}
+	return sz
+}
+
+// archFrom says where the sized pool's architecture came from.
+func (s *state) archFrom() string {
+	ic := s.in.Spec.InstanceConfig
+	switch {
+	case ic != nil && ic.InstanceType != "":
+		return "spec.instanceConfig.instanceType " + ic.InstanceType
+	case s.in.Spec.InheritNodeConfigFrom != nil:
+		return "the instance type inherited from " + s.size.DerivedFrom
+	case ic != nil && ic.InstanceFamily != "":
+		return "spec.instanceConfig.instanceFamily " + ic.InstanceFamily
+	}
+	return s.arch.From
 }

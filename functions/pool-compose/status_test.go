@@ -49,7 +49,7 @@ func TestStatusHasTheReferenceShapes(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(block), &want); err != nil {
 				t.Fatal(err)
 			}
-			got := statusValue(doc.Status).GetStructValue().AsMap()
+			got := statusValue(doc.Status, nil).GetStructValue().AsMap()
 			for key, list := range want["status"].(map[string]any) {
 				for i, item := range list.([]any) {
 					gotItem := got[key].([]any)[i].(map[string]any)
@@ -96,7 +96,7 @@ func normalize(v any) any {
 // TestStatusWritesZerosAndFalse proves that counters of 0 and compatible
 // false are written: `kubectl get pool` prints 0 for them, and the
 // reference's jsonpath filter [?(@.compatible==false)] finds incompatible
-// QueryServices.
+// QueryServices; and that burstpool's extensions are written beside them.
 func TestStatusWritesZerosAndFalse(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	st := poolv1alpha1.PoolStatus{
@@ -106,6 +106,8 @@ func TestStatusWritesZerosAndFalse(t *testing.T) {
 		AttachedQueryServices: []poolv1alpha1.AttachedQueryService{
 			{QueryService: poolv1alpha1.QueryServiceReference{Name: "huge-cluster", Namespace: "workspace-huge"}, LastChecked: &at},
 		},
+		ExecutorFailures:      []poolv1alpha1.ExecutorFailureCount{{Reason: "OOMKilled", Count: 2}},
+		UnauthorizedExecutors: []poolv1alpha1.UnauthorizedExecutor{{Pod: "rogue-0", Namespace: "team-x"}},
 	}
 	want := map[string]any{
 		"phase": "Pending", "totalExecutors": 0.0, "availableExecutors": 0.0, "occupiedExecutors": 0.0, "pendingExecutors": 0.0, "currentNodes": 0.0,
@@ -115,8 +117,10 @@ func TestStatusWritesZerosAndFalse(t *testing.T) {
 			"queryService": map[string]any{"name": "huge-cluster", "namespace": "workspace-huge"},
 			"compatible":   false, "attached": false, "lastChecked": "2026-11-22T12:00:00Z",
 		}},
+		"executorFailures":      []any{map[string]any{"reason": "OOMKilled", "count": 2.0}},
+		"unauthorizedExecutors": []any{map[string]any{"pod": "rogue-0", "namespace": "team-x"}},
 	}
-	if diff := cmp.Diff(want, statusValue(st).GetStructValue().AsMap()); diff != "" {
+	if diff := cmp.Diff(want, statusValue(st, nil).GetStructValue().AsMap()); diff != "" {
 		t.Errorf("statusValue (-want +got):\n%s", diff)
 	}
 }

@@ -210,7 +210,7 @@ func (s *state) warm() WarmPlan {
 		}
 	}
 	images := map[string]string{}
-	for _, a := range attached(s.atts) {
+	for _, a := range s.attached() {
 		if a.QS.Spec.Executor.Image != "" {
 			images[a.Key()] = a.QS.Spec.Executor.Image
 		}

@@ -219,7 +219,7 @@ func (s *state) slot() (Resources, bool) {
 		}
 	}
 	found := false
-	for _, a := range attached(s.atts) {
+	for _, a := range s.attached() {
 		if s.size != nil && !compatible[a.Key()] {
 			continue
 		}
@@ -261,14 +261,18 @@ func (s *state) placeholders() {
 	class := pc.PriorityClassName
 	if class == "" {
 		class = s.in.Pool + sfxPlaceholder
-		s.emit(rnPriorityClass, PriorityClass(class, s.in.Pool, s.in.Namespace, *pc.Priority), s.in.Observed[rnPriorityClass] != nil)
+		pool, ns, value := s.in.Pool, s.in.Namespace, *pc.Priority
+		s.emitLazy(rnPriorityClass, "PriorityClass", class, Lazy{
+			Key:   lazyKey("priorityclass", []any{class, pool, ns, value}),
+			Build: func() *unstructured.Unstructured { return PriorityClass(class, pool, ns, value) },
+		}, s.in.Observed[rnPriorityClass] != nil)
 	}
-	d := Placeholder(PlaceholderArgs{
+	a := PlaceholderArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, Replicas: replicas, Slot: slot,
 		Image: pc.Image, PriorityClassName: class, Scheduling: s.sched, Spread: s.epn == 1,
-	})
+	}
 	// Placeholders wait for nodes; the pool does not wait for them.
-	s.out.Desired[rnPlaceholder] = d
+	s.out.Lazy[rnPlaceholder] = Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return Placeholder(a) }}
 	s.out.Ready[rnPlaceholder] = readyOf(s.in.Observed[rnPlaceholder] != nil)
 }
 

@@ -6,6 +6,7 @@ package apidocs
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -130,4 +131,32 @@ func codeList(ss []string) string {
 		return "none"
 	}
 	return "`" + strings.Join(ss, "`, `") + "`"
+}
+
+// SettingsMarkdown renders the reference of the cluster settings of the
+// pool-compose function from its input CRD: every top-level field but
+// skip, as the data of an EnvironmentConfig. intro follows the title.
+func SettingsMarkdown(crdYAML []byte, title, intro string, skip ...string) ([]byte, error) {
+	crd := &extv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(crdYAML, crd); err != nil {
+		return nil, fmt.Errorf("cannot parse CRD: %w", err)
+	}
+	if len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		return nil, fmt.Errorf("CRD %q has no version with a schema", crd.Name)
+	}
+	root := *crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	props := make(map[string]extv1.JSONSchemaProps, len(root.Properties))
+	for n, p := range root.Properties {
+		if n == "apiVersion" || n == "kind" || n == "metadata" || slices.Contains(skip, n) {
+			continue
+		}
+		props[n] = p
+	}
+	root.Properties = props
+	b := &bytes.Buffer{}
+	fmt.Fprintf(b, "# %s\n\n%s\n\n", title, strings.TrimSpace(intro))
+	fmt.Fprintf(b, "Generated from the Go types of `%s/%s` `%s` by `make generate`; do not edit.\n\n", crd.Spec.Group, crd.Spec.Versions[0].Name, crd.Spec.Names.Kind)
+	b.WriteString("| field | type | default | description |\n| --- | --- | --- | --- |\n")
+	walk(b, "data", root, required(root))
+	return b.Bytes(), nil
 }

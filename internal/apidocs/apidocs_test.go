@@ -26,6 +26,32 @@ func TestCommittedReferenceIsCurrent(t *testing.T) {
 	}
 }
 
+func TestCommittedSettingsReferenceIsCurrent(t *testing.T) {
+	crd, err := os.ReadFile("../../package/function/input/pool.fn.burstpool.io_inputs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SettingsMarkdown(crd, "Cluster settings reference", SettingsIntro, "environmentConfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../docs/settings-reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("docs/settings-reference.md is stale; run make generate (-want +got):\n%s", diff)
+	}
+	for _, setting := range []string{"`data.clusterName`", "`data.aws.role`", "`data.warmup.helperImage`", "`data.gcp.imageFamily`"} {
+		if !strings.Contains(string(got), setting) {
+			t.Errorf("docs/settings-reference.md does not document %s", setting)
+		}
+	}
+	if strings.Contains(string(got), "data.environmentConfig") {
+		t.Error("docs/settings-reference.md documents environmentConfig, which only the Composition's input sets")
+	}
+}
+
 func TestMarkdown(t *testing.T) {
 	crd := `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

@@ -42,7 +42,7 @@ func BenchmarkApply(b *testing.B) {
 			rng := rand.New(rand.NewSource(1))
 			pods, nodes := cluster(rng, s)
 			st := NewStore()
-			st.Replace(pods, nodes)
+			st.Replace(List{Pods: pods, Nodes: nodes})
 			events := make([]Event, batch)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -128,7 +128,7 @@ func BenchmarkReplace(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				st.Replace(pods, nodes)
+				st.Replace(List{Pods: pods, Nodes: nodes})
 			}
 			b.StopTimer()
 			if got, n := st.Current().Len(); got != s.pods || n != s.nodes {

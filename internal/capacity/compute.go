@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -15,6 +16,10 @@ import (
 
 // MaxFailures bounds status.atProvider.failures.
 const MaxFailures = 20
+
+// MaxUnauthorized bounds status.atProvider.unauthorizedExecutors;
+// unauthorizedCount counts them all.
+const MaxUnauthorized = 20
 
 // A Result is what Compute decided for one PoolCapacity.
 type Result struct {
@@ -29,6 +34,11 @@ type Result struct {
 	// warmup pod on the pool.
 	WarmImagesReady int32
 
+	// Failing holds the failure of every failed pod in the snapshot, listed
+	// in status or not (status lists at most MaxFailures): counters count
+	// each (pod, reason) once from it.
+	Failing []v1alpha1.Failure
+
 	// Evict lists the pods the policies say to delete: failed executors
 	// whose failure an earlier status already records, when
 	// deleteFailedExecutors is on, and unauthorized executors, when
@@ -36,12 +46,18 @@ type Result struct {
 	Evict []Eviction
 }
 
+// requests sums what executors request.
+type requests struct{ cpuMillis, memoryBytes int64 }
+
 // An Eviction is a pod to delete and why.
 type Eviction struct {
 	Pod PodKey
 	// UID guards against deleting a newer pod of the same name.
 	UID    string
 	Reason string
+	// Owner is the pod's controller (kind/name), or empty: evictions back
+	// off per owner, which would otherwise recreate what they remove.
+	Owner string
 }
 
 // Eviction reasons.
@@ -73,18 +89,18 @@ type qsTally struct {
 	// occupying are its executors that hold a slot, for evicting the
 	// newest above its share.
 	occupying []*Pod
+	// present is true while the QueryService has any pool executor, even
+	// one that is terminating or not yet bound: its allocation goes on.
+	present bool
 }
 
-type failureKey struct {
-	namespace, pod string
-	reason         v1alpha1.FailureReason
-}
-
-type warmKey struct{ image, reason string }
+// A failureKey identifies a failure record: one per pod, whatever its
+// reason, so that a pod that fails again updates its record.
+type failureKey struct{ namespace, pod string }
 
 type warmTally struct {
-	message string
-	nodes   map[string]struct{}
+	reason, message string
+	nodes           map[string]struct{}
 }
 
 // Compute returns the observed capacity of the pool spec describes, as snap
@@ -98,19 +114,21 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	epn := max(spec.ExecutorsPerNode, 1)
 
 	var obs v1alpha1.PoolCapacityObservation
-	poolNodes := map[string]struct{}{}
+	// poolNodes says, for each pool node, whether it gives slots.
+	poolNodes := map[string]bool{}
 	var slots int64
 	snap.Nodes(pool, func(n *Node) bool {
 		if !matches(spec.NodeSelector, n.Labels) {
 			return true
 		}
-		poolNodes[n.Name] = struct{}{}
+		poolNodes[n.Name] = false
 		if !n.Ready || n.Deleting {
 			obs.Nodes.NotReady++
 			return true
 		}
 		obs.Nodes.Ready++
 		if n.Schedulable || (!n.Cordoned && len(spec.Tolerations) > 0 && tolerated(spec.Tolerations, n.Taints)) {
+			poolNodes[n.Name] = true
 			slots += int64(epn)
 		}
 		return true
@@ -126,32 +144,49 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	}
 	prevFailures := make(map[failureKey]v1alpha1.Failure, len(prev.Failures))
 	for _, f := range prev.Failures {
-		prevFailures[failureKey{f.Namespace, f.Pod, f.Reason}] = f
+		prevFailures[failureKey{f.Namespace, f.Pod}] = f
 	}
 
 	var res Result
+	var req requests
 	var failures []v1alpha1.Failure
 	seen := map[failureKey]struct{}{}
-	warm := map[warmKey]*warmTally{}
+	warm := map[string]*warmTally{}
 	warmReady := map[string]struct{}{}
 
 	snap.Pods(pool, func(p *Pod) bool {
 		switch {
 		case matches(spec.ExecutorSelector, p.Labels):
-			res.executor(spec, p, snap, poolNodes, attached, prevFailures, seen, &failures, &obs, now)
+			res.executor(spec, p, snap, poolNodes, attached, prevFailures, seen, &failures, &obs, &req, now)
 		case len(spec.WarmupSelector) > 0 && matches(spec.WarmupSelector, p.Labels):
 			warmup(p, warm, warmReady)
 		}
 		return true
 	})
+	// Executors deleted since they failed count for nothing, but their
+	// failure is recorded: a drain or a spot reclaim leaves its reason.
+	snap.Departed(pool, func(p *Pod) bool {
+		if matches(spec.ExecutorSelector, p.Labels) {
+			if d, failed := Diagnose(p, false); failed {
+				res.failure(p, d, prevFailures, seen, &failures, now)
+			}
+		}
+		return true
+	})
 
 	obs.AvailableExecutors = max(0, obs.TotalExecutors-obs.OccupiedExecutors)
+	if req.cpuMillis > 0 || req.memoryBytes > 0 {
+		obs.Requested = &v1alpha1.Requested{
+			CPU:    *resource.NewMilliQuantity(req.cpuMillis, resource.DecimalSI),
+			Memory: *resource.NewQuantity(req.memoryBytes, resource.BinarySI),
+		}
+	}
 	obs.Allocations = allocations(spec, attached, prev, now)
 	if spec.Policies.EnforceShares {
 		res.Evict = append(res.Evict, overShare(spec, attached, obs.OccupiedExecutors)...)
 	}
 	obs.Failures = mergeFailures(failures, prev.Failures, seen)
-	obs.WarmupFailures = warmupFailures(warm)
+	obs.WarmupFailures = warmupFailures(warm, prev.WarmupFailures)
 	sort.Slice(obs.UnauthorizedExecutors, func(i, j int) bool {
 		a, b := obs.UnauthorizedExecutors[i], obs.UnauthorizedExecutors[j]
 		if a.Namespace != b.Namespace {
@@ -159,9 +194,14 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		}
 		return a.Pod < b.Pod
 	})
+	obs.UnauthorizedCount = int32(len(obs.UnauthorizedExecutors))
+	if len(obs.UnauthorizedExecutors) > MaxUnauthorized {
+		obs.UnauthorizedExecutors = obs.UnauthorizedExecutors[:MaxUnauthorized]
+	}
 	res.WarmImagesReady = int32(len(warmReady))
 
 	obs.ObservedAt = prev.ObservedAt
+	obs.LastObservedTime = prev.LastObservedTime
 	res.Changed = !equality.Semantic.DeepEqual(obs, prev)
 	if res.Changed {
 		obs.ObservedAt = metav1.NewTime(now)
@@ -174,50 +214,53 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 }
 
 // executor accounts for one pool executor pod.
-func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]struct{}, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, now time.Time) {
-	if p.State == PodDeleted {
-		return
-	}
+func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]bool, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, req *requests, now time.Time) {
 	qs := p.Labels[qsv1alpha1.LabelQueryService]
-	_, onPool := poolNodes[p.NodeName]
+	givesSlots, onPool := poolNodes[p.NodeName]
 	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
 
 	if d, failed := Diagnose(p, nodeLost); failed {
-		k := failureKey{p.Namespace, p.Name, d.Reason}
-		seen[k] = struct{}{}
-		f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: qs, Reason: d.Reason, ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(now)}
-		if !d.At.IsZero() {
-			f.At = metav1.NewTime(d.At.UTC().Truncate(time.Second))
-		}
-		pf, recorded := prevFailures[k]
-		if recorded {
-			f.At = pf.At
-		}
-		*failures = append(*failures, f)
+		recorded := res.failure(p, d, prevFailures, seen, failures, now)
 		if p.State == PodFailed && recorded && spec.Policies.DeleteFailedExecutors && !spec.Suspend {
-			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictFailed})
+			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictFailed, Owner: p.Owner})
 		}
 	}
 
+	if p.State == PodDeleted {
+		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
+			t.present = true
+		}
+		return
+	}
 	if p.State != PodPending && p.State != PodRunning {
 		return
 	}
 	if p.State == PodPending {
 		obs.PendingExecutors++
 	}
-	occupied := onPool && !nodeLost && (p.State == PodRunning || p.NodeName != "")
-	if occupied {
+	req.cpuMillis += p.CPUMillis
+	req.memoryBytes += p.MemoryBytes
+	// An executor on a pool node holds a slot only where the node gives
+	// slots; on a cordoned, disrupted or not Ready node it is draining.
+	onNode := onPool && !nodeLost && (p.State == PodRunning || p.NodeName != "")
+	switch {
+	case onNode && givesSlots:
 		obs.OccupiedExecutors++
+	case onNode:
+		obs.DrainingExecutors++
 	}
 	t, ok := attached[qsKey{p.Namespace, qs}]
+	if ok {
+		t.present = true
+	}
 	if !ok {
 		obs.UnauthorizedExecutors = append(obs.UnauthorizedExecutors, v1alpha1.UnauthorizedExecutor{Pod: p.Name, Namespace: p.Namespace, QueryService: qs})
 		if spec.Policies.UnauthorizedExecutors == v1alpha1.UnauthorizedEvict && !spec.Suspend {
-			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictUnauthorized})
+			res.Evict = append(res.Evict, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictUnauthorized, Owner: p.Owner})
 		}
 		return
 	}
-	if occupied {
+	if onNode {
 		t.executors++
 		t.occupying = append(t.occupying, p)
 		if t.earliest.IsZero() || (!p.Started.IsZero() && p.Started.Before(t.earliest)) {
@@ -262,15 +305,42 @@ func overShare(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally
 		})
 		n := min(t.executors-qs.MaxPoolExecutors, waiting)
 		for _, p := range pods[:n] {
-			out = append(out, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictOverShare})
+			out = append(out, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictOverShare, Owner: p.Owner})
 		}
 		waiting -= n
 	}
 	return out
 }
 
+// failure records the failure d of executor p, and reports whether an
+// earlier status already records it.
+func (res *Result) failure(p *Pod, d Diagnosis, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, now time.Time) bool {
+	k := failureKey{p.Namespace, p.Name}
+	if _, dup := seen[k]; dup {
+		return false
+	}
+	seen[k] = struct{}{}
+	// A failure is dated from the pod alone, never from the clock, so that
+	// every reconcile dates and orders it the same way.
+	f := v1alpha1.Failure{Pod: p.Name, Namespace: p.Namespace, QueryService: p.Labels[qsv1alpha1.LabelQueryService], Reason: d.Reason,
+		ExitCode: d.ExitCode, Message: d.Message, At: metav1.NewTime(failedAt(d, p, now))}
+	pf, recorded := prevFailures[k]
+	switch {
+	case recorded && pf.Reason == d.Reason:
+		f.At = pf.At
+	case recorded && d.Reason == v1alpha1.FailureDisrupted:
+		// Evicting or deleting a pod that had already failed (the
+		// deleteFailedExecutors policy, pod garbage collection) is its
+		// cleanup, not why it failed.
+		f = pf
+	}
+	res.Failing = append(res.Failing, f)
+	*failures = append(*failures, f)
+	return recorded
+}
+
 // warmup accounts for one warmup pod.
-func warmup(p *Pod, warm map[warmKey]*warmTally, ready map[string]struct{}) {
+func warmup(p *Pod, warm map[string]*warmTally, ready map[string]struct{}) {
 	if p.State == PodDeleted {
 		return
 	}
@@ -279,11 +349,13 @@ func warmup(p *Pod, warm map[warmKey]*warmTally, ready map[string]struct{}) {
 			continue
 		}
 		img := orDefault(p.Image, c.Image)
-		k := warmKey{img, c.WaitingReason}
-		t, ok := warm[k]
+		t, ok := warm[img]
 		if !ok {
-			t = &warmTally{message: c.WaitingMessage, nodes: map[string]struct{}{}}
-			warm[k] = t
+			t = &warmTally{reason: c.WaitingReason, message: c.WaitingMessage, nodes: map[string]struct{}{}}
+			warm[img] = t
+		}
+		if c.WaitingReason < t.reason {
+			t.reason = c.WaitingReason
 		}
 		if c.WaitingMessage != "" && (t.message == "" || c.WaitingMessage < t.message) {
 			t.message = c.WaitingMessage
@@ -310,15 +382,14 @@ func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTal
 		t := attached[k]
 		a := v1alpha1.Allocation{QueryService: qs.Name, Namespace: qs.Namespace, PoolExecutors: t.executors, RegularExecutors: qs.RegularExecutors,
 			PendingExecutors: t.pending, MaxPoolExecutors: qs.MaxPoolExecutors}
-		if t.executors > 0 {
-			switch at := prevAt[k]; {
-			case at != nil:
-				a.AllocatedAt = at.DeepCopy()
-			case !t.earliest.IsZero():
-				a.AllocatedAt = &metav1.Time{Time: t.earliest.UTC().Truncate(time.Second)}
-			default:
-				a.AllocatedAt = &metav1.Time{Time: now}
-			}
+		switch at := prevAt[k]; {
+		case at != nil && t.present:
+			a.AllocatedAt = at.DeepCopy()
+		case t.executors == 0:
+		case !t.earliest.IsZero():
+			a.AllocatedAt = &metav1.Time{Time: t.earliest.UTC().Truncate(time.Second)}
+		default:
+			a.AllocatedAt = &metav1.Time{Time: now}
 		}
 		out = append(out, a)
 	}
@@ -331,12 +402,24 @@ func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTal
 	return out
 }
 
+// failedAt dates a failure: the container's finish time when its status has
+// one, else the pod's latest condition change, else its start.
+func failedAt(d Diagnosis, p *Pod, now time.Time) time.Time {
+	for _, t := range []time.Time{d.At, p.Transitioned, p.Started} {
+		if !t.IsZero() {
+			return t.UTC().Truncate(time.Second)
+		}
+	}
+	return now
+}
+
 // mergeFailures returns the current failures and the earlier ones whose pods
-// are gone, newest first, at most MaxFailures.
+// are gone, newest first, at most MaxFailures. The order is total (time,
+// then namespace and pod), so the same failures always list the same way.
 func mergeFailures(current, prev []v1alpha1.Failure, seen map[failureKey]struct{}) []v1alpha1.Failure {
 	out := current
 	for _, f := range prev {
-		if _, ok := seen[failureKey{f.Namespace, f.Pod, f.Reason}]; !ok {
+		if _, ok := seen[failureKey{f.Namespace, f.Pod}]; !ok {
 			out = append(out, f)
 		}
 	}
@@ -348,10 +431,7 @@ func mergeFailures(current, prev []v1alpha1.Failure, seen map[failureKey]struct{
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		if a.Pod != b.Pod {
-			return a.Pod < b.Pod
-		}
-		return a.Reason < b.Reason
+		return a.Pod < b.Pod
 	})
 	if len(out) > MaxFailures {
 		out = out[:MaxFailures]
@@ -362,20 +442,27 @@ func mergeFailures(current, prev []v1alpha1.Failure, seen map[failureKey]struct{
 	return out
 }
 
-func warmupFailures(warm map[warmKey]*warmTally) []v1alpha1.WarmupFailure {
+// warmupFailures lists one failure per image. The kubelet alternates a
+// failing pull between ErrImagePull and ImagePullBackOff, with messages to
+// match, so an image already listed keeps its reason and message for as
+// long as it keeps failing; only the node count follows the pods.
+func warmupFailures(warm map[string]*warmTally, prev []v1alpha1.WarmupFailure) []v1alpha1.WarmupFailure {
 	if len(warm) == 0 {
 		return nil
 	}
-	out := make([]v1alpha1.WarmupFailure, 0, len(warm))
-	for k, t := range warm {
-		out = append(out, v1alpha1.WarmupFailure{Image: k.image, Reason: k.reason, Message: t.message, Nodes: int32(len(t.nodes))})
+	listed := make(map[string]v1alpha1.WarmupFailure, len(prev))
+	for _, w := range prev {
+		listed[w.Image] = w
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Image != out[j].Image {
-			return out[i].Image < out[j].Image
+	out := make([]v1alpha1.WarmupFailure, 0, len(warm))
+	for img, t := range warm {
+		w := v1alpha1.WarmupFailure{Image: img, Reason: t.reason, Message: t.message, Nodes: int32(len(t.nodes))}
+		if l, ok := listed[img]; ok {
+			w.Reason, w.Message = l.Reason, l.Message
 		}
-		return out[i].Reason < out[j].Reason
-	})
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out
 }
 

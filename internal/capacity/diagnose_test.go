@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -48,11 +49,11 @@ func TestDiagnose(t *testing.T) {
 			pod:    executor("a", "e", "p", "qs", state(PodFailed), reason("Evicted", "low on memory")),
 			want:   want{Diagnosis{Reason: v1alpha1.FailureEvicted, Message: "low on memory"}, true},
 		},
-		"OOMKilledWithoutReason": {
-			reason: "Exit code 137 without a runtime reason is an OOM kill.",
+		"SIGKILLIsNotOOM": {
+			reason: "Exit code 137 with reason Error is a SIGKILL (a failed liveness probe, an expired grace period), not an OOM kill: only the runtime's OOMKilled says that.",
 			pod: executor("a", "e", "p", "qs", state(PodFailed), container(Container{Name: "executor",
-				Terminated: &Termination{Reason: "Error", ExitCode: 137, Message: "killed", FinishedAt: t0}})),
-			want: want{Diagnosis{Reason: v1alpha1.FailureOOMKilled, ExitCode: 137, Message: "killed", At: t0}, true},
+				Terminated: &Termination{Reason: "Error", ExitCode: 137, FinishedAt: t0}})),
+			want: want{Diagnosis{Reason: v1alpha1.FailureError, ExitCode: 137, Message: "container executor was killed (SIGKILL)", At: t0}, true},
 		},
 		"OOMKilledBeforeRestart": {
 			reason: "A restarted container's last termination counts.",
@@ -66,10 +67,41 @@ func TestDiagnose(t *testing.T) {
 			want:   want{Diagnosis{Reason: v1alpha1.FailureImagePullError, Message: "InvalidImageName x y"}, true},
 		},
 		"CrashLoop": {
-			reason: "A container waiting in CrashLoopBackOff after exiting non-zero is an Error.",
+			reason: "A container waiting in CrashLoopBackOff, as the kubelet reports it (state waiting, lastState terminated), is a crash loop with its last exit.",
+			pod: executor("a", "e", "p", "qs", running("n"), container(Container{Name: "executor", WaitingReason: "CrashLoopBackOff", WaitingMessage: "back-off 5m0s restarting failed container",
+				LastTerminated: &Termination{Reason: "Error", ExitCode: 1, Message: "boom", FinishedAt: t0}})),
+			want: want{Diagnosis{Reason: v1alpha1.FailureCrashLoopBackOff, ExitCode: 1, Message: "boom", At: t0}, true},
+		},
+		"CrashLoopAfterOOM": {
+			reason: "A crash loop whose last exit was an OOM kill is OOMKilled: that is the cause to fix.",
 			pod: executor("a", "e", "p", "qs", running("n"), container(Container{Name: "executor", WaitingReason: "CrashLoopBackOff",
-				Terminated: &Termination{Reason: "Error", ExitCode: 1, Message: "boom", FinishedAt: t0}})),
-			want: want{Diagnosis{Reason: v1alpha1.FailureError, ExitCode: 1, Message: "boom", At: t0}, true},
+				LastTerminated: &Termination{Reason: "OOMKilled", ExitCode: 137, FinishedAt: t0}})),
+			want: want{Diagnosis{Reason: v1alpha1.FailureOOMKilled, ExitCode: 137, Message: "container executor was killed for exceeding its memory limit", At: t0}, true},
+		},
+		"CreateContainerConfigError": {
+			reason: "A container that cannot be created from its spec (a missing Secret or ConfigMap key) is a config error.",
+			pod: executor("a", "e", "p", "qs", on("n"), container(Container{Name: "executor", WaitingReason: "CreateContainerConfigError",
+				WaitingMessage: `secret "s3-creds" not found`})),
+			want: want{Diagnosis{Reason: v1alpha1.FailureContainerConfigError, Message: `secret "s3-creds" not found`}, true},
+		},
+		"Disrupted": {
+			reason: "A terminating pod with a DisruptionTarget condition was drained, preempted or reclaimed.",
+			pod: executor("a", "e", "p", "qs", running("n"), state(PodDeleted), func(p *Pod) {
+				p.DeletedAt = t0.Add(time.Minute)
+				p.Disruption = &Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: t0}
+			}),
+			want: want{Diagnosis{Reason: v1alpha1.FailureDisrupted, Message: "EvictionByEvictionAPI: Eviction API: evicting", At: t0}, true},
+		},
+		"ScaledDown": {
+			reason: "A terminating pod whose container exited because of the deletion did not fail.",
+			pod: executor("a", "e", "p", "qs", running("n"), state(PodDeleted), func(p *Pod) { p.DeletedAt = t0 }, container(Container{Name: "executor",
+				Terminated: &Termination{Reason: "Error", ExitCode: 143, FinishedAt: t0.Add(time.Second)}})),
+		},
+		"FailedThenDeleted": {
+			reason: "A pod that failed before it was deleted keeps its diagnosis while it terminates.",
+			pod: executor("a", "e", "p", "qs", running("n"), state(PodDeleted), func(p *Pod) { p.DeletedAt = t0.Add(time.Minute) }, container(Container{Name: "executor",
+				Terminated: &Termination{Reason: "OOMKilled", ExitCode: 137, FinishedAt: t0}})),
+			want: want{Diagnosis{Reason: v1alpha1.FailureOOMKilled, ExitCode: 137, Message: "container executor was killed for exceeding its memory limit", At: t0}, true},
 		},
 		"FailedPodWithoutContainers": {
 			reason: "A failed pod without container statuses is an Error with the pod's message.",

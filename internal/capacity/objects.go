@@ -98,7 +98,39 @@ type Pod struct {
 	// started.
 	Started time.Time
 
+	// Transitioned is the latest lastTransitionTime of the pod's
+	// conditions: when its status last changed in a way the kubelet or the
+	// scheduler records. It dates failures whose containers carry no finish
+	// time (image pulls, evictions), from the pod alone.
+	Transitioned time.Time
+
+	// DeletedAt is the deletion timestamp of a terminating pod.
+	DeletedAt time.Time
+
+	// Disruption is the pod's DisruptionTarget condition, when it is True:
+	// the pod is being removed by preemption, an eviction (a node drain) or
+	// the taint manager.
+	Disruption *Disruption
+
+	// CPUMillis and MemoryBytes are what the pod's containers request.
+	CPUMillis   int64
+	MemoryBytes int64
+
+	// ResourceVersion is the version of the pod the view was made from.
+	ResourceVersion string
+
+	// Owner is the pod's controller, as kind/name (ReplicaSet/sales-exec-7d9f),
+	// or empty.
+	Owner string
+
 	Containers []Container
+}
+
+// A Disruption is why a pod is being removed from its node.
+type Disruption struct {
+	Reason  string
+	Message string
+	At      time.Time
 }
 
 // Key returns the pod's key.
@@ -124,6 +156,9 @@ type Node struct {
 	Taints   []Taint
 	// Deleting is true when the node carries a deletion timestamp.
 	Deleting bool
+
+	// ResourceVersion is the version of the node the view was made from.
+	ResourceVersion string
 }
 
 // Taint is a node taint that keeps pods off the node.

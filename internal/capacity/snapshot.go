@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // degree of the B-trees. Wide nodes keep trees shallow; a write copies the
@@ -16,6 +17,19 @@ const degree = 16
 // tell a lost node from one it never saw.
 const maxGoneNodes = 4096
 
+// maxDeparted bounds how many deleted pods that failed a snapshot keeps, so
+// that a failure whose pod went before any reconcile saw it still reaches
+// the status; the oldest go first.
+const maxDeparted = 1024
+
+// A departedPod is the last state of a deleted pod that had failed.
+type departedPod struct {
+	p   *Pod
+	seq uint64
+}
+
+func lessDeparted(a, b departedPod) bool { return lessPod(a.p, b.p) }
+
 type podRef struct {
 	key  PodKey
 	pool string
@@ -24,6 +38,33 @@ type podRef struct {
 type goneNode struct {
 	name string
 	seq  uint64
+	// rv is the resource version of the deletion, when known.
+	rv string
+}
+
+// A deletedPod remembers a pod deletion the watch delivered, so that a
+// relist read before it does not bring the pod back.
+type deletedPod struct {
+	key PodKey
+	seq uint64
+	rv  string
+}
+
+func lessDeleted(a, b deletedPod) bool {
+	if a.key.Namespace != b.key.Namespace {
+		return a.key.Namespace < b.key.Namespace
+	}
+	return a.key.Name < b.key.Name
+}
+
+// newer reports whether resource version a is known to be later than b.
+// Versions that cannot be compared are not.
+func newer(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c > 0
 }
 
 func lessPod(a, b *Pod) bool {
@@ -65,6 +106,8 @@ type trees struct {
 	nodes    *btree.BTreeG[*Node]  // by pool, name
 	nodeIdx  *btree.BTreeG[*Node]  // by name
 	gone     *btree.BTreeG[goneNode]
+	deleted  *btree.BTreeG[deletedPod]
+	departed *btree.BTreeG[departedPod]
 	seq      uint64
 	version  uint64
 }
@@ -76,6 +119,8 @@ func newTrees() *trees {
 		nodes:    btree.NewG(degree, lessNode),
 		nodeIdx:  btree.NewG(degree, lessNodeRef),
 		gone:     btree.NewG(degree, lessGone),
+		deleted:  btree.NewG(degree, lessDeleted),
+		departed: btree.NewG(degree, lessDeparted),
 	}
 }
 
@@ -88,6 +133,8 @@ func (t *trees) clone() *trees {
 		nodes:    t.nodes.Clone(),
 		nodeIdx:  t.nodeIdx.Clone(),
 		gone:     t.gone.Clone(),
+		deleted:  t.deleted.Clone(),
+		departed: t.departed.Clone(),
 		seq:      t.seq,
 		version:  t.version,
 	}
@@ -151,6 +198,18 @@ func (s Snapshot) Nodes(pool string, fn func(*Node) bool) {
 			return false
 		}
 		return fn(n)
+	})
+}
+
+// Departed calls fn for each deleted pod of pool that had failed when it
+// was deleted (its last state), by namespace and name, until fn returns
+// false. The snapshot keeps the latest maxDeparted of them.
+func (s Snapshot) Departed(pool string, fn func(*Pod) bool) {
+	s.trees().departed.AscendGreaterOrEqual(departedPod{p: &Pod{Pool: pool}}, func(d departedPod) bool {
+		if d.p.Pool != pool {
+			return false
+		}
+		return fn(d.p)
 	})
 }
 
@@ -229,27 +288,76 @@ func (s Snapshot) WithoutNode(name string) Snapshot {
 	return b.Snapshot()
 }
 
-// Replaced returns a snapshot that holds exactly pods and nodes, as a full
-// relist sees them. Nodes of this snapshot that the relist lacks are
-// remembered as gone.
-func (s Snapshot) Replaced(pods []*Pod, nodes []*Node) Snapshot {
-	next := NewSnapshot(pods, nodes)
-	old := s.Edit()
-	nt := next.t
-	nt.seq, nt.version = old.t.seq, old.t.version+1
-	nt.gone = old.t.gone
-	s.trees().nodeIdx.Ascend(func(n *Node) bool {
+// Replaced returns a snapshot that holds what the relist l read, except
+// where this snapshot knows better: a pod or node this snapshot holds at a
+// later resource version than the LIST read stays as it is, one created
+// after the LIST stays, and one the watch saw deleted after the LIST stays
+// deleted. A relist therefore never takes the snapshot back in time. Where
+// versions are missing or cannot be compared, the LIST wins. Nodes of this
+// snapshot that the result lacks are remembered as gone.
+func (s Snapshot) Replaced(l List) Snapshot {
+	cur := s.trees()
+	b := &Batch{t: newTrees(), pools: map[string]struct{}{}}
+	for _, n := range l.Nodes {
+		if g, ok := cur.gone.Get(goneNode{name: n.Name}); ok && newer(g.rv, n.ResourceVersion) {
+			continue
+		}
+		if c, ok := cur.nodeIdx.Get(n); ok && newer(c.ResourceVersion, n.ResourceVersion) {
+			n = c
+		}
+		b.UpdateNode(n)
+	}
+	cur.nodeIdx.Ascend(func(n *Node) bool {
+		if !b.t.nodeIdx.Has(n) && newer(n.ResourceVersion, l.NodesVersion) {
+			b.UpdateNode(n)
+		}
+		return true
+	})
+	for _, p := range l.Pods {
+		if d, ok := cur.deleted.Get(deletedPod{key: p.Key()}); ok && newer(d.rv, p.ResourceVersion) {
+			continue
+		}
+		if c, ok := s.Pod(p.Key()); ok && newer(c.ResourceVersion, p.ResourceVersion) {
+			p = c
+		}
+		b.Update(p)
+	}
+	cur.pods.Ascend(func(p *Pod) bool {
+		if !b.t.podIndex.Has(podRef{key: p.Key()}) && newer(p.ResourceVersion, l.PodsVersion) {
+			b.Update(p)
+		}
+		return true
+	})
+
+	nt := b.t
+	nt.seq, nt.version = cur.seq, cur.version
+	nt.gone = cur.gone.Clone()
+	cur.nodeIdx.Ascend(func(n *Node) bool {
 		if !nt.nodeIdx.Has(n) {
 			nt.seq++
 			nt.gone.ReplaceOrInsert(goneNode{name: n.Name, seq: nt.seq})
 		}
 		return true
 	})
-	for _, n := range nodes {
+	nt.nodeIdx.Ascend(func(n *Node) bool {
 		nt.gone.Delete(goneNode{name: n.Name})
-	}
+		return true
+	})
 	trimGone(nt)
-	return next
+	cur.departed.Ascend(func(d departedPod) bool {
+		if !nt.podIndex.Has(podRef{key: d.p.Key()}) {
+			nt.departed.ReplaceOrInsert(d)
+		}
+		return true
+	})
+	// Deletions the LIST already reflects need no memory any more.
+	cur.deleted.Ascend(func(d deletedPod) bool {
+		if newer(d.rv, l.PodsVersion) {
+			nt.deleted.ReplaceOrInsert(d)
+		}
+		return true
+	})
+	return b.Snapshot()
 }
 
 // Edit starts a batch of changes on top of this snapshot. The snapshot
@@ -276,6 +384,11 @@ func (b *Batch) Pools() []string { return sortedKeys(b.pools) }
 func (b *Batch) Update(p *Pod) {
 	b.n++
 	b.pools[p.Pool] = struct{}{}
+	if b.t.departed.Len() > 0 {
+		// A new pod of the same name (a StatefulSet's) replaces the record
+		// of the old one.
+		b.t.departed.Delete(departedPod{p: p})
+	}
 	// The common case, a pod that stays in its pool, costs one tree write.
 	if _, replaced := b.t.pods.ReplaceOrInsert(p); replaced {
 		return
@@ -288,8 +401,17 @@ func (b *Batch) Update(p *Pod) {
 }
 
 // Delete removes the pod with key k, if there is one.
-func (b *Batch) Delete(k PodKey) {
+func (b *Batch) Delete(k PodKey) { b.deletePod(k, "") }
+
+// deletePod removes the pod with key k, deleted at resource version rv,
+// and remembers the deletion.
+func (b *Batch) deletePod(k PodKey, rv string) {
 	b.n++
+	if rv != "" {
+		b.t.seq++
+		b.t.deleted.ReplaceOrInsert(deletedPod{key: k, seq: b.t.seq, rv: rv})
+		trimDeleted(b.t)
+	}
 	old, had := b.t.podIndex.Delete(podRef{key: k})
 	if !had {
 		return
@@ -312,8 +434,26 @@ func (b *Batch) UpdateNode(n *Node) {
 	}
 }
 
+// Depart removes the pod p was the last state of, as Delete does, and
+// keeps that last state among the departed pods when it says the pod
+// failed.
+func (b *Batch) Depart(p *Pod) {
+	b.deletePod(p.Key(), p.ResourceVersion)
+	if _, failed := Diagnose(p, false); !failed {
+		return
+	}
+	b.pools[p.Pool] = struct{}{}
+	b.t.seq++
+	b.t.departed.ReplaceOrInsert(departedPod{p: p, seq: b.t.seq})
+	trimOldest(b.t.departed, maxDeparted, func(d departedPod) uint64 { return d.seq })
+}
+
 // DeleteNode removes the node called name and remembers it as gone.
-func (b *Batch) DeleteNode(name string) {
+func (b *Batch) DeleteNode(name string) { b.deleteNode(name, "") }
+
+// deleteNode removes the node called name, deleted at resource version rv,
+// and remembers it as gone.
+func (b *Batch) deleteNode(name, rv string) {
 	b.n++
 	old, had := b.t.nodeIdx.Delete(&Node{Name: name})
 	if !had {
@@ -322,7 +462,7 @@ func (b *Batch) DeleteNode(name string) {
 	b.pools[old.Pool] = struct{}{}
 	b.t.nodes.Delete(old)
 	b.t.seq++
-	b.t.gone.ReplaceOrInsert(goneNode{name: name, seq: b.t.seq})
+	b.t.gone.ReplaceOrInsert(goneNode{name: name, seq: b.t.seq, rv: rv})
 	trimGone(b.t)
 }
 
@@ -333,18 +473,26 @@ func (b *Batch) Snapshot() Snapshot {
 	return Snapshot{t: b.t.clone()}
 }
 
-// trimGone forgets the oldest half of the gone nodes once there are too
-// many.
-func trimGone(t *trees) {
-	if t.gone.Len() <= maxGoneNodes {
+// trimOldest forgets the oldest half of the entries of t (by seq) once it
+// holds more than limit.
+func trimOldest[T any](t *btree.BTreeG[T], limit int, seq func(T) uint64) {
+	if t.Len() <= limit {
 		return
 	}
-	all := make([]goneNode, 0, t.gone.Len())
-	t.gone.Ascend(func(g goneNode) bool { all = append(all, g); return true })
-	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-	for _, g := range all[:len(all)/2] {
-		t.gone.Delete(g)
+	all := make([]T, 0, t.Len())
+	t.Ascend(func(e T) bool { all = append(all, e); return true })
+	sort.Slice(all, func(i, j int) bool { return seq(all[i]) < seq(all[j]) })
+	for _, e := range all[:len(all)/2] {
+		t.Delete(e)
 	}
+}
+
+func trimGone(t *trees) {
+	trimOldest(t.gone, maxGoneNodes, func(g goneNode) uint64 { return g.seq })
+}
+
+func trimDeleted(t *trees) {
+	trimOldest(t.deleted, maxGoneNodes, func(d deletedPod) uint64 { return d.seq })
 }
 
 func sortedKeys(set map[string]struct{}) []string {

@@ -101,7 +101,7 @@ func TestSnapshot(t *testing.T) {
 		"ReplacedRemembersMissingNodes": {
 			reason: "A relist that lacks a node remembers it as gone.",
 			change: func(s Snapshot) Snapshot {
-				return s.Replaced([]*Pod{executor("a", "e9", "p1", "qs")}, []*Node{node("n2", "p2", true)})
+				return s.Replaced(List{Pods: []*Pod{executor("a", "e9", "p1", "qs")}, Nodes: []*Node{node("n2", "p2", true)}})
 			},
 			want: snapshotView{
 				Pods:  []string{"p1:a/e9:Pending:"},
@@ -168,7 +168,7 @@ func TestEventsAndRelistConverge(t *testing.T) {
 	for i := 0; i < 15; i++ {
 		names = append(names, fmt.Sprintf("n%d", i))
 	}
-	relisted := NewSnapshot(nil, nil).Replaced(lp, ln)
+	relisted := NewSnapshot(nil, nil).Replaced(List{Pods: lp, Nodes: ln})
 	want, got := view(relisted, names...), view(st.Current(), names...)
 	want.Gone, got.Gone = nil, nil // a fresh relist has no history of deleted nodes
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -177,8 +177,8 @@ func TestEventsAndRelistConverge(t *testing.T) {
 
 	// Replacing the evented snapshot wholesale with the same objects changes
 	// nothing either.
-	st.Replace(lp, ln)
-	if diff := cmp.Diff(view(st.Current(), names...), view(st.Current().Replaced(lp, ln), names...)); diff != "" {
+	st.Replace(List{Pods: lp, Nodes: ln})
+	if diff := cmp.Diff(view(st.Current(), names...), view(st.Current().Replaced(List{Pods: lp, Nodes: ln}), names...)); diff != "" {
 		t.Errorf("a second relist changed the snapshot:\n%s", diff)
 	}
 }
@@ -189,7 +189,7 @@ func TestStoreNotifiesTouchedPools(t *testing.T) {
 	st.Subscribe(func(_ Snapshot, pools []string) { got = append(got, pools) })
 	st.Apply([]Event{{Pod: executor("a", "e1", "p1", "qs")}, {Node: node("n1", "p2", true)}})
 	st.Apply([]Event{{Pod: executor("a", "e1", "p3", "qs")}})
-	st.Replace(nil, nil)
+	st.Replace(List{})
 	want := [][]string{{"p1", "p2"}, {"p1", "p3"}, {"p2", "p3"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("subscribers should hear the pools each commit touched: -want, +got:\n%s", diff)

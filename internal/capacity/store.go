@@ -55,11 +55,11 @@ func (s *Store) Apply(events []Event) {
 	for _, e := range events {
 		switch {
 		case e.Pod != nil && e.Deleted:
-			b.Delete(e.Pod.Key())
+			b.Depart(e.Pod)
 		case e.Pod != nil:
 			b.Update(e.Pod)
 		case e.Node != nil && e.Deleted:
-			b.DeleteNode(e.Node.Name)
+			b.deleteNode(e.Node.Name, e.Node.ResourceVersion)
 		case e.Node != nil:
 			b.UpdateNode(e.Node)
 		}
@@ -67,14 +67,23 @@ func (s *Store) Apply(events []Event) {
 	s.commit(b.Snapshot(), b.Pools())
 }
 
-// Replace commits a snapshot that holds exactly pods and nodes, as a full
-// relist sees them. Every pool of the old or new snapshot counts as
+// A List is what a full relist read: every pool pod and node, and the
+// resource versions of the pod and node lists.
+type List struct {
+	Pods  []*Pod
+	Nodes []*Node
+
+	PodsVersion, NodesVersion string
+}
+
+// Replace commits a snapshot that holds what the relist l read (see
+// Snapshot.Replaced). Every pool of the old or new snapshot counts as
 // changed.
-func (s *Store) Replace(pods []*Pod, nodes []*Node) {
+func (s *Store) Replace(l List) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.Current()
-	next := old.Replaced(pods, nodes)
+	next := old.Replaced(l)
 	set := map[string]struct{}{}
 	for _, p := range old.Pools() {
 		set[p] = struct{}{}

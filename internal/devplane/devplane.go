@@ -43,7 +43,7 @@ type Packages struct {
 func InstallPackages(ctx context.Context, c client.Client, p Packages) error {
 	objs := []*unstructured.Unstructured{
 		pkg("Function", FunctionName, p.Function, false),
-		pkg("Provider", ProviderName, p.Provider, false),
+		withRuntimeConfig(pkg("Provider", ProviderName, p.Provider, false), ProviderRuntimeConfig),
 		pkg("Configuration", ConfigurationName, p.Configuration, true),
 	}
 	for _, o := range objs {
@@ -65,6 +65,13 @@ func pkg(kind, name, ref string, skipDeps bool) *unstructured.Unstructured {
 		"metadata":   map[string]any{"name": name},
 		"spec":       spec,
 	}}
+}
+
+// withRuntimeConfig makes a Provider run with the DeploymentRuntimeConfig
+// name, as docs/install.md installs it.
+func withRuntimeConfig(u *unstructured.Unstructured, name string) *unstructured.Unstructured {
+	u.Object["spec"].(map[string]any)["runtimeConfigRef"] = map[string]any{"name": name}
+	return u
 }
 
 // ActiveRevision waits until the package kind/name has an active revision
@@ -99,45 +106,44 @@ func ActiveRevision(ctx context.Context, c client.Client, kind, name string, tim
 // Crossplane's package manager updates the revision at the same time, so a
 // write that lost the race is retried on the newest revision.
 func MarkRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		return markRuntime(ctx, c, kind, revision, endpoint, tlsSecret)
-	})
-}
-
-func markRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
-	r := &unstructured.Unstructured{}
-	r.SetAPIVersion("pkg.crossplane.io/v1")
-	r.SetKind(kind)
-	if err := c.Get(ctx, types.NamespacedName{Name: revision}, r); err != nil {
-		return fmt.Errorf("cannot get %s %s: %w", kind, revision, err)
-	}
-	conds, _, _ := unstructured.NestedSlice(r.Object, "status", "conditions")
-	kept := []any{}
-	for _, cd := range conds {
-		if m, ok := cd.(map[string]any); ok && m["type"] == "RuntimeHealthy" {
-			continue
+	// Crossplane's revision controller writes the same status: a conflict
+	// means it wrote first, so read again and retry.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		r := &unstructured.Unstructured{}
+		r.SetAPIVersion("pkg.crossplane.io/v1")
+		r.SetKind(kind)
+		if err := c.Get(ctx, types.NamespacedName{Name: revision}, r); err != nil {
+			return fmt.Errorf("cannot get %s %s: %w", kind, revision, err)
 		}
-		kept = append(kept, cd)
-	}
-	kept = append(kept, map[string]any{
-		"type":               "RuntimeHealthy",
-		"status":             "True",
-		"reason":             "HealthyPackageRevision",
-		"message":            "runs as a local process",
-		"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
-	})
-	if err := unstructured.SetNestedSlice(r.Object, kept, "status", "conditions"); err != nil {
-		return err
-	}
-	if endpoint != "" {
-		if err := unstructured.SetNestedField(r.Object, endpoint, "status", "endpoint"); err != nil {
+		conds, _, _ := unstructured.NestedSlice(r.Object, "status", "conditions")
+		kept := []any{}
+		for _, cd := range conds {
+			if m, ok := cd.(map[string]any); ok && m["type"] == "RuntimeHealthy" {
+				continue
+			}
+			kept = append(kept, cd)
+		}
+		kept = append(kept, map[string]any{
+			"type":               "RuntimeHealthy",
+			"status":             "True",
+			"reason":             "HealthyPackageRevision",
+			"message":            "runs as a local process",
+			"lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
+		})
+		if err := unstructured.SetNestedSlice(r.Object, kept, "status", "conditions"); err != nil {
 			return err
 		}
-	}
-	if err := unstructured.SetNestedField(r.Object, tlsSecret, "status", "tlsServerSecretName"); err != nil {
-		return err
-	}
-	if err := c.Status().Update(ctx, r); err != nil {
+		if endpoint != "" {
+			if err := unstructured.SetNestedField(r.Object, endpoint, "status", "endpoint"); err != nil {
+				return err
+			}
+		}
+		if err := unstructured.SetNestedField(r.Object, tlsSecret, "status", "tlsServerSecretName"); err != nil {
+			return err
+		}
+		return c.Status().Update(ctx, r)
+	})
+	if err != nil {
 		return fmt.Errorf("cannot record the local runtime on %s %s: %w", kind, revision, err)
 	}
 	return nil

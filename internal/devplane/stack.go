@@ -38,6 +38,10 @@ type Config struct {
 	StopWithParent bool
 	// Say narrates progress; nil is silent.
 	Say func(format string, args ...any)
+	// Tag is the tag packages are pushed with; empty is v0.0.0-dev.
+	Tag string
+	// CrossplaneArgs are extra arguments of `crossplane core start`.
+	CrossplaneArgs []string
 	// Catalog is the sizing catalog whose instance types the simulated
 	// cloud offers under their real names: Karpenter's kwok provider
 	// launches them and the function sizes pools from it. Empty means
@@ -72,6 +76,9 @@ type Stack struct {
 	Function, Provider *Proc
 
 	cfg            Config
+	bin            string
+	refs           Packages
+	registry       string
 	functionPort   int
 	functionSecret string
 	stopRegistry   func()
@@ -91,25 +98,54 @@ func (c Config) say(format string, args ...any) {
 // starts the function and provider runtimes. On error everything started is
 // stopped.
 func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
-	s := &Stack{cfg: cfg, Took: map[string]time.Duration{}}
+	s, err := Prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			// Up's error says what failed; stopping is best effort.
 			_ = s.Down()
 		}
 	}()
-	step := func(name string, f func() error) error {
-		start := time.Now()
-		cfg.say("%s ...", name)
-		if err := f(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		s.Took[name] = time.Since(start)
-		cfg.say("%s: done in %s", name, s.Took[name].Round(100*time.Millisecond))
-		return nil
+	if err := s.Install(ctx); err != nil {
+		return nil, err
 	}
+	if err := s.StartRuntimes(ctx); err != nil {
+		return nil, err
+	}
+	// The provider's CRDs exist once its runtime is up.
+	if err := s.step("create the provider's ProviderConfig", func() error {
+		return localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig))
+	}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
-	bin := filepath.Join(cfg.Dir, "bin")
+// step runs one named step of bringing the stack up, timing it.
+func (s *Stack) step(name string, f func() error) error {
+	start := time.Now()
+	s.cfg.say("%s ...", name)
+	if err := f(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	s.Took[name] = time.Since(start)
+	s.cfg.say("%s: done in %s", name, s.Took[name].Round(100*time.Millisecond))
+	return nil
+}
+
+// Prepare builds burstpool's binaries and packages, starts the control
+// plane and pushes the packages to a loopback registry; nothing is
+// installed yet. On error everything started is stopped.
+func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	s := &Stack{cfg: cfg, Took: map[string]time.Duration{}, bin: filepath.Join(cfg.Dir, "bin")}
+	defer func() {
+		if err != nil {
+			_ = s.Down()
+		}
+	}()
+	step, bin := s.step, s.bin
 	if err := step("build burstpool binaries", func() error {
 		return goBuild(ctx, cfg.Root, bin, "./functions/pool-compose", "./cmd/provider", "./cmd/localcp")
 	}); err != nil {
@@ -153,6 +189,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			InstanceTypesFile: types,
 			SkipKarpenter:     cfg.SkipKarpenter,
 			CrossplaneEnv:     []string{"PACKAGE_RUNTIME=External"},
+			CrossplaneArgs:    cfg.CrossplaneArgs,
 			ForwardPorts:      []int{s.functionPort, registryPort},
 			StopWithParent:    cfg.StopWithParent,
 		})
@@ -166,6 +203,42 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
+	tag := cfg.Tag
+	if tag == "" {
+		tag = "v0.0.0-dev"
+	}
+	refs := &s.refs
+	if err := step("push packages to a loopback OCI registry", func() error {
+		addr, stop, err := ocireg.Serve(context.WithoutCancel(ctx), "127.0.0.1:"+strconv.Itoa(registryPort))
+		if err != nil {
+			return err
+		}
+		s.stopRegistry, s.registry = stop, addr
+		p := filepath.Join(pkgs, "packages")
+		arch := runtime.GOARCH
+		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/burstpool", tag, filepath.Join(p, "burstpool.xpkg")); err != nil {
+			return err
+		}
+		if refs.Function, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/function-pool-compose", tag, filepath.Join(p, "function-pool-compose-"+arch+".xpkg")); err != nil {
+			return err
+		}
+		refs.Provider, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/provider-burstpool", tag, filepath.Join(p, "provider-burstpool-"+arch+".xpkg"))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	return s, nil
+}
+
+// Registry is the host:port of the loopback registry that serves the
+// packages, under burstpool/.
+func (s *Stack) Registry() string { return s.registry }
+
+// Install installs the QueryService CRD, the provider's runtime config and
+// roles, and the packages, as make demo and the e2e suite use them.
+func (s *Stack) Install(ctx context.Context) error {
+	step, cfg := s.step, s.cfg
 	if err := step("install the QueryService CRD", func() error {
 		if err := localcp.ApplyFiles(ctx, s.Cluster.Config, filepath.Join(cfg.Root, "examples", "crds")); err != nil {
 			return err
@@ -187,36 +260,28 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		return localcp.WaitEstablished(ctx, s.Cluster.Config, time.Minute, names...)
 	}); err != nil {
-		return nil, err
-	}
-
-	var refs Packages
-	if err := step("push packages to a loopback OCI registry", func() error {
-		addr, stop, err := ocireg.Serve(context.WithoutCancel(ctx), "127.0.0.1:"+strconv.Itoa(registryPort))
-		if err != nil {
-			return err
-		}
-		s.stopRegistry = stop
-		p := filepath.Join(pkgs, "packages")
-		arch := runtime.GOARCH
-		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/configuration", "v0.0.0-dev", filepath.Join(p, "burstpool.xpkg")); err != nil {
-			return err
-		}
-		if refs.Function, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/function-pool-compose", "v0.0.0-dev", filepath.Join(p, "function-pool-compose-"+arch+".xpkg")); err != nil {
-			return err
-		}
-		refs.Provider, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/provider-burstpool", "v0.0.0-dev", filepath.Join(p, "provider-burstpool-"+arch+".xpkg"))
 		return err
-	}); err != nil {
-		return nil, err
 	}
 
-	if err := step("install the Configuration, Function and Provider packages", func() error {
-		// The function and provider steps wait for their active revisions.
-		return InstallPackages(ctx, s.Client, refs)
+	if err := step("apply the provider's runtime config and roles (deploy/provider)", func() error {
+		return ApplyProviderManifests(ctx, s.Cluster.Config, cfg.Root)
 	}); err != nil {
-		return nil, err
+		return err
 	}
+
+	return step("install the Configuration, Function and Provider packages", func() error {
+		// The function and provider steps wait for their active revisions.
+		return InstallPackages(ctx, s.Client, s.refs)
+	})
+}
+
+// StartRuntimes starts what Crossplane's pod runtime would for the
+// installed packages: the function and the provider as local processes,
+// the provider with a token of its service account; then it waits for the
+// Pool API. It waits for the packages' revisions, so it may run while they
+// are being installed.
+func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
+	step, cfg, bin := s.step, s.cfg, s.bin
 
 	if err := step("start the pool-compose function (mTLS, signed by Crossplane's CA)", func() error {
 		certs := filepath.Join(cfg.Dir, "certs", FunctionName)
@@ -239,7 +304,7 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		return s.ConnectFunction(ctx)
 	}); err != nil {
-		return nil, err
+		return err
 	}
 
 	if err := step("start the capacity provider", func() error {
@@ -257,7 +322,10 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
 			return err
 		}
-		if err := localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig)); err != nil {
+		// The provider runs as its service account, with the shipped roles
+		// only, as in a pod that Crossplane starts.
+		kubeconfig := filepath.Join(cfg.Dir, "provider.kubeconfig")
+		if err := ProviderKubeconfig(ctx, s.Client, s.Cluster.Config, kubeconfig, 7*24*3600); err != nil {
 			return err
 		}
 		ports, err := localcp.FreePorts(2)
@@ -266,22 +334,22 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		s.Provider, err = Start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
-			[]string{"KUBECONFIG=" + s.Cluster.Kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
+			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
 			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
 		if err != nil {
 			return err
 		}
 		return waitPort(ctx, s.MetricsAddr, 30*time.Second)
 	}); err != nil {
-		return nil, err
+		return err
 	}
 
 	if err := step("wait for the Pool API (XRD xpools.e6data.io offered)", func() error {
 		return localcp.WaitEstablished(ctx, s.Cluster.Config, 3*time.Minute, "xpools.e6data.io", "pools.e6data.io")
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	return s, s.save()
+	return s.save()
 }
 
 const providerConfig = `apiVersion: capacity.e6data.io/v1alpha1

@@ -3,16 +3,21 @@
 package metrics
 
 import (
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 )
 
-// Label names.
+// Label names. The Pool's namespace is pool_namespace: a label called
+// namespace would be overwritten by the scrape's own target label (and
+// renamed exported_namespace).
 const (
 	labelPool      = "pool"
-	labelNamespace = "namespace"
+	labelNamespace = "pool_namespace"
 	labelState     = "state"
 	labelReason    = "reason"
 	labelQS        = "query_service"
@@ -31,14 +36,27 @@ type Metrics struct {
 	warmReady    *prometheus.GaugeVec
 	warmFailing  *prometheus.GaugeVec
 	failures     *prometheus.GaugeVec
+	failuresAll  *prometheus.CounterVec
+	observed     *prometheus.GaugeVec
+	requestedCPU *prometheus.GaugeVec
+	requestedMem *prometheus.GaugeVec
 	unauthorized *prometheus.GaugeVec
 	qsExecutors  *prometheus.GaugeVec
 	evictions    *prometheus.CounterVec
+	blocked      *prometheus.CounterVec
 
 	relists     *prometheus.CounterVec
 	watchErrors *prometheus.CounterVec
 	events      *prometheus.CounterVec
+	lastSync    *prometheus.GaugeVec
+
+	mu      sync.Mutex
+	pools   map[string]v1alpha1.PoolRef // PoolCapacity name -> the Pool its series name
+	counted map[string]map[failed]v1alpha1.FailureReason
 }
+
+// failed identifies a failed pod.
+type failed struct{ namespace, pod string }
 
 // New returns the provider's metrics, registered with reg.
 func New(reg prometheus.Registerer) *Metrics {
@@ -46,7 +64,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		executors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "burstpool_pool_executors",
-			Help: "Executor slots of a pool by state: total, available, occupied or pending.",
+			Help: "Executor slots of a pool by state: total, available, occupied, pending or draining.",
 		}, append(pool, labelState)),
 		maxExecutors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "burstpool_pool_max_executors",
@@ -68,6 +86,22 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "burstpool_pool_executor_failures",
 			Help: "Executor failures the pool's status lists, by reason.",
 		}, append(pool, labelReason)),
+		failuresAll: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "burstpool_pool_executor_failures_total",
+			Help: "Executor failures diagnosed, by reason: each failed pod once per reason.",
+		}, append(pool, labelReason)),
+		observed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "burstpool_pool_last_observed_timestamp_seconds",
+			Help: "When the provider last knew its view of the pool's cluster to be current (status.atProvider.lastObservedTime), as a Unix time.",
+		}, pool),
+		requestedCPU: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "burstpool_pool_requested_cpu_cores",
+			Help: "CPU the pool's occupied, draining and pending executors request.",
+		}, pool),
+		requestedMem: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "burstpool_pool_requested_memory_bytes",
+			Help: "Memory the pool's occupied, draining and pending executors request.",
+		}, pool),
 		unauthorized: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "burstpool_pool_unauthorized_executors",
 			Help: "Pool executors of QueryServices not attached to the pool.",
@@ -79,6 +113,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "burstpool_pool_evictions_total",
 			Help: "Pods deleted by the pool's policies, by reason.",
+		}, append(pool, labelReason)),
+		blocked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "burstpool_pool_evictions_blocked_total",
+			Help: "Evictions a PodDisruptionBudget refused, by reason.",
 		}, append(pool, labelReason)),
 		relists: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "burstpool_observer_relists_total",
@@ -92,16 +130,45 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "burstpool_observer_events_total",
 			Help: "Pod and node events applied to the snapshot.",
 		}, []string{labelConfig}),
+		lastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "burstpool_observer_last_sync_timestamp_seconds",
+			Help: "When the observer last knew its view of the cluster to be current, as a Unix time.",
+		}, []string{labelConfig}),
+		pools:   map[string]v1alpha1.PoolRef{},
+		counted: map[string]map[failed]v1alpha1.FailureReason{},
 	}
-	reg.MustRegister(m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures,
-		m.unauthorized, m.qsExecutors, m.evictions, m.relists, m.watchErrors, m.events)
+	reg.MustRegister(m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures, m.failuresAll,
+		m.observed, m.requestedCPU, m.requestedMem,
+		m.unauthorized, m.qsExecutors, m.evictions, m.blocked, m.relists, m.watchErrors, m.events, m.lastSync)
 	return m
 }
 
-// Record sets the gauges of the pool spec names from res.
-func (m *Metrics) Record(spec v1alpha1.PoolCapacityParameters, res capacity.Result) {
+// Record sets the series of the pool spec names from res, for the
+// PoolCapacity called name, and counts res's new failures. observed is when
+// the provider last knew its view of the pool's cluster to be current. When
+// the PoolCapacity used to report another Pool, that Pool's series go.
+func (m *Metrics) Record(name string, spec v1alpha1.PoolCapacityParameters, res capacity.Result, observed time.Time) {
+	m.mu.Lock()
+	if old, ok := m.pools[name]; ok && old != spec.Pool {
+		m.forgetPool(old)
+	}
+	m.pools[name] = spec.Pool
+	fresh := m.countFailures(name, res.Failing)
+	m.mu.Unlock()
+
 	p, ns := spec.Pool.Name, spec.Pool.Namespace
 	o := res.Observation
+	m.executors.WithLabelValues(p, ns, "draining").Set(float64(o.DrainingExecutors))
+	m.observed.WithLabelValues(p, ns).Set(float64(observed.Unix()))
+	var cpu, mem float64
+	if r := o.Requested; r != nil {
+		cpu, mem = r.CPU.AsApproximateFloat64(), r.Memory.AsApproximateFloat64()
+	}
+	m.requestedCPU.WithLabelValues(p, ns).Set(cpu)
+	m.requestedMem.WithLabelValues(p, ns).Set(mem)
+	for _, r := range fresh {
+		m.failuresAll.WithLabelValues(p, ns, string(r)).Inc()
+	}
 	m.executors.WithLabelValues(p, ns, "total").Set(float64(o.TotalExecutors))
 	m.executors.WithLabelValues(p, ns, "available").Set(float64(o.AvailableExecutors))
 	m.executors.WithLabelValues(p, ns, "occupied").Set(float64(o.OccupiedExecutors))
@@ -111,11 +178,11 @@ func (m *Metrics) Record(spec v1alpha1.PoolCapacityParameters, res capacity.Resu
 	m.nodes.WithLabelValues(p, ns, "not_ready").Set(float64(o.Nodes.NotReady))
 	m.warmReady.WithLabelValues(p, ns).Set(float64(res.WarmImagesReady))
 	m.warmFailing.WithLabelValues(p, ns).Set(float64(len(o.WarmupFailures)))
-	m.unauthorized.WithLabelValues(p, ns).Set(float64(len(o.UnauthorizedExecutors)))
+	m.unauthorized.WithLabelValues(p, ns).Set(float64(o.UnauthorizedCount))
 
-	byReason := map[v1alpha1.FailureReason]int{
-		v1alpha1.FailureOOMKilled: 0, v1alpha1.FailureImagePullError: 0, v1alpha1.FailureEvicted: 0,
-		v1alpha1.FailureNodeLost: 0, v1alpha1.FailureError: 0,
+	byReason := make(map[v1alpha1.FailureReason]int, len(v1alpha1.FailureReasons))
+	for _, r := range v1alpha1.FailureReasons {
+		byReason[r] = 0
 	}
 	for _, f := range o.Failures {
 		byReason[f.Reason]++
@@ -140,13 +207,50 @@ func (m *Metrics) Evicted(spec v1alpha1.PoolCapacityParameters, reason string) {
 	m.evictions.WithLabelValues(spec.Pool.Name, spec.Pool.Namespace, reason).Inc()
 }
 
-// Forget drops every series of the pool spec names.
-func (m *Metrics) Forget(spec v1alpha1.PoolCapacityParameters) {
-	l := prometheus.Labels{labelPool: spec.Pool.Name, labelNamespace: spec.Pool.Namespace}
-	for _, v := range []*prometheus.GaugeVec{m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures, m.unauthorized, m.qsExecutors} {
+// EvictionBlocked counts an eviction a PodDisruptionBudget refused.
+func (m *Metrics) EvictionBlocked(spec v1alpha1.PoolCapacityParameters, reason string) {
+	m.blocked.WithLabelValues(spec.Pool.Name, spec.Pool.Namespace, reason).Inc()
+}
+
+// countFailures returns the reasons of the failures in failing that were
+// not counted yet for the PoolCapacity called name: each failed pod counts
+// once per reason, for as long as it stays failed. m.mu must be held.
+func (m *Metrics) countFailures(name string, failing []v1alpha1.Failure) []v1alpha1.FailureReason {
+	before := m.counted[name]
+	now := make(map[failed]v1alpha1.FailureReason, len(failing))
+	var fresh []v1alpha1.FailureReason
+	for _, f := range failing {
+		k := failed{f.Namespace, f.Pod}
+		if r, ok := before[k]; !ok || r != f.Reason {
+			fresh = append(fresh, f.Reason)
+		}
+		now[k] = f.Reason
+	}
+	m.counted[name] = now
+	return fresh
+}
+
+// Forget drops every series of the Pool the PoolCapacity called name
+// reports.
+func (m *Metrics) Forget(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.pools[name]; ok {
+		m.forgetPool(p)
+		delete(m.pools, name)
+		delete(m.counted, name)
+	}
+}
+
+func (m *Metrics) forgetPool(p v1alpha1.PoolRef) {
+	l := prometheus.Labels{labelPool: p.Name, labelNamespace: p.Namespace}
+	for _, v := range []*prometheus.GaugeVec{m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures,
+		m.unauthorized, m.qsExecutors, m.observed, m.requestedCPU, m.requestedMem} {
 		v.DeletePartialMatch(l)
 	}
-	m.evictions.DeletePartialMatch(l)
+	for _, v := range []*prometheus.CounterVec{m.evictions, m.blocked, m.failuresAll} {
+		v.DeletePartialMatch(l)
+	}
 }
 
 // Observer returns a recorder of what the observer of one ProviderConfig's
@@ -173,6 +277,20 @@ func (r *ObserverRecorder) Relisted(err error) {
 
 // WatchFailed counts a watch error.
 func (r *ObserverRecorder) WatchFailed() { r.m.watchErrors.WithLabelValues(r.pc).Inc() }
+
+// Synced records when the observer last knew its view to be current.
+func (r *ObserverRecorder) Synced(t time.Time) {
+	r.m.lastSync.WithLabelValues(r.pc).Set(float64(t.Unix()))
+}
+
+// Forget drops the observer's series, when it stops.
+func (r *ObserverRecorder) Forget() {
+	l := prometheus.Labels{labelConfig: r.pc}
+	r.m.relists.DeletePartialMatch(l)
+	r.m.watchErrors.DeletePartialMatch(l)
+	r.m.events.DeletePartialMatch(l)
+	r.m.lastSync.DeletePartialMatch(l)
+}
 
 // Applied counts applied events.
 func (r *ObserverRecorder) Applied(n int) { r.m.events.WithLabelValues(r.pc).Add(float64(n)) }

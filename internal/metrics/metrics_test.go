@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -19,30 +21,42 @@ func TestRecordAndForget(t *testing.T) {
 		Failures:    []v1alpha1.Failure{{Pod: "p", Namespace: "team-a", Reason: v1alpha1.FailureOOMKilled}},
 	}}
 	cases := map[string]struct {
-		reason string
-		forget bool
-		names  []string
-		want   string
+		reason  string
+		forget  bool
+		repoint bool
+		names   []string
+		want    string
 	}{
 		"Recorded": {
 			reason: "Record sets the pool's executor and QueryService gauges, a QueryService's share and pending executors included.",
 			names:  []string{"burstpool_pool_executors", "burstpool_queryservice_executors", "burstpool_pool_warm_images_ready"},
 			want: `
-# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied or pending.
+# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied, pending or draining.
 # TYPE burstpool_pool_executors gauge
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="available"} 3
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="occupied"} 5
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="pending"} 1
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="total"} 8
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="available"} 3
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="draining"} 0
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="occupied"} 5
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="pending"} 1
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="total"} 8
 # HELP burstpool_pool_warm_images_ready Images with at least one running warmup pod on the pool.
 # TYPE burstpool_pool_warm_images_ready gauge
-burstpool_pool_warm_images_ready{namespace="team-a",pool="analytics"} 2
+burstpool_pool_warm_images_ready{pool="analytics",pool_namespace="team-a"} 2
 # HELP burstpool_queryservice_executors Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).
 # TYPE burstpool_queryservice_executors gauge
-burstpool_queryservice_executors{namespace="team-a",pool="analytics",query_service="sales",query_service_namespace="team-a",type="pending"} 1
-burstpool_queryservice_executors{namespace="team-a",pool="analytics",query_service="sales",query_service_namespace="team-a",type="pool"} 5
-burstpool_queryservice_executors{namespace="team-a",pool="analytics",query_service="sales",query_service_namespace="team-a",type="regular"} 2
-burstpool_queryservice_executors{namespace="team-a",pool="analytics",query_service="sales",query_service_namespace="team-a",type="share"} 4
+burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="pending"} 1
+burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="pool"} 5
+burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="regular"} 2
+burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="share"} 4
+`,
+		},
+		"RePointed": {
+			reason:  "A PoolCapacity that now reports another Pool drops the old Pool's series.",
+			repoint: true,
+			names:   []string{"burstpool_pool_max_executors"},
+			want: `
+# HELP burstpool_pool_max_executors The pool's maxExecutors.
+# TYPE burstpool_pool_max_executors gauge
+burstpool_pool_max_executors{pool="analytics-2",pool_namespace="team-a"} 10
 `,
 		},
 		"Forgotten": {
@@ -56,13 +70,45 @@ burstpool_queryservice_executors{namespace="team-a",pool="analytics",query_servi
 		t.Run(name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			m := New(reg)
-			m.Record(spec, res)
+			m.Record("analytics", spec, res, time.Unix(100, 0))
 			if tc.forget {
-				m.Forget(spec)
+				m.Forget("analytics")
+			}
+			if tc.repoint {
+				other := spec
+				other.Pool.Name = "analytics-2"
+				m.Record("analytics", other, res, time.Unix(100, 0))
 			}
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(tc.want), tc.names...); err != nil {
 				t.Errorf("%s\n%v", tc.reason, err)
 			}
 		})
+	}
+}
+
+// TestFailuresCountedOnce records the same 40 failures on every reconcile
+// (the status lists 20 of them) and checks that the counter counts 40.
+func TestFailuresCountedOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg)
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "analytics", Namespace: "team-a"}, MaxExecutors: 10}
+	var failing []v1alpha1.Failure
+	for i := range 40 {
+		failing = append(failing, v1alpha1.Failure{Namespace: "team-a", Pod: fmt.Sprintf("e%02d", i), Reason: v1alpha1.FailureImagePullError})
+	}
+	for range 5 {
+		m.Record("analytics", spec, capacity.Result{Failing: failing}, time.Unix(100, 0))
+	}
+	// One of them now crash-loops instead: a new failure.
+	failing[0].Reason = v1alpha1.FailureCrashLoopBackOff
+	m.Record("analytics", spec, capacity.Result{Failing: failing}, time.Unix(100, 0))
+	const want = `
+# HELP burstpool_pool_executor_failures_total Executor failures diagnosed, by reason: each failed pod once per reason.
+# TYPE burstpool_pool_executor_failures_total counter
+burstpool_pool_executor_failures_total{pool="analytics",pool_namespace="team-a",reason="CrashLoopBackOff"} 1
+burstpool_pool_executor_failures_total{pool="analytics",pool_namespace="team-a",reason="ImagePullError"} 40
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "burstpool_pool_executor_failures_total"); err != nil {
+		t.Error(err)
 	}
 }

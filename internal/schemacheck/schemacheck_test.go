@@ -19,7 +19,7 @@ func upstream(t *testing.T) *Registry {
 	t.Helper()
 	r, err := Upstream()
 	if err != nil {
-		t.Fatalf("cannot load the upstream CRDs (needs the Go module proxy or a warm module cache, and %s or ../shared beside the checkout): %v", EnvShared, err)
+		t.Fatalf("cannot load the upstream CRDs from %s: %v", UpstreamDir, err)
 	}
 	return r
 }

@@ -104,6 +104,35 @@ func NodeAllocatable(c Cloud, it InstanceType) Resources {
 	return Allocatable(c, it, Overhead{})
 }
 
+// Kubelet is what the allocatable model assumes of a node's kubelet on one
+// cloud, for the pool's NodeClass to set, so the nodes reserve what the
+// model subtracts. A zero field is not assumed (the cloud's own default,
+// which the model reproduces, applies).
+type Kubelet struct {
+	// MaxPods is the kubelet's maxPods.
+	MaxPods int32
+	// KubeReservedMemory is the memory kube-reserved on every size, in
+	// bytes; 0 where it depends on the size (CPU kube-reserved always
+	// does, so it is never set).
+	KubeReservedMemory int64
+	// EvictionHardMemory is the memory.available hard eviction threshold,
+	// in bytes.
+	EvictionHardMemory int64
+}
+
+// KubeletFor returns what the model assumes of the kubelet on cloud c.
+func KubeletFor(c Cloud) Kubelet {
+	m := modelFor(c)
+	switch c {
+	case CloudKWOK:
+		return Kubelet{}
+	case CloudAWS:
+		return Kubelet{MaxPods: MaxPods, KubeReservedMemory: m.fixedMem, EvictionHardMemory: m.eviction}
+	default:
+		return Kubelet{MaxPods: MaxPods, EvictionHardMemory: m.eviction}
+	}
+}
+
 // allocatable works in milli-CPU and bytes.
 func allocatable(c Cloud, cpu, mem, dsCPU, dsMem int64) (int64, int64) {
 	m := modelFor(c)

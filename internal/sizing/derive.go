@@ -3,7 +3,6 @@ package sizing
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,9 +67,10 @@ type Input struct {
 
 	// Previous is the type derived last time (from status), "" if none.
 	Previous string
-	// ExecutorsRunning holds the pool's type while executors run: a type
-	// that would hold no more than Previous does is not moved to.
-	ExecutorsRunning bool
+	// ExecutorsHaveRun locks the pool's type: once an executor has run on
+	// the pool, Previous is kept unless AutoUpgrade moves it upward. Before
+	// that, a family or catalog pool follows the executors attached now.
+	ExecutorsHaveRun bool
 
 	// Overhead is the pool's own per-node overhead.
 	Overhead Overhead
@@ -79,6 +79,11 @@ type Input struct {
 	Arch string
 	// MaxSpotTypes caps the ranked spot set; DefaultMaxSpotTypes when < 1.
 	MaxSpotTypes int
+	// SpotNeighbours lets the spot set take types of neighbouring
+	// generations of the chosen family (r6gd and r8gd for r7gd).
+	SpotNeighbours bool
+	// AllowMetal lets bare-metal types be chosen or offered.
+	AllowMetal bool
 }
 
 // Compatibility says whether one attached executor fits the chosen type.
@@ -118,6 +123,27 @@ type Result struct {
 	Compatibility []Compatibility
 	// Upgraded is true when the chosen type is larger than Previous.
 	Upgraded bool
+	// Kept says why Previous was kept rather than the type the attached
+	// executors alone would get; "" when it was not.
+	Kept string
+	// PerNode is how many executors of the largest compatible executor
+	// (the largest request per resource) one node of InstanceType holds;
+	// 0 when none is compatible. It equals ExecutorsPerNode whenever a
+	// candidate holds exactly that many and Previous was not kept.
+	PerNode int64
+	// Offered is every type the pool's nodes may use, InstanceType first,
+	// with why each is there. Spot stand-ins hold PerNode executors too.
+	Offered []Offered
+}
+
+// Offered is one type a pool's nodes may use.
+type Offered struct {
+	Name string
+	// PerNode is how many executors of the largest compatible executor
+	// one node holds.
+	PerNode int64
+	// Reason says why the type is offered, with its figures.
+	Reason string
 }
 
 // need is a per-executor request in milli-CPU and bytes.
@@ -199,9 +225,9 @@ func Derive(in Input) (Result, error) {
 			return Result{}, errors.Errorf("%s: %q is not a family of the %s instance catalog (version %s); use one of %s, or add its types as catalog overrides",
 				FieldInstanceFamily, in.InstanceFamily, d.cat.Cloud, d.cat.Version, strings.Join(d.cat.Families(), ", "))
 		}
-		return d.sized(d.preferArch(cands), "instanceFamily "+in.InstanceFamily), nil
-	case len(in.Executors) > 0:
-		return d.sized(d.preferArch(d.cheapestFirst()), "cheapest "+string(d.cat.Cloud)+" type"), nil
+		return d.sized(d.noMetal(d.preferArch(cands)), "instanceFamily "+in.InstanceFamily), nil
+	case len(in.Executors) > 0 || d.known(in.Previous):
+		return d.sized(d.noMetal(d.preferArch(d.cheapestFirst())), "cheapest "+string(d.cat.Cloud)+" type"), nil
 	default:
 		return Result{}, errors.Errorf("spec.instanceConfig: nothing to size the pool from; set %s or %s, set %s, or attach a QueryService",
 			FieldInstanceType, FieldInstanceFamily, FieldInherit)
@@ -309,6 +335,30 @@ func (d *deriver) cheapestFirst() []int {
 	return out
 }
 
+// known tells whether name is a catalog type.
+func (d *deriver) known(name string) bool {
+	_, ok := d.index(name)
+	return name != "" && ok
+}
+
+// noMetal drops bare-metal candidates unless AllowMetal, or the previous
+// type is one, or only metal is left.
+func (d *deriver) noMetal(cands []int) []int {
+	if d.in.AllowMetal {
+		return cands
+	}
+	out := make([]int, 0, len(cands))
+	for _, i := range cands {
+		if !isMetal(d.cat.Types[i]) || d.cat.Types[i].Name == d.in.Previous {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 {
+		return cands
+	}
+	return out
+}
+
 // preferArch keeps the candidates of the preferred arch, if there are any.
 func (d *deriver) preferArch(cands []int) []int {
 	if d.in.Arch == "" {
@@ -329,13 +379,21 @@ func (d *deriver) preferArch(cands []int) []int {
 // pinned is the result for a type the user chose, directly or inherited.
 func (d *deriver) pinned(i int, from, advice string) Result {
 	r := d.result(i, from)
+	var req need
 	for _, e := range d.execs {
 		c := d.compat(e, i)
-		if !c.Compatible {
+		switch {
+		case e.need.cpu == 0 || e.need.mem == 0:
+			c.Compatible, c.Message = false, noRequests(d.in.Executors[e.src])
+		case !c.Compatible:
 			c.Message = fmt.Sprintf("%s; %s allocatable is %s; %s", d.needs(e), d.cat.Types[i].Name, d.show(d.alloc[i]), advice)
+		default:
+			req = req.max(e.need)
 		}
 		r.Compatibility = append(r.Compatibility, c)
 	}
+	r.PerNode = d.slots(req, i)
+	r.Offered = []Offered{{Name: d.cat.Types[i].Name, PerNode: r.PerNode, Reason: d.chosenReason(i, req, from)}}
 	return r
 }
 
@@ -380,6 +438,9 @@ func (d *deriver) sized(cands []int, what string) Result {
 	var req need
 	holdable := 0
 	for k, e := range d.execs {
+		if e.need.cpu == 0 || e.need.mem == 0 {
+			continue
+		}
 		for _, f := range frontier {
 			if fits(d.per, e.need, d.alloc[f]) {
 				fitsAny[k] = true
@@ -397,8 +458,8 @@ func (d *deriver) sized(cands []int, what string) Result {
 		best, bestN := cands[0], -1
 		for _, c := range cands {
 			n := 0
-			for _, e := range d.execs {
-				if fits(d.per, e.need, d.alloc[c]) {
+			for k, e := range d.execs {
+				if fitsAny[k] && fits(d.per, e.need, d.alloc[c]) {
 					n++
 				}
 			}
@@ -407,8 +468,8 @@ func (d *deriver) sized(cands []int, what string) Result {
 			}
 		}
 		req = need{}
-		for _, e := range d.execs {
-			if fits(d.per, e.need, d.alloc[best]) {
+		for k, e := range d.execs {
+			if fitsAny[k] && fits(d.per, e.need, d.alloc[best]) {
 				req = req.max(e.need)
 			}
 		}
@@ -417,28 +478,21 @@ func (d *deriver) sized(cands []int, what string) Result {
 	sized := chosen
 
 	from := what + d.drivers(cands, chosen, fitsAny, holdable)
-	var keptForUpgrade bool
-	if p := slices.IndexFunc(cands, func(c int) bool { return d.cat.Types[c].Name == d.in.Previous }); d.in.Previous != "" && p >= 0 && cands[p] != chosen {
-		prev := cands[p]
-		switch {
-		case fits(d.per, req, d.alloc[prev]):
-			if d.in.ExecutorsRunning {
-				chosen = prev
-				from = "previous " + d.in.Previous + " kept: executors running"
-			}
-		case !d.in.AutoUpgrade:
-			chosen = prev
-			from = "previous " + d.in.Previous + " kept: " + FieldAutoUpgrade + " is off"
-			keptForUpgrade = true
-		}
+	chosen, kept, keptForUpgrade := d.weighPrevious(cands, chosen, req, holdable)
+	if kept != "" {
+		from = "previous " + d.in.Previous + " kept: " + kept
 	}
 
 	r := d.result(chosen, from)
+	r.Kept = kept
 	largest := d.largest(cands)
 	var compatReq need
 	for k, e := range d.execs {
 		c := d.compat(e, chosen)
 		switch {
+		case e.need.cpu == 0 || e.need.mem == 0:
+			c.Compatible = false
+			c.Message = noRequests(d.in.Executors[e.src])
 		case c.Compatible:
 			compatReq = compatReq.max(e.need)
 		case !fitsAny[k] && d.in.InstanceFamily != "":
@@ -448,7 +502,7 @@ func (d *deriver) sized(cands []int, what string) Result {
 			c.Message = fmt.Sprintf("%s; no %s instance type holds that, the largest (%s) allocatable is %s; lower %s or the executor's requests, or add a larger type as a catalog override",
 				d.needs(e), d.cat.Cloud, d.cat.Types[largest].Name, d.show(d.alloc[largest]), FieldExecutorsPerNode)
 		case keptForUpgrade:
-			c.Message = fmt.Sprintf("%s; the pool keeps %s (allocatable %s) because %s is off; set it to true to move the pool to %s",
+			c.Message = fmt.Sprintf("%s; the pool keeps %s (allocatable %s) because executors have run on it and %s is off; set it to true to move the pool up to %s",
 				d.needs(e), d.cat.Types[chosen].Name, d.show(d.alloc[chosen]), FieldAutoUpgrade, d.cat.Types[sized].Name)
 		default:
 			c.Message = fmt.Sprintf("%s; %s, sized for the other QueryServices, allocatable is %s; give this QueryService its own pool or set %s",
@@ -456,20 +510,102 @@ func (d *deriver) sized(cands []int, what string) Result {
 		}
 		r.Compatibility = append(r.Compatibility, c)
 	}
+	r.PerNode = d.slots(compatReq, chosen)
+	r.Offered = []Offered{{Name: d.cat.Types[chosen].Name, PerNode: r.PerNode, Reason: d.chosenReason(chosen, compatReq, from)}}
 	if d.in.Spot {
-		r.SpotTypes = d.spot(chosen, compatReq)
+		r.Offered = append(r.Offered, d.spot(chosen, compatReq)...)
+		r.SpotTypes = make([]string, len(r.Offered))
+		for i, o := range r.Offered {
+			r.SpotTypes[i] = o.Name
+		}
 	}
 	return r
 }
 
-// first returns the first candidate that holds per executors of req, or -1.
-func (d *deriver) first(cands []int, req need) int {
+// weighPrevious applies the locking rules to the type the attached
+// executors alone would get: it returns the type the pool takes, why
+// Previous was kept ("" when it was not), and whether an executor does not
+// fit only because autoUpgrade is off.
+//
+//   - Nothing attached, or nothing attached fits: Previous is kept.
+//   - No executor has run yet: the pool follows the attached executors.
+//   - Executors have run: Previous is kept when it holds them all; else,
+//     with autoUpgrade, the pool moves to the first candidate that holds
+//     them and is no smaller than Previous in CPU and memory; without
+//     autoUpgrade (or with no such candidate) Previous is kept.
+//
+// Previous outside the candidates (another family or arch) is not kept:
+// changing the family is a request to move.
+func (d *deriver) weighPrevious(cands []int, chosen int, req need, holdable int) (int, string, bool) {
+	if d.in.Previous == "" {
+		return chosen, "", false
+	}
+	p := slices.IndexFunc(cands, func(c int) bool { return d.cat.Types[c].Name == d.in.Previous })
+	if p < 0 || cands[p] == chosen {
+		return chosen, "", false
+	}
+	prev := cands[p]
+	switch {
+	case len(d.execs) == 0:
+		return prev, "no QueryService is attached", false
+	case holdable == 0:
+		return prev, "no attached QueryService fits any candidate type", false
+	case !d.in.ExecutorsHaveRun:
+		return chosen, "", false
+	case fits(d.per, req, d.alloc[prev]):
+		return prev, "executors have run on it and it holds every compatible QueryService", false
+	case !d.in.AutoUpgrade:
+		return prev, "executors have run on it and " + FieldAutoUpgrade + " is off", true
+	}
+	if d.alloc[chosen].cpu >= d.alloc[prev].cpu && d.alloc[chosen].mem >= d.alloc[prev].mem {
+		return chosen, "", false
+	}
 	for _, c := range cands {
-		if fits(d.per, req, d.alloc[c]) {
-			return c
+		if fits(d.per, req, d.alloc[c]) && d.alloc[c].cpu >= d.alloc[prev].cpu && d.alloc[c].mem >= d.alloc[prev].mem {
+			return c, "", false
 		}
 	}
-	return -1
+	return prev, "executors have run on it and no candidate type larger than it holds every compatible QueryService", true
+}
+
+// noRequests is the message for an executor without CPU or memory
+// requests, which cannot be sized for.
+func noRequests(e Executor) string {
+	return "the QueryService's executor sets no CPU or memory request, so the pool cannot tell how many fit a node: set spec.executor.resources.cpu and spec.executor.resources.memory on QueryService " + e.QueryService
+}
+
+// first returns the first candidate that holds exactly per executors of
+// req, else the first that holds at least per, else -1.
+func (d *deriver) first(cands []int, req need) int {
+	fallback := -1
+	for _, c := range cands {
+		if !fits(d.per, req, d.alloc[c]) {
+			continue
+		}
+		if d.slots(req, c) == d.per {
+			return c
+		}
+		if fallback < 0 {
+			fallback = c
+		}
+	}
+	return fallback
+}
+
+// slots is how many executors of req one node of type i holds; 0 when req
+// is empty.
+func (d *deriver) slots(req need, i int) int64 {
+	if req.cpu <= 0 && req.mem <= 0 {
+		return 0
+	}
+	n := limit
+	if req.cpu > 0 {
+		n = min(n, d.alloc[i].cpu/req.cpu)
+	}
+	if req.mem > 0 {
+		n = min(n, d.alloc[i].mem/req.mem)
+	}
+	return n
 }
 
 func (d *deriver) frontier(cands []int) []int {
@@ -548,52 +684,99 @@ func (d *deriver) drivers(cands []int, chosen int, fitsAny []bool, holdable int)
 	}
 }
 
-// spot ranks the types that can stand in for chosen on spot capacity.
-func (d *deriver) spot(chosen int, req need) []string {
-	ct := d.cat.Types[chosen]
-	type ranked struct {
-		i     int
-		price float64 // per executor slot, in 1e-5 USD
+// chosenReason says why the chosen type is in the offered set.
+func (d *deriver) chosenReason(i int, req need, from string) string {
+	if req.cpu == 0 && req.mem == 0 {
+		return "chosen (" + from + ")"
 	}
-	var rs []ranked
+	return fmt.Sprintf("chosen (%s); allocatable %s holds %d of the largest compatible executor (%s CPU / %s)",
+		from, d.show(d.alloc[i]), d.slots(req, i), FormatCPU(req.cpu), FormatMemory(req.mem))
+}
+
+// isMetal tells a bare-metal type (r7gd.metal, m7i.metal-24xl).
+func isMetal(t InstanceType) bool {
+	return strings.Contains(t.Size, "metal") || strings.Contains(t.Name, ".metal")
+}
+
+// familyParts splits a family name into its class, generation and
+// attributes (r7gd: r, 7, gd; n2-highmem: n, 2, -highmem); ok is false
+// for names of another pattern.
+func familyParts(f string) (class, gen, attrs string, ok bool) {
+	i := strings.IndexFunc(f, func(r rune) bool { return r >= '0' && r <= '9' })
+	if i <= 0 {
+		return "", "", "", false
+	}
+	j := i
+	for j < len(f) && f[j] >= '0' && f[j] <= '9' {
+		j++
+	}
+	return f[:i], f[i:j], f[j:], true
+}
+
+// neighbours tells whether family f is a neighbouring generation of family
+// g: the same class and attributes, another generation (r6gd and r7gd).
+func neighbours(f, g string) bool {
+	if f == g {
+		return true
+	}
+	cf, _, af, ok1 := familyParts(f)
+	cg, _, ag, ok2 := familyParts(g)
+	return ok1 && ok2 && cf == cg && af == ag
+}
+
+// spot returns the types that can stand in for chosen on spot capacity,
+// each with why: of the chosen type's arch, with local NVMe when it has
+// it, not bare metal unless AllowMetal (or chosen is), of its family unless
+// SpotNeighbours opts into neighbouring generations, and holding exactly as
+// many executors of req as chosen does, so a node of any of them adds the
+// same executor slots. Cheapest first, then smallest; at most MaxSpotTypes
+// with chosen (which the caller puts first).
+func (d *deriver) spot(chosen int, req need) []Offered {
+	ct := d.cat.Types[chosen]
+	per := d.slots(req, chosen)
+	metalOK := d.in.AllowMetal || isMetal(ct)
+	var rs []int
 	for i, t := range d.cat.Types {
-		if t.Arch != ct.Arch || (ct.LocalNVMeGiB > 0 && t.LocalNVMeGiB == 0) || !fits(d.per, req, d.alloc[i]) {
+		if i == chosen || t.Arch != ct.Arch || (ct.LocalNVMeGiB > 0 && t.LocalNVMeGiB == 0) || (!metalOK && isMetal(t)) {
 			continue
 		}
-		slots := d.per
-		if req.cpu > 0 || req.mem > 0 {
-			slots = limit
-			if req.cpu > 0 {
-				slots = min(slots, d.alloc[i].cpu/req.cpu)
-			}
-			if req.mem > 0 {
-				slots = min(slots, d.alloc[i].mem/req.mem)
-			}
+		if t.Family != ct.Family && (!d.in.SpotNeighbours || !neighbours(t.Family, ct.Family)) {
+			continue
 		}
-		// Prices are approximate: rank by thousandths of a cent per slot, so
-		// sizes of one linearly priced family tie and the smaller leads.
-		rs = append(rs, ranked{i, math.Round(t.PricePerHour / float64(slots) * 1e5)})
+		if d.slots(req, i) != per || (per == 0 && d.compareShape(i, chosen) != 0) {
+			continue
+		}
+		rs = append(rs, i)
 	}
-	slices.SortFunc(rs, func(a, b ranked) int {
-		return cmp.Or(cmp.Compare(a.price, b.price), d.compareSize(a.i, b.i))
+	slices.SortFunc(rs, func(a, b int) int {
+		return cmp.Or(cmp.Compare(d.cat.Types[a].PricePerHour, d.cat.Types[b].PricePerHour), d.compareSize(a, b))
 	})
 	limitN := d.in.MaxSpotTypes
 	if limitN < 1 {
 		limitN = DefaultMaxSpotTypes
 	}
-	out := make([]string, 0, min(limitN, len(rs)))
-	found := false
-	for _, r := range rs[:min(limitN, len(rs))] {
-		out = append(out, d.cat.Types[r.i].Name)
-		found = found || r.i == chosen
-	}
-	if !found {
-		if len(out) == limitN {
-			out = out[:len(out)-1]
+	rs = rs[:min(limitN-1, len(rs))]
+	out := make([]Offered, 0, len(rs))
+	for _, i := range rs {
+		t := d.cat.Types[i]
+		why := "same family"
+		if t.Family != ct.Family {
+			why = "neighbouring generation " + t.Family
 		}
-		out = append(out, ct.Name)
+		reason := fmt.Sprintf("spot stand-in: %s, %s", why, t.Arch)
+		if per > 0 {
+			reason += fmt.Sprintf(", allocatable %s holds %d like %s", d.show(d.alloc[i]), per, ct.Name)
+		} else {
+			reason += ", same CPU and memory as " + ct.Name
+		}
+		out = append(out, Offered{Name: t.Name, PerNode: per, Reason: reason})
 	}
 	return out
+}
+
+// compareShape compares the nominal CPU and memory of two types.
+func (d *deriver) compareShape(a, b int) int {
+	return cmp.Or(cmp.Compare(d.nom[a].cpu, d.nom[b].cpu), cmp.Compare(d.nom[a].mem, d.nom[b].mem))
 }
 
 // needs describes what an executor asks of one node.

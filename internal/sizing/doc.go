@@ -82,11 +82,19 @@
 // or that the pinned type does not, is reported incompatible with a message
 // that says what it needs, what the pool offers and what to change.
 //
-// When sizing (family or catalog), the previously derived type weighs in:
-// while executors run the pool keeps it unless a newly attached executor
-// needs more, and then it moves only with spec.instanceConfig.autoUpgrade;
-// without autoUpgrade the pool keeps its type and the larger QueryService
-// is incompatible. With spot and no pinned type Derive also returns a
-// ranked set of types, cheapest per executor slot first, for Karpenter to
-// diversify spot capacity over.
+// The first candidate that holds exactly ExecutorsPerNode of the largest
+// executor (per resource) is preferred to a cheaper or smaller one that
+// holds more; bare-metal types are candidates only with AllowMetal. An
+// executor without a CPU or memory request is incompatible and sizes
+// nothing.
+//
+// When sizing (family or catalog), the previous type weighs in. Before
+// ExecutorsHaveRun the pool follows the attached executors; after, it keeps
+// Previous unless AutoUpgrade moves it to a candidate no smaller in CPU and
+// memory that holds them all. Nothing attached, or nothing that fits, keeps
+// Previous either way; Result.Kept says why it was kept. With spot and no
+// pinned type, Offered (and SpotTypes) add the types that hold exactly as
+// many executors as the chosen one, of its arch, with local NVMe when it
+// has it, of its family (or neighbouring generations with SpotNeighbours),
+// cheapest first, each with why. docs/sizing.md states the rules.
 package sizing

@@ -10,9 +10,9 @@ import (
 
 // A pool of the r7gd family with two attached QueryServices, one executor
 // per node: the larger executor sets the size (32 vCPU for 30 CPU), and
-// spot capacity may use the ranked types, cheapest per executor slot first
-// (an r6gd.12xlarge holds one 30 CPU executor, a 16xlarge two), with the
-// chosen type last.
+// spot capacity may also use the family's types that hold exactly as many
+// of it (an r7gd.12xlarge, 47.6 CPU allocatable, holds one 30 CPU executor;
+// a 16xlarge would hold two), the chosen type first.
 func ExampleDerive() {
 	r, err := sizing.Derive(sizing.Input{
 		Cloud:            sizing.CloudAWS,
@@ -40,7 +40,7 @@ func ExampleDerive() {
 	// r7gd.8xlarge
 	// instanceFamily r7gd sized for QueryService/analytics/adhoc
 	// 31.85 CPU / 235.2Gi
-	// [r6gd.8xlarge r6gd.16xlarge r6gd.metal r7gd.8xlarge]
+	// [r7gd.8xlarge r7gd.12xlarge]
 	// analytics/adhoc true
 	// analytics/reports true
 }

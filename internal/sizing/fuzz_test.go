@@ -40,7 +40,7 @@ func FuzzDerive(f *testing.F) {
 			}
 		}
 		in := Input{
-			Cloud: CloudAWS, Catalog: cat, Spot: spot, AutoUpgrade: autoUpgrade, ExecutorsRunning: running,
+			Cloud: CloudAWS, Catalog: cat, Spot: spot, AutoUpgrade: autoUpgrade, ExecutorsHaveRun: running,
 			ExecutorsPerNode: int32(per), Executors: execs, Overhead: poolOverhead, MaxSpotTypes: int(maxSpot),
 			Arch: []string{"", ArchAMD64, ArchARM64}[r.IntN(3)],
 		}
@@ -95,6 +95,34 @@ func FuzzDerive(f *testing.F) {
 			if c.Compatible && !holds(n, c.RequiredCPU, alloc.CPU) || c.Compatible && !holds(n, c.RequiredMemory, alloc.Memory) {
 				t.Fatalf("%s (%s CPU, %s) x %d is compatible with %s but its allocatable is %s CPU, %s",
 					c.QueryService, c.RequiredCPU.String(), c.RequiredMemory.String(), n, chosen.Name, alloc.CPU.String(), alloc.Memory.String())
+			}
+		}
+		// Every offered type holds as many of the largest compatible
+		// executor (per resource) as PerNode says.
+		var req need
+		for _, c := range got.Compatibility {
+			if c.Compatible {
+				req = req.max(need{milli(c.RequiredCPU), value(c.RequiredMemory)})
+			}
+		}
+		if len(got.Offered) == 0 || got.Offered[0].Name != chosen.Name {
+			t.Fatalf("offered %v does not start with the chosen %s", got.Offered, chosen.Name)
+		}
+		for _, o := range got.Offered {
+			it, _ := cat.Lookup(o.Name)
+			a := Allocatable(CloudAWS, it, poolOverhead)
+			var slots int64
+			if req.cpu > 0 || req.mem > 0 {
+				slots = limit
+				if req.cpu > 0 {
+					slots = min(slots, milli(a.CPU)/req.cpu)
+				}
+				if req.mem > 0 {
+					slots = min(slots, value(a.Memory)/req.mem)
+				}
+			}
+			if slots != got.PerNode || o.PerNode != got.PerNode {
+				t.Fatalf("offered %s holds %d (reported %d), the chosen %s %d", o.Name, slots, o.PerNode, chosen.Name, got.PerNode)
 			}
 		}
 		if got.SpotTypes != nil {

@@ -99,9 +99,26 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		Reason:    p.Status.Reason,
 		Message:   p.Status.Message,
 		Started:   p.CreationTimestamp.Time,
+
+		ResourceVersion: p.ResourceVersion,
 	}
 	if p.Status.StartTime != nil {
 		out.Started = p.Status.StartTime.Time
+	}
+	if p.DeletionTimestamp != nil {
+		out.DeletedAt = p.DeletionTimestamp.Time
+	}
+	for _, c := range p.Status.Conditions {
+		if c.LastTransitionTime.After(out.Transitioned) {
+			out.Transitioned = c.LastTransitionTime.Time
+		}
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			out.Disruption = &capacity.Disruption{Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time}
+		}
+	}
+	out.CPUMillis, out.MemoryBytes = requests(&p.Spec)
+	if o := metav1.GetControllerOf(p); o != nil {
+		out.Owner = intern(o.Kind + "/" + o.Name)
 	}
 	n := len(p.Status.InitContainerStatuses) + len(p.Status.ContainerStatuses)
 	if n > 0 {
@@ -114,6 +131,21 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		}
 	}
 	return out
+}
+
+// requests returns the CPU (in millicores) and memory (in bytes) a pod
+// requests, as the scheduler reckons them: its containers together, or its
+// largest init container when that is more.
+func requests(spec *corev1.PodSpec) (cpu, mem int64) {
+	for _, c := range spec.Containers {
+		cpu += c.Resources.Requests.Cpu().MilliValue()
+		mem += c.Resources.Requests.Memory().Value()
+	}
+	for _, c := range spec.InitContainers {
+		cpu = max(cpu, c.Resources.Requests.Cpu().MilliValue())
+		mem = max(mem, c.Resources.Requests.Memory().Value())
+	}
+	return cpu, mem
 }
 
 func state(p *corev1.Pod) capacity.PodState {
@@ -159,6 +191,8 @@ func Node(n *corev1.Node) *capacity.Node {
 		Labels:      internLabels(n.Labels),
 		Deleting:    n.DeletionTimestamp != nil,
 		Schedulable: !n.Spec.Unschedulable,
+
+		ResourceVersion: n.ResourceVersion,
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

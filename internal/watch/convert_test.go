@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -103,7 +104,24 @@ func TestPod(t *testing.T) {
 			reason: "A pod with a deletion timestamp is Deleted whatever its phase.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e", Labels: labels, CreationTimestamp: start, DeletionTimestamp: &start},
 				Status: corev1.PodStatus{Phase: corev1.PodRunning}},
-			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodDeleted, Started: start.Time},
+			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodDeleted, Started: start.Time, DeletedAt: start.Time},
+		},
+		"DisruptedPodWithRequests": {
+			reason: "The DisruptionTarget condition, the latest condition transition, the requests (containers summed, the largest init container if more) and the resource version are kept.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e", Labels: labels, CreationTimestamp: start, ResourceVersion: "42"},
+				Spec: corev1.PodSpec{
+					InitContainers: []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}},
+					Containers: []corev1.Container{
+						{Name: "a", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
+						{Name: "b", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")}}},
+					}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+					{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+					{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Time{Time: start.Add(time.Minute)}},
+				}}},
+			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodRunning, Started: start.Time,
+				Transitioned: start.Add(time.Minute), ResourceVersion: "42", CPUMillis: 3000, MemoryBytes: 1536 << 20,
+				Disruption: &capacity.Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: start.Add(time.Minute)}},
 		},
 	}
 	for name, tc := range cases {

@@ -37,7 +37,11 @@ const (
 const (
 	DefaultPollInterval = time.Minute
 	DefaultBatchWindow  = 100 * time.Millisecond
-	listPageSize        = 500
+	// DefaultTimeout bounds each request of the poller and the policies, so
+	// that a cluster that stops answering fails them instead of holding
+	// them.
+	DefaultTimeout = 30 * time.Second
+	listPageSize   = 500
 )
 
 // Options configure an Observer.
@@ -67,13 +71,15 @@ type Recorder interface {
 	Relisted(err error)
 	WatchFailed()
 	Applied(events int)
+	Synced(at time.Time)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Relisted(error) {}
-func (nopRecorder) WatchFailed()   {}
-func (nopRecorder) Applied(int)    {}
+func (nopRecorder) Relisted(error)   {}
+func (nopRecorder) WatchFailed()     {}
+func (nopRecorder) Applied(int)      {}
+func (nopRecorder) Synced(time.Time) {}
 
 // An Observer keeps a capacity.Store in step with one cluster's pool nodes
 // (nodes with the pool label) and pool pods (pods with the pool label).
@@ -85,13 +91,56 @@ type Observer struct {
 	opts   Options
 	reader client.Client
 
-	synced chan struct{}
+	synced     chan struct{}
+	syncedOnce sync.Once
 
 	mu      sync.Mutex
 	pending []capacity.Event
 	kick    chan struct{}
 
 	watchErr atomic.Bool
+
+	errMu   sync.Mutex
+	lastErr error
+
+	lastSync atomic.Int64 // Unix nanoseconds
+}
+
+// LastSync returns when the observer last knew its view of the cluster to
+// be current: its first sync, a batch of watch events, a successful relist,
+// or a relist period that passed without a watch error. It is zero before
+// the first sync.
+func (o *Observer) LastSync() time.Time {
+	n := o.lastSync.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func (o *Observer) current() {
+	now := time.Now()
+	o.lastSync.Store(now.UnixNano())
+	o.opts.Metrics.Synced(now)
+}
+
+// Err returns the last error of the watch or the relist, or nil once the
+// observer has synced or relisted since.
+func (o *Observer) Err() error {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	return o.lastErr
+}
+
+func (o *Observer) markSynced() {
+	o.current()
+	o.syncedOnce.Do(func() { close(o.synced) })
+}
+
+func (o *Observer) setErr(err error) {
+	o.errMu.Lock()
+	o.lastErr = err
+	o.errMu.Unlock()
 }
 
 // New returns an Observer of the cluster cfg points at. Start runs it.
@@ -109,8 +158,14 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 	if err := corev1.AddToScheme(s); err != nil {
 		return nil, errors.Wrap(err, "cannot register core types")
 	}
+	if err := policyv1.AddToScheme(s); err != nil {
+		return nil, errors.Wrap(err, "cannot register policy types")
+	}
 	pollCfg := rest.CopyConfig(cfg)
 	pollCfg.UserAgent = UserAgentPoll
+	if pollCfg.Timeout == 0 {
+		pollCfg.Timeout = DefaultTimeout
+	}
 	reader, err := client.New(pollCfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create an API client")
@@ -167,8 +222,9 @@ func (o *Observer) Start(ctx context.Context) error {
 	defer cancel()
 
 	if !o.opts.Watch {
+		// Synced only once a relist succeeded: an empty snapshot of a
+		// cluster that could not be read would report an empty pool.
 		o.relist(ctx)
-		close(o.synced)
 		o.poll(ctx, true)
 		return nil
 	}
@@ -192,7 +248,8 @@ func (o *Observer) Start(ctx context.Context) error {
 		return errors.New("cannot sync the pod and node informers")
 	}
 	o.flush()
-	close(o.synced)
+	o.setErr(nil)
+	o.markSynced()
 
 	wg.Add(1)
 	go func() {
@@ -215,6 +272,7 @@ func (o *Observer) cluster() (cluster.Cluster, error) {
 		}
 		co.Cache.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
 			o.watchErr.Store(true)
+			o.setErr(err)
 			o.opts.Metrics.WatchFailed()
 			toolscache.DefaultWatchErrorHandler(ctx, r, err)
 		}
@@ -293,6 +351,7 @@ func (o *Observer) flush() {
 	}
 	o.store.Apply(events)
 	o.opts.Metrics.Applied(len(events))
+	o.current()
 }
 
 // batch applies pending events at most once per batch window.
@@ -323,8 +382,13 @@ func (o *Observer) poll(ctx context.Context, always bool) {
 			return
 		case <-t.C:
 		}
-		if always || o.watchErr.Swap(false) {
+		switch {
+		case always || o.watchErr.Swap(false):
 			o.relist(ctx)
+		default:
+			// A relist period without a watch error: the informers are
+			// current.
+			o.current()
 		}
 	}
 }
@@ -332,49 +396,54 @@ func (o *Observer) poll(ctx context.Context, always bool) {
 // relist lists every pool pod and node and replaces the snapshot. Events
 // that arrive meanwhile are applied after it.
 func (o *Observer) relist(ctx context.Context) {
-	pods, nodes, err := o.list(ctx)
+	l, err := o.list(ctx)
 	o.opts.Metrics.Relisted(err)
 	if err != nil {
 		o.watchErr.Store(true)
+		o.setErr(err)
 		o.opts.Logger.Error(err, "cannot relist pool pods and nodes")
 		return
 	}
-	o.store.Replace(pods, nodes)
+	o.setErr(nil)
+	o.store.Replace(l)
+	o.markSynced()
 }
 
 // List returns every pool pod and node, read page by page from the API
 // server.
-func (o *Observer) List(ctx context.Context) ([]*capacity.Pod, []*capacity.Node, error) {
+func (o *Observer) List(ctx context.Context) (capacity.List, error) {
 	return o.list(ctx)
 }
 
-func (o *Observer) list(ctx context.Context) ([]*capacity.Pod, []*capacity.Node, error) {
+func (o *Observer) list(ctx context.Context) (capacity.List, error) {
 	sel := client.MatchingLabelsSelector{Selector: poolLabelExists()}
-	var pods []*capacity.Pod
+	var l capacity.List
 	for cont := ""; ; {
 		var pl corev1.PodList
 		if err := o.reader.List(ctx, &pl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
-			return nil, nil, errors.Wrap(err, "cannot list pool pods")
+			return capacity.List{}, errors.Wrap(err, "cannot list pool pods")
 		}
 		for i := range pl.Items {
-			pods = append(pods, Pod(&pl.Items[i]))
+			l.Pods = append(l.Pods, Pod(&pl.Items[i]))
 		}
+		// Every page of a paged list is read at the first page's version.
+		l.PodsVersion = pl.ResourceVersion
 		if cont = pl.Continue; cont == "" {
 			break
 		}
 	}
-	var nodes []*capacity.Node
 	for cont := ""; ; {
 		var nl corev1.NodeList
 		if err := o.reader.List(ctx, &nl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
-			return nil, nil, errors.Wrap(err, "cannot list pool nodes")
+			return capacity.List{}, errors.Wrap(err, "cannot list pool nodes")
 		}
 		for i := range nl.Items {
-			nodes = append(nodes, Node(&nl.Items[i]))
+			l.Nodes = append(l.Nodes, Node(&nl.Items[i]))
 		}
+		l.NodesVersion = nl.ResourceVersion
 		if cont = nl.Continue; cont == "" {
 			break
 		}
 	}
-	return pods, nodes, nil
+	return l, nil
 }

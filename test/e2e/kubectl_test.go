@@ -122,7 +122,9 @@ func checkInReference(t *testing.T, line string) {
 		return
 	}
 	for _, l := range strings.Split(text, "\n") {
-		if strings.TrimSpace(l) == line {
+		// Commands are written alone on a line, or after a "$ " prompt
+		// above their output.
+		if strings.TrimPrefix(strings.TrimSpace(l), "$ ") == line {
 			return
 		}
 	}

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +21,6 @@ import (
 	"github.com/burstpool/burstpool/internal/devplane"
 	"github.com/burstpool/burstpool/internal/localcp"
 	"github.com/burstpool/burstpool/internal/reference"
-	"github.com/burstpool/burstpool/internal/schemacheck"
 )
 
 // The LKE node pool the reference's manifest 4.3 selects, and its taint.
@@ -177,18 +174,11 @@ spec:
 	}
 }
 
-// linodeCRD is the LKE node pool CRD in the shared upstream CRDs beside
-// the checkout.
+// linodeCRD is the LKE node pool CRD the repository keeps with the other
+// upstream schemas (test/crds/upstream).
 func linodeCRD(t *testing.T, root string) string {
 	t.Helper()
-	shared := os.Getenv(schemacheck.EnvShared)
-	if shared == "" {
-		shared = filepath.Join(root, "..", "shared")
-	}
-	if _, err := os.Stat(shared); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("cannot simulate Linode: the shared folder %s with the LKE node pool CRD is not beside this checkout", shared)
-	}
-	f := filepath.Join(shared, "crds", "upstream", "lke.linode.upbound.io_nodepools.yaml")
+	f := filepath.Join(root, "test", "crds", "upstream", "lke.linode.upbound.io_nodepools.yaml")
 	if _, err := os.Stat(f); err != nil {
 		t.Fatalf("the LKE node pool CRD: %v", err)
 	}

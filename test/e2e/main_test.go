@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/burstpool/burstpool/internal/devplane"
 	"github.com/burstpool/burstpool/internal/gomod"
 	"github.com/burstpool/burstpool/internal/localcp"
 )
@@ -105,4 +106,22 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(cont
 		t.Fatalf("%s: not done after %s (last error: %v)", what, timeout, last)
 	}
 	return time.Since(start)
+}
+
+// downWithLogs stops s when t ends, printing the tails of the function's and
+// the provider's logs first if t failed.
+func downWithLogs(t *testing.T, s *devplane.Stack) {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
+				if p != nil {
+					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
+				}
+			}
+		}
+		if err := s.Down(); err != nil {
+			t.Errorf("cannot stop the stack: %v", err)
+		}
+	})
 }

@@ -52,18 +52,7 @@ func TestPool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cannot bring burstpool up: %v", err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
-				if p != nil {
-					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
-				}
-			}
-		}
-		if err := s.Down(); err != nil {
-			t.Errorf("cannot stop the stack: %v", err)
-		}
-	})
+	downWithLogs(t, s)
 	for name, d := range s.Took {
 		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))
 	}
@@ -177,12 +166,14 @@ func TestPool(t *testing.T) {
 	})
 
 	t.Run("NotAllowedQueryService", func(t *testing.T) {
-		// A QueryService that points at the pool without being allowed.
+		// A QueryService that points at the pool without being allowed,
+		// labelled for the pool as QueryServices that use a pool are.
 		mustApply(t, ctx, cfg, `apiVersion: e6data.io/v1alpha1
 kind: QueryService
 metadata:
   name: rogue-cluster
   namespace: `+reportingNS+`
+  labels: {e6data.io/pool: `+e2ePool+`}
 spec:
   executor:
     image: registry.example.com/rogue/executor:1
@@ -428,6 +419,35 @@ spec:
 			before = g
 			return g != "" && g == f, fmt.Errorf("grow-pool %q fixed-pool %q", g, f)
 		})
+		// An executor runs on each pool, which locks its type: from now on
+		// it moves only upward, and only with autoUpgrade.
+		for _, name := range []string{"grow-pool", "fixed-pool"} {
+			if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, name+"-small", "registry.example.com/e6data/executor:"+name+"-small", 1, "2", "4Gi", executorScheduling(t, c, poolNS, name))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			for _, name := range []string{"grow-pool", "fixed-pool"} {
+				d := &appsv1.Deployment{}
+				d.SetNamespace(analyticsNS)
+				d.SetName(devplane.ExecutorDeploymentName(name + "-small"))
+				if err := c.Delete(context.Background(), d); err != nil && !kerrors.IsNotFound(err) {
+					t.Errorf("cannot delete the executors of %s: %v", name, err)
+				}
+			}
+		})
+		eventually(t, 3*time.Minute, "both pools record that executors have run on them", func(ctx context.Context) (bool, error) {
+			for _, name := range []string{"grow-pool", "fixed-pool"} {
+				p, err := claim(ctx, s, name)
+				if err != nil {
+					return false, err
+				}
+				if locked, _, _ := unstructured.NestedBool(p.Object, "status", "sizing", "executorsHaveRun"); !locked {
+					return false, fmt.Errorf("%s: status.sizing.executorsHaveRun is not true yet", name)
+				}
+			}
+			return true, nil
+		})
 		for _, name := range []string{"grow-pool", "fixed-pool"} {
 			mustApply(t, ctx, cfg, qsManifest(name+"-large", name, "24", "80Gi"))
 		}
@@ -456,6 +476,17 @@ spec:
 				}
 			}
 			return false, fmt.Errorf("fixed-pool-large not listed")
+		})
+	})
+
+	t.Run("FamilyPoolFollowsItsFirstQueryService", func(t *testing.T) {
+		// The simulated AWS offers r7gd under its real names. Empty, the
+		// pool takes the family's smallest, r7gd.medium (1 vCPU, 8 GiB);
+		// two 7 CPU / 50Gi executors per node need r7gd.4xlarge (16 vCPU,
+		// 128 GiB: 15.88 CPU / 116.8Gi allocatable holds exactly 2), since
+		// r7gd.2xlarge (7.7 CPU / 56.8Gi) holds 1.
+		testFamilyPoolFollowsItsFirstQueryService(t, ctx, s, c, cfg, familyFirst{
+			Family: "r7gd", Empty: "r7gd.medium", Sized: "r7gd.4xlarge", CPU: "7", Memory: "50Gi", PerNode: 2,
 		})
 	})
 
@@ -711,17 +742,6 @@ func mustApply(t *testing.T, ctx context.Context, cfg restConfig, manifest strin
 	t.Helper()
 	if err := localcp.Apply(ctx, cfg, []byte(manifest)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func mustApplyFile(t *testing.T, ctx context.Context, cfg restConfig, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.Apply(ctx, cfg, b); err != nil {
-		t.Fatalf("cannot apply %s: %v", path, err)
 	}
 }
 

@@ -156,7 +156,7 @@ func nodeTypes(ctx context.Context, c client.Client, pool string) ([]string, err
 func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	kc := s.Cluster.Kubeconfig
 	ns := []string{"-n", poolNS}
-	run := func(line string, extra ...string) string {
+	run := func(t *testing.T, line string, extra ...string) string {
 		t.Helper()
 		return refCommand{line: line, extra: extra}.run(t, ctx, kc)
 	}
@@ -166,7 +166,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		// prewarmed pool runs no executors.
 		// The reference's columns come first; Crossplane adds its claim
 		// columns (SYNCED, READY, CONNECTION-SECRET, AGE) after them.
-		header, rows := table(run("kubectl get pool", ns...))
+		header, rows := table(run(t, "kubectl get pool", ns...))
 		if len(header) < 5 || !slices.Equal(header[:5], []string{"NAME", "PHASE", "AVAILABLE", "OCCUPIED", "TOTAL"}) {
 			t.Errorf("kubectl get pool header %v, want NAME PHASE AVAILABLE OCCUPIED TOTAL first", header)
 		}
@@ -186,13 +186,13 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		if r := byName["burst-pool"]; len(r) < 5 || r[1] != "Active" || r[3] != strconv.Itoa(burstAnalytics) {
 			t.Errorf("burst-pool row %v: want Active with %d occupied", r, burstAnalytics)
 		}
-		out := run("kubectl get pool burst-pool -o yaml", ns...)
+		out := run(t, "kubectl get pool burst-pool -o yaml", ns...)
 		for _, f := range []string{"totalExecutors:", "availableExecutors:", "occupiedExecutors:", "currentNodes:", "allocations:", "cachedImages:", "attachedQueryServices:"} {
 			if !strings.Contains(out, f) {
 				t.Errorf("kubectl get pool burst-pool -o yaml lacks %s", f)
 			}
 		}
-		if out := run("kubectl describe pool burst-pool", ns...); !strings.Contains(out, "Events:") || !strings.Contains(out, "burst-pool") {
+		if out := run(t, "kubectl describe pool burst-pool", ns...); !strings.Contains(out, "Events:") || !strings.Contains(out, "burst-pool") {
 			t.Errorf("kubectl describe pool burst-pool printed no pool and events:\n%s", out)
 		}
 	})
@@ -208,15 +208,15 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 	})
 
 	t.Run("QueryServices", func(t *testing.T) {
-		out := run("kubectl get qs analytics-cluster -o jsonpath='{.spec.executor.poolRef}'", "-n", analyticsNS)
+		out := run(t, "kubectl get qs analytics-cluster -o jsonpath='{.spec.executor.poolRef}'", "-n", analyticsNS)
 		if v, err := jsonValues(out); err != nil || len(v) != 1 || v[0].(map[string]any)["name"] != "burst-pool" {
 			t.Errorf("poolRef of analytics-cluster: %v (%v)", v, err)
 		}
-		out = run("kubectl get qs analytics-cluster -o jsonpath='{.metadata.labels}'", "-n", analyticsNS)
+		out = run(t, "kubectl get qs analytics-cluster -o jsonpath='{.metadata.labels}'", "-n", analyticsNS)
 		if v, err := jsonValues(out); err != nil || len(v) != 1 || v[0].(map[string]any)["e6data.io/pool"] != "burst-pool" {
 			t.Errorf("labels of analytics-cluster: %v (%v)", v, err)
 		}
-		out = run("kubectl get pool burst-pool -o jsonpath='{.status.attachedQueryServices}' | jq", ns...)
+		out = run(t, "kubectl get pool burst-pool -o jsonpath='{.status.attachedQueryServices}' | jq", ns...)
 		v, err := jsonValues(out)
 		if err != nil || len(v) != 1 {
 			t.Fatalf("attachedQueryServices: %v (%v)", v, err)
@@ -232,7 +232,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		if !slices.Equal(names, want) {
 			t.Errorf("attachedQueryServices %v, want %v", names, want)
 		}
-		out = run("kubectl get pool burst-pool -o jsonpath='{.status.attachedQueryServices[?(@.compatible==false)]}' | jq", ns...)
+		out = run(t, "kubectl get pool burst-pool -o jsonpath='{.status.attachedQueryServices[?(@.compatible==false)]}' | jq", ns...)
 		v, err = jsonValues(out)
 		if err != nil || len(v) != 1 {
 			t.Fatalf("attachedQueryServices[?(@.compatible==false)]: %v (%v), want huge-cluster alone", v, err)
@@ -244,7 +244,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 	})
 
 	t.Run("Capacity", func(t *testing.T) {
-		out := run("kubectl get pool burst-pool -o jsonpath='{.status.allocations}' | jq", ns...)
+		out := run(t, "kubectl get pool burst-pool -o jsonpath='{.status.allocations}' | jq", ns...)
 		v, err := jsonValues(out)
 		if err != nil || len(v) != 1 {
 			t.Fatalf("allocations: %v (%v)", v, err)
@@ -260,15 +260,15 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		if !found {
 			t.Errorf("allocations %v: want analytics-cluster with poolExecutors %d, regularExecutors 4 and allocatedAt", v[0], burstAnalytics)
 		}
-		out = run("kubectl get pool burst-pool -o jsonpath='{.status.availableExecutors}'", ns...)
+		out = run(t, "kubectl get pool burst-pool -o jsonpath='{.status.availableExecutors}'", ns...)
 		if _, err := strconv.Atoi(out); err != nil {
 			t.Errorf("availableExecutors printed %q, want a number", out)
 		}
-		out = run("kubectl get nodes -l karpenter.sh/nodepool=burst-pool-nodepool")
+		out = run(t, "kubectl get nodes -l karpenter.sh/nodepool=burst-pool-nodepool")
 		if _, rows := table(out); len(rows) < burstAnalytics {
 			t.Errorf("kubectl get nodes -l karpenter.sh/nodepool=burst-pool-nodepool lists %d nodes, want at least %d:\n%s", len(rows), burstAnalytics, out)
 		}
-		out = run("kubectl get nodepool burst-pool-nodepool -o yaml")
+		out = run(t, "kubectl get nodepool burst-pool-nodepool -o yaml")
 		if !strings.Contains(out, "r7gd.4xlarge") {
 			t.Errorf("NodePool burst-pool-nodepool does not name r7gd.4xlarge:\n%s", out)
 		}
@@ -285,7 +285,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 	})
 
 	t.Run("Warmup", func(t *testing.T) {
-		out := run("kubectl get pool burst-pool -o jsonpath='{.status.cachedImages}' | jq", ns...)
+		out := run(t, "kubectl get pool burst-pool -o jsonpath='{.status.cachedImages}' | jq", ns...)
 		v, err := jsonValues(out)
 		if err != nil || len(v) != 1 || len(v[0].([]any)) == 0 {
 			t.Fatalf("cachedImages: %v (%v)", v, err)
@@ -297,7 +297,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 			}
 		}
 		ds := img["daemonSetName"].(string)
-		_, rows := table(run("kubectl get ds -l e6data.io/pool=burst-pool", ns...))
+		_, rows := table(run(t, "kubectl get ds -l e6data.io/pool=burst-pool", ns...))
 		var listed []string
 		for _, r := range rows {
 			listed = append(listed, r[0])
@@ -311,11 +311,11 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		if out, err := kubectl(ctx, kc, "describe", "ds", ds, "-n", poolNS); err != nil || !strings.Contains(out, ds) {
 			t.Errorf("kubectl describe ds %s: %v\n%s", ds, err, out)
 		}
-		out = run("kubectl get pods -l e6data.io/component=warmup -o wide", ns...)
+		out = run(t, "kubectl get pods -l e6data.io/component=warmup -o wide", ns...)
 		if header, rows := table(out); len(rows) == 0 || !slices.Contains(header, "NODE") {
 			t.Errorf("kubectl get pods -l e6data.io/component=warmup -o wide:\n%s", out)
 		}
-		if out := run("kubectl get secret e6data-registry-secret", ns...); !strings.Contains(out, "e6data-registry-secret") {
+		if out := run(t, "kubectl get secret e6data-registry-secret", ns...); !strings.Contains(out, "e6data-registry-secret") {
 			t.Errorf("kubectl get secret e6data-registry-secret:\n%s", out)
 		}
 		// 4.2 pulls with its pullSecret.
@@ -331,7 +331,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 
 		// Forced recreation: the DaemonSets come back.
 		before := len(listed)
-		run("kubectl delete ds -l e6data.io/pool=burst-pool,e6data.io/component=warmup", ns...)
+		run(t, "kubectl delete ds -l e6data.io/pool=burst-pool,e6data.io/component=warmup", ns...)
 		took := eventually(t, 3*time.Minute, "the warmup DaemonSets come back", func(ctx context.Context) (bool, error) {
 			l := &appsv1.DaemonSetList{}
 			if err := s.Client.List(ctx, l, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: "burst-pool", qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {

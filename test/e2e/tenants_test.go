@@ -121,7 +121,7 @@ spec:
 		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
 		cond := conditionOf(p, "NodesProvisioned")
 		ok := phase == "Failed" && cond["status"] == "False" && cond["reason"] == "NameTaken" &&
-			strings.Contains(fmt.Sprint(cond["message"]), "NodePool burst-pool-nodepool belongs to pool e6-pools/burst-pool")
+			strings.Contains(fmt.Sprint(cond["message"]), "PoolCapacity burst-pool-capacity belongs to pool e6-pools/burst-pool")
 		return ok, fmt.Errorf("phase %q NodesProvisioned %v", phase, cond)
 	})
 	t.Logf("second burst-pool refused on its claim: %s", took.Round(100*time.Millisecond))

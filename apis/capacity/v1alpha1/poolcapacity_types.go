@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -166,7 +167,7 @@ type Allocation struct {
 }
 
 // FailureReason classifies why an executor failed.
-// +kubebuilder:validation:Enum=OOMKilled;ImagePullError;Evicted;NodeLost;Error
+// +kubebuilder:validation:Enum=OOMKilled;ImagePullError;Evicted;NodeLost;Error;CrashLoopBackOff;ContainerConfigError;Disrupted
 type FailureReason string
 
 // Failure reasons.
@@ -176,7 +177,22 @@ const (
 	FailureEvicted        FailureReason = "Evicted"
 	FailureNodeLost       FailureReason = "NodeLost"
 	FailureError          FailureReason = "Error"
+	// FailureCrashLoopBackOff is a container that keeps exiting and is
+	// waiting to be restarted.
+	FailureCrashLoopBackOff FailureReason = "CrashLoopBackOff"
+	// FailureContainerConfigError is a container that cannot be created from
+	// its spec: a missing ConfigMap, Secret or key, or a bad command.
+	FailureContainerConfigError FailureReason = "ContainerConfigError"
+	// FailureDisrupted is a pod removed from its node by preemption, an
+	// eviction (a drain, spot reclaim or consolidation) or the taint manager.
+	FailureDisrupted FailureReason = "Disrupted"
 )
+
+// FailureReasons lists every failure reason.
+var FailureReasons = []FailureReason{
+	FailureOOMKilled, FailureImagePullError, FailureEvicted, FailureNodeLost, FailureError,
+	FailureCrashLoopBackOff, FailureContainerConfigError, FailureDisrupted,
+}
 
 // Failure is one failed pool executor.
 type Failure struct {
@@ -224,6 +240,14 @@ type UnauthorizedExecutor struct {
 	QueryService string `json:"queryService,omitempty"`
 }
 
+// Requested is what the pool's executors request.
+type Requested struct {
+	// CPU requested by the executors.
+	CPU resource.Quantity `json:"cpu"`
+	// Memory requested by the executors.
+	Memory resource.Quantity `json:"memory"`
+}
+
 // PoolCapacityObservation is what the pool actually holds.
 type PoolCapacityObservation struct {
 	// TotalExecutors is the number of executor slots on Ready, schedulable
@@ -238,6 +262,14 @@ type PoolCapacityObservation struct {
 	// PendingExecutors counts pool executors that are not Running yet,
 	// whether or not they are bound to a node.
 	PendingExecutors int32 `json:"pendingExecutors"`
+	// DrainingExecutors counts pool executors on pool nodes that give no
+	// slots: cordoned, disrupted by Karpenter, tainted, not Ready or being
+	// deleted. They are not occupiedExecutors.
+	// +optional
+	DrainingExecutors int32 `json:"drainingExecutors,omitempty"`
+	// Requested is what the occupied and pending executors request.
+	// +optional
+	Requested *Requested `json:"requested,omitempty"`
 	// Nodes counts the pool's nodes.
 	Nodes NodeCounts `json:"nodes"`
 	// Allocations of the attached QueryServices, by namespace and name.
@@ -251,12 +283,22 @@ type PoolCapacityObservation struct {
 	// +optional
 	WarmupFailures []WarmupFailure `json:"warmupFailures,omitempty"`
 	// UnauthorizedExecutors lists pool executors of QueryServices that are
-	// not attached.
+	// not attached, by namespace and name, at most 20.
+	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	UnauthorizedExecutors []UnauthorizedExecutor `json:"unauthorizedExecutors,omitempty"`
+	// UnauthorizedCount counts every unauthorized executor, listed or not.
+	// +optional
+	UnauthorizedCount int32 `json:"unauthorizedCount,omitempty"`
 	// ObservedAt is when any of the above last changed.
 	// +optional
 	ObservedAt metav1.Time `json:"observedAt,omitempty"`
+	// LastObservedTime is when the provider last knew its view of the
+	// pool's cluster to be current (its watch healthy or a relist done), to
+	// the minute. The Stale condition turns True when it falls too far
+	// behind.
+	// +optional
+	LastObservedTime *metav1.Time `json:"lastObservedTime,omitempty"`
 }
 
 // A PoolCapacitySpec defines the pool a PoolCapacity observes.

@@ -58,8 +58,10 @@ type PoolSpec struct {
 	// executorsPerNode nodes).
 	MaxExecutors int32 `json:"maxExecutors"`
 
-	// ExecutorsPerNode is how many executors share one pool node. Each node
-	// must fit this many of the largest attached executor.
+	// ExecutorsPerNode is how many executors share one pool node. A derived
+	// type holds exactly this many of the largest attached executor when
+	// any candidate type does (status.sizing says how many it holds), so
+	// executor slots are nodes times executorsPerNode.
 	// +kubebuilder:default=1
 	// +optional
 	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
@@ -208,16 +210,42 @@ type InstanceConfig struct {
 	InstanceFamily string `json:"instanceFamily,omitempty"`
 
 	// AutoUpgrade moves the pool to a larger size when a larger QueryService
-	// attaches. Without it the pool keeps its type and that QueryService is
-	// reported incompatible. The pool never downsizes while executors run.
+	// attaches after executors have run on the pool. Without it the pool
+	// keeps its type and that QueryService is reported incompatible. Until
+	// an executor has run, a family or derived pool follows the attached
+	// QueryServices either way; once one has, it never moves to a smaller
+	// type.
 	// +optional
 	AutoUpgrade bool `json:"autoUpgrade,omitempty"`
 
 	// SpotEnabled launches spot capacity (falling back to on-demand) and,
-	// when no type is pinned, lets Karpenter choose among a ranked set of
-	// compatible types to diversify spot capacity.
+	// when no type is pinned, lets Karpenter choose among types of the same
+	// shape: each holds exactly as many executors as the derived type, in
+	// its family (see SpotNeighbourGenerations), never bare metal unless
+	// AllowMetal.
 	// +optional
 	SpotEnabled bool `json:"spotEnabled,omitempty"`
+
+	// Architecture of the pool's nodes when no instance type or family
+	// sets it: amd64 or arm64. Unset, it is what the attached QueryServices
+	// declare (a kubernetes.io/arch node selector, or the arch of their
+	// executors' instance type), else amd64. A burstpool extension of the
+	// Pool reference.
+	// +kubebuilder:validation:Enum=amd64;arm64
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+
+	// SpotNeighbourGenerations lets a spot pool's type set take types of
+	// neighbouring generations of the chosen family (r6gd and r8gd for
+	// r7gd) that hold the same executors per node. Off, the set stays in
+	// the family unless the cluster settings opt in. A burstpool extension.
+	// +optional
+	SpotNeighbourGenerations bool `json:"spotNeighbourGenerations,omitempty"`
+
+	// AllowMetal lets bare-metal types (r7gd.metal) be chosen or offered
+	// for spot. A burstpool extension.
+	// +optional
+	AllowMetal bool `json:"allowMetal,omitempty"`
 }
 
 // QueryServiceReference names a QueryService.

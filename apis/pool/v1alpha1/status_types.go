@@ -104,6 +104,28 @@ type PoolStatus struct {
 	// nothing picks the pool's nodes.
 	// +optional
 	ExecutorScheduling *ExecutorScheduling `json:"executorScheduling,omitempty"`
+
+	// ExecutorFailures counts the pool executors whose latest failures the
+	// pool's capacity reports (at most 20), by reason: OOMKilled,
+	// ImagePullError, CrashLoopBackOff, ContainerConfigError, Evicted,
+	// Disrupted, NodeLost or Error. The pool's PoolCapacity lists them with
+	// their messages. A burstpool extension.
+	// +listType=atomic
+	// +optional
+	ExecutorFailures []ExecutorFailureCount `json:"executorFailures,omitempty"`
+
+	// UnauthorizedExecutors are pool executors of QueryServices that are
+	// not attached to the pool, at most 20. A burstpool extension.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	UnauthorizedExecutors []UnauthorizedExecutor `json:"unauthorizedExecutors,omitempty"`
+
+	// Sizing explains the pool's instance types: whether the type is
+	// locked, the architecture and why, and every type the nodes may use
+	// with how many executors each holds. A burstpool extension.
+	// +optional
+	Sizing *SizingStatus `json:"sizing,omitempty"`
 }
 
 // ExecutorScheduling is the part of a pool executor's pod spec that the
@@ -125,6 +147,76 @@ type ExecutorScheduling struct {
 	// +listType=atomic
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`
+}
+
+// SizingStatus is how burstpool sized the pool.
+type SizingStatus struct {
+	// ExecutorsHaveRun is true once an executor has run on the pool. From
+	// then on the instance type changes only with
+	// spec.instanceConfig.autoUpgrade, and only upward.
+	// +optional
+	ExecutorsHaveRun bool `json:"executorsHaveRun,omitempty"`
+
+	// Kept says why the pool kept its type rather than the one its
+	// attached QueryServices alone would get.
+	// +optional
+	Kept string `json:"kept,omitempty"`
+
+	// Architecture of the pool's nodes, and ArchitectureFrom where it came
+	// from.
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
+	// +optional
+	ArchitectureFrom string `json:"architectureFrom,omitempty"`
+
+	// ExecutorsPerNode is how many executors of the largest compatible
+	// QueryService one node of the derived type holds.
+	// +optional
+	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
+
+	// InstanceTypes are the types the pool's nodes may use, the derived
+	// type first.
+	// +listType=atomic
+	// +optional
+	InstanceTypes []OfferedInstanceType `json:"instanceTypes,omitempty"`
+}
+
+// OfferedInstanceType is one type the pool's nodes may use.
+type OfferedInstanceType struct {
+	// Name of the instance type.
+	Name string `json:"name"`
+
+	// ExecutorsPerNode is how many executors of the largest compatible
+	// QueryService one node of it holds.
+	// +optional
+	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
+
+	// Reason says why the type is in the set, with its figures.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// ExecutorFailureCount is how many pool executors failed for one reason.
+type ExecutorFailureCount struct {
+	// Reason the executors failed.
+	Reason string `json:"reason"`
+
+	// Count of executors.
+	Count int32 `json:"count"`
+}
+
+// UnauthorizedExecutor is a pool executor of a QueryService that is not
+// attached to the pool.
+type UnauthorizedExecutor struct {
+	// Pod is the executor pod's name.
+	Pod string `json:"pod"`
+
+	// Namespace of the pod.
+	Namespace string `json:"namespace"`
+
+	// QueryService the pod's labels name.
+	// +optional
+	QueryService string `json:"queryService,omitempty"`
 }
 
 // Allocation is what one QueryService holds in the pool.

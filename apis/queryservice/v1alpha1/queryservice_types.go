@@ -68,6 +68,12 @@ type Executor struct {
 	// +optional
 	InstanceType string `json:"instanceType,omitempty"`
 
+	// NodeSelector of the executor pods. A kubernetes.io/arch entry sets the
+	// architecture of the pools the QueryService attaches to when they name
+	// no instance type, family or architecture.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
 	// PoolRef names the Pool the QueryService bursts onto.
 	// +optional
 	PoolRef *PoolReference `json:"poolRef,omitempty"`

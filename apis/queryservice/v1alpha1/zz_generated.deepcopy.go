@@ -37,6 +37,13 @@ func (in *Executor) DeepCopyInto(out *Executor) {
 		**out = **in
 	}
 	in.Resources.DeepCopyInto(&out.Resources)
+	if in.NodeSelector != nil {
+		in, out := &in.NodeSelector, &out.NodeSelector
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.PoolRef != nil {
 		in, out := &in.PoolRef, &out.PoolRef
 		*out = new(PoolReference)

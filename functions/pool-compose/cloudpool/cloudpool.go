@@ -65,6 +65,14 @@ type Input struct {
 	// cloud's autoscaler works between them; when equal the size is fixed.
 	MinNodes, MaxNodes int32
 
+	// TargetNodes is the node count burstpool asks of a CoreWeave pool,
+	// which has no autoscaler; kept between MinNodes and MaxNodes.
+	TargetNodes int32
+
+	// Name overrides the object's name ("" is Name(Pool)). CoreWeave pools
+	// are named after their instance type, which cannot change.
+	Name string
+
 	// Labels are put on the pool's nodes, besides the pool label.
 	Labels map[string]string
 
@@ -116,7 +124,11 @@ func Build(in Input) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot build the %s node pool of pool %q", in.Method, in.Pool)
 	}
-	u.SetName(Name(in.Pool))
+	name := in.Name
+	if name == "" {
+		name = Name(in.Pool)
+	}
+	u.SetName(name)
 	if in.Method == MethodDOKS && in.Namespaced {
 		u.SetNamespace(in.Namespace)
 	}
@@ -305,23 +317,20 @@ func doks(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.
 }
 
 // coreweave builds a CoreWeave Kubernetes Service NodePool. CoreWeave
-// publishes no schema for it; the fields are held to CoreWeave's "Manage
-// Node Pools" documentation: instanceType (immutable once created),
-// targetNodes, autoscaling with minNodes and maxNodes, nodeLabels and
-// nodeTaints ({key, value, effect}). It is cluster-scoped and applied in the
-// cluster itself, so it has no provider configuration.
+// publishes no schema for it; the fields are held to CoreWeave's Node Pool
+// reference: instanceType (immutable once created), targetNodes (required),
+// autoscaling, nodeLabels and nodeTaints ({key, value, effect}). CKS has no
+// cluster autoscaler yet, so minNodes and maxNodes would do nothing:
+// autoscaling is off and burstpool sets targetNodes itself (TargetNodes).
+// It is cluster-scoped and applied in the cluster itself, so it has no
+// provider configuration.
 func coreweave(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.Unstructured {
 	spec := map[string]any{
 		"instanceType": in.InstanceType,
-		"autoscaling":  in.MinNodes != in.MaxNodes,
-		"targetNodes":  int64(in.MinNodes),
-		"minNodes":     int64(in.MinNodes),
-		"maxNodes":     int64(in.MaxNodes),
+		"autoscaling":  false,
+		"targetNodes":  int64(min(max(in.TargetNodes, in.MinNodes), in.MaxNodes)),
 		"nodeLabels":   labels,
 		"nodeTaints":   TaintList(taints),
-	}
-	if in.MinNodes == in.MaxNodes {
-		spec["targetNodes"] = int64(in.MaxNodes)
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": APIVersionCoreWeave,
@@ -329,3 +338,18 @@ func coreweave(in Input, labels map[string]any, taints []corev1.Taint) *unstruct
 		"spec":       spec,
 	}}
 }
+
+// CoreWeaveReady tells whether an observed CoreWeave NodePool serves: its
+// Accepted condition is True (a valid configuration) and its Allocated
+// condition is True (reason Complete: every requested node is there).
+func CoreWeaveReady(conds map[string]Condition) bool {
+	a, ok := conds["Accepted"]
+	if !ok || a.Status != "True" {
+		return false
+	}
+	al, ok := conds["Allocated"]
+	return ok && (al.Status == "True" || al.Reason == "Complete")
+}
+
+// Condition is one observed condition's status and reason.
+type Condition struct{ Status, Reason string }

@@ -95,16 +95,16 @@ func TestBuild(t *testing.T) {
 			}),
 			golden: "doks-namespaced.yaml",
 		},
-		"CoreWeaveAutoscaled": {
-			reason: "CoreWeave autoscales between minNodes and maxNodes, starting at the minimum; no cluster ID needed.",
+		"CoreWeaveTarget": {
+			reason: "CKS has no autoscaler yet: autoscaling stays off and targetNodes is what burstpool asks (3 of at most 8); no cluster ID needed.",
 			in: with(func(in *Input) {
 				in.Method, in.ClusterID, in.InstanceType = MethodCoreWeave, "", "gd-8xh100ib-i128"
-				in.MinNodes, in.MaxNodes, in.ProviderConfigName = 0, 8, ""
+				in.MinNodes, in.MaxNodes, in.TargetNodes, in.ProviderConfigName = 0, 8, 3, ""
 			}),
-			golden: "coreweave-autoscaled.yaml",
+			golden: "coreweave-target.yaml",
 		},
 		"CoreWeaveFixed": {
-			reason: "Equal min and max turn autoscaling off and set targetNodes to the size.",
+			reason: "A target below the minimum (0 of at least 2) is raised to it.",
 			in: with(func(in *Input) {
 				in.Method, in.InstanceType = MethodCoreWeave, "cd-gp-a192-genoa"
 				in.MinNodes, in.MaxNodes = 2, 2

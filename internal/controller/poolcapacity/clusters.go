@@ -17,9 +17,9 @@ import (
 	"github.com/burstpool/burstpool/internal/watch"
 )
 
-// syncTimeout bounds how long Connect waits for a new observer's first full
-// view of its cluster.
-const syncTimeout = 30 * time.Second
+// errNotSynced says the observer of a cluster has no full view of it yet
+// and has met no error so far.
+var errNotSynced = errors.New("pods and nodes are not synced yet")
 
 // running is the observer of one ProviderConfig's cluster.
 type running struct {
@@ -27,8 +27,28 @@ type running struct {
 	obs         *watch.Observer
 	cancel      context.CancelFunc
 	done        chan struct{}
-	err         error
+
+	// Set when the observer stopped, before done is closed.
+	err      error
+	failures int // observers of this ProviderConfig that failed in a row
+	retryAt  time.Time
 }
+
+func (r *running) stopped() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// An observer that failed is retried after retryMin, doubling with each
+// failure in a row up to retryMax.
+const (
+	retryMin = 5 * time.Second
+	retryMax = 5 * time.Minute
+)
 
 type use struct{ config, pool string }
 
@@ -87,7 +107,10 @@ func (c *clusters) NeedLeaderElection() bool { return true }
 
 // observer returns the synced observer of the ProviderConfig called config,
 // starting one if needed. A changed fingerprint (other credentials) replaces
-// the running observer.
+// the running observer. It never waits for a cluster: until the observer
+// has synced it returns an error that says why (the cluster's last error),
+// and once it syncs, every PoolCapacity of the ProviderConfig is queued. So
+// an unreachable cluster holds no worker, and other pools go on.
 func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg *rest.Config) (*watch.Observer, error) {
 	select {
 	case <-c.started:
@@ -99,6 +122,18 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 	r := c.running[config]
 	if r != nil && r.fingerprint != fingerprint {
 		r.cancel()
+		r = nil
+	}
+	failures := 0
+	if r != nil && r.stopped() {
+		// The last observer failed: retry only once its backoff passed, so
+		// that a cluster that refuses at once costs one attempt per backoff,
+		// not one per reconcile.
+		if time.Now().Before(r.retryAt) {
+			c.mu.Unlock()
+			return nil, errors.Wrapf(r.err, "cannot observe the cluster of ProviderConfig %q (retrying at %s)", config, r.retryAt.UTC().Format(time.RFC3339))
+		}
+		failures = r.failures
 		r = nil
 	}
 	if r == nil {
@@ -114,38 +149,47 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		}
 		obs.Store().Subscribe(func(_ capacity.Snapshot, pools []string) { c.notify(config, pools) })
 		rctx, cancel := context.WithCancel(c.ctx)
-		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{})}
+		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{}), failures: failures}
 		go func(r *running) {
-			r.err = obs.Start(rctx)
+			err := obs.Start(rctx)
+			if err == nil {
+				err = errors.New("the observer stopped")
+			}
+			r.err = err
+			r.failures++
+			r.retryAt = time.Now().Add(min(retryMin<<min(r.failures-1, 10), retryMax))
 			close(r.done)
+		}(r)
+		go func(r *running) {
+			select {
+			case <-r.obs.Synced():
+				c.notifyConfig(config)
+			case <-rctx.Done():
+			}
 		}(r)
 		c.running[config] = r
 	}
 	c.mu.Unlock()
 
-	wait, cancel := context.WithTimeout(ctx, syncTimeout)
-	defer cancel()
 	select {
 	case <-r.obs.Synced():
 		return r.obs, nil
 	case <-r.done:
-		c.mu.Lock()
-		if c.running[config] == r {
-			delete(c.running, config)
-		}
-		c.mu.Unlock()
 		return nil, errors.Wrapf(r.err, "cannot observe the cluster of ProviderConfig %q", config)
-	case <-wait.Done():
-		return nil, errors.Errorf("pods and nodes of ProviderConfig %q are not synced yet", config)
+	default:
 	}
+	if err := r.obs.Err(); err != nil {
+		return nil, errors.Wrapf(err, "cannot reach the cluster of ProviderConfig %q", config)
+	}
+	return nil, errors.Wrapf(errNotSynced, "cluster of ProviderConfig %q", config)
 }
 
 // track records that the PoolCapacity called name reads pool through config.
 func (c *clusters) track(name, config, pool string) {
 	c.imu.Lock()
-	defer c.imu.Unlock()
 	u := use{config, pool}
-	if old, ok := c.uses[name]; ok && old != u {
+	old, had := c.uses[name]
+	if had && old != u {
 		c.untrackLocked(name)
 	}
 	c.uses[name] = u
@@ -153,6 +197,12 @@ func (c *clusters) track(name, config, pool string) {
 		c.pools[u] = map[string]struct{}{}
 	}
 	c.pools[u][name] = struct{}{}
+	c.imu.Unlock()
+	if had && old.config != config {
+		// Re-pointed: the old cluster's observer stops once no
+		// PoolCapacity uses it.
+		c.stopUnused(old.config)
+	}
 }
 
 // forget drops the PoolCapacity called name, and stops the observer of its
@@ -172,11 +222,32 @@ func (c *clusters) forget(name string) {
 	if !ok || inUse {
 		return
 	}
+	c.stop(u.config)
+}
+
+// stopUnused stops the observer of config unless a PoolCapacity uses it. It
+// runs after track releases imu.
+func (c *clusters) stopUnused(config string) {
+	c.imu.Lock()
+	for _, u := range c.uses {
+		if u.config == config {
+			c.imu.Unlock()
+			return
+		}
+	}
+	c.imu.Unlock()
+	c.stop(config)
+}
+
+func (c *clusters) stop(config string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := c.running[u.config]; r != nil {
+	if r := c.running[config]; r != nil {
 		r.cancel()
-		delete(c.running, u.config)
+		delete(c.running, config)
+		if c.metrics != nil {
+			c.metrics.Observer(config).Forget()
+		}
 	}
 }
 
@@ -192,6 +263,20 @@ func (c *clusters) untrackLocked(name string) {
 	}
 }
 
+// notifyConfig asks for a reconcile of every PoolCapacity that uses the
+// ProviderConfig called config.
+func (c *clusters) notifyConfig(config string) {
+	c.imu.Lock()
+	var names []string
+	for n, u := range c.uses {
+		if u.config == config {
+			names = append(names, n)
+		}
+	}
+	c.imu.Unlock()
+	c.enqueue(names)
+}
+
 // notify asks for a reconcile of every PoolCapacity of the changed pools. It
 // never blocks: when the queue is full the poll interval catches up.
 func (c *clusters) notify(config string, pools []string) {
@@ -203,6 +288,12 @@ func (c *clusters) notify(config string, pools []string) {
 		}
 	}
 	c.imu.Unlock()
+	c.enqueue(names)
+}
+
+// enqueue queues a reconcile of the PoolCapacities called names. It never
+// blocks: when the queue is full the poll interval catches up.
+func (c *clusters) enqueue(names []string) {
 	for _, n := range names {
 		pc := &v1alpha1.PoolCapacity{}
 		pc.SetName(n)

@@ -14,13 +14,18 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -52,7 +57,28 @@ type Options struct {
 
 	// Clock returns the current time; time.Now if nil.
 	Clock func() time.Time
+
+	// EvictionsPerMinute and EvictionBurst bound how fast one pool's
+	// policies evict pods; DefaultEvictionsPerMinute and
+	// DefaultEvictionBurst if zero.
+	EvictionsPerMinute float64
+	EvictionBurst      int
+
+	// StaleAfter is how long a pool's cluster may go unobserved before its
+	// PoolCapacity's Stale condition turns True; DefaultStaleAfter if
+	// zero.
+	StaleAfter time.Duration
 }
+
+// DefaultStaleAfter is the default of Options.StaleAfter.
+const DefaultStaleAfter = 5 * time.Minute
+
+// Stale condition of a PoolCapacity.
+const (
+	TypeStale                                  = xpv2.ConditionType("Stale")
+	ReasonObserverCurrent xpv2.ConditionReason = "ObserverCurrent"
+	ReasonObserverBehind  xpv2.ConditionReason = "ObserverBehind"
+)
 
 // Setup adds the PoolCapacity controller to mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
@@ -60,21 +86,26 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = DefaultStaleAfter
+	}
 	cs := newClusters(o.Watch, o.Metrics, ctrl.Log.WithName("observer"))
 	if err := mgr.Add(cs); err != nil {
 		return errors.Wrap(err, "cannot add the pool observers to the manager")
 	}
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime v2.4's event recorder wraps the core events API recorder
 	c := &connector{
-		kube:     mgr.GetClient(),
-		record:   rec,
-		secrets:  mgr.GetAPIReader(),
-		base:     mgr.GetConfig(),
-		usage:    resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clusters: cs,
-		metrics:  o.Metrics,
-		clock:    o.Clock,
-		shed:     &shedding{},
+		kube:       mgr.GetClient(),
+		record:     rec,
+		secrets:    mgr.GetAPIReader(),
+		base:       mgr.GetConfig(),
+		usage:      resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		clusters:   cs,
+		metrics:    o.Metrics,
+		clock:      o.Clock,
+		evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
+		staleAfter: o.StaleAfter,
+		shed:       &shedding{},
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
 		managed.WithExternalConnector(c),
@@ -87,23 +118,43 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		For(&v1alpha1.PoolCapacity{}).
+		For(&v1alpha1.PoolCapacity{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(cs.events, &handler.EnqueueRequestForObject{})).
 		Complete(ratelimiter.NewReconciler(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// notStatusOnly drops updates of a PoolCapacity that change nothing but its
+// status (and so its resource version and managed fields). The provider
+// writes that status itself: reconciling again because of it would only
+// repeat the reconcile that wrote it, at the shared rate limit.
+func notStatusOnly() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e ctrlevent.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o == nil || n == nil {
+			return true
+		}
+		return o.GetGeneration() != n.GetGeneration() ||
+			!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+			!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations()) ||
+			!equality.Semantic.DeepEqual(o.GetFinalizers(), n.GetFinalizers()) ||
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+	}}
 }
 
 // A connector finds the cluster a PoolCapacity's ProviderConfig points at
 // and hands out a client over that cluster's snapshot.
 type connector struct {
-	kube     client.Client
-	record   event.Recorder
-	secrets  client.Reader
-	base     *rest.Config
-	usage    *resource.LegacyProviderConfigUsageTracker
-	clusters *clusters
-	metrics  *metrics.Metrics
-	clock    func() time.Time
-	shed     *shedding
+	kube       client.Client
+	record     event.Recorder
+	secrets    client.Reader
+	base       *rest.Config
+	usage      *resource.LegacyProviderConfigUsageTracker
+	clusters   *clusters
+	metrics    *metrics.Metrics
+	clock      func() time.Time
+	evictions  *evictions
+	staleAfter time.Duration
+	shed       *shedding
 }
 
 // shedding remembers each PoolCapacity's last over-share evictions.
@@ -150,14 +201,35 @@ func (s *shedding) hold(name string, snap capacity.Snapshot, evs []capacity.Evic
 	return out
 }
 
+// ReasonClusterUnreachable is the Ready condition's reason while the
+// provider cannot observe a PoolCapacity's cluster.
+const ReasonClusterUnreachable xpv2.ConditionReason = "ClusterUnreachable"
+
 // Connect records the ProviderConfig's use, then returns a client over the
 // synced snapshot of its cluster. It starts observing the cluster the first
-// time a ProviderConfig is used, and again when its credentials change.
+// time a ProviderConfig is used, and again when its credentials change. It
+// never waits for the cluster: until its observer has synced, Connect fails
+// at once, with Ready False (ClusterUnreachable) saying why, and the
+// PoolCapacity is retried with backoff and queued again when the observer
+// syncs. A PoolCapacity being deleted needs no cluster at all.
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	cr, ok := mg.(*v1alpha1.PoolCapacity)
 	if !ok {
 		return nil, errors.New("managed resource is not a PoolCapacity")
 	}
+	if meta.WasDeleted(cr) {
+		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions, staleAfter: c.staleAfter}, nil
+	}
+	ext, err := c.connect(ctx, cr)
+	if err != nil {
+		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(),
+			Reason: ReasonClusterUnreachable, Message: err.Error()})
+		return nil, err
+	}
+	return ext, nil
+}
+
+func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*external, error) {
 	if err := c.usage.Track(ctx, cr); err != nil {
 		return nil, errors.Wrapf(err, "cannot track the ProviderConfig use of PoolCapacity %q", cr.Name)
 	}
@@ -170,11 +242,12 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, err
 	}
+	c.clusters.track(cr.Name, pc.Name, capacity.PoolKey(cr.Spec.ForProvider))
 	obs, err := c.clusters.observer(ctx, pc.Name, fp, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, shed: c.shed}, nil
+	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions, staleAfter: c.staleAfter}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -210,13 +283,15 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 
 // An external reports a pool's capacity from its cluster's snapshot.
 type external struct {
-	record   event.Recorder
-	config   string
-	obs      *watch.Observer
-	clusters *clusters
-	metrics  *metrics.Metrics
-	clock    func() time.Time
-	shed     *shedding
+	record     event.Recorder
+	config     string
+	obs        *watch.Observer
+	clusters   *clusters
+	metrics    *metrics.Metrics
+	clock      func() time.Time
+	evictions  *evictions
+	staleAfter time.Duration
+	shed       *shedding
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
@@ -232,8 +307,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	spec := cr.Spec.ForProvider
 	if meta.WasDeleted(cr) {
 		e.clusters.forget(cr.Name)
+		e.evictions.forget(cr.Name)
 		if e.metrics != nil {
-			e.metrics.Forget(spec)
+			e.metrics.Forget(cr.Name)
 		}
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -243,33 +319,70 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	snap := e.obs.Store().Current()
 
 	// Compute.
-	res := capacity.Compute(spec, snap, cr.Status.AtProvider, e.clock())
+	now := e.clock()
+	res := capacity.Compute(spec, snap, cr.Status.AtProvider, now)
 
-	// Apply. Over-share evictions wait until the snapshot shows the last
-	// ones: until then the waiters they made room for still look waiting.
+	// Apply: the status first, so that a policy that fails never holds
+	// it back.
+	lastSync := e.obs.LastSync()
+	o := res.Observation
+	// lastObservedTime moves in steps of a fifth of the staleness bound,
+	// so that a quiet pool's status is rewritten rarely.
+	if prev := o.LastObservedTime; !lastSync.IsZero() && (prev == nil || lastSync.Sub(prev.Time) >= e.staleAfter/5) {
+		o.LastObservedTime = &metav1.Time{Time: lastSync.UTC().Truncate(time.Second)}
+	}
+	cr.Status.AtProvider = o
+	cr.SetConditions(xpv2.Available(), staleCondition(lastSync, now, e.staleAfter))
+	if e.metrics != nil {
+		e.metrics.Record(cr.Name, spec, res, lastSync)
+	}
+	// Over-share evictions wait until the snapshot shows the last ones:
+	// until then the waiters they made room for still look waiting.
 	evicts := res.Evict
 	if e.shed != nil {
-		evicts = e.shed.hold(cr.Name, snap, evicts, e.clock())
+		evicts = e.shed.hold(cr.Name, snap, evicts, now)
 	}
+	var errs []error
 	for _, ev := range evicts {
-		if err := e.evict(ctx, ev); err != nil {
-			return managed.ExternalObservation{}, errors.Wrapf(err, "cannot delete pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason)
+		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, now)
+		switch out {
+		case evicted:
+			if e.metrics != nil {
+				e.metrics.Evicted(spec, ev.Reason)
+			}
+			verb := "Deleted"
+			if ev.Reason == capacity.EvictOverShare {
+				verb = "Evicted"
+			}
+			e.record.Event(cr, event.Normal(event.Reason(verb+ev.Reason), evictionMessage(ev)))
+		case blocked:
+			if e.metrics != nil {
+				e.metrics.EvictionBlocked(spec, ev.Reason)
+			}
+			e.record.Event(cr, event.Normal(event.Reason("EvictionBlocked"), fmt.Sprintf("A PodDisruptionBudget allows no disruption of pod %s now (%s); the eviction is retried later.", ev.Pod, ev.Reason)))
+		case failed:
+			errs = append(errs, errors.Wrapf(err, "cannot evict pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason))
+		case deferred:
+			if err != nil {
+				errs = append(errs, errors.Wrapf(err, "cannot evict pods of pool %q; retrying within the eviction rate", spec.Pool.Name))
+			}
 		}
-		if e.metrics != nil {
-			e.metrics.Evicted(spec, ev.Reason)
-		}
-		verb := "Deleted"
-		if ev.Reason == capacity.EvictOverShare {
-			verb = "Evicted"
-		}
-		e.record.Event(cr, event.Normal(event.Reason(verb+ev.Reason), evictionMessage(ev)))
 	}
-	cr.Status.AtProvider = res.Observation
-	cr.SetConditions(xpv2.Available())
-	if e.metrics != nil {
-		e.metrics.Record(spec, res)
+	// A policy's error makes Synced False; the status above is written
+	// all the same.
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, utilerrors.NewAggregate(errs)
+}
+
+// staleCondition says whether the pool's cluster was observed within
+// staleAfter: a dead watch and failing relists make a busy pool look quiet.
+func staleCondition(lastSync, now time.Time, staleAfter time.Duration) xpv2.Condition {
+	c := xpv2.Condition{Type: TypeStale, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(), Reason: ReasonObserverCurrent}
+	if now.Sub(lastSync) > staleAfter {
+		c.Status, c.Reason = corev1.ConditionTrue, ReasonObserverBehind
+		c.Message = fmt.Sprintf("The pool's pods and nodes were last known current at %s, more than %s ago: the provider's watch and relists of the cluster are failing (see its logs and burstpool_observer_watch_errors_total).",
+			lastSync.UTC().Format(time.RFC3339), staleAfter)
 	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	return c
 }
 
 func evictionMessage(ev capacity.Eviction) string {
@@ -277,31 +390,9 @@ func evictionMessage(ev capacity.Eviction) string {
 		return fmt.Sprintf("Evicted pod %s: its QueryService runs more pool executors than its share (maxPoolExecutors) while another QueryService waits below its own (policies.enforceShares).", ev.Pod)
 	}
 	if ev.Reason == capacity.EvictUnauthorized {
-		return fmt.Sprintf("Deleted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
+		return fmt.Sprintf("Evicted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
 	}
-	return fmt.Sprintf("Deleted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
-}
-
-func (e *external) evict(ctx context.Context, ev capacity.Eviction) error {
-	p := &corev1.Pod{}
-	p.SetNamespace(ev.Pod.Namespace)
-	p.SetName(ev.Pod.Name)
-	var err error
-	if ev.Reason == capacity.EvictOverShare {
-		// A healthy executor of an allowed QueryService: evict it, so its
-		// PodDisruptionBudget holds. A budget that refuses (429) leaves it
-		// for the next observation.
-		err = e.obs.Evict(ctx, ev.Pod.Namespace, ev.Pod.Name, ev.UID)
-		if kerrors.IsTooManyRequests(err) {
-			return nil
-		}
-	} else {
-		err = e.obs.Client().Delete(ctx, p, client.Preconditions{UID: (*types.UID)(&ev.UID)})
-	}
-	if kerrors.IsNotFound(err) || kerrors.IsConflict(err) {
-		return nil
-	}
-	return err
+	return fmt.Sprintf("Evicted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
 }
 
 // Create does nothing: a PoolCapacity always exists once it is observed.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,9 @@ func scheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := policyv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	if err := rbacv1.AddToScheme(s); err != nil {
@@ -316,10 +320,7 @@ func TestPoolCapacity(t *testing.T) {
 	// One ProviderConfig for the provider's own cluster, and one that
 	// reaches the same API server through a kubeconfig secret, as a remote
 	// cluster would be reached.
-	if err := c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
-		t.Fatal(err)
-	}
+	ensureLocalProviderConfig(t, c)
 	user, err := env.AddUser(envtest.User{Name: "remote-observer", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -376,12 +377,13 @@ func TestPoolCapacity(t *testing.T) {
 	t.Run("Metrics", func(t *testing.T) {
 		eventually(t, "pool gauges", func() error {
 			const exp = `
-# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied or pending.
+# HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied, pending or draining.
 # TYPE burstpool_pool_executors gauge
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="available"} 1
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="occupied"} 3
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="pending"} 1
-burstpool_pool_executors{namespace="team-a",pool="analytics",state="total"} 4
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="available"} 1
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="draining"} 0
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="occupied"} 3
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="pending"} 1
+burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="total"} 4
 `
 			return testutil.GatherAndCompare(p.metrics, strings.NewReader(exp), "burstpool_pool_executors")
 		})
@@ -438,8 +440,8 @@ burstpool_pool_executors{namespace="team-a",pool="analytics",state="total"} 4
 			return testutil.GatherAndCompare(p.metrics, strings.NewReader(`
 # HELP burstpool_pool_nodes Nodes of a pool by state: ready or not_ready.
 # TYPE burstpool_pool_nodes gauge
-burstpool_pool_nodes{namespace="team-a",pool="analytics",state="not_ready"} 1
-burstpool_pool_nodes{namespace="team-a",pool="analytics",state="ready"} 2
+burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="not_ready"} 1
+burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="ready"} 2
 `), "burstpool_pool_nodes")
 		})
 		if err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}}); err != nil {

@@ -11,64 +11,88 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/watch"
 )
 
-// TestLeastPrivilege runs the provider as a user bound to nothing but the
-// ClusterRoles of docs/capacity-rbac.yaml, with both deletion policies on,
-// and checks that it observes and deletes what it should.
+// TestLeastPrivilege runs the provider as its service account
+// (provider-burstpool in crossplane-system, the one the shipped
+// DeploymentRuntimeConfig fixes), bound by nothing but the shipped roles and
+// bindings of deploy/provider (the opt-in eviction role included), with
+// both deletion policies on, and checks that it observes and deletes what it
+// should, through a ProviderConfig with the injected identity and one whose
+// kubeconfig Secret it reads through its namespaced Role.
 func TestLeastPrivilege(t *testing.T) {
 	const (
 		pool = "rbac-pool"
-		user = "capacity-provider"
+		sa   = "provider-burstpool"
+		ns   = "crossplane-system"
 	)
 	ctx := context.Background()
 	c := newClient(t)
+	createNamespace(t, c, ns)
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, f := range []string{"rbac.yaml", "rbac-evictions.yaml"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "provider", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			// Other tests may have created the ClusterRoles from the same
+			// files already.
+			if err := c.Create(ctx, u); err != nil && (u.GetKind() != "ClusterRole" || !kerrors.IsAlreadyExists(err)) {
+				t.Fatalf("cannot create %s %s from deploy/provider/%s: %v", u.GetKind(), u.GetName(), f, err)
+			}
+			kinds[u.GetKind()]++
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"ClusterRole": 3, "Role": 1, "ClusterRoleBinding": 3, "RoleBinding": 1}, kinds); diff != "" {
+		t.Fatalf("deploy/provider's roles changed shape (-want +got):\n%s", diff)
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if err := c.SubResource("token").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}}, tr); err != nil {
+		t.Fatalf("cannot get a token for service account %s/%s: %v", ns, sa, err)
+	}
+	as := rest.AnonymousClientConfig(env.Config)
+	as.BearerToken = tr.Status.Token
 
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "capacity-rbac.yaml"))
+	// A kubeconfig of the same cluster, with the same identity, in a
+	// Secret only the namespaced Role lets the provider read.
+	kc, err := clientcmd.Write(clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"c": {Server: as.Host, CertificateAuthorityData: as.CAData}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"u": {Token: as.BearerToken}},
+		Contexts:       map[string]*clientcmdapi.Context{"c": {Cluster: "c", AuthInfo: "u"}},
+		CurrentContext: "c",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	roles := 0
-	for {
-		var cr rbacv1.ClusterRole
-		if err := dec.Decode(&cr); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if cr.Kind != "ClusterRole" {
-			continue
-		}
-		roles++
-		if err := c.Create(ctx, &cr); err != nil {
-			t.Fatalf("cannot create ClusterRole %s: %v", cr.Name, err)
-		}
-		crb := &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "test-" + cr.Name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-		}
-		if err := c.Create(ctx, crb); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if roles != 3 {
-		t.Fatalf("docs/capacity-rbac.yaml should hold 3 ClusterRoles, found %d", roles)
-	}
-	au, err := env.AddUser(envtest.User{Name: user}, nil)
-	if err != nil {
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rbac-kubeconfig", Namespace: ns}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -105,7 +129,22 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := startProviderAs(t, au.Config(), watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	secretPC := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "rbac-secret"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceSecret}}}
+	secretPC.Spec.Credentials.SecretRef = &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Name: "rbac-kubeconfig", Namespace: ns}, Key: "kubeconfig"}
+	if err := c.Create(ctx, secretPC); err != nil {
+		t.Fatal(err)
+	}
+	remote := poolCapacity("rbac-remote", "rbac-secret")
+	remote.Spec.ForProvider.Pool.Name = pool
+	remote.Spec.ForProvider.NodeSelector = pc.Spec.ForProvider.NodeSelector
+	remote.Spec.ForProvider.ExecutorSelector = pc.Spec.ForProvider.ExecutorSelector
+	remote.Spec.ForProvider.WarmupSelector = nil
+	if err := c.Create(ctx, remote); err != nil {
+		t.Fatal(err)
+	}
+
+	p := startProviderAs(t, as, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
 	defer p.stop(t)
 
 	for _, name := range []string{"failed", "intruder"} {
@@ -121,7 +160,50 @@ func TestLeastPrivilege(t *testing.T) {
 	converges(t, c, "rbac", summary{
 		Total: 2, Available: 1, Occupied: 1, Ready: 1,
 		Allocations: []string{"team-r/sales pool=1 regular=0 allocated=true"},
-		Failures:    []string{"team-r/failed Error 0"},
+		// The evicted intruder terminates with the DisruptionTarget
+		// condition the Eviction API sets (no kubelet removes it here).
+		Failures:    []string{"team-r/failed Error 0", "team-r/intruder Disrupted 0"},
 		ReadyReason: string(xpv2.ReasonAvailable),
 	})
+	eventually(t, "PoolCapacity rbac-remote observes through the kubeconfig Secret", func() error {
+		got := &v1alpha1.PoolCapacity{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "rbac-remote"}, got); err != nil {
+			return err
+		}
+		if r := got.GetCondition(xpv2.TypeReady); r.Reason != xpv2.ReasonAvailable {
+			return fmt.Errorf("Ready is %s/%s: %s (Synced: %s)", r.Status, r.Reason, r.Message, got.GetCondition(xpv2.TypeSynced).Message)
+		}
+		return nil
+	})
+}
+
+// createRBACRoles creates the ClusterRoles of deploy/provider (the
+// provider's roles and the opt-in eviction role), unless they exist, and
+// returns them.
+func createRBACRoles(t *testing.T, c client.Client) []rbacv1.ClusterRole {
+	t.Helper()
+	var roles []rbacv1.ClusterRole
+	for _, f := range []string{"rbac.yaml", "rbac-evictions.yaml"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "provider", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+		for {
+			var cr rbacv1.ClusterRole
+			if err := dec.Decode(&cr); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if cr.Kind != "ClusterRole" {
+				continue
+			}
+			roles = append(roles, cr)
+			if err := c.Create(context.Background(), &cr); err != nil && !kerrors.IsAlreadyExists(err) {
+				t.Fatalf("cannot create ClusterRole %s: %v", cr.Name, err)
+			}
+		}
+	}
+	return roles
 }

@@ -106,11 +106,11 @@ func TestWatchAndPollConverge(t *testing.T) {
 
 	var want []string
 	eventually(t, "both observers agreeing with a fresh list", func() error {
-		pods, nodes, err := polling.List(ctx)
+		l, err := polling.List(ctx)
 		if err != nil {
 			return err
 		}
-		want = view(capacity.NewSnapshot(pods, nodes), pool)
+		want = view(capacity.NewSnapshot(l.Pods, l.Nodes), pool)
 		if diff := cmp.Diff(want, view(watching.Store().Current(), pool)); diff != "" {
 			return fmt.Errorf("watching observer: -list, +snapshot:\n%s", diff)
 		}

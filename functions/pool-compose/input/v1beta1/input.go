@@ -1,6 +1,8 @@
-// Package v1beta1 holds the input of the pool-compose function: the defaults
-// a platform team writes once into the Composition, so Pool claims only say
-// what tenants care about.
+// Package v1beta1 holds the input of the pool-compose function and the
+// cluster settings it reads: the Composition's input carries safe defaults,
+// and an EnvironmentConfig (apiextensions.crossplane.io/v1beta1) carries the
+// cluster's own values in its data, with the same fields, so Pool claims
+// only say what tenants care about.
 //
 // +kubebuilder:object:generate=true
 // +groupName=pool.fn.burstpool.io
@@ -12,8 +14,10 @@ import (
 )
 
 // Input is the configuration of the pool-compose function. Every field is
-// optional; a pool that needs a missing field (for example an AWS pool
-// without a node role) is reported Failed with a message that names it.
+// optional. The fields other than environmentConfig are also the settings
+// an EnvironmentConfig's data holds; its values win over the input's. A
+// pool that needs a missing setting (for example an AWS pool without a
+// node role) is reported Pending with a message that names it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
@@ -21,6 +25,12 @@ import (
 type Input struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// EnvironmentConfig selects the EnvironmentConfigs whose data holds the
+	// cluster's settings. Empty, it is the one named burstpool. Only the
+	// Composition's input sets it.
+	// +optional
+	EnvironmentConfig *EnvironmentConfigSelector `json:"environmentConfig,omitempty"`
 
 	// ClusterName is the Kubernetes cluster's name. It tags cloud resources
 	// and names the EKS cluster in discovery tags when selector terms are
@@ -78,6 +88,20 @@ type Input struct {
 	// +listType=atomic
 	// +optional
 	CatalogOverrides []InstanceType `json:"catalogOverrides,omitempty"`
+}
+
+// EnvironmentConfigSelector selects the EnvironmentConfigs that hold the
+// cluster's settings: one by name, or every one with the given labels
+// (merged in name order, later names winning).
+type EnvironmentConfigSelector struct {
+	// Name of the EnvironmentConfig.
+	// +kubebuilder:default=burstpool
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// MatchLabels selects EnvironmentConfigs by label instead of by name.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 }
 
 // Provisioning is the default cloud and provisioning method.
@@ -252,6 +276,13 @@ type Karpenter struct {
 	// +kubebuilder:default=50
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
+
+	// SpotNeighbourGenerations lets every spot pool's type set take types
+	// of neighbouring generations of the chosen family (r6gd and r8gd for
+	// r7gd) that hold the same executors per node; a pool opts in on its
+	// own with spec.instanceConfig.spotNeighbourGenerations.
+	// +optional
+	SpotNeighbourGenerations bool `json:"spotNeighbourGenerations,omitempty"`
 }
 
 // Warmup configures the warmup DaemonSets.

@@ -1,0 +1,4 @@
+// Package deploy holds the manifests that install burstpool beside its
+// packages (deploy/provider: the capacity provider's runtime config and
+// roles) and the tests that hold them to what the provider may do.
+package deploy

@@ -1,0 +1,181 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// The provider's service account, fixed by runtimeconfig.yaml.
+const (
+	providerSA        = "provider-burstpool"
+	providerNamespace = "crossplane-system"
+)
+
+// allowed is every permission the provider's roles may grant, as
+// "role: scope group/resource verb" (scope is "cluster" or the Role's
+// namespace). Growing it is a decision, made here with a reason.
+var allowed = []string{
+	// Observe executors and pool nodes; read QueryServices.
+	"burstpool-capacity-observer: cluster /pods get",
+	"burstpool-capacity-observer: cluster /pods list",
+	"burstpool-capacity-observer: cluster /pods watch",
+	"burstpool-capacity-observer: cluster /nodes get",
+	"burstpool-capacity-observer: cluster /nodes list",
+	"burstpool-capacity-observer: cluster /nodes watch",
+	"burstpool-capacity-observer: cluster e6data.io/queryservices get",
+	"burstpool-capacity-observer: cluster e6data.io/queryservices list",
+	"burstpool-capacity-observer: cluster e6data.io/queryservices watch",
+	// PoolCapacities: read, write status; update and patch only for the
+	// managed reconciler's finalizer. Never create or delete.
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities get",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities list",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities watch",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities update",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities patch",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities/status get",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities/status update",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities/status patch",
+	// ProviderConfigs: read, keep their finalizer and status (user count).
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs get",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs list",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs watch",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs update",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs patch",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs/status get",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs/status update",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigs/status patch",
+	// ProviderConfigUsages record which PoolCapacity uses which config.
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages get",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages list",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages watch",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages create",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages update",
+	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages patch",
+	"burstpool-capacity-provider: cluster /events create",
+	"burstpool-capacity-provider: cluster /events patch",
+	// Kubeconfig Secrets of ProviderConfigs, in their namespace only, by
+	// name; the leader-election Lease.
+	"burstpool-capacity-credentials: crossplane-system /secrets get",
+	"burstpool-capacity-credentials: crossplane-system coordination.k8s.io/leases get",
+	"burstpool-capacity-credentials: crossplane-system coordination.k8s.io/leases create",
+	"burstpool-capacity-credentials: crossplane-system coordination.k8s.io/leases update",
+	// Opt-in (rbac-evictions.yaml): remove failed and unauthorized
+	// executors through the Eviction API, which honours PDBs.
+	"burstpool-capacity-evictor: cluster /pods/eviction create",
+	"burstpool-capacity-evictor: cluster policy/poddisruptionbudgets get",
+	"burstpool-capacity-evictor: cluster policy/poddisruptionbudgets list",
+}
+
+// objects decodes every object of the YAML files named.
+func objects(t *testing.T, files ...string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join("provider", f)) //nolint:gosec // a file of the repository
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(u.Object) > 0 {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+func into(t *testing.T, u *unstructured.Unstructured, v any) {
+	t.Helper()
+	b, err := yaml.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, v); err != nil {
+		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+// TestProviderRBACAllowList fails when the provider's roles grant anything
+// the allow-list does not name (wildcards included), grant less than it
+// names, or are bound to anyone but the provider's service account.
+func TestProviderRBACAllowList(t *testing.T) {
+	var got []string
+	roles := map[string]bool{}
+	for _, u := range objects(t, "rbac.yaml", "rbac-evictions.yaml") {
+		switch u.GetKind() {
+		case "ClusterRole", "Role":
+			var r rbacv1.ClusterRole // a Role has the same fields
+			into(t, u, &r)
+			if r.AggregationRule != nil {
+				t.Errorf("%s %s aggregates other roles: what it grants would not be reviewed here", u.GetKind(), r.Name)
+			}
+			scope := "cluster"
+			if u.GetKind() == "Role" {
+				scope = u.GetNamespace()
+			}
+			roles[u.GetKind()+"/"+r.Name] = true
+			for _, rule := range r.Rules {
+				if len(rule.NonResourceURLs) > 0 || len(rule.ResourceNames) > 0 {
+					t.Errorf("%s %s: rule %v names URLs or resource names, which the allow-list does not cover", u.GetKind(), r.Name, rule)
+				}
+				for _, g := range rule.APIGroups {
+					for _, res := range rule.Resources {
+						for _, v := range rule.Verbs {
+							got = append(got, fmt.Sprintf("%s: %s %s/%s %s", r.Name, scope, g, res, v))
+						}
+					}
+				}
+			}
+		case "ClusterRoleBinding", "RoleBinding":
+			var b rbacv1.RoleBinding
+			into(t, u, &b)
+			want := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: providerSA, Namespace: providerNamespace}}
+			if diff := cmp.Diff(want, b.Subjects); diff != "" {
+				t.Errorf("%s %s binds someone else: -want, +got:\n%s", u.GetKind(), b.Name, diff)
+			}
+			if !roles[b.RoleRef.Kind+"/"+b.RoleRef.Name] {
+				t.Errorf("%s %s binds %s %s, which these files do not define", u.GetKind(), b.Name, b.RoleRef.Kind, b.RoleRef.Name)
+			}
+		default:
+			t.Errorf("unexpected %s %s among the provider's roles", u.GetKind(), u.GetName())
+		}
+	}
+	slices.Sort(got)
+	want := slices.Clone(allowed)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the provider's roles differ from the allow-list (-allowed +granted):\n%s", diff)
+	}
+}
+
+// TestRuntimeConfigNamesTheBoundAccount checks that the
+// DeploymentRuntimeConfig fixes the service account the roles are bound to.
+func TestRuntimeConfigNamesTheBoundAccount(t *testing.T) {
+	objs := objects(t, "runtimeconfig.yaml")
+	if len(objs) != 1 || objs[0].GetKind() != "DeploymentRuntimeConfig" || objs[0].GetAPIVersion() != "pkg.crossplane.io/v1beta1" {
+		t.Fatalf("runtimeconfig.yaml should hold one pkg.crossplane.io/v1beta1 DeploymentRuntimeConfig, got %d objects", len(objs))
+	}
+	name, _, _ := unstructured.NestedString(objs[0].Object, "spec", "serviceAccountTemplate", "metadata", "name")
+	if name != providerSA {
+		t.Errorf("the DeploymentRuntimeConfig names service account %q; the roles are bound to %q", name, providerSA)
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+)
+
+// coreweave emits a CoreWeave pool. CKS has no autoscaler, so targetNodes
+// is what the pool needs now: nodes for the warm slots (minExecutors) or
+// the running executors, whichever is more, plus the pending executors,
+// executorsPerNode to a node; suspended, only the running executors' nodes.
+// instanceType is immutable, so a new type gets a new NodePool, named after
+// it, and the old one stays (as rnCloudPoolDraining) until the new one is
+// ready, is then scaled to zero, and goes once its nodes are gone.
+func (s *state) coreweave(in cloudpool.Input) {
+	var occupied, pending int64
+	if o := s.capObs; o != nil {
+		occupied, pending = int64(o.OccupiedExecutors), int64(o.PendingExecutors)
+	}
+	demand := max(int64(s.in.Spec.MinExecutors), occupied) + pending
+	if s.in.Spec.Suspend {
+		demand = occupied
+	}
+	in.TargetNodes = int32(min(ceilDiv64(demand, int64(s.epn)), int64(in.MaxNodes)))
+
+	cur := s.in.Observed[rnCloudPool]
+	old := s.in.Observed[rnCloudPoolDraining]
+	if cur != nil && str(cur, "spec", "instanceType") != in.InstanceType {
+		// The type changed: cur drains, and a new pool takes over.
+		old, cur = cur, nil
+	}
+	switch {
+	case cur != nil:
+		in.Name = str(cur, "metadata", "name")
+	case old != nil:
+		in.Name = in.Pool + "-" + typeSlug(in.InstanceType) + "-nodepool"
+	}
+	if old != nil && str(old, "metadata", "name") == in.Name {
+		// Back to the draining pool's own type: it takes over again.
+		cur, old = old, nil
+	}
+	cp, err := cloudpool.Build(in)
+	if err != nil {
+		s.fail("CloudNodePoolIncomplete", err.Error())
+		s.preserve(rnCloudPool, rnCloudPoolDraining)
+		return
+	}
+	ready := cur != nil && cloudpool.CoreWeaveReady(observedConditions(cur))
+	s.emit(rnCloudPool, cp, ready)
+	s.out.Status.NodePoolName = cp.GetName()
+	msg := fmt.Sprintf("CoreWeave node pool %s runs %d %s node(s) for %d warm, %d running and %d pending executor(s)",
+		cp.GetName(), in.TargetNodes, in.InstanceType, s.in.Spec.MinExecutors, occupied, pending)
+	if old != nil {
+		msg += s.drain(old, ready)
+	}
+	s.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", msg)
+}
+
+// drain keeps a CoreWeave pool of the previous type until its replacement
+// is ready, then asks for zero nodes, and drops it once it has none.
+func (s *state) drain(old *structpb.Struct, replacementReady bool) string {
+	name := str(old, "metadata", "name")
+	if replacementReady && number(field(old, "status", "currentNodes")) == 0 {
+		return fmt.Sprintf("; %s of the previous type has no nodes left and is deleted", name)
+	}
+	u := &unstructured.Unstructured{Object: keep(old).AsMap()}
+	msg := fmt.Sprintf("; %s of the previous type %s stays until the new pool is ready", name, str(old, "spec", "instanceType"))
+	if replacementReady {
+		_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "targetNodes")
+		msg = fmt.Sprintf("; %s of the previous type %s drains to zero nodes", name, str(old, "spec", "instanceType"))
+	}
+	s.out.Desired[rnCloudPoolDraining] = u
+	s.out.Ready[rnCloudPoolDraining] = readyOf(true)
+	return msg
+}
+
+// observedConditions are an observed object's conditions by type.
+func observedConditions(o *structpb.Struct) map[string]cloudpool.Condition {
+	out := map[string]cloudpool.Condition{}
+	for _, v := range field(o, "status", "conditions").GetListValue().GetValues() {
+		c := v.GetStructValue()
+		out[str(c, "type")] = cloudpool.Condition{Status: str(c, "status"), Reason: str(c, "reason")}
+	}
+	return out
+}
+
+// typeSlug turns an instance type into a name part (gd-8xa100.ib becomes
+// gd-8xa100-ib).
+func typeSlug(t string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, t), "-")
+}

@@ -1,0 +1,189 @@
+package metrics
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	"github.com/burstpool/burstpool/internal/capacity"
+)
+
+// registered returns every series name the provider exports, with its
+// label names, as a registry holding one of each reports them.
+func registered(t *testing.T) map[string][]string {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m := New(reg)
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "p", Namespace: "ns"}, MaxExecutors: 1}
+	m.Record("pc", spec, capacity.Result{
+		Observation: v1alpha1.PoolCapacityObservation{Allocations: []v1alpha1.Allocation{{QueryService: "q", Namespace: "ns"}}},
+		Failing:     []v1alpha1.Failure{{Reason: v1alpha1.FailureError}},
+	}, time.Unix(1, 0))
+	m.Evicted(spec, capacity.EvictUnauthorized)
+	m.EvictionBlocked(spec, capacity.EvictUnauthorized)
+	o := m.Observer("default")
+	o.Relisted(nil)
+	o.WatchFailed()
+	o.Applied(1)
+	o.Synced(time.Unix(1, 0))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, mf := range mfs {
+		for _, l := range mf.GetMetric()[0].GetLabel() {
+			out[mf.GetName()] = append(out[mf.GetName()], l.GetName())
+		}
+	}
+	return out
+}
+
+// expression is one PromQL expression of the examples, and where it is.
+type expression struct {
+	where, expr, legend string
+}
+
+func examples(t *testing.T) (rules, alerts []string, exprs []expression) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "examples", "monitoring")
+	raw, err := os.ReadFile(filepath.Join(dir, "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr struct {
+		Spec struct {
+			Groups []struct {
+				Rules []struct{ Record, Alert, Expr string }
+			}
+		}
+	}
+	if err := yaml.Unmarshal(raw, &pr); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				rules = append(rules, r.Record)
+			}
+			if r.Alert != "" {
+				alerts = append(alerts, r.Alert)
+			}
+			exprs = append(exprs, expression{where: "rule " + r.Record + r.Alert, expr: r.Expr})
+		}
+	}
+	raw, err = os.ReadFile(filepath.Join(dir, "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr, LegendFormat string }
+		}
+		Templating struct {
+			List []struct{ Name, Definition string }
+		}
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, expression{where: "panel " + p.Title, expr: tg.Expr, legend: tg.LegendFormat})
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Definition != "" {
+			exprs = append(exprs, expression{where: "variable " + v.Name, expr: v.Definition})
+		}
+	}
+	return rules, alerts, exprs
+}
+
+var (
+	reSeries   = regexp.MustCompile(`\b(burstpool_[a-z0-9_]+)\s*(\{[^}]*\})?`)
+	reMatcher  = regexp.MustCompile(`([a-z_][a-z0-9_]*)\s*(=~|!=|!~|=)`)
+	reGrouping = regexp.MustCompile(`\b(?:by|on|without|ignoring|group_left|group_right)\s*\(([^)]*)\)`)
+	reLegend   = regexp.MustCompile(`\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}`)
+	reValues   = regexp.MustCompile(`label_values\((burstpool_[a-z0-9_]+)[^,]*,\s*([a-z_]+)\)`)
+	reOther    = regexp.MustCompile(`\b(kube_|container_|up\b|time\(\))`)
+)
+
+// TestExpressionsUseRegisteredMetrics checks every expression of the
+// example dashboard and rules against the series the provider registers:
+// each burstpool_ series exists, its matchers name its labels, and the
+// labels an expression groups, joins or shows by belong to its series.
+func TestExpressionsUseRegisteredMetrics(t *testing.T) {
+	reg := registered(t)
+	rules, alerts, exprs := examples(t)
+	for _, e := range exprs {
+		var labels []string
+		for _, m := range reSeries.FindAllStringSubmatch(e.expr, -1) {
+			ls, ok := reg[m[1]]
+			if !ok {
+				t.Errorf("%s: %s is not a series the provider registers", e.where, m[1])
+				continue
+			}
+			labels = append(labels, ls...)
+			for _, mm := range reMatcher.FindAllStringSubmatch(m[2], -1) {
+				if !slices.Contains(ls, mm[1]) {
+					t.Errorf("%s: %s has no label %q (it has %v)", e.where, m[1], mm[1], ls)
+				}
+			}
+		}
+		for _, m := range reValues.FindAllStringSubmatch(e.expr, -1) {
+			if !slices.Contains(reg[m[1]], m[2]) {
+				t.Errorf("%s: label_values of %s by %q: no such label", e.where, m[1], m[2])
+			}
+		}
+		if len(labels) == 0 || reOther.MatchString(e.expr) || strings.Contains(e.expr, "burstpool:") {
+			// Joins with other exporters' series, or recording rules.
+			continue
+		}
+		labels = append(labels, "le")
+		for _, g := range reGrouping.FindAllStringSubmatch(e.expr, -1) {
+			for _, l := range strings.Split(g[1], ",") {
+				if l = strings.TrimSpace(l); l != "" && !slices.Contains(labels, l) {
+					t.Errorf("%s: groups or joins by %q, which none of its series has", e.where, l)
+				}
+			}
+		}
+		for _, m := range reLegend.FindAllStringSubmatch(e.legend, -1) {
+			if !slices.Contains(labels, m[1]) {
+				t.Errorf("%s: legend shows {{%s}}, which none of its series has", e.where, m[1])
+			}
+		}
+	}
+	for _, want := range []string{"BurstpoolProviderDown", "BurstpoolPoolStatusStale", "BurstpoolExecutorFailureRateHigh", "BurstpoolEvictions", "BurstpoolEvictionsBlocked"} {
+		if !slices.Contains(alerts, want) {
+			t.Errorf("the PrometheusRule has no alert %s (it has %v)", want, alerts)
+		}
+	}
+	if !slices.Contains(rules, "burstpool:pool_executor_utilisation:ratio") {
+		t.Errorf("the PrometheusRule records no burstpool:pool_executor_utilisation:ratio (occupied / total executors)")
+	}
+}
+
+// TestLabelsDoNotCollide checks that no series carries a label Prometheus
+// sets on every target (namespace, pod, job, instance, ...), which a
+// scrape would rename to exported_*.
+func TestLabelsDoNotCollide(t *testing.T) {
+	for name, labels := range registered(t) {
+		for _, l := range labels {
+			switch l {
+			case "namespace", "pod", "job", "instance", "container", "service", "endpoint":
+				t.Errorf("%s has label %q, which the scrape's target labels override", name, l)
+			}
+		}
+	}
+}

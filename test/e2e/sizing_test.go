@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/devplane"
+)
+
+// familyFirst is a family pool created before its QueryService.
+type familyFirst struct {
+	// Family the pool names; Empty is the type it has with nothing
+	// attached, Sized the type its QueryService needs.
+	Family, Empty, Sized string
+	// CPU and Memory of one executor; PerNode executors fit one Sized
+	// node exactly.
+	CPU, Memory string
+	PerNode     int
+}
+
+// testFamilyPoolFollowsItsFirstQueryService creates a family pool with no
+// QueryService, then attaches one: the pool must move from the family's
+// smallest size to the size the QueryService needs although autoUpgrade
+// is off (no executor has run yet), and the nodes Karpenter launches for
+// its executors must each hold exactly executorsPerNode of them, counted
+// pod by pod.
+func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig, f familyFirst) {
+	const pool, executors = "family-first", 4
+	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
+kind: Pool
+metadata: {name: %s, namespace: %s}
+spec:
+  compositionRef: {name: %s}
+  maxExecutors: %d
+  executorsPerNode: %d
+  imageConfig: {autoCollectImages: false}
+  instanceConfig: {instanceFamily: %s}
+  queryServiceSelector:
+    matchLabels: {e2e.burstpool.io/pool: %s}
+`, pool, poolNS, e2eComp, executors, f.PerNode, f.Family, pool))
+	typeOf := func(ctx context.Context) (string, error) {
+		p, err := claim(ctx, s, pool)
+		if err != nil {
+			return "", err
+		}
+		it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
+		return it, nil
+	}
+	eventually(t, 2*time.Minute, "the pool with no QueryService takes the family's smallest size", func(ctx context.Context) (bool, error) {
+		it, err := typeOf(ctx)
+		if err != nil {
+			return false, err
+		}
+		return it == f.Empty, fmt.Errorf("type %q, want %s", it, f.Empty)
+	})
+	mustApply(t, ctx, cfg, qsManifest(pool+"-qs", pool, f.CPU, f.Memory))
+	eventually(t, 2*time.Minute, "the first QueryService decides the type, autoUpgrade off", func(ctx context.Context) (bool, error) {
+		it, err := typeOf(ctx)
+		if err != nil {
+			return false, err
+		}
+		np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", pool+"-nodepool")
+		if err != nil {
+			return false, err
+		}
+		return it == f.Sized && containsValue(np, f.Sized), fmt.Errorf("type %q, want %s", it, f.Sized)
+	})
+	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "registry.example.com/e6data/executor:"+pool, executors, f.CPU, f.Memory, executorScheduling(t, c, poolNS, pool))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), func(ctx context.Context) (bool, error) {
+		n, err := runningExecutors(ctx, c, analyticsNS, pool)
+		return n == executors, fmt.Errorf("%d of %d executors Running (%v)", n, executors, err)
+	})
+	nodes := poolNodes(t, ctx, c, pool)
+	if want := executors / f.PerNode; len(nodes) != want {
+		t.Errorf("%d pool nodes for %d executors at %d per node, want %d", len(nodes), executors, f.PerNode, want)
+	}
+	for _, n := range nodes {
+		if it := n.Labels[corev1.LabelInstanceTypeStable]; it != f.Sized {
+			t.Errorf("node %s is %s, want %s", n.Name, it, f.Sized)
+		}
+		got, err := podsOn(ctx, c, analyticsNS, map[string]string{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != f.PerNode {
+			t.Errorf("node %s (%s) holds %d executors, want executorsPerNode %d", n.Name, n.Labels[corev1.LabelInstanceTypeStable], got, f.PerNode)
+		}
+		t.Logf("node %s (%s): %d executors", n.Name, n.Labels[corev1.LabelInstanceTypeStable], got)
+	}
+	eventually(t, 2*time.Minute, "the pool records that executors have run, slots = nodes x executorsPerNode", func(ctx context.Context) (bool, error) {
+		p, err := claim(ctx, s, pool)
+		if err != nil {
+			return false, err
+		}
+		locked, _, _ := unstructured.NestedBool(p.Object, "status", "sizing", "executorsHaveRun")
+		total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
+		cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
+		return locked && total == cur*int64(f.PerNode) && cur > 0, fmt.Errorf("executorsHaveRun %v, totalExecutors %d, currentNodes %d", locked, total, cur)
+	})
+	d := devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "", 0, f.CPU, f.Memory, poolv1.ExecutorScheduling{})
+	if err := c.Delete(ctx, d); err != nil {
+		t.Errorf("cannot delete the executors: %v", err)
+	}
+}
+
+// containsValue tells whether a NodePool's instance-type requirement
+// allows typ.
+func containsValue(np *unstructured.Unstructured, typ string) bool {
+	reqs, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "requirements")
+	for _, r := range reqs {
+		m := r.(map[string]any)
+		if m["key"] != corev1.LabelInstanceTypeStable {
+			continue
+		}
+		for _, v := range m["values"].([]any) {
+			if v == typ {
+				return true
+			}
+		}
+	}
+	return false
+}
