@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -56,6 +58,13 @@ func runningOf(ctx context.Context, c client.Client, qs string) ([]string, error
 // move.
 func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
+	// Enforced shares evict pods: the opt-in eviction role of
+	// deploy/provider, applied as docs/install.md says for such pools.
+	roles, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "provider", "rbac-evictions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, ctx, cfg, string(roles))
 	c := s.Client
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
