@@ -102,7 +102,11 @@ func run(ctx context.Context, dir string) error {
 	}
 	cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
 	mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
-	if err := c.Create(ctx, devplane.ExecutorDeployment(qsNS, qsName, pool, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", executors, cpu, mem)); err != nil {
+	sched, err := devplane.PoolExecutorScheduling(ctx, c, poolNS, pool)
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, devplane.ExecutorDeployment(qsNS, qsName, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", executors, cpu, mem, sched)); err != nil {
 		return err
 	}
 	if err := watchPool(ctx, c, fmt.Sprintf("%d executors occupy the pool", executors), func(st status) bool {

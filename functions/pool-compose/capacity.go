@@ -6,6 +6,7 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -31,6 +32,13 @@ type CapacityArgs struct {
 	DeleteFailed       bool
 	Unauthorized       string
 	ProviderConfigName string
+	// Shares are the attached QueryServices' maxPoolExecutors by
+	// "namespace/name"; EnforceShares evicts above them.
+	Shares        map[string]int32
+	EnforceShares bool
+	// Tolerations are the pool executors' (status.executorScheduling):
+	// nodes whose taints they tolerate offer slots.
+	Tolerations []corev1.Toleration
 }
 
 // PoolCapacity returns the pool's PoolCapacity managed resource.
@@ -41,26 +49,26 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
 			regular = int64(*q.QS.Spec.Executor.Replicas)
 		}
-		qss = append(qss, map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular})
+		e := map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular}
+		if n := a.Shares[q.Key()]; n > 0 {
+			e["maxPoolExecutors"] = int64(n)
+		}
+		qss = append(qss, e)
 	}
 	fp := map[string]any{
-		"pool":         map[string]any{"name": a.Pool, "namespace": a.Namespace},
-		"nodeSelector": stringMap(a.NodeSelector),
-		"executorSelector": map[string]any{
-			qsv1alpha1.LabelPool:         a.Pool,
-			qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool,
-		},
-		"warmupSelector": map[string]any{
-			qsv1alpha1.LabelPool:      a.Pool,
-			qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup,
-		},
+		"pool":             map[string]any{"name": a.Pool, "namespace": a.Namespace},
+		"nodeSelector":     stringMap(a.NodeSelector),
+		"executorSelector": stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool)),
+		"warmupSelector":   stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentWarmup)),
 		"executorsPerNode": int64(a.ExecutorsPerNode),
+		"tolerations":      tolerationList(a.Tolerations),
 		"maxExecutors":     int64(a.MaxExecutors),
 		"queryServices":    qss,
 		"suspend":          a.Suspend,
 		"policies": map[string]any{
 			"deleteFailedExecutors": a.DeleteFailed,
 			"unauthorizedExecutors": a.Unauthorized,
+			"enforceShares":         a.EnforceShares,
 		},
 	}
 	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
@@ -166,11 +174,18 @@ func (s *state) capacity() {
 		return
 	}
 	policy := s.in.Config.Capacity
+	unauthorized := s.unauthorizedPolicy()
+	if unauthorized == policyDeny {
+		// Admission keeps them out; any that ran before are listed.
+		unauthorized = policyReport
+	}
 	a := CapacityArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
 		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: s.attached(),
-		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: policy.UnauthorizedExecutors,
+		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
+		Tolerations:        s.sched.Tolerations,
+		Shares:             s.shares(), EnforceShares: s.in.Spec.QueryServiceLimits != nil && s.in.Spec.QueryServiceLimits.Enforce,
 	}
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
@@ -190,9 +205,18 @@ func capacityKey(a CapacityArgs) string {
 		}
 	}
 	w(capacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
-		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName)
+		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName,
+		strconv.FormatBool(a.EnforceShares))
 	for _, k := range sortedKeys(a.NodeSelector) {
 		w(k, a.NodeSelector[k])
+	}
+	b.WriteByte(1)
+	for _, t := range a.Tolerations {
+		seconds := "-"
+		if t.TolerationSeconds != nil {
+			seconds = strconv.FormatInt(*t.TolerationSeconds, 10)
+		}
+		w(t.Key, string(t.Operator), t.Value, string(t.Effect), seconds)
 	}
 	b.WriteByte(1)
 	for _, q := range a.QueryServices {
@@ -200,7 +224,55 @@ func capacityKey(a CapacityArgs) string {
 		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
 			regular = *q.QS.Spec.Executor.Replicas
 		}
-		w(q.Namespace, q.Name, strconv.Itoa(int(regular)))
+		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(a.Shares[q.Key()])))
 	}
 	return b.String()
+}
+
+// withIdentity is the pool's identity labels and one more label k=v: the
+// selector of one kind of the pool's pods.
+func withIdentity(pool, ns, k, v string) map[string]string {
+	l := nodeIdentity(pool, ns)
+	l[k] = v
+	return l
+}
+
+// shares are the attached QueryServices' maxPoolExecutors by
+// "namespace/name": spec.queryServiceLimits' override, else its default;
+// nil when the pool bounds none.
+func (s *state) shares() map[string]int32 {
+	l := s.in.Spec.QueryServiceLimits
+	if l == nil {
+		return nil
+	}
+	override := make(map[string]int32, len(l.Overrides))
+	for _, o := range l.Overrides {
+		override[refNamespace(o.Namespace, s.in.Namespace)+"/"+o.Name] = o.MaxPoolExecutors
+	}
+	out := map[string]int32{}
+	for _, a := range s.attached() {
+		out[a.Key()] = l.MaxPoolExecutors
+		if n, ok := override[a.Key()]; ok {
+			out[a.Key()] = n
+		}
+	}
+	return out
+}
+
+// tolerationList renders tolerations as unstructured objects.
+func tolerationList(ts []corev1.Toleration) []any {
+	out := make([]any, 0, len(ts))
+	for _, t := range ts {
+		m := map[string]any{}
+		for k, v := range map[string]string{"key": t.Key, "operator": string(t.Operator), "value": t.Value, "effect": string(t.Effect)} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if t.TolerationSeconds != nil {
+			m["tolerationSeconds"] = *t.TolerationSeconds
+		}
+		out = append(out, m)
+	}
+	return out
 }

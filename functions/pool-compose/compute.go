@@ -54,6 +54,10 @@ type Input struct {
 
 	// Observed composed resources by name, as Crossplane sent them.
 	Observed map[resource.Name]*structpb.Struct
+	// Existing are the cluster-scoped objects named after the pool that
+	// exist, whoever owns them, by the composed-resource name the pool
+	// would give them (see ownedNames).
+	Existing map[resource.Name]*structpb.Struct
 
 	// Size decides the pool's instance type.
 	Size func(SizeInput) (SizeResult, error)
@@ -132,6 +136,9 @@ func Validate(pool string, s poolv1alpha1.PoolSpec) error {
 	if pool == "" {
 		errs = append(errs, "the pool has no name")
 	}
+	if len(pool) > 63 {
+		errs = append(errs, fmt.Sprintf("the pool name %q is %d characters long: pool nodes and pods carry it as a label value, which holds at most 63; pick a shorter name", pool, len(pool)))
+	}
 	if s.MaxExecutors < 1 {
 		errs = append(errs, fmt.Sprintf("spec.maxExecutors is %d: set it to at least 1", s.MaxExecutors))
 	}
@@ -205,6 +212,7 @@ type state struct {
 	images   int    // warm images: one warmup pod per node each
 	problem  string // why the pool is Pending or Failed
 	failed   bool
+	taken    bool // another pool holds the pool's cluster-wide names
 }
 
 // Compute decides everything about one pool. It reads only in (the clock is
@@ -237,6 +245,15 @@ func Compute(in Input) Output {
 	}
 
 	warm := s.warm()
+	if t, taken := TakenName(in.Pool, in.Namespace, in.Existing); taken {
+		// Another namespace's pool holds the name: compose nothing, so
+		// nothing of that pool is touched, and say so on the claim.
+		s.fail("NameTaken", t.Message(in.Pool, in.Namespace))
+		s.taken = true
+		clear(out.Lazy)
+		s.status(warm)
+		return out
+	}
 	if s.det.Problem != "" {
 		s.fail("ProvisioningUnsupported", s.det.Problem)
 	}
@@ -252,6 +269,7 @@ func Compute(in Input) Output {
 		s.preserve(rnPlaceholder, rnPriorityClass)
 	}
 	s.storageAgent()
+	s.admission()
 	s.status(warm)
 	if msg := sizeWarning(in.RequestSize); msg != "" {
 		s.event(true, "RequestNearSizeLimit", msg)

@@ -150,7 +150,7 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 			QueryService: poolv1alpha1.QueryServiceReference{Name: str(a, "queryService", "name"), Namespace: str(a, "queryService", "namespace")},
 			Attached:     field(a, "attached").GetBoolValue(), Compatible: field(a, "compatible").GetBoolValue(),
 			InstanceType: str(a, "instanceType"), RequiredCPU: str(a, "requiredCpu"), RequiredMemory: str(a, "requiredMemory"),
-			Message: str(a, "message"),
+			Message: str(a, "message"), MaxPoolExecutors: int32(number(field(a, "maxPoolExecutors"))),
 		}
 		if t, err := time.Parse(time.RFC3339, str(a, "lastChecked")); err == nil {
 			q.LastChecked = &metav1.Time{Time: t}
@@ -236,9 +236,31 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 			o.str("message", a.Message)
 			o.time("lastChecked", a.LastChecked)
 			o.set("attached", structpb.NewBoolValue(a.Attached))
+			if a.MaxPoolExecutors > 0 {
+				o.count("maxPoolExecutors", a.MaxPoolExecutors)
+			}
 			l = append(l, o.value())
 		}
 		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
+	}
+	if es := st.ExecutorScheduling; es != nil {
+		o := obj{}
+		o.set("labels", stringsValue(es.Labels))
+		o.set("nodeSelector", stringsValue(es.NodeSelector))
+		l := make([]*structpb.Value, 0, len(es.Tolerations))
+		for _, t := range es.Tolerations {
+			to := obj{}
+			to.str("key", t.Key)
+			to.str("operator", t.Operator)
+			to.str("value", t.Value)
+			to.str("effect", t.Effect)
+			if t.TolerationSeconds != nil {
+				to.set("tolerationSeconds", structpb.NewNumberValue(float64(*t.TolerationSeconds)))
+			}
+			l = append(l, to.value())
+		}
+		o.set("tolerations", structpb.NewListValue(&structpb.ListValue{Values: l}))
+		m.set("executorScheduling", o.value())
 	}
 	if sz := st.Sizing; sz != nil {
 		o := obj{}
@@ -282,6 +304,15 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 		m.set("unauthorizedExecutors", structpb.NewListValue(&structpb.ListValue{Values: l}))
 	}
 	return m.value()
+}
+
+// stringsValue encodes a string map.
+func stringsValue(m map[string]string) *structpb.Value {
+	o := obj{}
+	for k, v := range m {
+		o.set(k, structpb.NewStringValue(v))
+	}
+	return o.value()
 }
 
 // queryServiceValue encodes a QueryService reference as {name, namespace}.

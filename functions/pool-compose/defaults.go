@@ -27,7 +27,10 @@ const (
 	defaultPriority         = -10
 	defaultPlaceholderImage = "registry.k8s.io/pause:3.10"
 	defaultProviderConfig   = "default"
-	defaultUnauthorized     = "Report"
+	// defaultUnauthorized is Deny: the allow rules mean something only
+	// when pods outside them cannot run; Report and Evict act after the
+	// pod took a node.
+	defaultUnauthorized = policyDeny
 )
 
 // Default fills every unset field of the function input with its default.
@@ -133,8 +136,8 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 	if a := c.AWS; a.Role != "" && a.InstanceProfile != "" {
 		bad("aws.instanceProfile", "is set beside aws.role: set only one of them")
 	}
-	if u := c.Capacity.UnauthorizedExecutors; u != "Report" && u != "Evict" {
-		bad("capacity.unauthorizedExecutors", "%q is not Report or Evict", u)
+	if u := c.Capacity.UnauthorizedExecutors; !slices.Contains(unauthorizedPolicies, u) {
+		bad("capacity.unauthorizedExecutors", "%q is not Report, Evict or Deny", u)
 	}
 	if _, err := resource.ParseQuantity(c.EKSAutoMode.EphemeralStorageSize); err != nil {
 		bad("eksAutoMode.ephemeralStorageSize", "%q is not a quantity such as 80Gi", c.EKSAutoMode.EphemeralStorageSize)

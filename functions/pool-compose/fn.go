@@ -123,6 +123,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	qss, crds, ok := required(req, rsp.Requirements)
 	rsp.Requirements.Resources[reqEnvironment] = environmentSelector(cfg)
 	envs, envOK := environmentData(req)
+	existing := owners(req)
 	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
@@ -150,7 +151,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
-		QueryServices:      qss, CRDs: crds, Observed: observed, Size: size, KWOKCatalog: f.kwokCatalog,
+		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
 		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
@@ -195,7 +196,34 @@ const (
 	reqSelected  = "queryservices:selected"
 	reqPointing  = "queryservices:pointing"
 	reqCRDPrefix = "crd:"
+	// reqOwnerPrefix names the requirement of one of ownedNames.
+	reqOwnerPrefix = "owner:"
 )
+
+// OwnedName is a cluster-scoped object a pool names after itself ("{pool}"
+// and a suffix). Names of cluster-scoped objects are unique across
+// namespaces, so two pools of one name in two namespaces would share it:
+// the function reads each by name before it composes anything, and a pool
+// whose name is taken composes nothing (see Input.Existing).
+type OwnedName struct {
+	// Resource is the composed-resource name of the object.
+	Resource   resource.Name
+	APIVersion string
+	Kind       string
+	Suffix     string
+}
+
+// ownedNames are the cluster-scoped objects whose names pools share a
+// space of, and that the function can ask for whatever the cluster runs:
+// the PoolCapacity (the package's own kind) and the placeholder
+// PriorityClass (built in). Every pool composes its PoolCapacity, so a pool
+// that holds {pool}-nodepool or {pool}-nodeclass holds {pool}-capacity too;
+// asking for the NodePool by name would make the requirements depend on
+// which CRDs the cluster has, and they must depend on the spec alone.
+var ownedNames = []OwnedName{
+	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
+	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
+}
 
 // Requirements are the resources the function asks Crossplane for when
 // composing the pool called pool in namespace ns: only the QueryServices the
@@ -209,7 +237,9 @@ const (
 //   - the QueryServices labelled e6data.io/pool={pool}, across namespaces:
 //     those that point at the pool are reported even when it does not allow
 //     them;
-//   - each CRD that reveals how the cluster provisions nodes, by name.
+//   - each CRD that reveals how the cluster provisions nodes, by name;
+//   - by name, the cluster-scoped objects the pool would compose whose names
+//     another namespace's pool may hold (ownedNames).
 //
 // They depend on the spec alone, so they are the same on every call of a
 // reconcile, as Crossplane requires.
@@ -218,7 +248,7 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 		m.ApiVersion, m.Kind = qsAPIVersion, qsv1alpha1.GroupVersionKind.Kind
 		return m
 	}
-	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(detectionCRDs)+3)}
+	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(detectionCRDs)+len(ownedNames)+3)}
 	byName := func(name, namespace string) {
 		namespace = refNamespace(namespace, ns)
 		r.Resources[reqQSPrefix+namespace+"/"+name] = qsSel(&fnv1.ResourceSelector{
@@ -251,6 +281,13 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 			ApiVersion: "apiextensions.k8s.io/v1",
 			Kind:       "CustomResourceDefinition",
 			Match:      &fnv1.ResourceSelector_MatchName{MatchName: crd},
+		}
+	}
+	for _, o := range ownedNames {
+		r.Resources[reqOwnerPrefix+string(o.Resource)] = &fnv1.ResourceSelector{
+			ApiVersion: o.APIVersion,
+			Kind:       o.Kind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: pool + o.Suffix},
 		}
 	}
 	return r
@@ -287,8 +324,11 @@ func selectorLabels(sel *metav1.LabelSelector) map[string]string {
 	return out
 }
 
-// isCRDRequirement tells the CRD requirements from the QueryService ones.
-func isCRDRequirement(name string) bool { return strings.HasPrefix(name, reqCRDPrefix) }
+// isQSRequirement tells the QueryService requirements from the others (the
+// CRDs, the owned names and the EnvironmentConfigs).
+func isQSRequirement(name string) bool {
+	return strings.HasPrefix(name, reqQSPrefix) || name == reqSelected || name == reqPointing
+}
 
 // required reads the required resources of reqs. ok is false until
 // Crossplane has supplied every one of them. The QueryServices are those of
@@ -302,7 +342,7 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QuerySer
 		if !ok {
 			return nil, nil, false
 		}
-		if !isCRDRequirement(name) {
+		if isQSRequirement(name) {
 			n += len(items.GetItems())
 		}
 	}
@@ -313,7 +353,7 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QuerySer
 	qss := make([]QueryService, 0, n)
 	// In a fixed order, so that duplicates resolve the same way each call.
 	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
-		if isCRDRequirement(name) {
+		if !isQSRequirement(name) {
 			continue
 		}
 		for _, it := range rr[name].GetItems() {
@@ -321,6 +361,20 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QuerySer
 		}
 	}
 	return qss, crds, true
+}
+
+// owners reads the cluster-scoped objects named after the pool that
+// exist (ownedNames), by composed-resource name. Call it once required has
+// found every requirement supplied.
+func owners(req *fnv1.RunFunctionRequest) map[resource.Name]*structpb.Struct {
+	rr := req.GetRequiredResources()
+	out := map[resource.Name]*structpb.Struct{}
+	for _, o := range ownedNames {
+		if items := rr[reqOwnerPrefix+string(o.Resource)].GetItems(); len(items) > 0 && items[0].GetResource() != nil {
+			out[o.Resource] = items[0].GetResource()
+		}
+	}
+	return out
 }
 
 // apply writes Compute's Output into the response.

@@ -50,6 +50,10 @@ type scenario struct {
 	Catalog bool
 	// KWOKCatalog is the function's --kwok-catalog (with Catalog).
 	KWOKCatalog sizing.Cloud
+	// Existing are the cluster-scoped objects named after the pool that
+	// exist, by composed-resource name (see ownedNames); Crossplane
+	// supplies every other one as absent.
+	Existing map[string]string
 	// Environment are the EnvironmentConfigs Crossplane supplies.
 	Environment []string
 }
@@ -158,6 +162,13 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 	req.RequiredResources[reqEnvironment] = &fnv1.Resources{}
 	for _, e := range s.Environment {
 		req.RequiredResources[reqEnvironment].Items = append(req.RequiredResources[reqEnvironment].Items, &fnv1.Resource{Resource: mustStruct(t, e)})
+	}
+	for _, o := range ownedNames {
+		r := &fnv1.Resources{}
+		if y, ok := s.Existing[string(o.Resource)]; ok {
+			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, y)}}
+		}
+		req.RequiredResources[reqOwnerPrefix+string(o.Resource)] = r
 	}
 	for _, n := range s.Unsupplied {
 		if _, ok := req.RequiredResources[n]; !ok {

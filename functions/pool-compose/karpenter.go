@@ -23,6 +23,7 @@ const (
 	labelArch         = "kubernetes.io/arch"
 	labelOS           = "kubernetes.io/os"
 	labelCapacityType = "karpenter.sh/capacity-type"
+	labelHostname     = "kubernetes.io/hostname"
 )
 
 // Karpenter's capacity types.
@@ -101,7 +102,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		reqs = append(reqs, requirement(labelCapacityType, capacityOnDemand))
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
-		if k == qsv1alpha1.LabelPool {
+		if k == qsv1alpha1.LabelPool || k == qsv1alpha1.LabelPoolNamespace {
 			continue
 		}
 		reqs = append(reqs, requirement(k, a.NodeSelector[k]))
@@ -134,7 +135,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	}
 	spec := map[string]any{
 		"template": map[string]any{
-			"metadata": map[string]any{"labels": map[string]any{qsv1alpha1.LabelPool: a.Pool}},
+			"metadata": map[string]any{"labels": stringMap(nodeIdentity(a.Pool, a.Namespace))},
 			"spec":     tmplSpec,
 		},
 		"limits": limits,
@@ -389,10 +390,12 @@ func kubeletConfig(k sizing.Kubelet, withReserved bool) map[string]any {
 // poolTaints are the pool taint and spec.tolerations turned into taints: a
 // toleration without a key (which tolerates everything) has no taint, and
 // one without an effect taints NoSchedule.
-func poolTaints(pool string, tols []corev1.Toleration) []corev1.Taint {
-	own := corev1.Taint{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}
-	out := []corev1.Taint{own}
-	seen := map[string]bool{own.Key + ":" + string(own.Effect): true}
+func poolTaints(pool, ns string, tols []corev1.Toleration) []corev1.Taint {
+	out := identityTaints(pool, ns)
+	seen := map[string]bool{}
+	for _, t := range out {
+		seen[t.Key+":"+string(t.Effect)] = true
+	}
 	for _, t := range tols {
 		if t.Key == "" {
 			continue
@@ -411,6 +414,26 @@ func poolTaints(pool string, tols []corev1.Toleration) []corev1.Taint {
 	return out
 }
 
+// identityTaints are the taints that keep every pod but the pool's own off
+// its nodes: the pool's name and, when it has one, its namespace.
+func identityTaints(pool, ns string) []corev1.Taint {
+	out := []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	if ns != "" {
+		out = append(out, corev1.Taint{Key: qsv1alpha1.TaintPoolNamespace, Value: ns, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return out
+}
+
+// nodeIdentity are the labels that tell a pool's nodes from every other
+// pool's: its name and, when it has one, its namespace.
+func nodeIdentity(pool, ns string) map[string]string {
+	l := map[string]string{qsv1alpha1.LabelPool: pool}
+	if ns != "" {
+		l[qsv1alpha1.LabelPoolNamespace] = ns
+	}
+	return l
+}
+
 // stringMap copies a string map into an unstructured one.
 func stringMap(m map[string]string) map[string]any {
 	out := make(map[string]any, len(m))
@@ -422,11 +445,7 @@ func stringMap(m map[string]string) map[string]any {
 
 // objectLabels are the labels of every object the function emits.
 func objectLabels(pool, ns string) map[string]string {
-	l := map[string]string{qsv1alpha1.LabelPool: pool}
-	if ns != "" {
-		l[qsv1alpha1.LabelPoolNamespace] = ns
-	}
-	return l
+	return nodeIdentity(pool, ns)
 }
 
 // object starts an unstructured object.

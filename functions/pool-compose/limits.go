@@ -50,7 +50,7 @@ func requestSize(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements, limit in
 	rs := RequestSize{Limit: limit}
 	var items [][]*fnv1.Resource
 	for name := range reqs.GetResources() {
-		if !isCRDRequirement(name) {
+		if isQSRequirement(name) {
 			it := req.GetRequiredResources()[name].GetItems()
 			rs.QueryServices += len(it)
 			items = append(items, it)

@@ -18,6 +18,8 @@ const (
 	rnPlaceholder       resource.Name = "placeholder"
 	rnStorageAgent      resource.Name = "storage-agent"
 	rnCapacity          resource.Name = "capacity"
+	rnAccessPolicy      resource.Name = "access-policy"
+	rnAccessBinding     resource.Name = "access-policy-binding"
 )
 
 // Object name suffixes: the pool's objects are "{pool}{suffix}".

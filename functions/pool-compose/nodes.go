@@ -93,8 +93,8 @@ func (s *state) nodes() {
 	}
 	if static {
 		s.condition(CondProvisioned, metav1.ConditionTrue, "ExistingNodes", fmt.Sprintf(
-			"pool pods run on existing nodes that match spec.nodeSelector and carry the pool label: label them with kubectl label nodes -l %s %s=%s",
-			selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool))
+			"pool pods run on existing nodes that match spec.nodeSelector and carry the pool's labels: label them with kubectl label nodes -l %s %s",
+			selectorString(s.in.Spec.NodeSelector), labelArgs(s.in.Pool, s.in.Namespace)))
 		s.sizeForStatus()
 		return
 	}
@@ -138,7 +138,7 @@ func (s *state) nodes() {
 		s.archWarnings(res)
 		npa := NodePoolArgs{
 			Pool: s.in.Pool, Namespace: s.in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
-			Spot: in.Spot, Taints: poolTaints(s.in.Pool, s.sched.Tolerations), NodeSelector: s.in.Spec.NodeSelector,
+			Spot: in.Spot, Taints: poolTaints(s.in.Pool, s.in.Namespace, s.sched.Tolerations), NodeSelector: s.in.Spec.NodeSelector,
 			Nodes: nodes, Capacity: res.Capacity, Suspend: s.in.Spec.Suspend, Tuning: *s.in.Config.Karpenter,
 		}
 		npName := s.in.Pool + sfxNodePool
@@ -165,10 +165,11 @@ func (s *state) nodes() {
 	}
 	labels := ownLabels(s.in.Spec.NodeSelector)
 	delete(labels, qsv1alpha1.LabelPool)
+	delete(labels, qsv1alpha1.LabelPoolNamespace)
 	cin := cloudpool.Input{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, Method: s.det.Method, ClusterID: clusterID,
 		InstanceType: res.InstanceType, MinNodes: minNodes, MaxNodes: int32(nodes),
-		Labels: labels, Taints: poolTaints(s.in.Pool, s.sched.Tolerations)[1:],
+		Labels: labels, Taints: poolTaints(s.in.Pool, s.in.Namespace, s.sched.Tolerations)[len(identityTaints(s.in.Pool, s.in.Namespace)):],
 		ProviderConfigName: cfg.ProviderConfigName, Region: cfg.Region, Namespaced: s.det.DOKSNamespaced,
 	}
 	if s.det.Method == cloudpool.MethodCoreWeave {
@@ -237,4 +238,10 @@ func (s *state) sizeEvents(res SizeResult) {
 		}
 		s.event(true, "ExecutorsPerNodeInexact", fmt.Sprintf("one %s node holds %d executors of the largest compatible QueryService, not spec.executorsPerNode (%d): %s", res.InstanceType, res.PerNode, s.epn, advice))
 	}
+}
+
+// labelArgs are kubectl label's arguments that give a node the pool's
+// identity labels.
+func labelArgs(pool, ns string) string {
+	return strings.ReplaceAll(selectorString(nodeIdentity(pool, ns)), ",", " ")
 }

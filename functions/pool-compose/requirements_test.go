@@ -70,7 +70,7 @@ func TestRequirements(t *testing.T) {
 			}
 			got := Requirements(pool, "pools", tc.spec).GetResources()
 			for n := range got {
-				if n[:len(reqCRDPrefix)] == reqCRDPrefix {
+				if !isQSRequirement(n) {
 					delete(got, n)
 				}
 			}
@@ -98,5 +98,26 @@ func TestNotAllowedReported(t *testing.T) {
 	want := map[string]any{"team-a/analytics": true, "team-b/reporting": true, "team-c/rogue-cluster": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status.attachedQueryServices, name: attached: -want, +got:\n%s", diff)
+	}
+}
+
+// TestOwnerRequirements checks that the cluster-scoped names a pool would
+// compose are asked for by name whatever the spec and the cluster: the
+// function tells a taken name from its own before it composes anything.
+func TestOwnerRequirements(t *testing.T) {
+	want := map[string]*fnv1.ResourceSelector{
+		reqOwnerPrefix + string(rnCapacity):      {ApiVersion: "capacity.e6data.io/v1alpha1", Kind: "PoolCapacity", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-capacity"}},
+		reqOwnerPrefix + string(rnPriorityClass): {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-placeholder"}},
+	}
+	for _, spec := range []poolv1alpha1.PoolSpec{{}, {AllowedQueryServices: []poolv1alpha1.QueryServiceReference{{Name: "a"}}}} {
+		got := Requirements("burst", "pools", spec).GetResources()
+		for n := range got {
+			if len(n) < len(reqOwnerPrefix) || n[:len(reqOwnerPrefix)] != reqOwnerPrefix {
+				delete(got, n)
+			}
+		}
+		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+			t.Errorf("Requirements(...) owned names: -want, +got:\n%s", diff)
+		}
 	}
 }

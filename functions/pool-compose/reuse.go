@@ -76,7 +76,7 @@ func sameReport(a, b poolv1alpha1.AttachedQueryService) bool {
 // observed entry with a field this version does not write is encoded anew.
 func reportFields(a poolv1alpha1.AttachedQueryService) int {
 	n := 3 // queryService, compatible and attached are always written
-	for _, set := range []bool{a.InstanceType != "", a.RequiredCPU != "", a.RequiredMemory != "", a.Message != "", a.LastChecked != nil} {
+	for _, set := range []bool{a.InstanceType != "", a.RequiredCPU != "", a.RequiredMemory != "", a.Message != "", a.LastChecked != nil, a.MaxPoolExecutors > 0} {
 		if set {
 			n++
 		}

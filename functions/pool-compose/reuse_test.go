@@ -17,8 +17,9 @@ import (
 func TestReportsReused(t *testing.T) {
 	checked := metav1.NewTime(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	reports := []poolv1alpha1.AttachedQueryService{
-		{QueryService: poolv1alpha1.QueryServiceReference{Name: "a", Namespace: "team-a"}, Attached: true, Compatible: true, InstanceType: "m5.xlarge", RequiredCPU: "4", RequiredMemory: "30Gi", LastChecked: &checked},
+		{QueryService: poolv1alpha1.QueryServiceReference{Name: "a", Namespace: "team-a"}, Attached: true, Compatible: true, InstanceType: "m5.xlarge", RequiredCPU: "4", RequiredMemory: "30Gi", LastChecked: &checked, MaxPoolExecutors: 3},
 		{QueryService: poolv1alpha1.QueryServiceReference{Name: "b", Namespace: "team-a"}, Attached: true, RequiredCPU: "64", RequiredMemory: "1Ti", Message: "needs more CPU", LastChecked: &checked},
+		{QueryService: poolv1alpha1.QueryServiceReference{Name: "c", Namespace: "team-a"}, Attached: true, Compatible: true, LastChecked: &checked, MaxPoolExecutors: 2},
 		{QueryService: poolv1alpha1.QueryServiceReference{Name: "rogue", Namespace: "team-c"}, Message: "not allowed", LastChecked: &checked},
 	}
 	observed := statusValue(poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: reports}, nil).GetStructValue()
@@ -26,7 +27,8 @@ func TestReportsReused(t *testing.T) {
 
 	changed := append([]poolv1alpha1.AttachedQueryService{}, reports...)
 	changed[1].Compatible = true
-	changed = append(changed[:2], poolv1alpha1.AttachedQueryService{QueryService: poolv1alpha1.QueryServiceReference{Name: "new", Namespace: "team-b"}, LastChecked: &checked}, changed[2])
+	changed[2].MaxPoolExecutors = 4
+	changed = append(changed[:3], poolv1alpha1.AttachedQueryService{QueryService: poolv1alpha1.QueryServiceReference{Name: "new", Namespace: "team-b"}, LastChecked: &checked}, changed[3])
 	st := poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: changed}
 
 	got := statusValue(st, newPreviousReports(prev.AttachedQueryServices, observed))
@@ -35,10 +37,13 @@ func TestReportsReused(t *testing.T) {
 	}
 	old := observed.GetFields()["attachedQueryServices"].GetListValue().GetValues()
 	l := got.GetStructValue().GetFields()["attachedQueryServices"].GetListValue().GetValues()
-	if l[0] != old[0] || l[3] != old[2] {
-		t.Errorf("the unchanged reports of team-a/a and team-c/rogue were encoded anew")
+	if l[0] != old[0] || l[4] != old[3] {
+		t.Errorf("the unchanged reports of team-a/a (with a share) and team-c/rogue were encoded anew")
 	}
 	if l[1] == old[1] {
 		t.Errorf("the changed report of team-a/b was reused")
+	}
+	if l[2] == old[2] {
+		t.Errorf("the report of team-a/c, whose share changed, was reused")
 	}
 }

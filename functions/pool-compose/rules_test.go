@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,13 +51,14 @@ func TestRules(t *testing.T) {
 		want   any
 	}{
 		"TolerationsBecomeTaints": {
-			reason: "The pool taint comes first, each keyed toleration becomes a taint (NoSchedule when it names no effect), and one without a key has no taint.",
+			reason: "The pool's identity taints (name, then namespace) come first, each keyed toleration becomes a taint (NoSchedule when it names no effect), and one without a key has no taint.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  tolerations: [{key: e6data.io/burst, operator: Exists}, {key: gpu, value: \"true\", effect: NoExecute}, {operator: Exists}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
 				return nested(r, "nodepool", "spec", "template", "spec", "taints")
 			},
 			want: []any{
 				map[string]any{"key": "e6data.io/pool", "value": "burst", "effect": "NoSchedule"},
+				map[string]any{"key": "e6data.io/pool-namespace", "value": "pools", "effect": "NoSchedule"},
 				map[string]any{"key": "e6data.io/burst", "effect": "NoSchedule"},
 				map[string]any{"key": "gpu", "value": "true", "effect": "NoExecute"},
 			},
@@ -106,6 +108,95 @@ func TestRules(t *testing.T) {
 			},
 			want: []any{"Failed", "ErrImagePull: not found (on 2 pool nodes)", "FALSE/WarmupFailed"},
 		},
+		"PoolPodsAreGuaranteed": {
+			reason: "Every pod the pool owns (placeholders, warmup, storage agent) limits each container, init containers included, to its requests: guaranteed QoS.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  storageAgent: {enabled: true, image: ghcr.io/e6data/agent:1}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				var notGuaranteed []string
+				for _, n := range desiredNames(r) {
+					for _, kind := range []string{"initContainers", "containers"} {
+						cs, _ := podSpec(r, n, kind).([]any)
+						for _, c := range cs {
+							res, _ := c.(map[string]any)["resources"].(map[string]any)
+							if res == nil || res["requests"] == nil || !cmp.Equal(res["requests"], res["limits"]) {
+								notGuaranteed = append(notGuaranteed, n+"/"+c.(map[string]any)["name"].(string))
+							}
+						}
+					}
+				}
+				return notGuaranteed
+			},
+			want: []string(nil),
+		},
+		"PlaceholdersSpreadOnePerNode": {
+			reason: "With one executor per node, placeholders repel each other across hostnames (of this pool only), so each warm slot is a warm node.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return podSpec(r, "placeholder", "affinity", "podAntiAffinity")
+			},
+			want: map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+				"labelSelector": map[string]any{"matchLabels": map[string]any{"e6data.io/component": "placeholder", "e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"}},
+				"topologyKey":   "kubernetes.io/hostname",
+			}}},
+		},
+		"PlaceholdersShareNodesWithSeveralExecutorsPerNode": {
+			reason: "With several executors per node, placeholders may share a node.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  executorsPerNode: 2\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return podSpec(r, "placeholder", "affinity", "podAntiAffinity")
+			},
+			want: nil,
+		},
+		"ExecutorSchedulingPublished": {
+			reason: "status.executorScheduling lists the labels, node selector and a toleration of every taint the NodePool puts on pool nodes; the PoolCapacity carries the same tolerations.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  tolerations: [{key: dedicated, value: analytics, effect: NoSchedule}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				es := status(r)["executorScheduling"].(map[string]any)
+				var untolerated []string
+				for _, tt := range nested(r, "nodepool", "spec", "template", "spec", "taints").([]any) {
+					taint := tt.(map[string]any)
+					ok := false
+					for _, to := range es["tolerations"].([]any) {
+						to := to.(map[string]any)
+						ok = ok || (to["key"] == taint["key"] && to["value"] == taint["value"] && to["effect"] == taint["effect"])
+					}
+					if !ok {
+						untolerated = append(untolerated, fmt.Sprint(taint))
+					}
+				}
+				// The capacity provider judges the nodes' taints by the
+				// same tolerations.
+				same := cmp.Equal(es["tolerations"], nested(r, "capacity", "spec", "forProvider", "tolerations"))
+				return []any{es["labels"], es["nodeSelector"], untolerated, same}
+			},
+			want: []any{
+				map[string]any{"e6data.io/executor-type": "pool", "e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"},
+				map[string]any{"e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"},
+				[]string(nil),
+				true,
+			},
+		},
+		"QueryServiceShares": {
+			reason: "spec.queryServiceLimits gives each attached QueryService its share (an override wins), passed to the PoolCapacity with enforceShares and reported per QueryService.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  queryServiceLimits: {maxPoolExecutors: 3, enforce: true, overrides: [{name: analytics, namespace: team-a, maxPoolExecutors: 5}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				shares := map[string]any{}
+				for _, q := range nested(r, "capacity", "spec", "forProvider", "queryServices").([]any) {
+					q := q.(map[string]any)
+					shares["capacity "+q["namespace"].(string)+"/"+q["name"].(string)] = q["maxPoolExecutors"]
+				}
+				for _, q := range status(r)["attachedQueryServices"].([]any) {
+					q := q.(map[string]any)
+					ref := q["queryService"].(map[string]any)
+					shares["status "+ref["namespace"].(string)+"/"+ref["name"].(string)] = q["maxPoolExecutors"]
+				}
+				return []any{shares, nested(r, "capacity", "spec", "forProvider", "policies", "enforceShares")}
+			},
+			want: []any{map[string]any{
+				"capacity team-a/analytics": float64(5), "capacity team-b/reporting": float64(3),
+				"status team-a/analytics": float64(5), "status team-b/reporting": float64(3), "status team-c/rogue": nil,
+			}, true},
+		},
 		"StorageAgent": {
 			reason: "storageAgent.enabled runs the agent on pool nodes with requests equal to limits.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  storageAgent: {enabled: true, image: ghcr.io/e6data/agent:1, cpu: 250m}\n"), QueryServices: allQS, CRDs: kwokCRDs},
@@ -115,7 +206,7 @@ func TestRules(t *testing.T) {
 			want: []any{"burst-storage-agent", map[string]any{
 				"requests": map[string]any{"cpu": "250m", "memory": "256Mi"},
 				"limits":   map[string]any{"cpu": "250m", "memory": "256Mi"},
-			}, map[string]any{"e6data.io/pool": "burst"}},
+			}, map[string]any{"e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"}},
 		},
 		"InheritNodeConfig": {
 			reason: "inheritNodeConfigFrom passes the named QueryService's instance type to sizing.",
@@ -159,7 +250,7 @@ func TestRules(t *testing.T) {
 			s: scenario{XR: xpool("linode-pool", "e6-pools", "  maxExecutors: 10\n  nodeSelector: {lke.linode.com/pool-id: \"785603\"}\n  allowedQueryServices: [{name: x}]\n"), QueryServices: allQS, CRDs: linodeCRDs,
 				Observed: map[string]string{"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: linode-pool-capacity}\nstatus: {atProvider: {nodes: {ready: 0}}}\n"}},
 			got:  func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], status(r)["message"]} },
-			want: []any{"Pending", "no node matches spec.nodeSelector lke.linode.com/pool-id=785603 with the pool label e6data.io/pool=linode-pool: create the node pool in your cloud with the label lke.linode.com/pool-id=785603, then label its nodes: kubectl label nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool"},
+			want: []any{"Pending", "no node matches spec.nodeSelector lke.linode.com/pool-id=785603 with the pool labels e6data.io/pool=linode-pool e6data.io/pool-namespace=e6-pools: create the node pool in your cloud with the label lke.linode.com/pool-id=785603, then label its nodes: kubectl label nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool e6data.io/pool-namespace=e6-pools"},
 		},
 		"ExistingNodesPresent": {
 			reason: "Once the PoolCapacity sees a node, the pool on existing nodes is not Pending.",
@@ -236,6 +327,8 @@ func TestRules(t *testing.T) {
 				"nodeclass":                 "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\n",
 				"capacity":                  "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
 				"placeholder-priorityclass": "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: burst-placeholder}\n",
+				"access-policy":             "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: burstpool-access.pools.burst}\n",
+				"access-policy-binding":     "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: burstpool-access.pools.burst}\n",
 			}},
 			got:  func(r *fnv1.RunFunctionResponse) any { return status(r)["phase"] },
 			want: "Active",

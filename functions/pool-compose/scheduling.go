@@ -4,12 +4,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
-// scheduling is where pool pods go: nodes with the pool label (the
-// capacity provider watches only those), and, on existing nodes, also
+// scheduling is where pool pods go: nodes with the pool's name and
+// namespace labels (the capacity provider watches only those), and, on
+// existing nodes, also
 // spec.nodeSelector. Karpenter and managed cloud pools put the label on
 // their nodes; on existing nodes a person labels them (the
 // NodesProvisioned condition says how).
@@ -22,13 +21,15 @@ func (s *state) scheduling() Scheduling {
 	}
 	if len(sel) == 0 && s.static() {
 		// Nothing picks existing nodes yet (Pending).
-		return Scheduling{Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
+		return Scheduling{Tolerations: tolerationsOf(s.in.Pool, s.in.Namespace, s.in.Spec.Tolerations)}
 	}
 	if sel == nil {
 		sel = map[string]string{}
 	}
-	sel[qsv1alpha1.LabelPool] = s.in.Pool
-	return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Spec.Tolerations)}
+	// The pool's identity wins over spec.nodeSelector: a pool never
+	// selects another pool's nodes.
+	maps.Copy(sel, nodeIdentity(s.in.Pool, s.in.Namespace))
+	return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Namespace, s.in.Spec.Tolerations)}
 }
 
 // static tells whether the pool runs on existing nodes.

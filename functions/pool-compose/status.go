@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -18,6 +19,7 @@ func (s *state) status(warm WarmPlan) {
 	s.observedStatus()
 	st.CachedImages = warm.Images
 	st.Sizing = s.sizingStatus()
+	st.ExecutorScheduling = s.executorScheduling()
 	s.queryServices()
 	s.imagesCondition(warm)
 	st.Phase, st.Message = s.phase(warm)
@@ -35,6 +37,7 @@ func (s *state) waitingStatus() {
 	s.observedStatus()
 	st.AttachedQueryServices = s.in.Previous.AttachedQueryServices
 	st.Sizing = s.in.Previous.Sizing
+	st.ExecutorScheduling = s.in.Previous.ExecutorScheduling
 	st.Phase, st.Message = s.phase(WarmPlan{})
 }
 
@@ -87,6 +90,7 @@ func (s *state) queryServices() {
 		return s.in.Previous.AttachedQueryServices[i], true
 	}
 	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
+	shares := s.shares()
 	var incompatible []string
 	s.out.Status.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(s.atts))
 	for _, a := range s.atts {
@@ -94,6 +98,7 @@ func (s *state) queryServices() {
 		q := poolv1alpha1.AttachedQueryService{
 			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
 			Attached:     a.Attached, Message: a.Reason, LastChecked: &now,
+			MaxPoolExecutors: shares[a.Key()],
 		}
 		c, ok := compat[key]
 		ok = ok && a.Attached
@@ -229,9 +234,9 @@ func (s *state) noExistingNodes() string {
 	if !s.static() || s.capObs == nil || s.capObs.nodes() > 0 || len(s.sched.NodeSelector) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool label %s=%s: create the node pool in your cloud with the label %s, then label its nodes: kubectl label nodes -l %s %s=%s",
-		selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool, selectorString(s.in.Spec.NodeSelector),
-		selectorString(s.in.Spec.NodeSelector), qsv1alpha1.LabelPool, s.in.Pool)
+	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool labels %s: create the node pool in your cloud with the label %s, then label its nodes: kubectl label nodes -l %s %s",
+		selectorString(s.in.Spec.NodeSelector), labelArgs(s.in.Pool, s.in.Namespace), selectorString(s.in.Spec.NodeSelector),
+		selectorString(s.in.Spec.NodeSelector), labelArgs(s.in.Pool, s.in.Namespace))
 }
 
 // presentNodes is the number of pool nodes still up, from the PoolCapacity
@@ -241,6 +246,25 @@ func (s *state) presentNodes() int64 {
 		return int64(s.capObs.nodes())
 	}
 	return nodePoolNodes(s.in.Observed[rnNodePool])
+}
+
+// executorScheduling is the pool's half of the executor contract: the
+// labels, node selector and tolerations its executors need; nil while
+// nothing picks the pool's nodes or the pool composes nothing.
+func (s *state) executorScheduling() *poolv1alpha1.ExecutorScheduling {
+	if len(s.sched.NodeSelector) == 0 || s.taken {
+		return nil
+	}
+	es := &poolv1alpha1.ExecutorScheduling{
+		Labels:       withIdentity(s.in.Pool, s.in.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool),
+		NodeSelector: maps.Clone(s.sched.NodeSelector),
+	}
+	for _, t := range s.sched.Tolerations {
+		es.Tolerations = append(es.Tolerations, poolv1alpha1.Toleration{
+			Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		})
+	}
+	return es
 }
 
 // sizingStatus reports how the pool was sized: the lock, the architecture

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -177,16 +176,20 @@ func pullSecrets(ic *poolv1alpha1.ImageConfig, ns string) (names, problems []str
 	return names, problems
 }
 
-// tolerationsOf converts the Pool's tolerations, with the pool taint's
-// first.
-func tolerationsOf(pool string, ts []poolv1alpha1.Toleration) []corev1.Toleration {
-	out := []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+// tolerationsOf converts the Pool's tolerations, with those of the pool's
+// identity taints first.
+func tolerationsOf(pool, ns string, ts []poolv1alpha1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range identityTaints(pool, ns) {
+		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
+	}
+	own := len(out)
 	for _, t := range ts {
 		ct := corev1.Toleration{
 			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
 			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
 		}
-		if ct == out[0] {
+		if slices.Contains(out[:own], ct) {
 			continue
 		}
 		out = append(out, ct)

@@ -62,6 +62,10 @@ type PlaceholderArgs struct {
 	Image             string
 	PriorityClassName string
 	Scheduling        Scheduling
+	// Spread keeps placeholders one per node (required pod anti-affinity
+	// on the hostname), for pools of one executor per node: each warm slot
+	// is then a warm node.
+	Spread bool
 }
 
 // Placeholder returns the Deployment whose pods each hold one executor slot
@@ -70,6 +74,18 @@ type PlaceholderArgs struct {
 func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 	sel, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentPlaceholder)
 	rl := corev1.ResourceList{corev1.ResourceCPU: a.Slot.CPU, corev1.ResourceMemory: a.Slot.Memory}
+	affinity := a.Scheduling.affinity()
+	if a.Spread {
+		if affinity == nil {
+			affinity = &corev1.Affinity{}
+		}
+		affinity.PodAntiAffinity = &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentPlaceholder)},
+				TopologyKey:   labelHostname,
+			}},
+		}
+	}
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxPlaceholder, Namespace: a.Namespace, Labels: labels},
@@ -84,7 +100,7 @@ func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
 					NodeSelector:                  maps.Clone(a.Scheduling.NodeSelector),
-					Affinity:                      a.Scheduling.affinity(),
+					Affinity:                      affinity,
 					Tolerations:                   a.Scheduling.Tolerations,
 					SecurityContext:               restricted(),
 					Containers: []corev1.Container{{
@@ -253,7 +269,7 @@ func (s *state) placeholders() {
 	}
 	a := PlaceholderArgs{
 		Pool: s.in.Pool, Namespace: s.in.Namespace, Replicas: replicas, Slot: slot,
-		Image: pc.Image, PriorityClassName: class, Scheduling: s.sched,
+		Image: pc.Image, PriorityClassName: class, Scheduling: s.sched, Spread: s.epn == 1,
 	}
 	// Placeholders wait for nodes; the pool does not wait for them.
 	s.out.Lazy[rnPlaceholder] = Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return Placeholder(a) }}

@@ -1,7 +1,9 @@
 package capacity
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -62,6 +64,7 @@ type Eviction struct {
 const (
 	EvictFailed       = "FailedExecutor"
 	EvictUnauthorized = "UnauthorizedExecutor"
+	EvictOverShare    = "OverShareExecutor"
 )
 
 // PoolKey returns the pool label value that the snapshot groups a
@@ -81,7 +84,11 @@ type qsKey struct{ namespace, name string }
 
 type qsTally struct {
 	executors int32
+	pending   int32
 	earliest  time.Time
+	// occupying are its executors that hold a slot, for evicting the
+	// newest above its share.
+	occupying []*Pod
 	// present is true while the QueryService has any pool executor, even
 	// one that is terminating or not yet bound: its allocation goes on.
 	present bool
@@ -120,7 +127,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 			return true
 		}
 		obs.Nodes.Ready++
-		if n.Schedulable {
+		if n.Schedulable || (!n.Cordoned && len(spec.Tolerations) > 0 && tolerated(spec.Tolerations, n.Taints)) {
 			poolNodes[n.Name] = true
 			slots += int64(epn)
 		}
@@ -175,6 +182,9 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		}
 	}
 	obs.Allocations = allocations(spec, attached, prev, now)
+	if spec.Policies.EnforceShares {
+		res.Evict = append(res.Evict, overShare(spec, attached, obs.OccupiedExecutors)...)
+	}
 	obs.Failures = mergeFailures(failures, prev.Failures, seen)
 	obs.WarmupFailures = warmupFailures(warm, prev.WarmupFailures)
 	sort.Slice(obs.UnauthorizedExecutors, func(i, j int) bool {
@@ -252,10 +262,54 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 	}
 	if onNode {
 		t.executors++
+		t.occupying = append(t.occupying, p)
 		if t.earliest.IsZero() || (!p.Started.IsZero() && p.Started.Before(t.earliest)) {
 			t.earliest = p.Started
 		}
+	} else if p.State == PodPending {
+		t.pending++
 	}
+}
+
+// overShare returns the evictions that bring QueryServices above their
+// share (maxPoolExecutors) toward it while others below their share wait
+// and the pool has no slot left for them (maxExecutors are occupied): as
+// many slots as the waiting executors lack, never taking a QueryService
+// below its share, newest executors first. Shares of zero are no bound.
+func overShare(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally, occupied int32) []Eviction {
+	var waiting int32
+	for _, qs := range spec.QueryServices {
+		t := attached[qsKey{qs.Namespace, qs.Name}]
+		if qs.MaxPoolExecutors > 0 && t.executors < qs.MaxPoolExecutors {
+			waiting += min(t.pending, qs.MaxPoolExecutors-t.executors)
+		}
+	}
+	// Slots the pool can still offer (or launch nodes for) serve waiters
+	// without evicting anyone.
+	waiting = max(0, waiting-max(0, spec.MaxExecutors-occupied))
+	var out []Eviction
+	for _, qs := range spec.QueryServices {
+		t := attached[qsKey{qs.Namespace, qs.Name}]
+		if waiting == 0 {
+			break
+		}
+		if qs.MaxPoolExecutors == 0 || t.executors <= qs.MaxPoolExecutors {
+			continue
+		}
+		pods := slices.Clone(t.occupying)
+		slices.SortFunc(pods, func(a, b *Pod) int {
+			if c := b.Started.Compare(a.Started); c != 0 {
+				return c
+			}
+			return strings.Compare(b.Name, a.Name)
+		})
+		n := min(t.executors-qs.MaxPoolExecutors, waiting)
+		for _, p := range pods[:n] {
+			out = append(out, Eviction{Pod: p.Key(), UID: p.UID, Reason: EvictOverShare, Owner: p.Owner})
+		}
+		waiting -= n
+	}
+	return out
 }
 
 // failure records the failure d of executor p, and reports whether an
@@ -326,7 +380,8 @@ func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTal
 	for _, qs := range spec.QueryServices {
 		k := qsKey{qs.Namespace, qs.Name}
 		t := attached[k]
-		a := v1alpha1.Allocation{QueryService: qs.Name, Namespace: qs.Namespace, PoolExecutors: t.executors, RegularExecutors: qs.RegularExecutors}
+		a := v1alpha1.Allocation{QueryService: qs.Name, Namespace: qs.Namespace, PoolExecutors: t.executors, RegularExecutors: qs.RegularExecutors,
+			PendingExecutors: t.pending, MaxPoolExecutors: qs.MaxPoolExecutors}
 		switch at := prevAt[k]; {
 		case at != nil && t.present:
 			a.AllocatedAt = at.DeepCopy()
@@ -409,4 +464,16 @@ func warmupFailures(warm map[string]*warmTally, prev []v1alpha1.WarmupFailure) [
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out
+}
+
+// Unsettled reports whether a pod of evs is still in snap and not yet
+// terminating: the snapshot has not caught up with those evictions, so
+// counting again would evict for the same waiters twice.
+func Unsettled(snap Snapshot, evs []Eviction) bool {
+	for _, ev := range evs {
+		if p, ok := snap.Pod(ev.Pod); ok && p.UID == ev.UID && p.State != PodDeleted {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -39,6 +40,110 @@ func allocs(sales, ads int32, salesAt, adsAt *metav1.Time) []v1alpha1.Allocation
 	return []v1alpha1.Allocation{
 		{QueryService: "sales", Namespace: "team-a", PoolExecutors: sales, RegularExecutors: 3, AllocatedAt: salesAt},
 		{QueryService: "ads", Namespace: "team-b", PoolExecutors: ads, AllocatedAt: adsAt},
+	}
+}
+
+// withPending sets the pending executors of the allocations allocs makes.
+func withPending(as []v1alpha1.Allocation, sales, ads int32) []v1alpha1.Allocation {
+	as[0].PendingExecutors, as[1].PendingExecutors = sales, ads
+	return as
+}
+
+// shares gives sales and ads a share of a pool of four executors and
+// enforces it.
+func shares(sales, ads int32) func(*v1alpha1.PoolCapacityParameters) {
+	return func(p *v1alpha1.PoolCapacityParameters) {
+		p.QueryServices[0].MaxPoolExecutors, p.QueryServices[1].MaxPoolExecutors = sales, ads
+		p.Policies.EnforceShares = true
+		p.MaxExecutors = 4
+	}
+}
+
+func TestOverShare(t *testing.T) {
+	now := t0.Add(time.Hour)
+	nodes := []*Node{node("n0", "analytics", true), node("n1", "analytics", true)}
+	// sales fills the pool's four slots, s3 started last, s2 before it.
+	full := func(adsPending int) []*Pod {
+		ps := []*Pod{
+			executor("team-a", "s0", "analytics", "sales", running("n0"), started(t0)),
+			executor("team-a", "s1", "analytics", "sales", running("n0"), started(t0.Add(time.Minute))),
+			executor("team-a", "s2", "analytics", "sales", running("n1"), started(t0.Add(2*time.Minute))),
+			executor("team-a", "s3", "analytics", "sales", running("n1"), started(t0.Add(3*time.Minute))),
+		}
+		for i := range adsPending {
+			ps = append(ps, executor("team-b", fmt.Sprintf("a%d", i), "analytics", "ads"))
+		}
+		return ps
+	}
+	evict := func(names ...string) []Eviction {
+		var out []Eviction
+		for _, n := range names {
+			out = append(out, Eviction{Pod: PodKey{Namespace: "team-a", Name: n}, UID: "uid-" + n, Reason: EvictOverShare})
+		}
+		return out
+	}
+	cases := map[string]struct {
+		reason string
+		spec   v1alpha1.PoolCapacityParameters
+		pods   []*Pod
+		want   []Eviction
+	}{
+		"NobodyWaits": {
+			reason: "Above its share, a QueryService keeps its executors while nobody waits.",
+			spec:   params(shares(2, 2)), pods: full(0),
+		},
+		"NewestEvictedForWaiters": {
+			reason: "Two ads executors wait below ads' share: the two newest sales executors go, down to sales' share.",
+			spec:   params(shares(2, 2)), pods: full(2), want: evict("s3", "s2"),
+		},
+		"OnlyAsManyAsWait": {
+			reason: "One waiting executor frees one slot.",
+			spec:   params(shares(2, 2)), pods: full(1), want: evict("s3"),
+		},
+		"NeverBelowShare": {
+			reason: "Five waiting executors still take sales no lower than its share of three.",
+			spec:   params(shares(3, 2)), pods: full(5), want: evict("s3"),
+		},
+		"WaiterAtItsShare": {
+			reason: "A QueryService at its own share waits without preempting anyone.",
+			spec:   params(shares(2, 0)), pods: full(2),
+		},
+		"RoomToGrow": {
+			reason: "While the pool can still offer slots (below maxExecutors), waiters get new ones and nobody is evicted.",
+			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {
+				p.MaxExecutors = 6
+			}), pods: full(2),
+		},
+		"RoomForOne": {
+			reason: "One slot the pool can still offer serves one of two waiters; one eviction makes room for the other.",
+			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {
+				p.MaxExecutors = 5
+			}), pods: full(2), want: evict("s3"),
+		},
+		"NotEnforced": {
+			reason: "Without enforceShares, shares are reported only.",
+			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {
+				p.Policies.EnforceShares = false
+			}), pods: full(2),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, p := range tc.pods {
+				p.UID = "uid-" + p.Name
+			}
+			got := Compute(tc.spec, NewSnapshot(tc.pods, nodes), v1alpha1.PoolCapacityObservation{}, now)
+			if diff := cmp.Diff(tc.want, got.Evict, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nCompute(...).Evict: -want, +got:\n%s", tc.reason, diff)
+			}
+			for _, a := range got.Observation.Allocations {
+				for _, qs := range tc.spec.QueryServices {
+					if qs.Name == a.QueryService && a.MaxPoolExecutors != qs.MaxPoolExecutors {
+						t.Errorf("%s\nallocation of %s reports share %d, want %d", tc.reason, a.QueryService, a.MaxPoolExecutors, qs.MaxPoolExecutors)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -101,7 +206,7 @@ func TestCompute(t *testing.T) {
 			want: Result{Changed: true, Observation: v1alpha1.PoolCapacityObservation{
 				TotalExecutors: 4, OccupiedExecutors: 3, AvailableExecutors: 1, PendingExecutors: 2,
 				Nodes:       v1alpha1.NodeCounts{Ready: 2},
-				Allocations: allocs(3, 0, mtp(t0), nil), ObservedAt: mt(now),
+				Allocations: withPending(allocs(3, 0, mtp(t0), nil), 0, 1), ObservedAt: mt(now),
 			}},
 		},
 		"AllocatedAtKeptAndCleared": {
@@ -273,6 +378,93 @@ func TestCompute(t *testing.T) {
 			// Failing repeats the failures; counting them has its own test.
 			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(Result{}, "Failing")); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestTaintedNodesOfferSlotsTheirExecutorsTolerate(t *testing.T) {
+	tainted := func(name string, cordon bool) *Node {
+		n := node(name, "analytics", true)
+		n.Schedulable, n.Cordoned = false, cordon
+		n.Taints = []Taint{{Key: "dedicated", Value: "team-a", Effect: "NoSchedule"}}
+		return n
+	}
+	tolerate := func(tols ...corev1.Toleration) func(*v1alpha1.PoolCapacityParameters) {
+		return func(p *v1alpha1.PoolCapacityParameters) { p.Tolerations = tols }
+	}
+	cases := map[string]struct {
+		reason string
+		spec   v1alpha1.PoolCapacityParameters
+		nodes  []*Node
+		want   int32
+	}{
+		"Tolerated": {
+			reason: "A node tainted by the pool's spec.tolerations offers its slots to executors that tolerate the taint.",
+			spec:   params(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "team-a", Effect: corev1.TaintEffectNoSchedule})),
+			nodes:  []*Node{tainted("n0", false)}, want: 2,
+		},
+		"ToleratedByExists": {
+			reason: "Exists on the key tolerates any value.",
+			spec:   params(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists})),
+			nodes:  []*Node{tainted("n0", false)}, want: 2,
+		},
+		"OtherValue": {
+			reason: "A toleration of another value does not.",
+			spec:   params(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "team-b"})),
+			nodes:  []*Node{tainted("n0", false)},
+		},
+		"NoTolerations": {
+			reason: "Without tolerations, a tainted node offers nothing.",
+			spec:   params(), nodes: []*Node{tainted("n0", false)},
+		},
+		"Cordoned": {
+			reason: "A cordoned node offers nothing, whatever is tolerated.",
+			spec:   params(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists})),
+			nodes:  []*Node{tainted("n0", true)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Compute(tc.spec, NewSnapshot(nil, tc.nodes), v1alpha1.PoolCapacityObservation{}, t0)
+			if got.Observation.TotalExecutors != tc.want {
+				t.Errorf("%s\nTotalExecutors %d, want %d", tc.reason, got.Observation.TotalExecutors, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnsettled(t *testing.T) {
+	ev := []Eviction{{Pod: PodKey{Namespace: "team-a", Name: "s3"}, UID: "uid-s3", Reason: EvictOverShare}}
+	cases := map[string]struct {
+		reason string
+		pods   []*Pod
+		want   bool
+	}{
+		"StillRunning": {
+			reason: "An evicted pod the snapshot still shows running is not settled: counting again would evict twice.",
+			pods:   []*Pod{executor("team-a", "s3", "analytics", "sales", running("n0"))}, want: true,
+		},
+		"Terminating": {
+			reason: "A terminating evicted pod is settled.",
+			pods:   []*Pod{executor("team-a", "s3", "analytics", "sales", running("n0"), state(PodDeleted))},
+		},
+		"Gone": {
+			reason: "A pod gone from the snapshot is settled.",
+		},
+		"Replaced": {
+			reason: "A new pod of the same name (another UID) is not the evicted one.",
+			pods: []*Pod{func() *Pod {
+				p := executor("team-a", "s3", "analytics", "sales", running("n0"))
+				p.UID = "uid-new"
+				return p
+			}()},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Unsettled(NewSnapshot(tc.pods, nil), ev); got != tc.want {
+				t.Errorf("%s\nUnsettled(...) = %t, want %t", tc.reason, got, tc.want)
 			}
 		})
 	}

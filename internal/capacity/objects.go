@@ -2,6 +2,8 @@ package capacity
 
 import (
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // PodState is the closed set of states a pod can be in, as the snapshot sees
@@ -147,11 +149,55 @@ type Node struct {
 	// Schedulable is false when the node is cordoned or carries a NoSchedule
 	// or NoExecute taint other than the pool's own taint.
 	Schedulable bool
+	// Cordoned is spec.unschedulable; Taints are the NoSchedule and
+	// NoExecute taints that made the node not Schedulable, which a pool's
+	// executors may tolerate.
+	Cordoned bool
+	Taints   []Taint
 	// Deleting is true when the node carries a deletion timestamp.
 	Deleting bool
 
 	// ResourceVersion is the version of the node the view was made from.
 	ResourceVersion string
+}
+
+// Taint is a node taint that keeps pods off the node.
+type Taint struct {
+	Key, Value, Effect string
+}
+
+// tolerated reports whether tolerations tolerate every taint of ts.
+func tolerated(tolerations []corev1.Toleration, ts []Taint) bool {
+	for _, t := range ts {
+		ok := false
+		for _, tol := range tolerations {
+			if tolerates(tol, t) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// tolerates is Kubernetes' toleration matching for one taint.
+func tolerates(tol corev1.Toleration, t Taint) bool {
+	if tol.Effect != "" && string(tol.Effect) != t.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != t.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case corev1.TolerationOpEqual, "":
+		return tol.Key != "" && tol.Value == t.Value
+	}
+	return false
 }
 
 // matches reports whether labels carry every key and value of sel.

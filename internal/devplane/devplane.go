@@ -103,6 +103,8 @@ func ActiveRevision(ctx context.Context, c client.Client, kind, name string, tim
 // ProviderRevision) what the Deployment runtime would: the serving
 // certificate's Secret, for functions the gRPC endpoint (such as
 // 127.0.0.1:9443), and a healthy runtime.
+// Crossplane's package manager updates the revision at the same time, so a
+// write that lost the race is retried on the newest revision.
 func MarkRuntime(ctx context.Context, c client.Client, kind, revision, endpoint, tlsSecret string) error {
 	// Crossplane's revision controller writes the same status: a conflict
 	// means it wrote first, so read again and retry.

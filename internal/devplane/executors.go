@@ -1,11 +1,19 @@
 package devplane
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
@@ -13,15 +21,46 @@ import (
 // Deployment of qs's pool executors (strategy "burst").
 func ExecutorDeploymentName(qs string) string { return qs + "-executor-pool-burst" }
 
+// PoolExecutorScheduling reads the Pool claim ns/name's
+// status.executorScheduling: what its executors must carry. It fails while
+// the pool has not published it yet.
+func PoolExecutorScheduling(ctx context.Context, c client.Client, ns, name string) (poolv1.ExecutorScheduling, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("e6data.io/v1alpha1")
+	u.SetKind("Pool")
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return poolv1.ExecutorScheduling{}, err
+	}
+	m, ok, _ := unstructured.NestedMap(u.Object, "status", "executorScheduling")
+	if !ok {
+		return poolv1.ExecutorScheduling{}, fmt.Errorf("pool %s/%s has not published status.executorScheduling yet", ns, name)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return poolv1.ExecutorScheduling{}, err
+	}
+	var es poolv1.ExecutorScheduling
+	return es, json.Unmarshal(b, &es)
+}
+
 // ExecutorDeployment is what a QueryService operator creates to burst qs's
-// executors onto pool: pods with the labels and scheduling cues of
-// docs/queryservice.md, each requesting (and limited to) cpu and mem.
-func ExecutorDeployment(ns, qs, pool, image string, replicas int32, cpu, mem string) *appsv1.Deployment {
-	labels := map[string]string{
-		qsv1.LabelPool:         pool,
-		qsv1.LabelQueryService: qs,
-		qsv1.LabelExecutorType: qsv1.ExecutorTypePool,
-		qsv1.LabelComponent:    qsv1.ComponentExecutor,
+// executors onto a pool, following the contract of docs/queryservice.md:
+// pods with exactly the labels, node selector and tolerations of the
+// pool's status.executorScheduling (sched), plus the QueryService and
+// component labels, each requesting (and limited to) cpu and mem.
+func ExecutorDeployment(ns, qs, image string, replicas int32, cpu, mem string, sched poolv1.ExecutorScheduling) *appsv1.Deployment {
+	labels := maps.Clone(sched.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[qsv1.LabelQueryService] = qs
+	labels[qsv1.LabelComponent] = qsv1.ComponentExecutor
+	tols := make([]corev1.Toleration, 0, len(sched.Tolerations))
+	for _, t := range sched.Tolerations {
+		tols = append(tols, corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		})
 	}
 	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
 	return &appsv1.Deployment{
@@ -30,10 +69,10 @@ func ExecutorDeployment(ns, qs, pool, image string, replicas int32, cpu, mem str
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{qsv1.LabelPool: pool},
-					Tolerations:  []corev1.Toleration{{Key: qsv1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}},
+					NodeSelector: maps.Clone(sched.NodeSelector),
+					Tolerations:  tols,
 					Containers: []corev1.Container{{
 						Name:      "executor",
 						Image:     image,

@@ -108,7 +108,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, pool),
 		qsExecutors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "burstpool_queryservice_executors",
-			Help: "Executors of an attached QueryService by type: pool or regular.",
+			Help: "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).",
 		}, append(pool, labelQS, labelQSNS, labelType)),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "burstpool_pool_evictions_total",
@@ -195,6 +195,10 @@ func (m *Metrics) Record(name string, spec v1alpha1.PoolCapacityParameters, res 
 	for _, a := range o.Allocations {
 		m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "pool").Set(float64(a.PoolExecutors))
 		m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "regular").Set(float64(a.RegularExecutors))
+		m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "pending").Set(float64(a.PendingExecutors))
+		if a.MaxPoolExecutors > 0 {
+			m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "share").Set(float64(a.MaxPoolExecutors))
+		}
 	}
 }
 

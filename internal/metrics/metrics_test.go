@@ -17,7 +17,7 @@ func TestRecordAndForget(t *testing.T) {
 	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "analytics", Namespace: "team-a"}, MaxExecutors: 10}
 	res := capacity.Result{WarmImagesReady: 2, Observation: v1alpha1.PoolCapacityObservation{
 		TotalExecutors: 8, AvailableExecutors: 3, OccupiedExecutors: 5, PendingExecutors: 1,
-		Allocations: []v1alpha1.Allocation{{QueryService: "sales", Namespace: "team-a", PoolExecutors: 5, RegularExecutors: 2}},
+		Allocations: []v1alpha1.Allocation{{QueryService: "sales", Namespace: "team-a", PoolExecutors: 5, RegularExecutors: 2, PendingExecutors: 1, MaxPoolExecutors: 4}},
 		Failures:    []v1alpha1.Failure{{Pod: "p", Namespace: "team-a", Reason: v1alpha1.FailureOOMKilled}},
 	}}
 	cases := map[string]struct {
@@ -28,7 +28,7 @@ func TestRecordAndForget(t *testing.T) {
 		want    string
 	}{
 		"Recorded": {
-			reason: "Record sets the pool's executor and QueryService gauges.",
+			reason: "Record sets the pool's executor and QueryService gauges, a QueryService's share and pending executors included.",
 			names:  []string{"burstpool_pool_executors", "burstpool_queryservice_executors", "burstpool_pool_warm_images_ready"},
 			want: `
 # HELP burstpool_pool_executors Executor slots of a pool by state: total, available, occupied, pending or draining.
@@ -41,10 +41,12 @@ burstpool_pool_executors{pool="analytics",pool_namespace="team-a",state="total"}
 # HELP burstpool_pool_warm_images_ready Images with at least one running warmup pod on the pool.
 # TYPE burstpool_pool_warm_images_ready gauge
 burstpool_pool_warm_images_ready{pool="analytics",pool_namespace="team-a"} 2
-# HELP burstpool_queryservice_executors Executors of an attached QueryService by type: pool or regular.
+# HELP burstpool_queryservice_executors Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).
 # TYPE burstpool_queryservice_executors gauge
+burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="pending"} 1
 burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="pool"} 5
 burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="regular"} 2
+burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="share"} 4
 `,
 		},
 		"RePointed": {

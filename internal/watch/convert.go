@@ -1,7 +1,7 @@
 package watch
 
 import (
-	"slices"
+	"strings"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -199,19 +199,37 @@ func Node(n *corev1.Node) *capacity.Node {
 			out.Ready = c.Status == corev1.ConditionTrue
 		}
 	}
-	if slices.ContainsFunc(n.Spec.Taints, blocksScheduling) {
+	out.Cordoned = n.Spec.Unschedulable
+	for _, t := range n.Spec.Taints {
+		if !blocksScheduling(t) {
+			continue
+		}
 		out.Schedulable = false
+		if drains(t) {
+			// Being drained or disrupted: no toleration makes it a slot.
+			out.Cordoned = true
+			continue
+		}
+		out.Taints = append(out.Taints, capacity.Taint{Key: intern(t.Key), Value: intern(t.Value), Effect: string(t.Effect)})
 	}
 	return out
 }
 
+// drains reports whether a taint is Kubernetes' or Karpenter's own, put on
+// nodes on their way out (disruption, shutdown, out of service).
+func drains(t corev1.Taint) bool {
+	domain, _, _ := strings.Cut(t.Key, "/")
+	return domain == "karpenter.sh" || domain == "node.kubernetes.io" || domain == "node.cloudprovider.kubernetes.io"
+}
+
 // blocksScheduling reports whether a taint keeps executors off a node. The
-// pool's own taint does not: pool executors tolerate it. Nor do the taints
+// pool's own taints (its name and its namespace) do not: pool executors
+// tolerate them. Nor do the taints
 // that mirror the Ready condition, which Ready already accounts for and
 // which trail it (the API server adds not-ready to every new node).
 func blocksScheduling(t corev1.Taint) bool {
 	switch t.Key {
-	case qsv1alpha1.TaintPool, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable:
+	case qsv1alpha1.TaintPool, qsv1alpha1.TaintPoolNamespace, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable:
 		return false
 	}
 	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute

@@ -39,17 +39,25 @@ func TestNode(t *testing.T) {
 			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true, Schedulable: true},
 		},
 		"DisruptedNode": {
-			reason: "A NoSchedule taint such as Karpenter's disruption taint makes the node unschedulable.",
+			reason: "Karpenter's disruption taint makes the node unschedulable, whatever executors tolerate.",
 			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels},
 				Spec:   corev1.NodeSpec{Taints: []corev1.Taint{taint("karpenter.sh/disrupted", corev1.TaintEffectNoSchedule)}},
 				Status: corev1.NodeStatus{Conditions: ready}},
-			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true, Cordoned: true},
+		},
+		"PoolTaints": {
+			reason: "The pool's identity taints do not count; a taint of its own (spec.tolerations) is kept for the pool's tolerations to judge.",
+			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels},
+				Spec: corev1.NodeSpec{Taints: []corev1.Taint{taint(qsv1alpha1.TaintPool, corev1.TaintEffectNoSchedule),
+					taint(qsv1alpha1.TaintPoolNamespace, corev1.TaintEffectNoSchedule), {Key: "dedicated", Value: "a", Effect: corev1.TaintEffectNoSchedule}}},
+				Status: corev1.NodeStatus{Conditions: ready}},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Ready: true, Taints: []capacity.Taint{{Key: "dedicated", Value: "a", Effect: "NoSchedule"}}},
 		},
 		"CordonedDeletingNode": {
 			reason: "A cordoned node is unschedulable; a node with a deletion timestamp is deleting; no Ready condition means not ready.",
 			node: corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: labels, DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)}},
 				Spec: corev1.NodeSpec{Unschedulable: true}},
-			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Deleting: true},
+			want: capacity.Node{Name: "n", Pool: "p", Labels: labels, Deleting: true, Cordoned: true},
 		},
 	}
 	for name, tc := range cases {

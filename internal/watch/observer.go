@@ -10,9 +10,12 @@ import (
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -83,6 +86,7 @@ func (nopRecorder) Synced(time.Time) {}
 type Observer struct {
 	store  *capacity.Store
 	cfg    *rest.Config
+	kube   kubernetes.Interface
 	scheme *runtime.Scheme
 	opts   Options
 	reader client.Client
@@ -166,7 +170,12 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create an API client")
 	}
+	kube, err := kubernetes.NewForConfig(pollCfg)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create an API client")
+	}
 	return &Observer{
+		kube:   kube,
 		store:  capacity.NewStore(),
 		cfg:    cfg,
 		scheme: s,
@@ -175,6 +184,15 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 		synced: make(chan struct{}),
 		kick:   make(chan struct{}, 1),
 	}, nil
+}
+
+// Evict evicts pod namespace/name through the Eviction API (as kubectl
+// drain does, so PodDisruptionBudgets hold), provided its UID is still uid.
+func (o *Observer) Evict(ctx context.Context, namespace, name, uid string) error {
+	return o.kube.PolicyV1().Evictions(namespace).Evict(ctx, &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: name, Namespace: namespace},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: (*types.UID)(&uid)}},
+	})
 }
 
 // Store returns the store the Observer feeds.

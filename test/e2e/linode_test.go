@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/devplane"
 	"github.com/burstpool/burstpool/internal/localcp"
@@ -123,7 +124,7 @@ spec:
 		}
 	}
 	// What the pool's NodesProvisioned condition says to run.
-	if _, err := kubectl(ctx, kc, "label", "nodes", "-l", lkePoolLabel+"="+lkePoolID, qsv1.LabelPool+"="+linodePool); err != nil {
+	if _, err := kubectl(ctx, kc, "label", "nodes", "-l", lkePoolLabel+"="+lkePoolID, qsv1.LabelPool+"="+linodePool, qsv1.LabelPoolNamespace+"="+poolNS); err != nil {
 		t.Fatal(err)
 	}
 	took = eventually(t, 3*time.Minute, "linode-pool Active on the LKE nodes", func(ctx context.Context) (bool, error) {
@@ -138,11 +139,14 @@ spec:
 	})
 	t.Logf("LKE nodes labelled -> Active: %s", took.Round(100*time.Millisecond))
 
-	// Executors of the QueryService, with the pool's tolerations and
-	// nodeSelector as its operator would set them.
-	d := devplane.ExecutorDeployment(linodeNS, linodeQS, linodePool, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", 2, "4", "8Gi")
-	d.Spec.Template.Spec.NodeSelector[lkePoolLabel] = lkePoolID
-	d.Spec.Template.Spec.Tolerations = append(d.Spec.Template.Spec.Tolerations, corev1.Toleration{Key: "e6data.io/pool", Operator: corev1.TolerationOpEqual, Value: "burst", Effect: corev1.TaintEffectNoSchedule})
+	// Executors of the QueryService, with the node selector and
+	// tolerations the pool publishes (spec.nodeSelector and
+	// spec.tolerations included), as its operator would set them.
+	es := executorScheduling(t, c, poolNS, linodePool)
+	if es.NodeSelector[lkePoolLabel] != lkePoolID || !slices.ContainsFunc(es.Tolerations, func(t poolv1.Toleration) bool { return t.Key == "e6data.io/pool" && t.Value == "burst" }) {
+		t.Errorf("linode-pool publishes %+v: want its nodeSelector and the toleration of its nodes' e6data.io/pool=burst taint", es)
+	}
+	d := devplane.ExecutorDeployment(linodeNS, linodeQS, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", 2, "4", "8Gi", es)
 	if err := c.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/devplane"
 	"github.com/burstpool/burstpool/internal/localcp"
@@ -109,7 +110,7 @@ func TestPool(t *testing.T) {
 		// as the QueryService says.
 		cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
 		mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
-		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, e2ePool, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem)); err != nil {
+		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}
 		took := eventually(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", func(ctx context.Context) (bool, error) {
@@ -200,6 +201,20 @@ spec:
 		if n := allocation(p, reportingNS, "rogue-cluster"); n != 0 {
 			t.Errorf("rogue-cluster has %d pool executors, want 0", n)
 		}
+	})
+
+	// Tenants: pools isolated by namespace, access enforced at admission.
+	t.Run("SameNameRefused", func(t *testing.T) {
+		testSameNameRefused(t, ctx, s)
+	})
+	t.Run("SecondTenantPool", func(t *testing.T) {
+		testSecondTenantPool(t, ctx, s)
+	})
+	t.Run("DenyMode", func(t *testing.T) {
+		testDenyMode(t, ctx, s)
+	})
+	t.Run("FairShare", func(t *testing.T) {
+		testFairShare(t, ctx, s)
 	})
 
 	t.Run("ProviderRestart", func(t *testing.T) {
@@ -407,7 +422,7 @@ spec:
 		// An executor runs on each pool, which locks its type: from now on
 		// it moves only upward, and only with autoUpgrade.
 		for _, name := range []string{"grow-pool", "fixed-pool"} {
-			if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, name+"-small", name, "registry.example.com/e6data/executor:"+name+"-small", 1, "2", "4Gi")); err != nil {
+			if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, name+"-small", "registry.example.com/e6data/executor:"+name+"-small", 1, "2", "4Gi", executorScheduling(t, c, poolNS, name))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -522,6 +537,20 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 	})
 }
 
+// executorScheduling waits for pool ns/name to publish what its executors
+// must carry (status.executorScheduling), and returns it: e2e executors
+// follow the published contract, as a QueryService operator does.
+func executorScheduling(t *testing.T, c client.Client, ns, name string) poolv1.ExecutorScheduling {
+	t.Helper()
+	var es poolv1.ExecutorScheduling
+	eventually(t, 2*time.Minute, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
+		var err error
+		es, err = devplane.PoolExecutorScheduling(ctx, c, ns, name)
+		return err == nil, err
+	})
+	return es
+}
+
 func gvk(apiVersion, kind string) schemaGVK {
 	gv := strings.SplitN(apiVersion, "/", 2)
 	return schemaGVK{Group: gv[0], Version: gv[1], Kind: kind}
@@ -532,7 +561,8 @@ func claim(ctx context.Context, s *devplane.Stack, name string) (*unstructured.U
 }
 
 // e2ePoolManifest is a Pool like the seed burst pool, with the e2e
-// Composition (fast consolidation).
+// Composition (fast consolidation), that evicts executors of QueryServices
+// it does not attach.
 func e2ePoolManifest(minExecutors int, suspend bool) string {
 	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
 kind: Pool
@@ -544,6 +574,7 @@ spec:
   minExecutors: %d
   maxExecutors: 12
   suspend: %t
+  unauthorizedExecutors: Evict
   allowedQueryServices:
     - {name: %s, namespace: %s}
 `, e2ePool, poolNS, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS)

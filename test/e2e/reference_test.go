@@ -99,7 +99,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 		{analyticsNS, "analytics-cluster", "burst-pool", "8", "60Gi", burstAnalytics},
 		{reportingNS, "reporting-cluster", "high-memory-pool", "30", "200Gi", 1},
 	} {
-		if err := c.Create(ctx, devplane.ExecutorDeployment(e.ns, e.qs, e.pool, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.217", e.n, e.cpu, e.mem)); err != nil {
+		if err := c.Create(ctx, devplane.ExecutorDeployment(e.ns, e.qs, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.217", e.n, e.cpu, e.mem, executorScheduling(t, c, poolNS, e.pool))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/devplane"
 )
@@ -72,7 +73,7 @@ spec:
 		}
 		return it == f.Sized && containsValue(np, f.Sized), fmt.Errorf("type %q, want %s", it, f.Sized)
 	})
-	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-qs", pool, "registry.example.com/e6data/executor:"+pool, executors, f.CPU, f.Memory)); err != nil {
+	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "registry.example.com/e6data/executor:"+pool, executors, f.CPU, f.Memory, executorScheduling(t, c, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), func(ctx context.Context) (bool, error) {
@@ -106,7 +107,7 @@ spec:
 		cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
 		return locked && total == cur*int64(f.PerNode) && cur > 0, fmt.Errorf("executorsHaveRun %v, totalExecutors %d, currentNodes %d", locked, total, cur)
 	})
-	d := devplane.ExecutorDeployment(analyticsNS, pool+"-qs", pool, "", 0, f.CPU, f.Memory)
+	d := devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "", 0, f.CPU, f.Memory, poolv1.ExecutorScheduling{})
 	if err := c.Delete(ctx, d); err != nil {
 		t.Errorf("cannot delete the executors: %v", err)
 	}

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -32,6 +33,14 @@ type AttachedQueryService struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RegularExecutors int32 `json:"regularExecutors,omitempty"`
+
+	// MaxPoolExecutors is the QueryService's share of the pool: with
+	// policies.enforceShares, executors above it are evicted (newest first)
+	// while another QueryService below its share has executors waiting.
+	// Zero means no bound.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxPoolExecutors int32 `json:"maxPoolExecutors,omitempty"`
 }
 
 // UnauthorizedExecutorPolicy says what to do with pool executors whose
@@ -55,6 +64,13 @@ type Policies struct {
 	// +kubebuilder:default=false
 	// +optional
 	DeleteFailedExecutors bool `json:"deleteFailedExecutors,omitempty"`
+
+	// EnforceShares evicts, through the Eviction API (so
+	// PodDisruptionBudgets hold), the newest executors of a QueryService
+	// above its maxPoolExecutors while another QueryService below its own
+	// has executors Pending; never below a share.
+	// +optional
+	EnforceShares bool `json:"enforceShares,omitempty"`
 
 	// UnauthorizedExecutors says what to do with pool executors whose
 	// QueryService is not attached to the pool.
@@ -84,6 +100,14 @@ type PoolCapacityParameters struct {
 	// WarmupSelector holds the labels of the pool's warmup pods.
 	// +optional
 	WarmupSelector map[string]string `json:"warmupSelector,omitempty"`
+
+	// Tolerations are those of the pool's executors: a pool node whose
+	// NoSchedule and NoExecute taints they all tolerate offers slots (the
+	// pool's own taints, from spec.tolerations of its Pool, included).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// ExecutorsPerNode is how many executors fit on one pool node.
 	// +kubebuilder:validation:Minimum=1
@@ -133,6 +157,13 @@ type Allocation struct {
 	// the current allocation; unset while it holds none.
 	// +optional
 	AllocatedAt *metav1.Time `json:"allocatedAt,omitempty"`
+	// PendingExecutors is how many of its pool executors wait for a slot.
+	// +optional
+	PendingExecutors int32 `json:"pendingExecutors,omitempty"`
+	// MaxPoolExecutors is its share (spec.forProvider.queryServices); zero
+	// means no bound.
+	// +optional
+	MaxPoolExecutors int32 `json:"maxPoolExecutors,omitempty"`
 }
 
 // FailureReason classifies why an executor failed.

@@ -115,6 +115,28 @@ type PoolSpec struct {
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`
 
+	// UnauthorizedExecutors says what happens to pool executor pods of
+	// QueryServices the pool does not attach (allowed and pointing at it):
+	// Deny rejects them at admission with a ValidatingAdmissionPolicy, so
+	// they never take a pool node, and lists any that ran before; Evict
+	// deletes them once they run; Report only lists them in the
+	// PoolCapacity. Empty takes the Composition's default (Deny unless the
+	// platform team changed it). Each acts on this pool's executors only.
+	// A burstpool extension of the reference.
+	// +kubebuilder:validation:Enum=Report;Evict;Deny
+	// +optional
+	UnauthorizedExecutors string `json:"unauthorizedExecutors,omitempty"`
+
+	// QueryServiceLimits bounds each attached QueryService's share of the
+	// pool, so that one QueryService cannot hold the pool while others
+	// wait. Shares are always reported (status.attachedQueryServices and
+	// the burstpool_queryservice_executors metric); with enforce, the newest
+	// executors of a QueryService above its share are evicted while another
+	// QueryService below its own has executors waiting. A burstpool
+	// extension of the reference.
+	// +optional
+	QueryServiceLimits *QueryServiceLimits `json:"queryServiceLimits,omitempty"`
+
 	// Suspend stops new capacity: the NodePool may launch no nodes and warm
 	// slots are released, while warm images are kept. Set it back to false to
 	// resume.
@@ -125,6 +147,43 @@ type PoolSpec struct {
 	// when detection must be bypassed.
 	// +optional
 	Provisioning *Provisioning `json:"provisioning,omitempty"`
+}
+
+// QueryServiceLimits are the QueryServices' shares of a pool.
+type QueryServiceLimits struct {
+	// MaxPoolExecutors is every attached QueryService's share: the pool
+	// executors it keeps while another QueryService waits for a slot.
+	// Above it, a QueryService may still burst into slots nobody waits for.
+	// +kubebuilder:validation:Minimum=1
+	MaxPoolExecutors int32 `json:"maxPoolExecutors"`
+
+	// Overrides give named QueryServices another share.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	Overrides []QueryServiceLimit `json:"overrides,omitempty"`
+
+	// Enforce evicts, through the Eviction API (PodDisruptionBudgets
+	// hold), the newest executors of a QueryService above its share while
+	// another QueryService below its own has executors Pending, never
+	// taking one below its share. Off, shares are reported only.
+	// +optional
+	Enforce bool `json:"enforce,omitempty"`
+}
+
+// QueryServiceLimit is one QueryService's share.
+type QueryServiceLimit struct {
+	// Name of the QueryService.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the QueryService. Defaults to the Pool's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// MaxPoolExecutors is its share.
+	// +kubebuilder:validation:Minimum=1
+	MaxPoolExecutors int32 `json:"maxPoolExecutors"`
 }
 
 // InstanceConfig chooses the pool's instance type.

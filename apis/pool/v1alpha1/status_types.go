@@ -97,6 +97,14 @@ type PoolStatus struct {
 	// +optional
 	AttachedQueryServices []AttachedQueryService `json:"attachedQueryServices,omitempty"`
 
+	// ExecutorScheduling is what a pool executor pod must carry to run on
+	// the pool's nodes: every label, node selector entry and toleration
+	// listed here, whatever taints spec.tolerations adds (a burstpool
+	// extension; docs/queryservice.md describes the contract). Empty while
+	// nothing picks the pool's nodes.
+	// +optional
+	ExecutorScheduling *ExecutorScheduling `json:"executorScheduling,omitempty"`
+
 	// ExecutorFailures counts the pool executors whose latest failures the
 	// pool's capacity reports (at most 20), by reason: OOMKilled,
 	// ImagePullError, CrashLoopBackOff, ContainerConfigError, Evicted,
@@ -118,6 +126,27 @@ type PoolStatus struct {
 	// with how many executors each holds. A burstpool extension.
 	// +optional
 	Sizing *SizingStatus `json:"sizing,omitempty"`
+}
+
+// ExecutorScheduling is the part of a pool executor's pod spec that the
+// pool decides.
+type ExecutorScheduling struct {
+	// Labels every pool executor pod carries: the pool's name and
+	// namespace and the pool executor type. The QueryService operator adds
+	// e6data.io/query-service.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// NodeSelector picks the pool's nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of every taint the pool puts on its nodes: the two
+	// identity taints and spec.tolerations (at most 32).
+	// +kubebuilder:validation:MaxItems=34
+	// +listType=atomic
+	// +optional
+	Tolerations []Toleration `json:"tolerations,omitempty"`
 }
 
 // SizingStatus is how burstpool sized the pool.
@@ -292,4 +321,10 @@ type AttachedQueryService struct {
 	// poolRef names the pool (a burstpool extension: a QueryService that
 	// points at the pool without being allowed is listed with false).
 	Attached bool `json:"attached"`
+
+	// MaxPoolExecutors is the attached QueryService's share of the pool
+	// (spec.queryServiceLimits); unset when the pool bounds none (a
+	// burstpool extension).
+	// +optional
+	MaxPoolExecutors int32 `json:"maxPoolExecutors,omitempty"`
 }

@@ -10,8 +10,10 @@ const (
 	// pool executor pods, warmup pods and placeholders.
 	LabelPool = "e6data.io/pool"
 
-	// LabelPoolNamespace is the namespace of the Pool claim, on objects that
-	// live outside it.
+	// LabelPoolNamespace is the namespace of the Pool claim. With LabelPool
+	// it is the pool's identity: pools in two namespaces may share a name,
+	// so pool nodes, executor pods, warmup and placeholder pods and every
+	// composed object carry both, and every selector of a pool uses both.
 	LabelPoolNamespace = "e6data.io/pool-namespace"
 
 	// LabelQueryService names the QueryService an executor pod belongs to.
@@ -29,6 +31,11 @@ const (
 	// TaintPool is the taint key on pool nodes; its value is the pool name and
 	// its effect NoSchedule, so only workloads that tolerate it land there.
 	TaintPool = "e6data.io/pool"
+
+	// TaintPoolNamespace is the second taint on pool nodes: its value is
+	// the Pool's namespace and its effect NoSchedule. Executors tolerate
+	// both, as the Pool's status.executorScheduling lists.
+	TaintPoolNamespace = "e6data.io/pool-namespace"
 )
 
 // Values of LabelExecutorType.

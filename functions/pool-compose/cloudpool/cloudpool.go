@@ -176,26 +176,35 @@ func objectLabels(in Input) map[string]string {
 	return l
 }
 
-// nodeLabels are the labels of the pool's nodes: in.Labels and the pool
-// label, which always wins.
+// nodeLabels are the labels of the pool's nodes: in.Labels and the pool's
+// identity (name and namespace labels), which always wins.
 func nodeLabels(in Input) map[string]any {
 	l := make(map[string]any, len(in.Labels)+1)
 	for k, v := range in.Labels {
 		l[k] = v
 	}
 	l[qsv1alpha1.LabelPool] = in.Pool
+	if in.Namespace != "" {
+		l[qsv1alpha1.LabelPoolNamespace] = in.Namespace
+	}
 	return l
 }
 
-// poolTaints returns in.Taints with the pool taint appended when no taint
-// has its key and effect.
+// poolTaints returns in.Taints with the pool's identity taints (its name,
+// and its namespace) appended when no taint has their key and effect.
 func poolTaints(in Input) []corev1.Taint {
 	ts := slices.Clone(in.Taints)
-	has := slices.ContainsFunc(ts, func(t corev1.Taint) bool {
-		return t.Key == qsv1alpha1.TaintPool && t.Effect == corev1.TaintEffectNoSchedule
-	})
-	if !has {
-		ts = append(ts, corev1.Taint{Key: qsv1alpha1.TaintPool, Value: in.Pool, Effect: corev1.TaintEffectNoSchedule})
+	own := []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: in.Pool, Effect: corev1.TaintEffectNoSchedule}}
+	if in.Namespace != "" {
+		own = append(own, corev1.Taint{Key: qsv1alpha1.TaintPoolNamespace, Value: in.Namespace, Effect: corev1.TaintEffectNoSchedule})
+	}
+	for _, o := range own {
+		has := slices.ContainsFunc(ts, func(t corev1.Taint) bool {
+			return t.Key == o.Key && t.Effect == o.Effect
+		})
+		if !has {
+			ts = append(ts, o)
+		}
 	}
 	return ts
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -104,6 +105,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		clock:      o.Clock,
 		evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
 		staleAfter: o.StaleAfter,
+		shed:       &shedding{},
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
 		managed.WithExternalConnector(c),
@@ -152,6 +154,51 @@ type connector struct {
 	clock      func() time.Time
 	evictions  *evictions
 	staleAfter time.Duration
+	shed       *shedding
+}
+
+// shedding remembers each PoolCapacity's last over-share evictions.
+type shedding struct {
+	mu   sync.Mutex
+	last map[string]shed
+}
+
+type shed struct {
+	evs []capacity.Eviction
+	at  time.Time
+}
+
+// shedHold bounds how long over-share evictions wait for the snapshot to
+// show the last ones (an eviction a PodDisruptionBudget refused never
+// shows).
+const shedHold = 30 * time.Second
+
+// hold returns evs without its over-share evictions while the last ones of
+// PoolCapacity name are not yet seen in snap (for at most shedHold), and
+// remembers the ones it lets through.
+func (s *shedding) hold(name string, snap capacity.Snapshot, evs []capacity.Eviction, now time.Time) []capacity.Eviction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]shed{}
+	}
+	prev := s.last[name]
+	wait := now.Sub(prev.at) < shedHold && capacity.Unsettled(snap, prev.evs)
+	out := make([]capacity.Eviction, 0, len(evs))
+	var shedding []capacity.Eviction
+	for _, ev := range evs {
+		if ev.Reason == capacity.EvictOverShare {
+			if wait {
+				continue
+			}
+			shedding = append(shedding, ev)
+		}
+		out = append(out, ev)
+	}
+	if !wait && len(shedding) > 0 {
+		s.last[name] = shed{evs: shedding, at: now}
+	}
+	return out
 }
 
 // ReasonClusterUnreachable is the Ready condition's reason while the
@@ -244,6 +291,7 @@ type external struct {
 	clock      func() time.Time
 	evictions  *evictions
 	staleAfter time.Duration
+	shed       *shedding
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
@@ -288,15 +336,25 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	if e.metrics != nil {
 		e.metrics.Record(cr.Name, spec, res, lastSync)
 	}
+	// Over-share evictions wait until the snapshot shows the last ones:
+	// until then the waiters they made room for still look waiting.
+	evicts := res.Evict
+	if e.shed != nil {
+		evicts = e.shed.hold(cr.Name, snap, evicts, now)
+	}
 	var errs []error
-	for _, ev := range res.Evict {
+	for _, ev := range evicts {
 		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, now)
 		switch out {
 		case evicted:
 			if e.metrics != nil {
 				e.metrics.Evicted(spec, ev.Reason)
 			}
-			e.record.Event(cr, event.Normal(event.Reason("Deleted"+ev.Reason), evictionMessage(ev)))
+			verb := "Deleted"
+			if ev.Reason == capacity.EvictOverShare {
+				verb = "Evicted"
+			}
+			e.record.Event(cr, event.Normal(event.Reason(verb+ev.Reason), evictionMessage(ev)))
 		case blocked:
 			if e.metrics != nil {
 				e.metrics.EvictionBlocked(spec, ev.Reason)
@@ -328,6 +386,9 @@ func staleCondition(lastSync, now time.Time, staleAfter time.Duration) xpv2.Cond
 }
 
 func evictionMessage(ev capacity.Eviction) string {
+	if ev.Reason == capacity.EvictOverShare {
+		return fmt.Sprintf("Evicted pod %s: its QueryService runs more pool executors than its share (maxPoolExecutors) while another QueryService waits below its own (policies.enforceShares).", ev.Pod)
+	}
 	if ev.Reason == capacity.EvictUnauthorized {
 		return fmt.Sprintf("Evicted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
 	}

@@ -325,10 +325,14 @@ type Capacity struct {
 	// +optional
 	DeleteFailedExecutors bool `json:"deleteFailedExecutors,omitempty"`
 
-	// UnauthorizedExecutors is what the provider does with executors on pool
-	// nodes from QueryServices that are not attached: Report or Evict.
-	// +kubebuilder:validation:Enum=Report;Evict
-	// +kubebuilder:default=Report
+	// UnauthorizedExecutors is the default of a Pool's
+	// spec.unauthorizedExecutors: what happens to pool executors of
+	// QueryServices the pool does not attach. Deny rejects them at
+	// admission (a ValidatingAdmissionPolicy per pool) and reports any that
+	// run already; Evict deletes them once they run; Report only lists
+	// them.
+	// +kubebuilder:validation:Enum=Report;Evict;Deny
+	// +kubebuilder:default=Deny
 	// +optional
 	UnauthorizedExecutors string `json:"unauthorizedExecutors,omitempty"`
 }

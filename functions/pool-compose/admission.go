@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// Unauthorized-executor policies (a Pool's spec.unauthorizedExecutors).
+const (
+	policyReport = "Report"
+	policyEvict  = "Evict"
+	policyDeny   = "Deny"
+)
+
+var unauthorizedPolicies = []string{policyReport, policyEvict, policyDeny}
+
+// admissionAPIVersion is the GA API of ValidatingAdmissionPolicy
+// (Kubernetes 1.30 and later).
+const admissionAPIVersion = "admissionregistration.k8s.io/v1"
+
+// AccessPolicyName is the name of pool ns/pool's ValidatingAdmissionPolicy
+// and its binding. Namespaces hold no dots, so no two pools share it.
+func AccessPolicyName(pool, ns string) string {
+	return "burstpool-access." + ns + "." + pool
+}
+
+// AccessArgs is what a pool's admission policy is made of.
+type AccessArgs struct {
+	Pool, Namespace string
+	// Allowed are the attached QueryServices, "namespace/name".
+	Allowed []string
+}
+
+// celString quotes s as a CEL string literal.
+func celString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// targetsPool is the CEL condition that a pod aims at the pool's nodes:
+// it tolerates both of the pool's identity taints (which every pod on a
+// Karpenter or managed pool node must), or its node selector or required
+// node affinity names the pool (pools on existing nodes, whose taints are
+// their owners'). A toleration of every taint (no key) is not counted:
+// node daemons carry it.
+func targetsPool(pool, ns string) string {
+	p, n := celString(pool), celString(ns)
+	tolerates := func(key, value string) string {
+		return fmt.Sprintf("object.spec.tolerations.exists(t, has(t.key) && t.key == %s && ((has(t.operator) && t.operator == 'Exists') || (has(t.value) && t.value == %s)))", celString(key), value)
+	}
+	return strings.Join([]string{
+		fmt.Sprintf("(has(object.spec.tolerations) && %s && %s)", tolerates(qsv1alpha1.TaintPool, p), tolerates(qsv1alpha1.TaintPoolNamespace, n)),
+		fmt.Sprintf("(has(object.spec.nodeSelector) && %[1]s in object.spec.nodeSelector && object.spec.nodeSelector[%[1]s] == %[2]s && (!(%[3]s in object.spec.nodeSelector) || object.spec.nodeSelector[%[3]s] == %[4]s))",
+			celString(qsv1alpha1.LabelPool), p, celString(qsv1alpha1.LabelPoolNamespace), n),
+		fmt.Sprintf("(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "+
+			"object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(term, has(term.matchExpressions) && "+
+			"term.matchExpressions.exists(e, e.key == %s && e.operator == 'In' && has(e.values) && %s in e.values)))", celString(qsv1alpha1.LabelPool), p),
+	}, " || ")
+}
+
+// AccessPolicy returns the ValidatingAdmissionPolicy that lets onto the
+// pool's nodes only executors of attached QueryServices (a pod's
+// QueryService is its namespace and e6data.io/query-service label) and the
+// pool's own placeholder, warmup and storage agent pods in its namespace.
+func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
+	allowed := make([]string, 0, len(a.Allowed))
+	for _, q := range slices.Sorted(slices.Values(a.Allowed)) {
+		allowed = append(allowed, celString(q))
+	}
+	own := make([]string, 0, 3)
+	for _, c := range []string{qsv1alpha1.ComponentPlaceholder, qsv1alpha1.ComponentWarmup, qsv1alpha1.ComponentStorageAgent} {
+		own = append(own, celString(c))
+	}
+	qsLabel := celString(qsv1alpha1.LabelQueryService)
+	compLabel := celString(qsv1alpha1.LabelComponent)
+	key := fmt.Sprintf("%s + '/' + (has(object.metadata.labels) && %[2]s in object.metadata.labels ? object.metadata.labels[%[2]s] : '')", "request.namespace", qsLabel)
+	ownPod := fmt.Sprintf("request.namespace == %s && has(object.metadata.labels) && %[2]s in object.metadata.labels && object.metadata.labels[%[2]s] in [%[3]s]",
+		celString(a.Namespace), compLabel, strings.Join(own, ", "))
+	id := a.Namespace + "/" + a.Pool
+	msg := fmt.Sprintf("'pool %s admits only executors of the QueryServices attached to it, and ' + (variables.queryService.endsWith('/') ? 'this pod has no %s label' : 'QueryService ' + variables.queryService + ' is not one') + "+
+		"'. To be allowed, ask the pool owners to add the QueryService to spec.allowedQueryServices of pool %s (or to label it to match spec.queryServiceSelector), set its spec.executor.poolRef to {name: %s, namespace: %s}, and label its executor pods %s=<QueryService name>'",
+		id, qsv1alpha1.LabelQueryService, id, a.Pool, a.Namespace, qsv1alpha1.LabelQueryService)
+
+	u := object(admissionAPIVersion, "ValidatingAdmissionPolicy", AccessPolicyName(a.Pool, a.Namespace), "", objectLabels(a.Pool, a.Namespace))
+	u.Object["spec"] = map[string]any{
+		"failurePolicy": "Fail",
+		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+			"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods"},
+		}}},
+		"matchConditions": []any{map[string]any{"name": "targets-pool", "expression": targetsPool(a.Pool, a.Namespace)}},
+		"variables":       []any{map[string]any{"name": "queryService", "expression": key}},
+		"validations": []any{map[string]any{
+			"expression":        fmt.Sprintf("variables.queryService in [%s] || (%s)", strings.Join(allowed, ", "), ownPod),
+			"messageExpression": msg,
+			"reason":            "Forbidden",
+		}},
+	}
+	return u
+}
+
+// AccessPolicyBinding binds the pool's admission policy to every
+// namespace, denying what it rejects.
+func AccessPolicyBinding(pool, ns string) *unstructured.Unstructured {
+	u := object(admissionAPIVersion, "ValidatingAdmissionPolicyBinding", AccessPolicyName(pool, ns), "", objectLabels(pool, ns))
+	u.Object["spec"] = map[string]any{
+		"policyName":        AccessPolicyName(pool, ns),
+		"validationActions": []any{"Deny"},
+	}
+	return u
+}
+
+// unauthorizedPolicy is the pool's spec.unauthorizedExecutors, else the
+// function input's.
+func (s *state) unauthorizedPolicy() string {
+	if p := s.in.Spec.UnauthorizedExecutors; p != "" {
+		return p
+	}
+	return s.in.Config.Capacity.UnauthorizedExecutors
+}
+
+// admission emits the pool's admission policy and binding in Deny mode.
+func (s *state) admission() {
+	if s.unauthorizedPolicy() != policyDeny {
+		return
+	}
+	if len(s.sched.NodeSelector) == 0 {
+		s.preserve(rnAccessPolicy, rnAccessBinding)
+		return
+	}
+	var allowed []string
+	for _, a := range attached(s.atts) {
+		allowed = append(allowed, a.Key())
+	}
+	s.emit(rnAccessPolicy, AccessPolicy(AccessArgs{Pool: s.in.Pool, Namespace: s.in.Namespace, Allowed: allowed}), s.in.Observed[rnAccessPolicy] != nil)
+	s.emit(rnAccessBinding, AccessPolicyBinding(s.in.Pool, s.in.Namespace), s.in.Observed[rnAccessBinding] != nil)
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// NameTaken is a cluster-scoped object that another pool (or something
+// else) holds under a name this pool would compose.
+type NameTaken struct {
+	Kind, Name string
+	// Owner is "namespace/name" of the pool that holds it; empty when no
+	// pool does.
+	Owner string
+}
+
+// Message says whose the name is and how to pick another.
+func (t NameTaken) Message(pool, ns string) string {
+	owner := "no pool (it was made outside burstpool)"
+	if t.Owner != "" {
+		owner = "pool " + t.Owner
+	}
+	return fmt.Sprintf("%s %s belongs to %s, so this pool (%s/%s) composes nothing: cluster-wide objects are named after the pool, so a pool's name must be unique across namespaces. "+
+		"Nothing of the other pool is changed. Delete this Pool and create it under a name no other namespace uses, for example %s-%s",
+		t.Kind, t.Name, owner, ns, pool, ns, pool)
+}
+
+// TakenName returns the first object of existing (in ownedNames order)
+// that is not pool ns/pool's own; ok is false when every one is its own.
+// An object is a pool's own when its identity labels name the pool.
+func TakenName(pool, ns string, existing map[resource.Name]*structpb.Struct) (NameTaken, bool) {
+	for _, o := range ownedNames {
+		u := existing[o.Resource]
+		if u == nil {
+			continue
+		}
+		p := str(u, "metadata", "labels", qsv1alpha1.LabelPool)
+		pns := str(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace)
+		if p == pool && pns == ns {
+			continue
+		}
+		t := NameTaken{Kind: o.Kind, Name: pool + o.Suffix}
+		if p != "" {
+			t.Owner = pns + "/" + p
+		}
+		return t, true
+	}
+	return NameTaken{}, false
+}

@@ -1,0 +1,188 @@
+package api_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// accessGolden is the function's rendering of the reference's 4.2 pool
+// (high-memory-pool, which allows analytics-cluster and reporting-cluster)
+// in Deny mode: its ValidatingAdmissionPolicy and binding are what this
+// test installs.
+var accessGolden = filepath.Join("..", "..", "functions", "pool-compose", "testdata", "reference", "4.2-explicit-instance-type-pool", "kwok-aws.yaml")
+
+// renderedObject reads desired composed resource name out of a golden
+// rendering of the function.
+func renderedObject(t *testing.T, path, name string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Desired struct {
+			Resources map[string]struct {
+				Resource map[string]any `json:"resource"`
+			} `json:"resources"`
+		} `json:"desired"`
+	}
+	if err := yaml.Unmarshal(b, &golden); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	r, ok := golden.Desired.Resources[name]
+	if !ok {
+		t.Fatalf("%s renders no %s", path, name)
+	}
+	return &unstructured.Unstructured{Object: r.Resource}
+}
+
+// executorPod is a pod in ns of QueryService qs (no label when empty) that
+// follows the pool's executor contract for pool pool in namespace poolNS.
+func executorPod(ns, qs, pool, poolNS string) *corev1.Pod {
+	labels := map[string]string{"e6data.io/pool": pool, "e6data.io/pool-namespace": poolNS, "e6data.io/executor-type": "pool"}
+	if qs != "" {
+		labels["e6data.io/query-service"] = qs
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "executor-", Namespace: ns, Labels: labels},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			NodeSelector:                 map[string]string{"e6data.io/pool": pool, "e6data.io/pool-namespace": poolNS},
+			Tolerations: []corev1.Toleration{
+				{Key: "e6data.io/pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule},
+				{Key: "e6data.io/pool-namespace", Operator: corev1.TolerationOpEqual, Value: poolNS, Effect: corev1.TaintEffectNoSchedule},
+			},
+			Containers: []corev1.Container{{Name: "executor", Image: "registry.example.com/executor:1"}},
+		},
+	}
+}
+
+// TestAccessPolicyAdmitsOnlyAttachedExecutors installs the admission policy
+// the function renders for a Deny-mode pool and creates pods: executors of
+// attached QueryServices and the pool's own pods are admitted, everything
+// else that aims at the pool's nodes is rejected with a message naming the
+// pool and how to get allowed, and pods of other pools are left alone.
+func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []string{ns, "workspace-analytics-prod", "workspace-rogue"} {
+		createNamespace(t, n)
+		_, err := kube.CoreV1().ServiceAccounts(n).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+		if err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []struct{ name, resource string }{
+		{"access-policy", "validatingadmissionpolicies"},
+		{"access-policy-binding", "validatingadmissionpolicybindings"},
+	} {
+		u := renderedObject(t, accessGolden, o.name)
+		gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: o.resource}
+		if _, err := dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+			t.Fatalf("cannot create the rendered %s: %v", o.name, err)
+		}
+	}
+
+	rogue := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
+	// The API server starts enforcing a new policy within a few seconds.
+	var rejected error
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.CoreV1().Pods(rogue.Namespace).Create(ctx, rogue, metav1.CreateOptions{})
+		if err == nil {
+			_ = kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			return false, nil
+		}
+		rejected = err
+		return true, nil
+	}); err != nil {
+		t.Fatal("the policy never rejected an executor of a QueryService the pool does not allow")
+	}
+	for _, want := range []string{"pool e6-pools/high-memory-pool", "QueryService workspace-rogue/rogue-cluster is not one", "spec.allowedQueryServices", "spec.executor.poolRef"} {
+		if !strings.Contains(rejected.Error(), want) {
+			t.Errorf("rejection %q does not say %q", rejected, want)
+		}
+	}
+
+	own := executorPod(ns, "", "high-memory-pool", ns)
+	own.Labels["e6data.io/component"] = "placeholder"
+	blanket := executorPod("workspace-rogue", "rogue-cluster", "other-pool", ns)
+	blanket.Spec.NodeSelector = nil
+	blanket.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	viaAffinity := executorPod("workspace-rogue", "rogue-cluster", "other-pool", ns)
+	viaAffinity.Spec.Tolerations = nil
+	viaAffinity.Spec.NodeSelector = nil
+	viaAffinity.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "e6data.io/pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"high-memory-pool"}}}}},
+	}}}
+	onlyTolerates := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
+	onlyTolerates.Spec.NodeSelector = nil
+	otherNamespacePool := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", "tenant-b")
+
+	cases := map[string]struct {
+		reason string
+		pod    *corev1.Pod
+		want   string // "" admitted, else a part of the rejection
+	}{
+		"AttachedQueryService": {
+			reason: "An executor of an attached QueryService is admitted.",
+			pod:    executorPod("workspace-analytics-prod", "analytics-cluster", "high-memory-pool", ns),
+		},
+		"AttachedNameWrongNamespace": {
+			reason: "A QueryService is its namespace and name: the allowed name in another namespace is rejected.",
+			pod:    executorPod("workspace-rogue", "analytics-cluster", "high-memory-pool", ns),
+			want:   "QueryService workspace-rogue/analytics-cluster is not one",
+		},
+		"NoQueryServiceLabel": {
+			reason: "A pool-targeted pod without the QueryService label is rejected, saying so.",
+			pod:    executorPod("workspace-analytics-prod", "", "high-memory-pool", ns),
+			want:   "this pod has no e6data.io/query-service label",
+		},
+		"PoolsOwnPods": {
+			reason: "The pool's placeholders, in the pool namespace, are admitted.",
+			pod:    own,
+		},
+		"TolerationsAlone": {
+			reason: "Tolerating both pool taints is enough to land on the pool's nodes, so it is checked.",
+			pod:    onlyTolerates,
+			want:   "pool e6-pools/high-memory-pool",
+		},
+		"NodeAffinity": {
+			reason: "A required node affinity on the pool label is checked like a node selector.",
+			pod:    viaAffinity,
+			want:   "pool e6-pools/high-memory-pool",
+		},
+		"BlanketToleration": {
+			reason: "A pod that tolerates every taint and selects no pool (a node daemon) is not this policy's business.",
+			pod:    blanket,
+		},
+		"SameNameOtherNamespace": {
+			reason: "A pod aimed at tenant-b's high-memory-pool is not this pool's business.",
+			pod:    otherNamespacePool,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := kube.CoreV1().Pods(tc.pod.Namespace).Create(ctx, tc.pod, metav1.CreateOptions{})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s\ncreate: %v, want admitted", tc.reason, err)
+			case tc.want != "" && err == nil:
+				t.Errorf("%s\ncreate admitted, want rejected with %q", tc.reason, tc.want)
+			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+				t.Errorf("%s\ncreate: %v, want a rejection with %q", tc.reason, err, tc.want)
+			}
+		})
+	}
+}

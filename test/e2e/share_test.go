@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/devplane"
+)
+
+const (
+	sharePool  = "share-pool"
+	shareMax   = 4
+	shareEach  = 2
+	shareFirst = "share-a"
+	shareNext  = "share-b"
+	// shareBound is the longest the first QueryService may take to come
+	// down to its share once the second bursts: the provider sees the
+	// waiting executors on its next observation (a watch event) and evicts
+	// at once; the evicted executors then terminate within their grace
+	// period (30s by default), and the scheduler places the waiters on the
+	// freed nodes.
+	shareBound = 90 * time.Second
+)
+
+// runningOf lists the Running, not terminating pool executors of
+// QueryService qs on the share pool.
+func runningOf(ctx context.Context, c client.Client, qs string) ([]string, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(analyticsNS), client.MatchingLabels{qsv1.LabelPool: sharePool, qsv1.LabelQueryService: qs}); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			out = append(out, p.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// testFairShare: a pool of four executors with a share of two for each of
+// two QueryServices, enforced. The first fills the pool; when the second
+// bursts, the first is brought down to its share (never below) within
+// shareBound, the second reaches its share, and no other pool's executors
+// move.
+func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
+	cfg := s.Cluster.Config
+	// Enforced shares evict pods: the opt-in eviction role of
+	// deploy/provider, applied as docs/install.md says for such pools.
+	roles, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "provider", "rbac-evictions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, ctx, cfg, string(roles))
+	c := s.Client
+	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
+	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
+	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
+kind: Pool
+metadata: {name: %s, namespace: %s}
+spec:
+  compositionRef: {name: %s}
+  maxExecutors: %d
+  queryServiceLimits: {maxPoolExecutors: %d, enforce: true}
+  queryServiceSelector:
+    matchLabels: {e2e.burstpool.io/pool: %s}
+`, sharePool, poolNS, e2eComp, shareMax, shareEach, sharePool))
+	for _, qs := range []string{shareFirst, shareNext} {
+		waitAttached(t, s, poolNS, sharePool, analyticsNS, qs)
+	}
+	es := executorScheduling(t, c, poolNS, sharePool)
+
+	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareFirst, "registry.example.com/e6data/executor:share", shareMax, "2", "4Gi", es)); err != nil {
+		t.Fatal(err)
+	}
+	took := eventually(t, 3*time.Minute, "share-a fills the pool", func(ctx context.Context) (bool, error) {
+		r, err := runningOf(ctx, c, shareFirst)
+		return len(r) == shareMax, fmt.Errorf("%d of %d Running (%v)", len(r), shareMax, err)
+	})
+	t.Logf("share-a fills the pool's %d slots: %s", shareMax, took.Round(100*time.Millisecond))
+	others := podsByPool(t, ctx, c, poolNS, e2ePool)
+
+	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareNext, "registry.example.com/e6data/executor:share", shareEach, "2", "4Gi", es)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	lowest := shareMax
+	took = eventually(t, shareBound, "share-a down to its share, share-b at its share", func(ctx context.Context) (bool, error) {
+		a, err := runningOf(ctx, c, shareFirst)
+		if err != nil {
+			return false, err
+		}
+		b, err := runningOf(ctx, c, shareNext)
+		if err != nil {
+			return false, err
+		}
+		lowest = min(lowest, len(a))
+		return len(a) == shareEach && len(b) == shareEach, fmt.Errorf("share-a %d Running, share-b %d Running", len(a), len(b))
+	})
+	t.Logf("fair share: share-a %d -> %d and share-b 0 -> %d Running in %s (bound %s)", shareMax, shareEach, shareEach, took.Round(100*time.Millisecond), shareBound)
+	if lowest < shareEach {
+		t.Errorf("share-a went down to %d Running executors, below its share of %d", lowest, shareEach)
+	}
+
+	// Settled: nobody is evicted any more (share-a's replacements wait,
+	// but share-a is at its share), and nothing else moved.
+	a0, _ := runningOf(ctx, c, shareFirst)
+	time.Sleep(15 * time.Second)
+	a1, _ := runningOf(ctx, c, shareFirst)
+	b1, _ := runningOf(ctx, c, shareNext)
+	if strings.Join(a0, ",") != strings.Join(a1, ",") || len(b1) != shareEach {
+		t.Errorf("not settled: share-a %v then %v, share-b %v", a0, a1, b1)
+	}
+	after := podsByPool(t, ctx, c, poolNS, e2ePool)
+	for pod, node := range others {
+		if strings.HasPrefix(pod, analyticsNS+"/") && after[pod] != node {
+			t.Errorf("%s's executor %s moved (%s -> %q) while share-pool enforced its shares", e2ePool, pod, node, after[pod])
+		}
+	}
+	ev := &corev1.EventList{}
+	if err := c.List(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	evicted := 0
+	for _, e := range ev.Items {
+		if e.InvolvedObject.Name == sharePool+"-capacity" && e.Reason == "EvictedOverShareExecutor" {
+			evicted += int(max(e.Count, 1))
+			if !strings.Contains(e.Message, analyticsNS+"/"+shareFirst) {
+				t.Errorf("evicted a pod not of share-a: %s", e.Message)
+			}
+		}
+	}
+	t.Logf("share-pool evicted %d of share-a's executors (%s since share-b burst)", evicted, time.Since(start).Round(100*time.Millisecond))
+	if evicted < shareMax-shareEach {
+		t.Errorf("share-pool recorded %d evictions, want at least %d", evicted, shareMax-shareEach)
+	}
+	p, err := claim(ctx, s, sharePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
+	for _, q := range qss {
+		m := q.(map[string]any)
+		if n, _ := m["maxPoolExecutors"].(int64); n != shareEach {
+			t.Errorf("status.attachedQueryServices reports %v with share %v, want %d", qsName(m), m["maxPoolExecutors"], shareEach)
+		}
+	}
+	for _, qs := range []string{shareFirst, shareNext} {
+		d := &appsv1.Deployment{}
+		d.SetNamespace(analyticsNS)
+		d.SetName(devplane.ExecutorDeploymentName(qs))
+		if err := c.Delete(ctx, d); err != nil {
+			t.Error(err)
+		}
+	}
+}
