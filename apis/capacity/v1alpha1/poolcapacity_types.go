@@ -133,6 +133,12 @@ type PoolCapacityParameters struct {
 	// Policies says what the provider may change in the cluster.
 	// +optional
 	Policies Policies `json:"policies,omitempty"`
+
+	// WorkloadCluster asks the provider to summarize QueryServices and
+	// CRDs of the (remote) cluster it observes into
+	// status.atProvider.workloadCluster, refreshed at most every 15 s.
+	// +optional
+	WorkloadCluster *WorkloadClusterQuery `json:"workloadCluster,omitempty"`
 }
 
 // NodeCounts counts the pool's nodes.
@@ -299,6 +305,84 @@ type PoolCapacityObservation struct {
 	// behind.
 	// +optional
 	LastObservedTime *metav1.Time `json:"lastObservedTime,omitempty"`
+	// WorkloadCluster summarizes what the pool-compose function needs
+	// from a remote workload cluster; set only when
+	// forProvider.workloadCluster asks for it.
+	// +optional
+	WorkloadCluster *WorkloadClusterSummary `json:"workloadCluster,omitempty"`
+}
+
+// MaxSummaryQueryServices bounds the QueryServices a workload cluster
+// summary lists.
+const MaxSummaryQueryServices = 1000
+
+// WorkloadClusterQuery says which QueryServices and CRDs of the workload
+// cluster the pool-compose function reads.
+type WorkloadClusterQuery struct {
+	// QueryServices are read by namespace and name.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	QueryServices []PoolRef `json:"queryServices,omitempty"`
+	// LabelSelectors select QueryServices across namespaces, each by
+	// label equality.
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	LabelSelectors []map[string]string `json:"labelSelectors,omitempty"`
+	// CRDs are CustomResourceDefinitions whose presence is reported.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	CRDs []string `json:"crds,omitempty"`
+}
+
+// WorkloadClusterSummary is what the provider read from the workload
+// cluster for forProvider.workloadCluster.
+type WorkloadClusterSummary struct {
+	// CRDs lists those of the query's CRDs that exist.
+	// +optional
+	CRDs []string `json:"crds,omitempty"`
+	// QueryServices lists the QueryServices found, by namespace and name,
+	// with the fields the pool-compose function reads, at most 1,000.
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	QueryServices []QueryServiceSummary `json:"queryServices,omitempty"`
+	// Truncated tells that more QueryServices matched than are listed.
+	// +optional
+	Truncated bool `json:"truncated,omitempty"`
+	// Query is a digest of the query this summary answers.
+	// +optional
+	Query string `json:"query,omitempty"`
+	// ObservedAt is when the summary was read.
+	ObservedAt metav1.Time `json:"observedAt"`
+}
+
+// QueryServiceSummary is a QueryService cut to what the pool-compose
+// function reads.
+type QueryServiceSummary struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Executor SummaryExecutor `json:"executor,omitempty"`
+}
+
+// SummaryExecutor is a QueryService's spec.executor, cut to the fields the
+// pool-compose function reads.
+type SummaryExecutor struct {
+	// +optional
+	Image string `json:"image,omitempty"`
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// +optional
+	PoolRef *PoolRef `json:"poolRef,omitempty"`
 }
 
 // A PoolCapacitySpec defines the pool a PoolCapacity observes.

@@ -147,6 +147,22 @@ type PoolSpec struct {
 	// when detection must be bypassed.
 	// +optional
 	Provisioning *Provisioning `json:"provisioning,omitempty"`
+
+	// WorkloadCluster runs the pool in another cluster than the one
+	// Crossplane runs in. It wins over the cluster setting
+	// workloadCluster. A burstpool extension of the reference.
+	// +optional
+	WorkloadCluster *WorkloadCluster `json:"workloadCluster,omitempty"`
+}
+
+// WorkloadCluster names the cluster a pool runs in.
+type WorkloadCluster struct {
+	// ProviderConfigName names a provider-kubernetes ProviderConfig
+	// (kubernetes.crossplane.io/v1alpha1) whose kubeconfig reaches the
+	// workload cluster. Empty, the cluster setting decides.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
 }
 
 // QueryServiceLimits are the QueryServices' shares of a pool.

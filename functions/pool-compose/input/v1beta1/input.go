@@ -88,6 +88,25 @@ type Input struct {
 	// +listType=atomic
 	// +optional
 	CatalogOverrides []InstanceType `json:"catalogOverrides,omitempty"`
+
+	// WorkloadCluster is the cluster pools run in when it is not the one
+	// Crossplane runs in. A Pool's spec.workloadCluster wins over it.
+	// +optional
+	WorkloadCluster *WorkloadCluster `json:"workloadCluster,omitempty"`
+}
+
+// WorkloadCluster points pools at a workload cluster other than the
+// management cluster.
+type WorkloadCluster struct {
+	// ProviderConfigName names a provider-kubernetes ProviderConfig
+	// (kubernetes.crossplane.io/v1alpha1) whose kubeconfig reaches the
+	// workload cluster. The pool's NodePool, NodeClass, warmup DaemonSets,
+	// placeholders, PriorityClass, admission policy and storage agent are
+	// composed there as provider-kubernetes Objects, and the capacity
+	// provider observes that cluster through the same ProviderConfig.
+	// Empty, pools run in the management cluster.
+	// +optional
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
 }
 
 // EnvironmentConfigSelector selects the EnvironmentConfigs that hold the
