@@ -68,7 +68,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
-	out := Compute(in)
+	out := ComposeTarget(in, rsp.Requirements)
 	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))
 		return rsp, nil

@@ -376,13 +376,19 @@ type SummaryExecutor struct {
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 	// +optional
-	CPU *resource.Quantity `json:"cpu,omitempty"`
-	// +optional
-	Memory *resource.Quantity `json:"memory,omitempty"`
+	Resources SummaryResources `json:"resources,omitempty"`
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// +optional
 	PoolRef *PoolRef `json:"poolRef,omitempty"`
+}
+
+// SummaryResources is one executor's request.
+type SummaryResources struct {
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
 // A PoolCapacitySpec defines the pool a PoolCapacity observes.

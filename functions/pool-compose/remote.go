@@ -1,0 +1,540 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+)
+
+// A pool whose workload cluster is remote composes what runs there as
+// provider-kubernetes Objects, which apply their manifest to the cluster
+// that a provider-kubernetes ProviderConfig reaches. The PoolCapacity and
+// the cloud node pools of LKE and DOKS (managed resources of cloud APIs)
+// stay in the management cluster. What the function reads from the workload
+// cluster (detection CRDs, QueryServices) comes from the PoolCapacity's
+// status.atProvider.workloadCluster, which the capacity provider, connected
+// to that cluster anyway, keeps current.
+
+// provider-kubernetes' Object.
+const (
+	objectAPIVersion = "kubernetes.crossplane.io/v1alpha2"
+	objectKind       = "Object"
+)
+
+// rnRemotePrefix starts the composed-resource name of an Object that wraps
+// the object the pool composes as the rest of the name: a pool moved from
+// local to remote gets new composed resources, and Crossplane removes the
+// local ones, which the workload cluster never saw.
+const rnRemotePrefix = "remote-"
+
+// annotationOwner marks every object a pool composes in a workload cluster
+// with "{management}/{namespace}/{pool}". It is an annotation: the value
+// holds slashes, which no label value may.
+const annotationOwner = "burstpool.e6data.io/owner"
+
+// Management policies of an Object: observe only while the name may be
+// another's, everything once it is known to be free or the pool's own.
+const (
+	policyObserve = "Observe"
+	policyAll     = "*"
+)
+
+// Condition type and reasons of a remote pool's connection.
+const (
+	CondWorkloadReachable      = "WorkloadClusterReachable"
+	reasonReachable            = "WorkloadClusterReachable"
+	reasonUnreachable          = "WorkloadClusterUnreachable"
+	reasonNotApplied           = "WorkloadObjectsNotApplied"
+	reasonWaitingForWorkload   = "WaitingForWorkloadCluster"
+	reasonNameTaken            = "NameTaken"
+	msgExternalDoesNotExist    = "external resource does not exist"
+	reasonCapacityUnreachable  = "ClusterUnreachable"
+	defaultManagementClusterID = "management"
+)
+
+// WorkloadTarget is the provider-kubernetes ProviderConfig that reaches the
+// pool's workload cluster: the Pool's spec.workloadCluster, else the
+// setting; empty when the pool runs in the management cluster.
+func WorkloadTarget(cfg *v1beta1.Input, spec poolv1alpha1.PoolSpec) string {
+	if w := spec.WorkloadCluster; w != nil && w.ProviderConfigName != "" {
+		return w.ProviderConfigName
+	}
+	if w := cfg.WorkloadCluster; w != nil {
+		return w.ProviderConfigName
+	}
+	return ""
+}
+
+// OwnerMark is the value of annotationOwner of a pool's remote objects.
+// management is the management cluster's name (the clusterName setting).
+func OwnerMark(management, ns, pool string) string {
+	if management == "" {
+		management = defaultManagementClusterID
+	}
+	return management + "/" + ns + "/" + pool
+}
+
+// ObjectName is the name of the Object that wraps the remote object u of a
+// pool whose workload cluster pc reaches: "{pc}-{kind}-[{ns}-]{name}". The
+// kind is part of it because an admission policy and its binding share a
+// name.
+func ObjectName(pc string, u *unstructured.Unstructured) string {
+	parts := []string{pc, strings.ToLower(u.GetKind())}
+	if ns := u.GetNamespace(); ns != "" {
+		parts = append(parts, ns)
+	}
+	return strings.Join(append(parts, u.GetName()), "-")
+}
+
+// isLocalKind tells whether an object the pool composes stays in the
+// management cluster: the PoolCapacity, and Crossplane managed resources
+// of cloud APIs (LKE and DOKS node pools).
+func isLocalKind(apiVersion, kind string) bool {
+	if apiVersion == capacityAPIVersion && kind == capacityKind {
+		return true
+	}
+	group, _, _ := strings.Cut(apiVersion, "/")
+	return strings.HasSuffix(group, ".upbound.io") || strings.HasSuffix(group, ".crossplane.io")
+}
+
+// RemoteView is what the rest of the function reads as observed for a
+// remote pool: the local objects as they are, and each Object's remote
+// object from status.atProvider.manifest under the name it wraps. Objects
+// of kinds that now live remotely but were composed locally before are left
+// out, so a pool moved to a remote cluster decides from that cluster alone.
+func RemoteView(observed map[resource.Name]*structpb.Struct) map[resource.Name]*structpb.Struct {
+	out := make(map[resource.Name]*structpb.Struct, len(observed))
+	for n, o := range observed {
+		if inner, ok := strings.CutPrefix(string(n), rnRemotePrefix); ok && str(o, "kind") == objectKind {
+			if m := field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
+				out[resource.Name(inner)] = m
+			}
+			continue
+		}
+		if isLocalKind(str(o, "apiVersion"), str(o, "kind")) {
+			out[n] = o
+		}
+	}
+	return out
+}
+
+// Ownership decides an Object's management policy from its observed state
+// o (nil before it exists): everything when the pool already manages it,
+// when the remote object carries the pool's mark, or when the provider
+// found no remote object of that name; observe only while unknown. holder
+// is set when the remote name belongs to someone else.
+func Ownership(o *structpb.Struct, mark string) (policy, holder string) {
+	if o == nil {
+		return policyObserve, ""
+	}
+	for _, p := range field(o, "spec", "managementPolicies").GetListValue().GetValues() {
+		if p.GetStringValue() == policyAll {
+			return policyAll, ""
+		}
+	}
+	if m := field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
+		owner := str(m, "metadata", "annotations", annotationOwner)
+		if owner == mark {
+			return policyAll, ""
+		}
+		if owner == "" {
+			return policyObserve, "an object burstpool did not compose"
+		}
+		return policyObserve, "pool " + owner
+	}
+	if c := objectCondition(o, "Synced"); c.Status == "False" && strings.Contains(c.Message, msgExternalDoesNotExist) {
+		return policyAll, ""
+	}
+	return policyObserve, ""
+}
+
+// objectCondition returns an observed object's condition of type t.
+func objectCondition(o *structpb.Struct, t string) Condition {
+	for _, c := range field(o, "status", "conditions").GetListValue().GetValues() {
+		if cs := c.GetStructValue(); str(cs, "type") == t {
+			return Condition{Type: t, Status: metav1.ConditionStatus(str(cs, "status")), Reason: str(cs, "reason"), Message: str(cs, "message")}
+		}
+	}
+	return Condition{Type: t}
+}
+
+// WrapObject returns the Object that composes u in the workload cluster pc
+// reaches, with the pool's mark and the given management policy.
+func WrapObject(u *unstructured.Unstructured, pc, mark, policy string, labels map[string]string) *unstructured.Unstructured {
+	m := u.DeepCopy()
+	ann := m.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[annotationOwner] = mark
+	m.SetAnnotations(ann)
+	o := object(objectAPIVersion, objectKind, ObjectName(pc, u), "", labels)
+	o.Object["spec"] = map[string]any{
+		"managementPolicies": []any{policy},
+		"providerConfigRef":  map[string]any{"name": pc},
+		"readiness":          map[string]any{"policy": "DeriveFromObject"},
+		"forProvider":        map[string]any{"manifest": m.Object},
+	}
+	return o
+}
+
+// Remote is a pool's remote target, as the wrapping needs it.
+type Remote struct {
+	ProviderConfig string
+	Mark           string
+	Pool           string
+	Namespace      string
+	// Query is what the capacity provider summarizes for the function.
+	Query *capv1alpha1.WorkloadClusterQuery
+}
+
+// taken is a remote name held by someone else.
+type taken struct {
+	name   string
+	holder string
+}
+
+// WrapOutput turns Compute's output for the pool's remote objects into
+// Objects: desired objects of remote kinds are wrapped (under
+// rnRemotePrefix names), preserved ones are kept as their observed Objects,
+// and the PoolCapacity points at the workload cluster and asks for its
+// summary. observed is the request's observed state, unwrapped names
+// included. When a remote name belongs to someone else, no remote object
+// is applied and the pool is Failed (NameTaken) naming the holder.
+func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) Output {
+	labels := objectLabels(r.Pool, r.Namespace)
+	w := Output{
+		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
+		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
+		Ready:   make(map[resource.Name]resource.Ready, len(out.Ready)),
+		Status:  out.Status, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
+	}
+	var held []taken
+	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
+		rn := resource.Name(rnRemotePrefix + string(n))
+		policy, holder := Ownership(observed[rn], r.Mark)
+		if holder != "" {
+			held = append(held, taken{name: u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()), holder: holder})
+		}
+		return rn, WrapObject(u, r.ProviderConfig, r.Mark, policy, labels)
+	}
+	for _, n := range sortedNames(out.Desired) {
+		u := out.Desired[n]
+		if n == rnCapacity {
+			w.Desired[n] = pointCapacity(u, r)
+			w.Ready[n] = out.Ready[n]
+			continue
+		}
+		if isLocalKind(u.GetAPIVersion(), u.GetKind()) {
+			w.Desired[n], w.Ready[n] = u, out.Ready[n]
+			continue
+		}
+		rn, o := wrap(n, u)
+		w.Desired[rn], w.Ready[rn] = o, out.Ready[n]
+	}
+	for _, n := range sortedNames(out.Lazy) {
+		l := out.Lazy[n]
+		if n == rnCapacity {
+			w.Lazy[n] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
+			w.Ready[n] = out.Ready[n]
+			continue
+		}
+		// Remote kinds only: the pool's lazy objects are DaemonSets and
+		// the PoolCapacity.
+		u := l.Build()
+		rn, o := wrap(n, u)
+		policy := str2(o, "spec", "managementPolicies")
+		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Mark, policy), Build: func() *unstructured.Unstructured { return o }}
+		w.Ready[rn] = out.Ready[n]
+	}
+	for _, n := range out.Preserve {
+		if rn := resource.Name(rnRemotePrefix + string(n)); observed[rn] != nil {
+			w.Preserve = append(w.Preserve, rn)
+		} else if o := observed[n]; o != nil && isLocalKind(str(o, "apiVersion"), str(o, "kind")) {
+			w.Preserve = append(w.Preserve, n)
+		}
+	}
+	if len(held) == 0 {
+		return w
+	}
+	return nameTaken(w, observed, held, previous)
+}
+
+// nameTaken keeps every remote object as observed and fails the pool,
+// naming who holds which names.
+func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []taken, previous map[string]string) Output {
+	for _, m := range []map[resource.Name]*unstructured.Unstructured{w.Desired} {
+		for n := range m {
+			if strings.HasPrefix(string(n), rnRemotePrefix) {
+				delete(m, n)
+				delete(w.Ready, n)
+			}
+		}
+	}
+	for n := range w.Lazy {
+		if strings.HasPrefix(string(n), rnRemotePrefix) {
+			delete(w.Lazy, n)
+			delete(w.Ready, n)
+		}
+	}
+	w.Preserve = slices.DeleteFunc(w.Preserve, func(n resource.Name) bool { return strings.HasPrefix(string(n), rnRemotePrefix) })
+	for _, n := range sortedNames(observed) {
+		if strings.HasPrefix(string(n), rnRemotePrefix) {
+			w.Preserve = append(w.Preserve, n)
+		}
+	}
+	msgs := make([]string, 0, len(held))
+	for _, t := range held {
+		msgs = append(msgs, fmt.Sprintf("%s is held by %s", t.name, t.holder))
+	}
+	msg := "the workload cluster already has objects of the pool's names, which burstpool does not overwrite: " + strings.Join(msgs, "; ") +
+		": rename the pool, or delete or rename those objects"
+	w.Status.Phase, w.Status.Message = poolv1alpha1.PhaseFailed, msg
+	w.Conditions = slices.DeleteFunc(slices.Clone(w.Conditions), func(c Condition) bool { return c.Type == CondProvisioned })
+	w.Conditions = append(w.Conditions, Condition{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonNameTaken, Message: msg})
+	if previous[CondProvisioned] != reasonNameTaken {
+		w.Results = append(w.Results, Result{Warning: true, Reason: reasonNameTaken, Message: msg})
+	}
+	return w
+}
+
+// str2 reads the first string of a list field of u.
+func str2(u *unstructured.Unstructured, path ...string) string {
+	l, _, _ := unstructured.NestedSlice(u.Object, path...)
+	if len(l) == 0 {
+		return ""
+	}
+	s, _ := l[0].(string)
+	return s
+}
+
+// remoteKey is the render-cache key of a wrapped lazy object; empty when
+// the object is not cached.
+func remoteKey(key string, parts ...string) string {
+	if key == "" {
+		return ""
+	}
+	return "remote|" + strings.Join(parts, "|") + "|" + key
+}
+
+// qualified is "namespace/name", or name for cluster-scoped objects.
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// queryKey encodes the query for the render cache.
+func (r Remote) queryKey() string {
+	b, err := json.Marshal(r.Query)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// pointCapacity makes the PoolCapacity observe the workload cluster
+// through the ProviderConfig of the same name, and ask for its summary.
+func pointCapacity(u *unstructured.Unstructured, r Remote) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	_ = unstructured.SetNestedField(c.Object, r.ProviderConfig, "spec", "providerConfigRef", "name")
+	if r.Query != nil {
+		q := map[string]any{}
+		b, err := json.Marshal(r.Query)
+		if err == nil && json.Unmarshal(b, &q) == nil {
+			_ = unstructured.SetNestedField(c.Object, q, "spec", "forProvider", "workloadCluster")
+		}
+	}
+	return c
+}
+
+// WorkloadQuery is what the capacity provider reads from the workload
+// cluster for the pool: the QueryServices and CRDs of its requirements.
+func WorkloadQuery(reqs *fnv1.Requirements) *capv1alpha1.WorkloadClusterQuery {
+	q := &capv1alpha1.WorkloadClusterQuery{}
+	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
+		sel := reqs.GetResources()[name]
+		switch {
+		case strings.HasPrefix(name, reqQSPrefix):
+			q.QueryServices = append(q.QueryServices, capv1alpha1.PoolRef{Name: sel.GetMatchName(), Namespace: sel.GetNamespace()})
+		case name == reqSelected || name == reqPointing:
+			q.LabelSelectors = append(q.LabelSelectors, maps.Clone(sel.GetMatchLabels().GetLabels()))
+		case strings.HasPrefix(name, reqCRDPrefix):
+			q.CRDs = append(q.CRDs, sel.GetMatchName())
+		}
+	}
+	return q
+}
+
+// QueryDigest identifies a query, so a summary tells which query it
+// answers.
+func QueryDigest(q *capv1alpha1.WorkloadClusterQuery) string {
+	b, _ := json.Marshal(q)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Summary reads the workload cluster summary of an observed PoolCapacity:
+// the QueryServices and which detection CRDs exist. ok is false until the
+// provider has published one.
+func Summary(capacity *structpb.Struct) ([]QueryService, map[string]bool, bool) {
+	s := field(capacity, "status", "atProvider", "workloadCluster").GetStructValue()
+	if s == nil {
+		return nil, nil, false
+	}
+	crds := make(map[string]bool, len(detectionCRDs))
+	for _, crd := range detectionCRDs {
+		crds[crd] = false
+	}
+	for _, v := range field(s, "crds").GetListValue().GetValues() {
+		crds[v.GetStringValue()] = true
+	}
+	items := field(s, "queryServices").GetListValue().GetValues()
+	qss := make([]QueryService, 0, len(items))
+	for _, v := range items {
+		qss = append(qss, summaryQueryService(v.GetStructValue()))
+	}
+	return qss, crds, true
+}
+
+// summaryQueryService reads one QueryService of a summary, which has the
+// fields of a QueryService's metadata and spec side by side.
+func summaryQueryService(s *structpb.Struct) QueryService {
+	f := s.GetFields()
+	md := &structpb.Struct{Fields: map[string]*structpb.Value{"name": f["name"], "namespace": f["namespace"], "labels": f["labels"]}}
+	spec := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	if ex, ok := f["executor"]; ok {
+		spec.Fields["executor"] = ex
+	}
+	return decodeQueryService(&structpb.Struct{Fields: map[string]*structpb.Value{
+		"metadata": structpb.NewStructValue(md), "spec": structpb.NewStructValue(spec),
+	}})
+}
+
+// Reachability is the WorkloadClusterReachable condition of a remote pool
+// from its observed Objects and PoolCapacity: False, quoting their errors,
+// while the provider cannot reach the cluster (WorkloadClusterUnreachable)
+// or an Object cannot be applied (WorkloadObjectsNotApplied).
+func Reachability(observed map[resource.Name]*structpb.Struct, pc string) Condition {
+	where := fmt.Sprintf("workload cluster %s (provider-kubernetes ProviderConfig %s)", pc, pc)
+	var capErr string
+	if c := objectCondition(observed[rnCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
+		capErr = c.Message
+	}
+	var objErrs []string
+	for _, n := range sortedNames(observed) {
+		o := observed[n]
+		if !strings.HasPrefix(string(n), rnRemotePrefix) || str(o, "kind") != objectKind {
+			continue
+		}
+		c := objectCondition(o, "Synced")
+		if c.Status != "False" || strings.Contains(c.Message, msgExternalDoesNotExist) {
+			continue
+		}
+		objErrs = append(objErrs, fmt.Sprintf("Object %s: %s", str(o, "metadata", "name"), c.Message))
+	}
+	if capErr == "" && len(objErrs) == 0 {
+		return Condition{Type: CondWorkloadReachable, Status: metav1.ConditionTrue, Reason: reasonReachable}
+	}
+	const maxQuoted = 3
+	quoted := objErrs
+	if len(quoted) > maxQuoted {
+		quoted = append(slices.Clone(quoted[:maxQuoted]), fmt.Sprintf("and %d more Objects", len(objErrs)-maxQuoted))
+	}
+	if capErr != "" {
+		quoted = append([]string{"PoolCapacity: " + capErr}, quoted...)
+	}
+	reason, what := reasonNotApplied, "cannot apply the pool's objects to the "+where
+	if capErr != "" || unreachable(objErrs) {
+		reason, what = reasonUnreachable, "cannot reach the "+where
+	}
+	return Condition{Type: CondWorkloadReachable, Status: metav1.ConditionFalse, Reason: reason,
+		Message: what + "; nothing composed is removed meanwhile: " + strings.Join(quoted, "; ")}
+}
+
+// unreachable tells whether Object errors are connection errors rather
+// than refusals of the remote API server.
+func unreachable(errs []string) bool {
+	for _, e := range errs {
+		for _, s := range []string{"connection refused", "no such host", "i/o timeout", "dial tcp", "connect:", "cannot get credentials", "cannot create new REST config", "EOF"} {
+			if strings.Contains(e, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ComposeTarget composes the pool in its workload cluster: locally as
+// Compute does, or, for a remote target, from the unwrapped observed state
+// and the capacity provider's summary, wrapping the remote objects. apply
+// writes the Output against the request's observed state, in.Observed.
+func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
+	pc := WorkloadTarget(in.Config, in.Spec)
+	if pc == "" {
+		return Compute(in)
+	}
+	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: WorkloadQuery(reqs)}
+	rin := in
+	rin.Observed = RemoteView(in.Observed)
+	// The management cluster's PriorityClass says nothing about the
+	// workload cluster's: the Objects' ownership check covers it.
+	rin.Existing = maps.Clone(in.Existing)
+	delete(rin.Existing, rnPriorityClass)
+	qss, crds, ok := Summary(in.Observed[rnCapacity])
+	rin.QueryServices, rin.CRDs = qss, crds
+	var out Output
+	if ok || in.Deleting {
+		out = Compute(rin)
+	} else {
+		out = waitForWorkload(rin, pc)
+	}
+	out = WrapOutput(out, in.Observed, r, in.PreviousConditions)
+	out.Conditions = append(out.Conditions, Reachability(in.Observed, pc))
+	return out
+}
+
+// waitForWorkload composes only the PoolCapacity, which brings the
+// workload cluster's first summary, and keeps everything else: the pool is
+// Pending until the summary arrives.
+func waitForWorkload(in Input, pc string) Output {
+	out := Output{Desired: map[resource.Name]*unstructured.Unstructured{}, Lazy: map[resource.Name]Lazy{}, Ready: map[resource.Name]resource.Ready{}}
+	sel := maps.Clone(in.Spec.NodeSelector)
+	if sel == nil {
+		sel = map[string]string{}
+	}
+	maps.Copy(sel, nodeIdentity(in.Pool, in.Namespace))
+	a := CapacityArgs{
+		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: sel,
+		ExecutorsPerNode: max(in.Spec.ExecutorsPerNode, 1), MaxExecutors: in.Spec.MaxExecutors,
+		Suspend: in.Spec.Suspend, Unauthorized: policyReport, ProviderConfigName: pc,
+	}
+	out.Desired[rnCapacity] = PoolCapacity(a)
+	out.Ready[rnCapacity] = resource.ReadyFalse
+	for n := range in.Observed {
+		if n != rnCapacity {
+			out.Preserve = append(out.Preserve, n)
+		}
+	}
+	slices.Sort(out.Preserve)
+	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, in.Pool+sfxCapacity)
+	out.Status = in.Previous
+	out.Status.Phase, out.Status.Message = poolv1alpha1.PhasePending, msg
+	out.Conditions = []Condition{{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonWaitingForWorkload, Message: msg}}
+	return out
+}

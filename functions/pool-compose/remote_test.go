@@ -1,0 +1,455 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// remoteEnv points every pool at the workload cluster of ProviderConfig
+// west.
+var remoteEnv = environmentConfig("burstpool", "  workloadCluster:\n    providerConfigName: west\n  clusterName: mgmt\n")
+
+const remotePool = "  minExecutors: 2\n  maxExecutors: 10\n  executorsPerNode: 2\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n"
+
+// summaryOf is the workload cluster summary the capacity provider
+// publishes for the QueryServices qss (YAML) and the CRDs crds.
+func summaryOf(t testing.TB, qss, crds []string) map[string]any {
+	t.Helper()
+	items := make([]any, 0, len(qss))
+	for _, y := range qss {
+		var q map[string]any
+		if err := yaml.Unmarshal([]byte(y), &q); err != nil {
+			t.Fatal(err)
+		}
+		md := q["metadata"].(map[string]any)
+		ex, _ := q["spec"].(map[string]any)["executor"].(map[string]any)
+		e := map[string]any{}
+		for _, k := range []string{"image", "instanceType", "replicas", "nodeSelector", "poolRef"} {
+			if v, ok := ex[k]; ok {
+				e[k] = v
+			}
+		}
+		if r, ok := ex["resources"].(map[string]any); ok {
+			e["resources"] = map[string]any{"cpu": r["cpu"], "memory": r["memory"]}
+		}
+		s := map[string]any{"name": md["name"], "namespace": md["namespace"], "executor": e}
+		if l, ok := md["labels"]; ok {
+			s["labels"] = l
+		}
+		items = append(items, s)
+	}
+	cs := make([]any, 0, len(crds))
+	for _, c := range crds {
+		cs = append(cs, c)
+	}
+	return map[string]any{"crds": cs, "queryServices": items, "observedAt": now.Format(time.RFC3339)}
+}
+
+// observeAs turns a response's desired objects into observed ones: objects
+// whose names are in objects get that status, the PoolCapacity gets the
+// summary (when not nil).
+func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]any, objects map[string]map[string]any) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range desiredNames(rsp) {
+		u := desired(rsp, n)
+		if n == string(rnCapacity) && summary != nil {
+			u.Object["status"] = map[string]any{"atProvider": map[string]any{"workloadCluster": summary}}
+		}
+		if st, ok := objects[n]; ok {
+			u.Object["status"] = st
+		}
+		b, err := json.Marshal(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = string(b)
+	}
+	return out
+}
+
+// remoteObjectStatus is an Object's status: the manifest it observed
+// (nil: none) and its Synced condition.
+func remoteObjectStatus(manifest map[string]any, synced, msg string) map[string]any {
+	st := map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": synced, "reason": "ReconcileError", "message": msg}}}
+	if manifest != nil {
+		st["atProvider"] = map[string]any{"manifest": manifest}
+	}
+	return st
+}
+
+// notFound is the Synced message of an observe-only Object whose remote
+// object does not exist.
+const notFound = "cannot observe external resource: external resource does not exist"
+
+func TestRemoteLifecycle(t *testing.T) {
+	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
+	s := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}}
+
+	// 1. No summary yet: only the PoolCapacity, pointed at west.
+	rsp := s.run(t)
+	if f := fatal(rsp); f != "" {
+		t.Fatal(f)
+	}
+	if diff := cmp.Diff([]string{"capacity"}, desiredNames(rsp)); diff != "" {
+		t.Fatalf("waiting: desired (-want +got):\n%s", diff)
+	}
+	c := desired(rsp, "capacity")
+	if got, _, _ := unstructured.NestedString(c.Object, "spec", "providerConfigRef", "name"); got != "west" {
+		t.Errorf("PoolCapacity providerConfigRef %q, want west", got)
+	}
+	if q, _, _ := unstructured.NestedMap(c.Object, "spec", "forProvider", "workloadCluster"); q == nil {
+		t.Error("PoolCapacity asks for no workload cluster summary")
+	}
+	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonWaitingForWorkload {
+		t.Errorf("waiting: NodesProvisioned %s", got)
+	}
+	if msg := status(rsp)["message"]; !strings.Contains(fmt.Sprint(msg), "ProviderConfig west") {
+		t.Errorf("waiting message %q names no ProviderConfig", msg)
+	}
+
+	// 2. The summary arrived: every remote object is an observe-only
+	// Object of west; the PoolCapacity stays local.
+	summary := summaryOf(t, []string{analytics}, kwokCRDs)
+	s.Observed = observeAs(t, rsp, summary, nil)
+	rsp = s.run(t)
+	want := []string{"capacity", "remote-access-policy", "remote-access-policy-binding", "remote-nodeclass", "remote-nodepool", "remote-placeholder", "remote-placeholder-priorityclass"}
+	got := []string{}
+	for _, n := range desiredNames(rsp) {
+		if !strings.HasPrefix(n, "remote-warmup") {
+			got = append(got, n)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("composed (-want +got):\n%s", diff)
+	}
+	np := desired(rsp, "remote-nodepool")
+	if np.GetKind() != objectKind || np.GetAPIVersion() != objectAPIVersion {
+		t.Fatalf("remote-nodepool is %s", np.GetKind())
+	}
+	if diff := cmp.Diff("west-nodepool-burst-nodepool", np.GetName()); diff != "" {
+		t.Errorf("Object name (-want +got):\n%s", diff)
+	}
+	checkObject(t, np, policyObserve, "west", "mgmt/pools/burst")
+	if got := conditions(rsp)[CondWorkloadReachable]; got != "TRUE/"+reasonReachable {
+		t.Errorf("reachable: %s", got)
+	}
+
+	// 3. The provider found no remote object of those names: full
+	// management.
+	notThere := map[string]map[string]any{}
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, rnRemotePrefix) {
+			notThere[n] = remoteObjectStatus(nil, "False", notFound)
+		}
+	}
+	s.Observed = observeAs(t, rsp, summary, notThere)
+	rsp = s.run(t)
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, rnRemotePrefix) {
+			checkObject(t, desired(rsp, n), policyAll, "west", "mgmt/pools/burst")
+		}
+	}
+	if got := conditions(rsp)[CondWorkloadReachable]; got != "TRUE/"+reasonReachable {
+		t.Errorf("absent remote objects are no connection problem: %s", got)
+	}
+
+	// 4. West's API server is down: the condition names west and quotes
+	// the errors, and every object is still desired.
+	down := map[string]map[string]any{}
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, rnRemotePrefix) {
+			down[n] = remoteObjectStatus(nil, "False", "cannot get object: Get \"https://127.0.0.1:7443/apis/karpenter.sh/v1/nodepools/burst-nodepool\": dial tcp 127.0.0.1:7443: connect: connection refused")
+		}
+	}
+	before := desiredNames(rsp)
+	s.Observed = observeAs(t, rsp, summary, down)
+	rsp = s.run(t)
+	if diff := cmp.Diff(before, desiredNames(rsp)); diff != "" {
+		t.Errorf("unreachable: desired objects changed (-before +after):\n%s", diff)
+	}
+	if got := conditions(rsp)[CondWorkloadReachable]; got != "FALSE/"+reasonUnreachable {
+		t.Errorf("unreachable: %s", got)
+	}
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == CondWorkloadReachable && (!strings.Contains(c.GetMessage(), "ProviderConfig west") || !strings.Contains(c.GetMessage(), "connection refused")) {
+			t.Errorf("unreachable message names neither the ProviderConfig nor the error: %s", c.GetMessage())
+		}
+	}
+}
+
+// checkObject checks a wrapped object's policy, ProviderConfig, readiness
+// and the owner mark on its manifest.
+func checkObject(t *testing.T, o *unstructured.Unstructured, policy, pc, mark string) {
+	t.Helper()
+	p, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies")
+	ref, _, _ := unstructured.NestedString(o.Object, "spec", "providerConfigRef", "name")
+	rd, _, _ := unstructured.NestedString(o.Object, "spec", "readiness", "policy")
+	m, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "manifest", "metadata", "annotations", annotationOwner)
+	got := []string{strings.Join(p, ","), ref, rd, m}
+	if diff := cmp.Diff([]string{policy, pc, "DeriveFromObject", mark}, got); diff != "" {
+		t.Errorf("Object %s (-want +got):\n%s", o.GetName(), diff)
+	}
+}
+
+func TestRemoteNameTaken(t *testing.T) {
+	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
+	s := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}}
+	summary := summaryOf(t, []string{analytics}, kwokCRDs)
+	s.Observed = observeAs(t, s.run(t), summary, nil)
+	rsp := s.run(t)
+
+	// West has a NodePool of that name already, made by another
+	// management cluster's pool; the rest is free.
+	objs := map[string]map[string]any{}
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, rnRemotePrefix) {
+			objs[n] = remoteObjectStatus(nil, "False", notFound)
+		}
+	}
+	objs["remote-nodepool"] = remoteObjectStatus(map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+		"metadata": map[string]any{"name": "burst-nodepool", "annotations": map[string]any{annotationOwner: "other/pools/burst"}},
+	}, "True", "")
+	s.Observed = observeAs(t, rsp, summary, objs)
+	rsp = s.run(t)
+
+	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonNameTaken {
+		t.Errorf("NodesProvisioned %s", got)
+	}
+	if got := fmt.Sprint(status(rsp)["message"]); !strings.Contains(got, "pool other/pools/burst") || !strings.Contains(got, "NodePool burst-nodepool") {
+		t.Errorf("message names no holder: %s", got)
+	}
+	// Nothing is applied: every Object is kept as observed, observe-only.
+	for _, n := range desiredNames(rsp) {
+		if !strings.HasPrefix(n, rnRemotePrefix) {
+			continue
+		}
+		p, _, _ := unstructured.NestedStringSlice(desired(rsp, n).Object, "spec", "managementPolicies")
+		if diff := cmp.Diff([]string{policyObserve}, p); diff != "" {
+			t.Errorf("%s management policies (-want +got):\n%s", n, diff)
+		}
+	}
+}
+
+func TestOwnership(t *testing.T) {
+	const mark = "mgmt/pools/burst"
+	obj := func(policy string, manifest map[string]any, synced, msg string) *structpb.Struct {
+		st := remoteObjectStatus(manifest, synced, msg)
+		s, err := structpb.NewStruct(map[string]any{"spec": map[string]any{"managementPolicies": []any{policy}}, "status": st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	marked := func(owner string) map[string]any {
+		md := map[string]any{"name": "burst-nodepool"}
+		if owner != "" {
+			md["annotations"] = map[string]any{annotationOwner: owner}
+		}
+		return map[string]any{"metadata": md}
+	}
+	cases := map[string]struct {
+		o                  *structpb.Struct
+		policy, holderPart string
+	}{
+		"NotComposedYet":   {o: nil, policy: policyObserve},
+		"Absent":           {o: obj(policyObserve, nil, "False", notFound), policy: policyAll},
+		"NotObservedYet":   {o: obj(policyObserve, nil, "", ""), policy: policyObserve},
+		"Unreachable":      {o: obj(policyObserve, nil, "False", "dial tcp: connection refused"), policy: policyObserve},
+		"OwnMark":          {o: obj(policyObserve, marked(mark), "True", ""), policy: policyAll},
+		"AnotherPool":      {o: obj(policyObserve, marked("mgmt/other/burst"), "True", ""), policy: policyObserve, holderPart: "pool mgmt/other/burst"},
+		"Unmarked":         {o: obj(policyObserve, marked(""), "True", ""), policy: policyObserve, holderPart: "did not compose"},
+		"ManagedAlready":   {o: obj(policyAll, marked(mark), "True", ""), policy: policyAll},
+		"ManagedUnreached": {o: obj(policyAll, nil, "False", "connection refused"), policy: policyAll},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			policy, holder := Ownership(tc.o, mark)
+			if policy != tc.policy || (tc.holderPart == "") != (holder == "") || !strings.Contains(holder, tc.holderPart) {
+				t.Errorf("Ownership = %q, %q; want %q, holder containing %q", policy, holder, tc.policy, tc.holderPart)
+			}
+		})
+	}
+}
+
+func TestRemoteView(t *testing.T) {
+	mk := func(m map[string]any) *structpb.Struct {
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	manifest := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "burst-nodepool"}}
+	observed := map[resource.Name]*structpb.Struct{
+		"capacity":         mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind}),
+		"nodepool":         mk(map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}),
+		"cloud-nodepool":   mk(map[string]any{"apiVersion": "lke.linode.upbound.io/v1alpha1", "kind": "NodePool"}),
+		"remote-nodepool":  mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind, "status": map[string]any{"atProvider": map[string]any{"manifest": manifest}}}),
+		"remote-nodeclass": mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind}),
+	}
+	got := map[string]string{}
+	for n, o := range RemoteView(observed) {
+		got[string(n)] = str(o, "apiVersion") + " " + str(o, "kind")
+	}
+	want := map[string]string{
+		"capacity":       capacityAPIVersion + " " + capacityKind,
+		"cloud-nodepool": "lke.linode.upbound.io/v1alpha1 NodePool",
+		"nodepool":       "karpenter.sh/v1 NodePool",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RemoteView (-want +got):\n%s", diff)
+	}
+}
+
+func TestObjectName(t *testing.T) {
+	policy := object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "burstpool-pools-burst", "", nil)
+	binding := object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "burstpool-pools-burst", "", nil)
+	ds := object("apps/v1", "DaemonSet", "burst-warmup-1a2b", "pools", nil)
+	got := []string{ObjectName("west", policy), ObjectName("west", binding), ObjectName("east", ds)}
+	want := []string{
+		"west-validatingadmissionpolicy-burstpool-pools-burst",
+		"west-validatingadmissionpolicybinding-burstpool-pools-burst",
+		"east-daemonset-pools-burst-warmup-1a2b",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ObjectName (-want +got):\n%s", diff)
+	}
+}
+
+func TestReachability(t *testing.T) {
+	mk := func(y string) *structpb.Struct { return mustStruct(t, y) }
+	objErr := func(msg string) *structpb.Struct {
+		return mk("apiVersion: " + objectAPIVersion + "\nkind: Object\nmetadata: {name: west-nodepool-burst-nodepool}\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"" + msg + "\"}\n")
+	}
+	capDown := mk("apiVersion: " + capacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Ready, status: \"False\", reason: ClusterUnreachable, message: \"cannot get the kubeconfig secret crossplane-system/west\"}\n")
+	cases := map[string]struct {
+		observed map[resource.Name]*structpb.Struct
+		want     string
+		quotes   []string
+	}{
+		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + reasonReachable},
+		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + reasonReachable},
+		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{"capacity": capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
+		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + reasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
+		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + reasonNotApplied, quotes: []string{"is invalid"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := Reachability(tc.observed, "west")
+			if got := string(c.Status) + "/" + c.Reason; got != tc.want {
+				t.Errorf("Reachability = %s, want %s (%s)", got, tc.want, c.Message)
+			}
+			for _, q := range tc.quotes {
+				if !strings.Contains(c.Message, q) {
+					t.Errorf("message lacks %q: %s", q, c.Message)
+				}
+			}
+		})
+	}
+}
+
+// remoteRequest is benchRequest's pool targeting west: its QueryServices
+// reach the function in the PoolCapacity's summary instead of as required
+// resources, and its remote objects are observed through their Objects.
+func remoteRequest(b testing.TB, n int) *fnv1.RunFunctionRequest {
+	b.Helper()
+	qss := make([]string, 0, n)
+	for i := range n {
+		qss = append(qss, realisticQS(i, fmt.Sprintf("qs-%04d", i), fmt.Sprintf("team-%d", i%50), "burst", "pools", fmt.Sprintf("ghcr.io/e6data/executor:3.%d", i%20), "4", "16Gi", map[string]string{"e6data.io/burst": "enabled"}))
+	}
+	s := scenario{
+		XR:            xpool("burst", "pools", "  minExecutors: 4\n  maxExecutors: 200\n  executorsPerNode: 2\n  queryServiceSelector: {matchLabels: {e6data.io/burst: enabled}}\n"),
+		QueryServices: []string{}, Environment: []string{remoteEnv}, Catalog: true,
+	}
+	f := &Function{now: func() time.Time { return now }}
+	first, err := f.RunFunction(b.Context(), s.request(b))
+	if err != nil || fatal(first) != "" {
+		b.Fatalf("RunFunction: %v %s", err, fatal(first))
+	}
+	summary := summaryOf(b, qss, kwokCRDs)
+	s.Observed = observeAs(b, first, summary, nil)
+	second, err := f.RunFunction(b.Context(), s.request(b))
+	if err != nil || fatal(second) != "" {
+		b.Fatalf("RunFunction: %v %s", err, fatal(second))
+	}
+	// Observe the Objects as provider-kubernetes reports them: the remote
+	// object whole, with a status, in atProvider.manifest.
+	objs := map[string]map[string]any{}
+	for _, name := range desiredNames(second) {
+		if !strings.HasPrefix(name, rnRemotePrefix) {
+			continue
+		}
+		o := desired(second, name)
+		m, _, _ := unstructured.NestedMap(o.Object, "spec", "forProvider", "manifest")
+		m["status"] = map[string]any{
+			"observedGeneration": 1, "desiredNumberScheduled": 3, "numberReady": 3,
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True"}},
+		}
+		objs[name] = map[string]any{
+			"atProvider": map[string]any{"manifest": m},
+			"conditions": []any{map[string]any{"type": "Synced", "status": "True"}, map[string]any{"type": "Ready", "status": "True"}},
+		}
+	}
+	s.Observed = observeAs(b, second, summary, objs)
+	req := s.request(b)
+	req.Observed.Composite.Resource.Fields["status"] = second.GetDesired().GetComposite().GetResource().GetFields()["status"]
+	return req
+}
+
+// TestRemoteRequestSize measures the request of one call for a pool with
+// 1 and 500 QueryServices, local (QueryServices as required resources) and
+// remote (the PoolCapacity's summary, the objects inside Objects).
+func TestRemoteRequestSize(t *testing.T) {
+	for _, n := range []int{1, 500} {
+		local := proto.Size(benchRequest(t, n, 20, true))
+		remote := remoteRequest(t, n)
+		rs := proto.Size(remote)
+		t.Logf("qs=%d: local request %d bytes, remote request %d bytes (%.2fx)", n, local, rs, float64(rs)/float64(local))
+		rsp, err := (&Function{now: func() time.Time { return now }}).RunFunction(t.Context(), remote)
+		if err != nil || fatal(rsp) != "" {
+			t.Fatalf("RunFunction: %v %s", err, fatal(rsp))
+		}
+		if got := status(rsp)["phase"]; got == "Failed" || got == "Pending" {
+			t.Fatalf("qs=%d: remote pool is %v: %v", n, got, status(rsp)["message"])
+		}
+		// The summary carries a few fields of each QueryService, the
+		// required resources whole objects: the remote request must not
+		// grow faster with QueryServices than the local one.
+		if n == 500 && rs > local*3/2 {
+			t.Errorf("qs=%d: remote request %d bytes, more than 1.5x the local %d", n, rs, local)
+		}
+	}
+}
+
+// BenchmarkRemoteRunFunction runs RunFunction on a remote pool at 1 and 500
+// QueryServices.
+func BenchmarkRemoteRunFunction(b *testing.B) {
+	for _, n := range []int{1, 500} {
+		b.Run(fmt.Sprintf("qs=%d", n), func(b *testing.B) {
+			req := remoteRequest(b, n)
+			f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				rsp, err := f.RunFunction(b.Context(), req)
+				if err != nil || fatal(rsp) != "" {
+					b.Fatalf("RunFunction: %v %s", err, fatal(rsp))
+				}
+			}
+			b.ReportMetric(float64(proto.Size(req)), "request-bytes")
+		})
+	}
+}
