@@ -37,6 +37,9 @@ var allowed = []string{
 	"burstpool-capacity-observer: cluster e6data.io/queryservices get",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices list",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices watch",
+	// A remote workload cluster's summary for the function names the
+	// detection CRDs that exist, read by name.
+	"burstpool-capacity-observer: cluster apiextensions.k8s.io/customresourcedefinitions get",
 	// PoolCapacities: read, write status; update and patch only for the
 	// managed reconciler's finalizer. Never create or delete.
 	"burstpool-capacity-provider: cluster capacity.e6data.io/poolcapacities get",
@@ -63,6 +66,10 @@ var allowed = []string{
 	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages create",
 	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages update",
 	"burstpool-capacity-provider: cluster capacity.e6data.io/providerconfigusages patch",
+	// A PoolCapacity of a remote pool names a provider-kubernetes
+	// ProviderConfig, whose kubeconfig Secret the provider reads, so one
+	// ProviderConfig points both providers at the workload cluster.
+	"burstpool-capacity-provider: cluster kubernetes.crossplane.io/providerconfigs get",
 	"burstpool-capacity-provider: cluster /events create",
 	"burstpool-capacity-provider: cluster /events patch",
 	// Kubeconfig Secrets of ProviderConfigs, in their namespace only, by

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -379,14 +377,6 @@ func WorkloadQuery(reqs *fnv1.Requirements) *capv1alpha1.WorkloadClusterQuery {
 		}
 	}
 	return q
-}
-
-// QueryDigest identifies a query, so a summary tells which query it
-// answers.
-func QueryDigest(q *capv1alpha1.WorkloadClusterQuery) string {
-	b, _ := json.Marshal(q)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
 }
 
 // Summary reads the workload cluster summary of an observed PoolCapacity:

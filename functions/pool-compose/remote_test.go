@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/schemacheck"
 )
 
 // remoteEnv points every pool at the workload cluster of ProviderConfig
@@ -161,6 +165,7 @@ func TestRemoteLifecycle(t *testing.T) {
 			checkObject(t, desired(rsp, n), policyAll, "west", "mgmt/pools/burst")
 		}
 	}
+	validateRemote(t, rsp)
 	if got := conditions(rsp)[CondWorkloadReachable]; got != "TRUE/"+reasonReachable {
 		t.Errorf("absent remote objects are no connection problem: %s", got)
 	}
@@ -185,6 +190,35 @@ func TestRemoteLifecycle(t *testing.T) {
 	for _, c := range rsp.GetConditions() {
 		if c.GetType() == CondWorkloadReachable && (!strings.Contains(c.GetMessage(), "ProviderConfig west") || !strings.Contains(c.GetMessage(), "connection refused")) {
 			t.Errorf("unreachable message names neither the ProviderConfig nor the error: %s", c.GetMessage())
+		}
+	}
+}
+
+// validateRemote validates every desired object, and the manifest of
+// every Object, against its kind's upstream schema (provider-kubernetes'
+// Object included).
+func validateRemote(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	reg, err := schemacheck.Upstream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := reg.Kinds()
+	if !slices.Contains(kinds, schema.FromAPIVersionAndKind(objectAPIVersion, objectKind)) {
+		t.Fatal("the upstream schemas lack provider-kubernetes' Object")
+	}
+	for _, n := range desiredNames(rsp) {
+		u := desired(rsp, n)
+		objs := []*unstructured.Unstructured{u}
+		if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "forProvider", "manifest"); ok {
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+		for _, o := range objs {
+			if slices.Contains(kinds, o.GroupVersionKind()) {
+				if err := reg.Validate(o); err != nil {
+					t.Errorf("%s: %s %s is invalid: %v", n, o.GetKind(), o.GetName(), err)
+				}
+			}
 		}
 	}
 }

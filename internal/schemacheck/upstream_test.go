@@ -28,6 +28,10 @@ var moduleCopies = []struct {
 	{"github.com/Azure/karpenter-provider-azure", "v1.14.2", map[string]string{
 		"karpenter.azure.com_aksnodeclasses.yaml": "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml",
 	}},
+	{"github.com/crossplane-contrib/provider-kubernetes", "v1.2.1", map[string]string{
+		"kubernetes.crossplane.io_objects.yaml":         "package/crds/kubernetes.crossplane.io_objects.yaml",
+		"kubernetes.crossplane.io_providerconfigs.yaml": "package/crds/kubernetes.crossplane.io_providerconfigs.yaml",
+	}},
 	{"github.com/crossplane/crossplane/v2", "v2.4.0", map[string]string{
 		"crossplane":      "cluster/crds",
 		"crossplane/meta": "cluster/meta",

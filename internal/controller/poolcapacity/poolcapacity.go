@@ -234,9 +234,9 @@ func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*ex
 		return nil, errors.Wrapf(err, "cannot track the ProviderConfig use of PoolCapacity %q", cr.Name)
 	}
 	ref := cr.GetProviderConfigReference()
-	pc := &v1alpha1.ProviderConfig{}
-	if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-		return nil, errors.Wrapf(err, "cannot get ProviderConfig %q", ref.Name)
+	pc, err := GetProviderConfig(ctx, c.kube, c.secrets, ref.Name)
+	if err != nil {
+		return nil, err
 	}
 	cfg, fp, err := c.restConfig(ctx, pc)
 	if err != nil {
@@ -331,6 +331,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	if prev := o.LastObservedTime; !lastSync.IsZero() && (prev == nil || lastSync.Sub(prev.Time) >= e.staleAfter/5) {
 		o.LastObservedTime = &metav1.Time{Time: lastSync.UTC().Truncate(time.Second)}
 	}
+	summaryErr := e.summarize(ctx, spec, cr.Status.AtProvider.WorkloadCluster, &o, now)
 	cr.Status.AtProvider = o
 	cr.SetConditions(xpv2.Available(), staleCondition(lastSync, now, e.staleAfter))
 	if e.metrics != nil {
@@ -343,6 +344,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		evicts = e.shed.hold(cr.Name, snap, evicts, now)
 	}
 	var errs []error
+	if summaryErr != nil {
+		errs = append(errs, summaryErr)
+	}
 	for _, ev := range evicts {
 		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, now)
 		switch out {

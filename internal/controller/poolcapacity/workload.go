@@ -1,0 +1,232 @@
+package poolcapacity
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+)
+
+// SummaryRefresh is how often at most a workload cluster summary is read
+// again for an unchanged query.
+const SummaryRefresh = 15 * time.Second
+
+// KubernetesProviderConfig is provider-kubernetes' ProviderConfig, which a
+// remote pool's PoolCapacity names when no burstpool ProviderConfig has
+// that name: one ProviderConfig points both providers at the cluster.
+var KubernetesProviderConfig = schema.GroupVersionKind{Group: "kubernetes.crossplane.io", Version: "v1alpha1", Kind: "ProviderConfig"}
+
+var (
+	crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+	qsGVK  = qsv1alpha1.GroupVersionKind
+)
+
+// kubernetesProviderConfig reads provider-kubernetes' ProviderConfig name
+// as a burstpool ProviderConfig of the same credentials. Only its
+// InjectedIdentity and Secret sources are understood.
+func kubernetesProviderConfig(ctx context.Context, c client.Reader, name string) (*v1alpha1.ProviderConfig, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(KubernetesProviderConfig)
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, u); err != nil {
+		return nil, err
+	}
+	return providerConfigFrom(u)
+}
+
+// providerConfigFrom converts provider-kubernetes' ProviderConfig u.
+func providerConfigFrom(u *unstructured.Unstructured) (*v1alpha1.ProviderConfig, error) {
+	pc := &v1alpha1.ProviderConfig{}
+	pc.Name = u.GetName()
+	src, _, _ := unstructured.NestedString(u.Object, "spec", "credentials", "source")
+	pc.Spec.Credentials.Source = xpv2.CredentialsSource(src)
+	if ref, ok, _ := unstructured.NestedMap(u.Object, "spec", "credentials", "secretRef"); ok {
+		s := &xpv2.SecretKeySelector{}
+		s.Name, _ = ref["name"].(string)
+		s.Namespace, _ = ref["namespace"].(string)
+		s.Key, _ = ref["key"].(string)
+		pc.Spec.Credentials.SecretRef = s
+	}
+	switch pc.Spec.Credentials.Source {
+	case xpv2.CredentialsSourceInjectedIdentity, xpv2.CredentialsSourceSecret:
+		return pc, nil
+	}
+	return nil, errors.Errorf("provider-kubernetes ProviderConfig %q has credentials source %q; the capacity provider reads only InjectedIdentity and Secret", pc.Name, src)
+}
+
+// GetProviderConfig returns the burstpool ProviderConfig name (read by
+// c), else provider-kubernetes' ProviderConfig of that name (read by
+// direct, which reads without a cache: the provider may only get those).
+func GetProviderConfig(ctx context.Context, c, direct client.Reader, name string) (*v1alpha1.ProviderConfig, error) {
+	pc := &v1alpha1.ProviderConfig{}
+	err := c.Get(ctx, types.NamespacedName{Name: name}, pc)
+	if err == nil {
+		return pc, nil
+	}
+	if !kerrors.IsNotFound(err) {
+		return nil, errors.Wrapf(err, "cannot get ProviderConfig %q", name)
+	}
+	kpc, kerr := kubernetesProviderConfig(ctx, direct, name)
+	if kerr != nil {
+		return nil, errors.Errorf("cannot get ProviderConfig %q: there is no capacity.e6data.io ProviderConfig of that name, and provider-kubernetes' (kubernetes.crossplane.io/v1alpha1): %v", name, kerr)
+	}
+	return kpc, nil
+}
+
+// QueryDigest identifies a query.
+func QueryDigest(q *v1alpha1.WorkloadClusterQuery) string {
+	b, _ := json.Marshal(q)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// NeedsSummary tells whether the summary of q must be read (again): there
+// is none, it answers another query, or it is SummaryRefresh old.
+func NeedsSummary(q *v1alpha1.WorkloadClusterQuery, prev *v1alpha1.WorkloadClusterSummary, now time.Time) bool {
+	return prev == nil || prev.Query != QueryDigest(q) || now.Sub(prev.ObservedAt.Time) >= SummaryRefresh
+}
+
+// ReadSummary reads what q asks for from the workload cluster c reads:
+// which of its CRDs exist, and its QueryServices (by name, and by each
+// label selector), each once, in namespace/name order, at most
+// MaxSummaryQueryServices.
+func ReadSummary(ctx context.Context, c client.Reader, q *v1alpha1.WorkloadClusterQuery, now time.Time) (*v1alpha1.WorkloadClusterSummary, error) {
+	s := &v1alpha1.WorkloadClusterSummary{Query: QueryDigest(q), ObservedAt: metav1.Time{Time: now.UTC().Truncate(time.Second)}}
+	for _, name := range q.CRDs {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(crdGVK)
+		err := c.Get(ctx, types.NamespacedName{Name: name}, u)
+		switch {
+		case err == nil:
+			s.CRDs = append(s.CRDs, name)
+		case !kerrors.IsNotFound(err):
+			return nil, errors.Wrapf(err, "cannot get CustomResourceDefinition %s", name)
+		}
+	}
+	found := map[string]*unstructured.Unstructured{}
+	for _, r := range q.QueryServices {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(qsGVK)
+		err := c.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, u)
+		switch {
+		case err == nil:
+			found[r.Namespace+"/"+r.Name] = u
+		case kerrors.IsNotFound(err), isNoMatch(err):
+		default:
+			return nil, errors.Wrapf(err, "cannot get QueryService %s/%s", r.Namespace, r.Name)
+		}
+	}
+	for _, sel := range q.LabelSelectors {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(qsGVK.GroupVersion().WithKind(qsGVK.Kind + "List"))
+		err := c.List(ctx, l, client.MatchingLabels(sel), client.Limit(v1alpha1.MaxSummaryQueryServices+1))
+		if err != nil && !isNoMatch(err) {
+			return nil, errors.Wrapf(err, "cannot list QueryServices labelled %v", sel)
+		}
+		if l.GetContinue() != "" || len(l.Items) > v1alpha1.MaxSummaryQueryServices {
+			s.Truncated = true
+		}
+		for i := range l.Items {
+			found[l.Items[i].GetNamespace()+"/"+l.Items[i].GetName()] = &l.Items[i]
+		}
+	}
+	keys := slices.Sorted(maps.Keys(found))
+	if len(keys) > v1alpha1.MaxSummaryQueryServices {
+		keys, s.Truncated = keys[:v1alpha1.MaxSummaryQueryServices], true
+	}
+	for _, k := range keys {
+		s.QueryServices = append(s.QueryServices, SummarizeQueryService(found[k]))
+	}
+	return s, nil
+}
+
+// isNoMatch tells that the cluster has no QueryService kind: no
+// QueryServices, not an error.
+func isNoMatch(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "no matches for kind") || kerrors.IsNotFound(err))
+}
+
+// SummarizeQueryService cuts a QueryService to the fields the
+// pool-compose function reads.
+func SummarizeQueryService(u *unstructured.Unstructured) v1alpha1.QueryServiceSummary {
+	s := v1alpha1.QueryServiceSummary{Name: u.GetName(), Namespace: u.GetNamespace(), Labels: u.GetLabels()}
+	ex, _, _ := unstructured.NestedMap(u.Object, "spec", "executor")
+	e := &s.Executor
+	e.Image, _ = ex["image"].(string)
+	e.InstanceType, _ = ex["instanceType"].(string)
+	if n, ok, _ := unstructured.NestedInt64(ex, "replicas"); ok {
+		r := int32(n) //nolint:gosec // replicas fit int32 by the QueryService schema
+		e.Replicas = &r
+	}
+	e.Resources.CPU = quantityOf(ex, "resources", "cpu")
+	e.Resources.Memory = quantityOf(ex, "resources", "memory")
+	if ns, ok, _ := unstructured.NestedStringMap(ex, "nodeSelector"); ok && len(ns) > 0 {
+		e.NodeSelector = ns
+	}
+	if r, ok, _ := unstructured.NestedStringMap(ex, "poolRef"); ok {
+		e.PoolRef = &v1alpha1.PoolRef{Name: r["name"], Namespace: r["namespace"]}
+	}
+	return s
+}
+
+// quantityOf reads a quantity, given as a string or a number; nil when
+// absent or unreadable.
+func quantityOf(m map[string]any, path ...string) *resource.Quantity {
+	v, ok, _ := unstructured.NestedFieldNoCopy(m, path...)
+	if !ok {
+		return nil
+	}
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case int64:
+		s = resource.NewQuantity(x, resource.DecimalSI).String()
+	case float64:
+		b, _ := json.Marshal(x)
+		s = string(b)
+	default:
+		return nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return nil
+	}
+	return &q
+}
+
+// summarize keeps o's workload cluster summary current when spec asks for
+// one: prev until it must be read again (NeedsSummary); a failed read
+// keeps prev and is returned.
+func (e *external) summarize(ctx context.Context, spec v1alpha1.PoolCapacityParameters, prev *v1alpha1.WorkloadClusterSummary, o *v1alpha1.PoolCapacityObservation, now time.Time) error {
+	q := spec.WorkloadCluster
+	if q == nil {
+		return nil
+	}
+	o.WorkloadCluster = prev
+	if !NeedsSummary(q, prev, now) {
+		return nil
+	}
+	s, err := ReadSummary(ctx, e.obs.Client(), q, now)
+	if err != nil {
+		return errors.Wrapf(err, "cannot summarize the workload cluster of ProviderConfig %q for pool %q", e.config, spec.Pool.Name)
+	}
+	o.WorkloadCluster = s
+	return nil
+}

@@ -1,0 +1,199 @@
+package poolcapacity_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+// installWorkloadCRDs installs the QueryService CRD and provider-kubernetes'
+// ProviderConfig CRD (the vendored copy).
+func installWorkloadCRDs(t *testing.T) {
+	t.Helper()
+	root := filepath.Join("..", "..", "..")
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(root, "examples", "crds", "e6data.io_queryservices.yaml"),
+		filepath.Join(root, "test", "crds", "upstream", "kubernetes.crossplane.io_providerconfigs.yaml"),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func queryService(name, ns string, labels map[string]string, executor map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"executor": executor}}}
+	u.SetGroupVersionKind(qsv1alpha1.GroupVersionKind)
+	u.SetName(name)
+	u.SetNamespace(ns)
+	u.SetLabels(labels)
+	return u
+}
+
+// TestReadSummary reads a workload cluster summary from a real API server:
+// QueryServices by name and by label, each once, cut to the fields the
+// function reads, and which CRDs exist.
+func TestReadSummary(t *testing.T) {
+	installWorkloadCRDs(t)
+	ctx := context.Background()
+	c := newClient(t)
+	for _, ns := range []string{"wl-a", "wl-b"} {
+		createNamespace(t, c, ns)
+	}
+	exec := map[string]any{
+		"image": "ghcr.io/e6data/executor:3.1", "replicas": int64(2),
+		"resources": map[string]any{"cpu": "4", "memory": "16Gi"},
+		"poolRef":   map[string]any{"name": "burst", "namespace": "pools"},
+		"extra":     "not summarized",
+	}
+	for _, q := range []*unstructured.Unstructured{
+		queryService("named", "wl-a", nil, exec),
+		queryService("labelled", "wl-b", map[string]string{"e6data.io/pool": "burst"}, exec),
+		queryService("both", "wl-a", map[string]string{"e6data.io/pool": "burst"}, exec),
+		queryService("other", "wl-b", map[string]string{"e6data.io/pool": "other"}, exec),
+	} {
+		if err := c.Create(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &v1alpha1.WorkloadClusterQuery{
+		QueryServices:  []v1alpha1.PoolRef{{Name: "named", Namespace: "wl-a"}, {Name: "both", Namespace: "wl-a"}, {Name: "missing", Namespace: "wl-a"}},
+		LabelSelectors: []map[string]string{{"e6data.io/pool": "burst"}},
+		CRDs:           []string{"queryservices.e6data.io", "nodepools.karpenter.sh"},
+	}
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	s, err := poolcapacity.ReadSummary(ctx, c, q, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, qs := range s.QueryServices {
+		names = append(names, qs.Namespace+"/"+qs.Name)
+	}
+	if diff := cmp.Diff([]string{"wl-a/both", "wl-a/named", "wl-b/labelled"}, names); diff != "" {
+		t.Errorf("QueryServices (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"queryservices.e6data.io"}, s.CRDs); diff != "" {
+		t.Errorf("CRDs (-want +got):\n%s", diff)
+	}
+	e := s.QueryServices[0].Executor
+	got := fmt.Sprintf("%s %d %s %s %s/%s", e.Image, *e.Replicas, e.Resources.CPU, e.Resources.Memory, e.PoolRef.Namespace, e.PoolRef.Name)
+	if want := "ghcr.io/e6data/executor:3.1 2 4 16Gi pools/burst"; got != want {
+		t.Errorf("executor %q, want %q", got, want)
+	}
+	if s.Query != poolcapacity.QueryDigest(q) || !s.ObservedAt.Time.Equal(now) {
+		t.Errorf("summary answers query %q at %v", s.Query, s.ObservedAt)
+	}
+	if poolcapacity.NeedsSummary(q, s, now.Add(poolcapacity.SummaryRefresh-time.Second)) {
+		t.Error("a summary younger than SummaryRefresh is read again")
+	}
+	if !poolcapacity.NeedsSummary(q, s, now.Add(poolcapacity.SummaryRefresh)) {
+		t.Error("a summary SummaryRefresh old is not read again")
+	}
+	q2 := q.DeepCopy()
+	q2.CRDs = nil
+	if !poolcapacity.NeedsSummary(q2, s, now) {
+		t.Error("a summary of another query is kept")
+	}
+}
+
+// TestProviderKubernetesProviderConfig: a PoolCapacity naming no burstpool
+// ProviderConfig uses provider-kubernetes' ProviderConfig of that name.
+func TestProviderKubernetesProviderConfig(t *testing.T) {
+	installWorkloadCRDs(t)
+	ctx := context.Background()
+	c := newClient(t)
+	pc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"credentials": map[string]any{
+		"source": "Secret", "secretRef": map[string]any{"namespace": "crossplane-system", "name": "west-kubeconfig", "key": "kubeconfig"},
+	}}}}
+	pc.SetGroupVersionKind(poolcapacity.KubernetesProviderConfig)
+	pc.SetName("west")
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := poolcapacity.GetProviderConfig(ctx, c, c, "west")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := got.Spec.Credentials.SecretRef
+	if diff := cmp.Diff("Secret crossplane-system/west-kubeconfig kubeconfig", fmt.Sprintf("%s %s/%s %s", got.Spec.Credentials.Source, ref.Namespace, ref.Name, ref.Key)); diff != "" {
+		t.Errorf("credentials (-want +got):\n%s", diff)
+	}
+	_, err = poolcapacity.GetProviderConfig(ctx, c, c, "nowhere")
+	if err == nil || !strings.Contains(err.Error(), "provider-kubernetes") {
+		t.Errorf("missing ProviderConfig: %v", err)
+	}
+}
+
+// TestRemoteSummary runs the provider on a PoolCapacity that names only a
+// provider-kubernetes ProviderConfig, whose kubeconfig Secret reaches the
+// API server as a remote cluster would be reached, and asks for a
+// summary: the provider observes the pool through it and publishes the
+// summary in status.atProvider.workloadCluster.
+func TestRemoteSummary(t *testing.T) {
+	installWorkloadCRDs(t)
+	ctx := context.Background()
+	c := newClient(t)
+	for _, ns := range []string{"wl-remote", "burstpool-system"} {
+		createNamespace(t, c, ns)
+	}
+	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"}, map[string]any{"image": "e6/exec:2"})); err != nil {
+		t.Fatal(err)
+	}
+	user, err := env.AddUser(envtest.User{Name: "workload-observer", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: "wl-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
+		t.Fatal(err)
+	}
+	pk := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"credentials": map[string]any{
+		"source": "Secret", "secretRef": map[string]any{"namespace": "burstpool-system", "name": "wl-kubeconfig", "key": "kubeconfig"},
+	}}}}
+	pk.SetGroupVersionKind(poolcapacity.KubernetesProviderConfig)
+	pk.SetName("wl")
+	if err := c.Create(ctx, pk); err != nil {
+		t.Fatal(err)
+	}
+	pc := poolCapacity("wl-pool-capacity", "wl")
+	pc.Spec.ForProvider.WorkloadCluster = &v1alpha1.WorkloadClusterQuery{
+		LabelSelectors: []map[string]string{{"e6data.io/pool": "wl-pool"}},
+		CRDs:           []string{"queryservices.e6data.io"},
+	}
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	defer p.stop(t)
+	eventually(t, "the workload cluster summary", func() error {
+		got := &v1alpha1.PoolCapacity{}
+		if err := c.Get(ctx, client.ObjectKey{Name: pc.Name}, got); err != nil {
+			return err
+		}
+		s := got.Status.AtProvider.WorkloadCluster
+		if s == nil || len(s.QueryServices) != 1 || len(s.CRDs) != 1 {
+			return fmt.Errorf("summary %+v; conditions %+v", s, got.Status.Conditions)
+		}
+		if s.QueryServices[0].Executor.Image != "e6/exec:2" {
+			return fmt.Errorf("summary of sales: %+v", s.QueryServices[0])
+		}
+		return nil
+	})
+}
