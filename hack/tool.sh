@@ -18,6 +18,7 @@ KWOK=v0.7.0
 KARPENTER=v1.14.1
 CONTROLLER_GEN=v0.20.1
 GOLANGCI_LINT=v2.15.0
+PROVIDER_KUBERNETES=v1.2.1
 
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
 
@@ -59,6 +60,9 @@ path() {
 	karpenter-kwok)
 		out="$cache/karpenter-kwok-$KARPENTER"
 		[ -x "$out" ] || build karpenter sigs.k8s.io/karpenter/kwok "$out" ;;
+	provider-kubernetes)
+		out="$cache/provider-kubernetes-$PROVIDER_KUBERNETES"
+		[ -x "$out" ] || build provider-kubernetes github.com/crossplane-contrib/provider-kubernetes/cmd/provider "$out" ;;
 	controller-gen)
 		out="$cache/controller-gen-$CONTROLLER_GEN"
 		[ -x "$out" ] || build controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$out" ;;
@@ -81,7 +85,7 @@ path() {
 }
 
 if [ "${1:-}" = all ]; then
-	for t in etcd kube-apiserver crank kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok crossplane controller-gen; do
+	for t in etcd kube-apiserver crank kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok crossplane controller-gen provider-kubernetes; do
 		path "$t" >/dev/null
 	done
 	exit 0
