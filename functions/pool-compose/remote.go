@@ -346,10 +346,20 @@ func (r Remote) queryKey() string {
 	return string(b)
 }
 
+// RemoteCapacityName is the PoolCapacity name of a remote pool:
+// "{providerConfig}-{namespace}-{pool}-capacity". A local pool's
+// "{pool}-capacity" is unique because the pool's other cluster-wide names
+// live in the same cluster; pools of one name in two workload clusters
+// share nothing else, so their PoolCapacities must not share a name either.
+func RemoteCapacityName(pc, ns, pool string) string {
+	return pc + "-" + ns + "-" + pool + sfxCapacity
+}
+
 // pointCapacity makes the PoolCapacity observe the workload cluster
 // through the ProviderConfig of the same name, and ask for its summary.
 func pointCapacity(u *unstructured.Unstructured, r Remote) *unstructured.Unstructured {
 	c := u.DeepCopy()
+	c.SetName(RemoteCapacityName(r.ProviderConfig, r.Namespace, r.Pool))
 	_ = unstructured.SetNestedField(c.Object, r.ProviderConfig, "spec", "providerConfigRef", "name")
 	if r.Query != nil {
 		q := map[string]any{}
@@ -461,7 +471,7 @@ func Reachability(observed map[resource.Name]*structpb.Struct, pc string) Condit
 // than refusals of the remote API server.
 func unreachable(errs []string) bool {
 	for _, e := range errs {
-		for _, s := range []string{"connection refused", "no such host", "i/o timeout", "dial tcp", "connect:", "cannot get credentials", "cannot create new REST config", "EOF"} {
+		for _, s := range []string{"connection refused", "no such host", "i/o timeout", "dial tcp", "connect:", "cannot get credentials", "cannot create new REST config", "EOF", "context deadline exceeded", "Client.Timeout"} {
 			if strings.Contains(e, s) {
 				return true
 			}
@@ -486,6 +496,7 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 	// workload cluster's: the Objects' ownership check covers it.
 	rin.Existing = maps.Clone(in.Existing)
 	delete(rin.Existing, rnPriorityClass)
+	delete(rin.Existing, rnCapacity)
 	qss, crds, ok := Summary(in.Observed[rnCapacity])
 	rin.QueryServices, rin.CRDs = qss, crds
 	var out Output
@@ -522,7 +533,7 @@ func waitForWorkload(in Input, pc string) Output {
 		}
 	}
 	slices.Sort(out.Preserve)
-	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, in.Pool+sfxCapacity)
+	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, RemoteCapacityName(pc, in.Namespace, in.Pool))
 	out.Status = in.Previous
 	out.Status.Phase, out.Status.Message = poolv1alpha1.PhasePending, msg
 	out.Conditions = []Condition{{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonWaitingForWorkload, Message: msg}}

@@ -110,6 +110,9 @@ func TestRemoteLifecycle(t *testing.T) {
 		t.Fatalf("waiting: desired (-want +got):\n%s", diff)
 	}
 	c := desired(rsp, "capacity")
+	if c.GetName() != "west-pools-burst-capacity" {
+		t.Errorf("PoolCapacity %s, want west-pools-burst-capacity", c.GetName())
+	}
 	if got, _, _ := unstructured.NestedString(c.Object, "spec", "providerConfigRef", "name"); got != "west" {
 		t.Errorf("PoolCapacity providerConfigRef %q, want west", got)
 	}
