@@ -435,6 +435,9 @@ func Reachability(observed map[resource.Name]*structpb.Struct, pc string) Condit
 	var capErr string
 	if c := objectCondition(observed[rnCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
 		capErr = c.Message
+	} else if c := objectCondition(observed[rnCapacity], "Synced"); c.Status == "False" {
+		// The summary of the workload cluster could not be read.
+		capErr = c.Message
 	}
 	var objErrs []string
 	for _, n := range sortedNames(observed) {

@@ -380,6 +380,8 @@ func TestReachability(t *testing.T) {
 		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + reasonReachable},
 		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + reasonReachable},
 		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{"capacity": capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
+		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{"capacity": mk("apiVersion: " + capacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
+			want: "False/" + reasonUnreachable, quotes: []string{"PoolCapacity: cannot summarize"}},
 		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + reasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
 		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + reasonNotApplied, quotes: []string{"is invalid"}},
 	}
