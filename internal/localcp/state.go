@@ -38,6 +38,10 @@ type Cluster struct {
 
 	mu sync.Mutex
 	r  reaper
+	// cfg is the configuration Up started the cluster with, and specs
+	// how it started each component; nil for a cluster found by Load.
+	cfg   *Config
+	specs map[string]spec
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "state.json") }

@@ -60,6 +60,7 @@ func Up(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		ReadyAfter: map[string]time.Duration{},
 	}}
 	c.r.withParent = cfg.StopWithParent
+	c.cfg = &cfg
 	defer func() {
 		if err != nil {
 			_ = c.Down()
@@ -133,6 +134,12 @@ func (u *upper) launch(s spec) (Process, error) {
 	if err != nil {
 		return Process{}, err
 	}
+	u.c.mu.Lock()
+	if u.c.specs == nil {
+		u.c.specs = map[string]spec{}
+	}
+	u.c.specs[s.name] = s
+	u.c.mu.Unlock()
 	return p, u.c.record(p)
 }
 

@@ -1,0 +1,410 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/internal/reference"
+)
+
+// remoteConvergeBound is how soon a remote pool must be whole again after
+// its workload cluster's API server comes back: provider-kubernetes' poll
+// interval in this test (15 s), plus a minute for the Objects, the
+// PoolCapacity and the claim to be reconciled.
+const (
+	remotePoll          = 15 * time.Second
+	remoteConvergeBound = remotePoll + time.Minute
+)
+
+// workloadPlane is a control plane without Crossplane that pools run in:
+// etcd, kube-apiserver, controller-manager, scheduler, kwok and Karpenter,
+// offering the catalog the function sizes from, with e6data's QueryService
+// CRD.
+type workloadPlane struct {
+	name    string
+	cluster *localcp.Cluster
+	client  client.Client
+}
+
+func startWorkloadPlane(ctx context.Context, root, dir, name string) (*workloadPlane, error) {
+	bins, err := localcp.ToolBinaries(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	types := filepath.Join(dir, "instance-types.json")
+	if err := devplane.WriteInstanceTypes(types, devplane.SimulatedCloud); err != nil {
+		return nil, err
+	}
+	c, err := localcp.Up(ctx, localcp.Config{Dir: filepath.Join(dir, "cluster"), Binaries: bins, StopWithParent: true, SkipCrossplane: true, InstanceTypesFile: types})
+	if err != nil {
+		return nil, fmt.Errorf("workload plane %s: %w", name, err)
+	}
+	w := &workloadPlane{name: name, cluster: c}
+	sch := clientgoscheme.Scheme
+	_ = apiextv1.AddToScheme(sch)
+	if w.client, err = client.New(c.Config, client.Options{Scheme: sch}); err != nil {
+		return w, err
+	}
+	if err := localcp.ApplyFiles(ctx, c.Config, filepath.Join(root, "examples", "crds")); err != nil {
+		return w, err
+	}
+	return w, localcp.WaitEstablished(ctx, c.Config, time.Minute, "queryservices.e6data.io")
+}
+
+// TestRemoteClusters drives pools in two workload clusters, west and east,
+// from one management plane (Crossplane core, provider-kubernetes, the
+// function and the capacity provider; no Karpenter, so nothing composed
+// locally can work by accident). The reference's basic burst pool (4.1),
+// claimed in the management cluster with the workload cluster setting,
+// composes its NodePool, NodeClass and warmup DaemonSets in west, bursts a
+// QueryService's executors onto Karpenter nodes there and reports them on
+// the claim. West's API server is then down for 60 s: the claim says so,
+// naming west, nothing is deleted, and the pool converges once it is back.
+// A pool of the same name in east leaves west alone. Deleting the claim
+// removes west's objects and nodes.
+func TestRemoteClusters(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	root := repoRoot(t)
+	start := time.Now()
+
+	// The three planes come up together.
+	var (
+		s          *devplane.Stack
+		west, east *workloadPlane
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	var mu sync.Mutex
+	var planes []*localcp.Cluster
+	for _, p := range []struct {
+		name string
+		dst  **workloadPlane
+	}{{"west", &west}, {"east", &east}} {
+		dir := t.TempDir()
+		g.Go(func() error {
+			w, err := startWorkloadPlane(gctx, root, dir, p.name)
+			if w != nil {
+				mu.Lock()
+				planes = append(planes, w.cluster)
+				mu.Unlock()
+			}
+			*p.dst = w
+			return err
+		})
+	}
+	g.Go(func() error {
+		var err error
+		s, err = devplane.Up(gctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, SkipKarpenter: true})
+		return err
+	})
+	err := g.Wait()
+	t.Cleanup(func() {
+		for _, c := range planes {
+			if c != nil {
+				_ = c.Down()
+			}
+		}
+	})
+	if s != nil {
+		downWithLogs(t, s)
+	}
+	if err != nil {
+		t.Fatalf("cannot bring the planes up: %v", err)
+	}
+	t.Logf("management plane and workload planes west and east up in %s", time.Since(start).Round(100*time.Millisecond))
+
+	pk, err := s.InstallProviderKubernetes(ctx, []int{west.cluster.Ports["apiserver"], east.cluster.Ports["apiserver"]}, remotePoll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- provider-kubernetes log tail ---\n%s", localcp.TailLines(readFile(pk.Log), 40))
+		}
+	})
+	mc := s.Client
+	cfg := s.Cluster.Config
+	// One ProviderConfig per workload cluster, with its kubeconfig.
+	for _, w := range []*workloadPlane{west, east} {
+		kc, err := os.ReadFile(w.cluster.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mc.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(devplane.CrossplaneNS, w.name+"-kubeconfig"), Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
+			t.Fatal(err)
+		}
+		mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: kubernetes.crossplane.io/v1alpha1
+kind: ProviderConfig
+metadata: {name: %s}
+spec:
+  credentials:
+    source: Secret
+    secretRef: {namespace: %s, name: %s-kubeconfig, key: kubeconfig}
+`, w.name, devplane.CrossplaneNS, w.name))
+	}
+	mustApply(t, ctx, cfg, `apiVersion: apiextensions.crossplane.io/v1beta1
+kind: EnvironmentConfig
+metadata: {name: burstpool}
+data:
+  clusterName: mgmt
+  workloadCluster: {providerConfigName: west}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: `+poolNS+`}
+`)
+
+	// (a) The reference's basic burst pool, as written, runs in west.
+	if _, err := kubectl(ctx, west.cluster.Kubeconfig, "apply", "-f", filepath.Join("testdata", "reference-queryservices.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	m := reference.Manifests[0]
+	if m.Section != "4.1" {
+		t.Fatalf("reference manifest %s, want 4.1", m.Section)
+	}
+	applied := time.Now()
+	if _, err := kubectl(ctx, s.Cluster.Kubeconfig, "apply", "-f", m.Path(root)); err != nil {
+		t.Fatal(err)
+	}
+	const pool = "burst-pool"
+	wc := west.client
+	took := eventually(t, 4*time.Minute, "burst-pool's NodePool, NodeClass and warmup DaemonSets in west, marked as the pool's", func(ctx context.Context) (bool, error) {
+		np := &unstructured.Unstructured{}
+		np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
+		if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
+			return false, err
+		}
+		if got := np.GetAnnotations()["burstpool.e6data.io/owner"]; got != "mgmt/"+poolNS+"/"+pool {
+			return false, fmt.Errorf("NodePool owner %q", got)
+		}
+		nc := &unstructured.Unstructured{}
+		nc.SetGroupVersionKind(gvk("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"))
+		if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodeclass"}, nc); err != nil {
+			return false, err
+		}
+		n, err := warmupDaemonSets(ctx, wc, pool)
+		return err == nil && n > 0, fmt.Errorf("%d warmup DaemonSets (%v)", n, err)
+	})
+	t.Logf("4.1 applied -> NodePool, NodeClass and warmup DaemonSets in west: %s", took.Round(100*time.Millisecond))
+	if n := len(poolNodes(t, ctx, mc, pool)); n != 0 {
+		t.Errorf("%d pool nodes in the management cluster", n)
+	}
+
+	// A QueryService in west bursts executors onto Karpenter's nodes there.
+	qs := mustQS(t, ctx, wc, analyticsNS, "analytics-cluster")
+	cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
+	mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+	const replicas = 2
+	if err := wc.Create(ctx, devplane.ExecutorDeployment(analyticsNS, "analytics-cluster", "registry.example.com/e6data/executor:e2e", replicas, cpu, mem, executorScheduling(t, mc, poolNS, pool))); err != nil {
+		t.Fatal(err)
+	}
+	took = eventually(t, 4*time.Minute, "executors Running on Karpenter nodes in west", func(ctx context.Context) (bool, error) {
+		n, err := runningExecutors(ctx, wc, analyticsNS, pool)
+		return n == replicas, fmt.Errorf("%d of %d executors Running (%v)", n, replicas, err)
+	})
+	t.Logf("burst in west -> %d executors Running: %s", replicas, took.Round(100*time.Millisecond))
+	took = eventually(t, 3*time.Minute, "the claim shows west's allocations and counts", func(ctx context.Context) (bool, error) {
+		p, err := claim(ctx, s, pool)
+		if err != nil {
+			return false, err
+		}
+		ready := int64(len(readyNodes(poolNodes(t, ctx, wc, pool))))
+		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
+		cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		return occ == replicas && cur == ready && ready > 0 && allocation(p, analyticsNS, "analytics-cluster") == replicas && phase == "Active",
+			fmt.Errorf("phase %s, %s; west has %d ready pool nodes", phase, countsOf(p), ready)
+	})
+	t.Logf("claim reports west's executors and nodes: %s (%s after apply)", took.Round(100*time.Millisecond), time.Since(applied).Round(100*time.Millisecond))
+	westNodes := len(poolNodes(t, ctx, wc, pool))
+	mgmtObjects := countObjects(t, ctx, mc)
+
+	// (d) What the added processes hold.
+	logUsage(t, s.Cluster)
+	for _, w := range []*workloadPlane{west, east} {
+		for _, u := range w.cluster.Usage() {
+			t.Logf("RSS %-5s %-24s pid %-7d %6.1f MiB  CPU %s", w.name, u.Name, u.PID, float64(u.RSSKiB)/1024, cpuTime(u.PID))
+		}
+	}
+	for _, u := range s.Cluster.Usage() {
+		if u.Name == devplane.ProviderKubernetesName {
+			t.Logf("provider-kubernetes: RSS %.1f MiB, CPU %s", float64(u.RSSKiB)/1024, cpuTime(u.PID))
+		}
+	}
+
+	// (c) A pool of the same name in east leaves west alone.
+	const eastNS = "e6-pools-east"
+	if err := east.client.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta("", eastNS)}); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, ctx, cfg, `apiVersion: v1
+kind: Namespace
+metadata: {name: `+eastNS+`}
+---
+apiVersion: e6data.io/v1alpha1
+kind: Pool
+metadata: {name: `+pool+`, namespace: `+eastNS+`}
+spec:
+  minExecutors: 1
+  maxExecutors: 4
+  instanceConfig: {instanceType: r7gd.4xlarge}
+  queryServiceSelector: {matchLabels: {e6data.io/pool: `+pool+`}}
+  workloadCluster: {providerConfigName: east}
+`)
+	took = eventually(t, 4*time.Minute, "east's burst-pool warm slot on a Karpenter node in east", func(ctx context.Context) (bool, error) {
+		np := &unstructured.Unstructured{}
+		np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
+		if err := east.client.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
+			return false, err
+		}
+		if got := np.GetAnnotations()["burstpool.e6data.io/owner"]; got != "mgmt/"+eastNS+"/"+pool {
+			return false, fmt.Errorf("east NodePool owner %q", got)
+		}
+		n := len(readyNodes(poolNodes(t, ctx, east.client, pool)))
+		return n == 1, fmt.Errorf("%d ready pool nodes in east", n)
+	})
+	t.Logf("same-named pool in east -> its node in east: %s", took.Round(100*time.Millisecond))
+	np := &unstructured.Unstructured{}
+	np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
+	if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
+		t.Fatal(err)
+	}
+	if got := np.GetAnnotations()["burstpool.e6data.io/owner"]; got != "mgmt/"+poolNS+"/"+pool {
+		t.Errorf("east's pool touched west's NodePool: owner %q", got)
+	}
+	if n := len(poolNodes(t, ctx, wc, pool)); n != westNodes {
+		t.Errorf("west has %d pool nodes after east's pool came, had %d", n, westNodes)
+	}
+	mgmtObjects = countObjects(t, ctx, mc)
+
+	// (b) West's API server is down for 60 s.
+	restarted := make(chan error, 1)
+	down := time.Now()
+	go func() { restarted <- west.cluster.Restart("kube-apiserver", time.Minute) }()
+	took = eventually(t, 2*time.Minute, "the claim reports west unreachable, naming west and its ProviderConfig", func(ctx context.Context) (bool, error) {
+		p, err := claim(ctx, s, pool)
+		if err != nil {
+			return false, err
+		}
+		st, reason, msg := conditionFields(p, "WorkloadClusterReachable")
+		return st == "False" && reason == "WorkloadClusterUnreachable" && strings.Contains(msg, "ProviderConfig west"), fmt.Errorf("%s %s: %s", st, reason, msg)
+	})
+	t.Logf("west down -> claim reports it: %s", took.Round(100*time.Millisecond))
+	if err := <-restarted; err != nil {
+		t.Fatalf("cannot restart west's API server: %v", err)
+	}
+	back := time.Now()
+	t.Logf("west's API server was down for %s", back.Sub(down).Round(100*time.Millisecond))
+	if n := countObjects(t, ctx, mc); n != mgmtObjects {
+		t.Errorf("the management cluster has %d provider-kubernetes Objects after the outage, had %d", n, mgmtObjects)
+	}
+	took = eventually(t, remoteConvergeBound, "burst-pool whole again after west came back", func(ctx context.Context) (bool, error) {
+		p, err := claim(ctx, s, pool)
+		if err != nil {
+			return false, err
+		}
+		st, reason, msg := conditionFields(p, "WorkloadClusterReachable")
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
+		return st == "True" && phase == "Active" && occ == replicas, fmt.Errorf("reachable %s %s (%s), phase %s, occupied %d", st, reason, msg, phase, occ)
+	})
+	t.Logf("west back -> pool converged in %s (bound %s)", took.Round(100*time.Millisecond), remoteConvergeBound)
+	if n := len(poolNodes(t, ctx, wc, pool)); n != westNodes {
+		t.Errorf("west has %d pool nodes after the outage, had %d", n, westNodes)
+	}
+	if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
+		t.Errorf("west's NodePool after the outage: %v", err)
+	}
+
+	// (a) Deleting the claim removes west's objects and nodes.
+	if _, err := kubectl(ctx, s.Cluster.Kubeconfig, "delete", "pool", "-n", poolNS, pool, "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	took = eventually(t, 4*time.Minute, "west's NodePool, warmup DaemonSets and pool nodes gone", func(ctx context.Context) (bool, error) {
+		err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np)
+		n, derr := warmupDaemonSets(ctx, wc, pool)
+		nodes := len(poolNodes(t, ctx, wc, pool))
+		return client.IgnoreNotFound(err) == nil && err != nil && derr == nil && n == 0 && nodes == 0,
+			fmt.Errorf("NodePool: %v; %d warmup DaemonSets; %d nodes", err, n, nodes)
+	})
+	t.Logf("claim deleted -> west's objects and nodes gone: %s", took.Round(100*time.Millisecond))
+	if n := len(readyNodes(poolNodes(t, ctx, east.client, pool))); n != 1 {
+		t.Errorf("east has %d ready pool nodes after west's pool went, want 1", n)
+	}
+	t.Logf("TestRemoteClusters took %s", time.Since(start).Round(time.Second))
+}
+
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}
+
+// warmupDaemonSets counts the warmup DaemonSets of pool in its namespace.
+func warmupDaemonSets(ctx context.Context, c client.Client, pool string) (int, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk("apps/v1", "DaemonSetList"))
+	if err := c.List(ctx, l, client.MatchingLabels{qsv1.LabelPool: pool, qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
+		return 0, err
+	}
+	return len(l.Items), nil
+}
+
+// countObjects counts provider-kubernetes' Objects.
+func countObjects(t *testing.T, ctx context.Context, c client.Client) int {
+	t.Helper()
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk("kubernetes.crossplane.io/v1alpha2", "ObjectList"))
+	if err := c.List(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+// conditionFields returns the status, reason and message of a condition.
+func conditionFields(u *unstructured.Unstructured, typ string) (string, string, string) {
+	m := conditionOf(u, typ)
+	st, _ := m["status"].(string)
+	r, _ := m["reason"].(string)
+	msg, _ := m["message"].(string)
+	return st, r, msg
+}
+
+// cpuTime is the user and system CPU time pid has used.
+func cpuTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "?"
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return "?"
+	}
+	var ut, st int64
+	_, _ = fmt.Sscan(f[11], &ut)
+	_, _ = fmt.Sscan(f[12], &st)
+	// USER_HZ is 100 on Linux.
+	return (time.Duration(ut+st) * 10 * time.Millisecond).String()
+}
+
+func readFile(p string) string {
+	b, _ := os.ReadFile(p) //nolint:gosec // a log of the test
+	return string(b)
+}
