@@ -467,7 +467,9 @@ func (s *Stack) Get(ctx context.Context, gvk schema.GroupVersionKind, ns, name s
 // WriteInstanceTypes writes the instance types of cloud's catalog as
 // Karpenter's kwok provider reads them (its INSTANCE_TYPES_FILE_PATH), for
 // further control planes that should offer what the function sizes from.
-func WriteInstanceTypes(path string, cloud sizing.Cloud) error { return writeInstanceTypes(path, cloud) }
+func WriteInstanceTypes(path string, cloud sizing.Cloud) error {
+	return writeInstanceTypes(path, cloud)
+}
 
 func writeInstanceTypes(path string, cloud sizing.Cloud) error {
 	cat, err := sizing.LoadCatalog(cloud)

@@ -235,7 +235,6 @@ metadata: {name: `+poolNS+`}
 	})
 	t.Logf("claim reports west's executors and nodes: %s (%s after apply)", took.Round(100*time.Millisecond), time.Since(applied).Round(100*time.Millisecond))
 	westNodes := len(poolNodes(t, ctx, wc, pool))
-	mgmtObjects := countObjects(t, ctx, mc)
 
 	// (d) What the added processes hold.
 	logUsage(t, s.Cluster)
@@ -293,7 +292,7 @@ spec:
 	if n := len(poolNodes(t, ctx, wc, pool)); n != westNodes {
 		t.Errorf("west has %d pool nodes after east's pool came, had %d", n, westNodes)
 	}
-	mgmtObjects = countObjects(t, ctx, mc)
+	mgmtObjects := countObjects(t, ctx, mc)
 
 	// (b) West's API server is down for 60 s.
 	restarted := make(chan error, 1)
