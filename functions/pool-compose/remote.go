@@ -39,6 +39,11 @@ const (
 // local ones, which the workload cluster never saw.
 const rnRemotePrefix = "remote-"
 
+// rnRemoteCapacity is a remote pool's PoolCapacity: it stays in the
+// management cluster, under a name of its own (RemoteCapacityName), so a
+// pool moved between local and remote replaces it instead of renaming it.
+const rnRemoteCapacity = rnRemotePrefix + rnCapacity
+
 // annotationOwner marks every object a pool composes in a workload cluster
 // with "{management}/{namespace}/{pool}". It is an annotation: the value
 // holds slashes, which no label value may.
@@ -99,12 +104,9 @@ func ObjectName(pc string, u *unstructured.Unstructured) string {
 }
 
 // isLocalKind tells whether an object the pool composes stays in the
-// management cluster: the PoolCapacity, and Crossplane managed resources
-// of cloud APIs (LKE and DOKS node pools).
-func isLocalKind(apiVersion, kind string) bool {
-	if apiVersion == capacityAPIVersion && kind == capacityKind {
-		return true
-	}
+// management cluster: Crossplane managed resources of cloud APIs (LKE and
+// DOKS node pools). The PoolCapacity stays too, under rnRemoteCapacity.
+func isLocalKind(apiVersion, _ string) bool {
 	group, _, _ := strings.Cut(apiVersion, "/")
 	return strings.HasSuffix(group, ".upbound.io") || strings.HasSuffix(group, ".crossplane.io")
 }
@@ -117,6 +119,10 @@ func isLocalKind(apiVersion, kind string) bool {
 func RemoteView(observed map[resource.Name]*structpb.Struct) map[resource.Name]*structpb.Struct {
 	out := make(map[resource.Name]*structpb.Struct, len(observed))
 	for n, o := range observed {
+		if n == rnRemoteCapacity {
+			out[rnCapacity] = o
+			continue
+		}
 		if inner, ok := strings.CutPrefix(string(n), rnRemotePrefix); ok && str(o, "kind") == objectKind {
 			if m := field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
 				out[resource.Name(inner)] = m
@@ -233,8 +239,8 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 	for _, n := range sortedNames(out.Desired) {
 		u := out.Desired[n]
 		if n == rnCapacity {
-			w.Desired[n] = pointCapacity(u, r)
-			w.Ready[n] = out.Ready[n]
+			w.Desired[rnRemoteCapacity] = pointCapacity(u, r)
+			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
 		}
 		if isLocalKind(u.GetAPIVersion(), u.GetKind()) {
@@ -247,8 +253,8 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 	for _, n := range sortedNames(out.Lazy) {
 		l := out.Lazy[n]
 		if n == rnCapacity {
-			w.Lazy[n] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
-			w.Ready[n] = out.Ready[n]
+			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
+			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
 		}
 		// Remote kinds only: the pool's lazy objects are DaemonSets and
@@ -275,23 +281,21 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 // nameTaken keeps every remote object as observed and fails the pool,
 // naming who holds which names.
 func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []taken, previous map[string]string) Output {
-	for _, m := range []map[resource.Name]*unstructured.Unstructured{w.Desired} {
-		for n := range m {
-			if strings.HasPrefix(string(n), rnRemotePrefix) {
-				delete(m, n)
-				delete(w.Ready, n)
-			}
+	for n := range w.Desired {
+		if isRemoteObject(n) {
+			delete(w.Desired, n)
+			delete(w.Ready, n)
 		}
 	}
 	for n := range w.Lazy {
-		if strings.HasPrefix(string(n), rnRemotePrefix) {
+		if isRemoteObject(n) {
 			delete(w.Lazy, n)
 			delete(w.Ready, n)
 		}
 	}
-	w.Preserve = slices.DeleteFunc(w.Preserve, func(n resource.Name) bool { return strings.HasPrefix(string(n), rnRemotePrefix) })
+	w.Preserve = slices.DeleteFunc(w.Preserve, isRemoteObject)
 	for _, n := range sortedNames(observed) {
-		if strings.HasPrefix(string(n), rnRemotePrefix) {
+		if isRemoteObject(n) {
 			w.Preserve = append(w.Preserve, n)
 		}
 	}
@@ -308,6 +312,12 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 		w.Results = append(w.Results, Result{Warning: true, Reason: reasonNameTaken, Message: msg})
 	}
 	return w
+}
+
+// isRemoteObject tells the composed-resource names of Objects from the
+// others.
+func isRemoteObject(n resource.Name) bool {
+	return n != rnRemoteCapacity && strings.HasPrefix(string(n), rnRemotePrefix)
 }
 
 // str2 reads the first string of a list field of u.
@@ -433,16 +443,16 @@ func summaryQueryService(s *structpb.Struct) QueryService {
 func Reachability(observed map[resource.Name]*structpb.Struct, pc string) Condition {
 	where := fmt.Sprintf("workload cluster %s (provider-kubernetes ProviderConfig %s)", pc, pc)
 	var capErr string
-	if c := objectCondition(observed[rnCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
+	if c := objectCondition(observed[rnRemoteCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
 		capErr = c.Message
-	} else if c := objectCondition(observed[rnCapacity], "Synced"); c.Status == "False" {
+	} else if c := objectCondition(observed[rnRemoteCapacity], "Synced"); c.Status == "False" {
 		// The summary of the workload cluster could not be read.
 		capErr = c.Message
 	}
 	var objErrs []string
 	for _, n := range sortedNames(observed) {
 		o := observed[n]
-		if !strings.HasPrefix(string(n), rnRemotePrefix) || str(o, "kind") != objectKind {
+		if !isRemoteObject(n) || str(o, "kind") != objectKind {
 			continue
 		}
 		c := objectCondition(o, "Synced")
@@ -500,15 +510,25 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 	rin.Existing = maps.Clone(in.Existing)
 	delete(rin.Existing, rnPriorityClass)
 	delete(rin.Existing, rnCapacity)
-	qss, crds, ok := Summary(in.Observed[rnCapacity])
+	qss, crds, ok := Summary(in.Observed[rnRemoteCapacity])
 	rin.QueryServices, rin.CRDs = qss, crds
+	waiting := !ok && !in.Deleting
 	var out Output
-	if ok || in.Deleting {
-		out = Compute(rin)
-	} else {
+	if waiting {
 		out = waitForWorkload(rin, pc)
+	} else {
+		out = Compute(rin)
 	}
 	out = WrapOutput(out, in.Observed, r, in.PreviousConditions)
+	if waiting {
+		// Until the workload cluster is known nothing the pool has is
+		// removed, the objects of a pool that ran locally before included.
+		for _, n := range sortedNames(in.Observed) {
+			if _, d := out.Desired[n]; !d {
+				out.Preserve = append(out.Preserve, n)
+			}
+		}
+	}
 	out.Conditions = append(out.Conditions, Reachability(in.Observed, pc))
 	return out
 }

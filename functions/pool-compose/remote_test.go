@@ -68,7 +68,7 @@ func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]a
 	out := map[string]string{}
 	for _, n := range desiredNames(rsp) {
 		u := desired(rsp, n)
-		if n == string(rnCapacity) && summary != nil {
+		if n == string(rnRemoteCapacity) && summary != nil {
 			u.Object["status"] = map[string]any{"atProvider": map[string]any{"workloadCluster": summary}}
 		}
 		if st, ok := objects[n]; ok {
@@ -106,10 +106,10 @@ func TestRemoteLifecycle(t *testing.T) {
 	if f := fatal(rsp); f != "" {
 		t.Fatal(f)
 	}
-	if diff := cmp.Diff([]string{"capacity"}, desiredNames(rsp)); diff != "" {
+	if diff := cmp.Diff([]string{"remote-capacity"}, desiredNames(rsp)); diff != "" {
 		t.Fatalf("waiting: desired (-want +got):\n%s", diff)
 	}
-	c := desired(rsp, "capacity")
+	c := desired(rsp, "remote-capacity")
 	if c.GetName() != "west-pools-burst-capacity" {
 		t.Errorf("PoolCapacity %s, want west-pools-burst-capacity", c.GetName())
 	}
@@ -131,7 +131,7 @@ func TestRemoteLifecycle(t *testing.T) {
 	summary := summaryOf(t, []string{analytics}, kwokCRDs)
 	s.Observed = observeAs(t, rsp, summary, nil)
 	rsp = s.run(t)
-	want := []string{"capacity", "remote-access-policy", "remote-access-policy-binding", "remote-nodeclass", "remote-nodepool", "remote-placeholder", "remote-placeholder-priorityclass"}
+	want := []string{"remote-access-policy", "remote-access-policy-binding", "remote-capacity", "remote-nodeclass", "remote-nodepool", "remote-placeholder", "remote-placeholder-priorityclass"}
 	got := []string{}
 	for _, n := range desiredNames(rsp) {
 		if !strings.HasPrefix(n, "remote-warmup") {
@@ -157,14 +157,14 @@ func TestRemoteLifecycle(t *testing.T) {
 	// management.
 	notThere := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, rnRemotePrefix) {
+		if isRemoteObject(resource.Name(n)) {
 			notThere[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
 	s.Observed = observeAs(t, rsp, summary, notThere)
 	rsp = s.run(t)
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, rnRemotePrefix) {
+		if isRemoteObject(resource.Name(n)) {
 			checkObject(t, desired(rsp, n), policyAll, "west", "mgmt/pools/burst")
 		}
 	}
@@ -177,7 +177,7 @@ func TestRemoteLifecycle(t *testing.T) {
 	// the errors, and every object is still desired.
 	down := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, rnRemotePrefix) {
+		if isRemoteObject(resource.Name(n)) {
 			down[n] = remoteObjectStatus(nil, "False", "cannot get object: Get \"https://127.0.0.1:7443/apis/karpenter.sh/v1/nodepools/burst-nodepool\": dial tcp 127.0.0.1:7443: connect: connection refused")
 		}
 	}
@@ -251,7 +251,7 @@ func TestRemoteNameTaken(t *testing.T) {
 	// management cluster's pool; the rest is free.
 	objs := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, rnRemotePrefix) {
+		if isRemoteObject(resource.Name(n)) {
 			objs[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
@@ -270,7 +270,7 @@ func TestRemoteNameTaken(t *testing.T) {
 	}
 	// Nothing is applied: every Object is kept as observed, observe-only.
 	for _, n := range desiredNames(rsp) {
-		if !strings.HasPrefix(n, rnRemotePrefix) {
+		if !isRemoteObject(resource.Name(n)) {
 			continue
 		}
 		p, _, _ := unstructured.NestedStringSlice(desired(rsp, n).Object, "spec", "managementPolicies")
@@ -331,7 +331,8 @@ func TestRemoteView(t *testing.T) {
 	}
 	manifest := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "burst-nodepool"}}
 	observed := map[resource.Name]*structpb.Struct{
-		"capacity":         mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind}),
+		"capacity":         mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "burst-capacity"}}),
+		"remote-capacity":  mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "west-pools-burst-capacity"}}),
 		"nodepool":         mk(map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}),
 		"cloud-nodepool":   mk(map[string]any{"apiVersion": "lke.linode.upbound.io/v1alpha1", "kind": "NodePool"}),
 		"remote-nodepool":  mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind, "status": map[string]any{"atProvider": map[string]any{"manifest": manifest}}}),
@@ -339,12 +340,12 @@ func TestRemoteView(t *testing.T) {
 	}
 	got := map[string]string{}
 	for n, o := range RemoteView(observed) {
-		got[string(n)] = str(o, "apiVersion") + " " + str(o, "kind")
+		got[string(n)] = str(o, "apiVersion") + " " + str(o, "kind") + " " + str(o, "metadata", "name")
 	}
 	want := map[string]string{
-		"capacity":       capacityAPIVersion + " " + capacityKind,
-		"cloud-nodepool": "lke.linode.upbound.io/v1alpha1 NodePool",
-		"nodepool":       "karpenter.sh/v1 NodePool",
+		"capacity":       capacityAPIVersion + " " + capacityKind + " west-pools-burst-capacity",
+		"cloud-nodepool": "lke.linode.upbound.io/v1alpha1 NodePool ",
+		"nodepool":       "karpenter.sh/v1 NodePool burst-nodepool",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RemoteView (-want +got):\n%s", diff)
@@ -379,8 +380,8 @@ func TestReachability(t *testing.T) {
 	}{
 		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + reasonReachable},
 		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + reasonReachable},
-		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{"capacity": capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
-		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{"capacity": mk("apiVersion: " + capacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
+		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
+		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: mk("apiVersion: " + capacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
 			want: "False/" + reasonUnreachable, quotes: []string{"PoolCapacity: cannot summarize"}},
 		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + reasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
 		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + reasonNotApplied, quotes: []string{"is invalid"}},
@@ -428,7 +429,7 @@ func remoteRequest(b testing.TB, n int) *fnv1.RunFunctionRequest {
 	// object whole, with a status, in atProvider.manifest.
 	objs := map[string]map[string]any{}
 	for _, name := range desiredNames(second) {
-		if !strings.HasPrefix(name, rnRemotePrefix) {
+		if !isRemoteObject(resource.Name(name)) {
 			continue
 		}
 		o := desired(second, name)
@@ -490,5 +491,43 @@ func BenchmarkRemoteRunFunction(b *testing.B) {
 			}
 			b.ReportMetric(float64(proto.Size(req)), "request-bytes")
 		})
+	}
+}
+
+// TestMovedToRemote: a pool composed locally, then pointed at west,
+// observes west before it manages anything there, and no longer desires
+// its local objects (Crossplane removes them from the management cluster,
+// where nothing ran them).
+func TestMovedToRemote(t *testing.T) {
+	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
+	local := scenario{XR: xpool("burst", "pools", remotePool), QueryServices: []string{analytics}, CRDs: kwokCRDs}
+	rsp := local.run(t)
+	if desired(rsp, "nodepool") == nil {
+		t.Fatal("the local pool composes no NodePool")
+	}
+	remote := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}, Observed: observeAs(t, rsp, nil, nil)}
+	rsp = remote.run(t)
+	// Waiting for west's summary: the local objects are kept meanwhile.
+	for _, n := range []string{"capacity", "nodepool", "remote-capacity"} {
+		if desired(rsp, n) == nil {
+			t.Errorf("waiting for west, the moved pool does not desire %s", n)
+		}
+	}
+	// West's summary came: the local objects go, west is observed first.
+	remote.Observed = observeAs(t, rsp, summaryOf(t, []string{analytics}, kwokCRDs), nil)
+	rsp = remote.run(t)
+	if desired(rsp, "capacity") != nil {
+		t.Error("the moved pool still desires its local PoolCapacity")
+	}
+	for _, n := range []string{"nodepool", "nodeclass", "placeholder", "placeholder-priorityclass"} {
+		if desired(rsp, n) != nil {
+			t.Errorf("the moved pool still desires its local %s", n)
+		}
+		o := desired(rsp, rnRemotePrefix+n)
+		if o == nil {
+			t.Errorf("the moved pool composes no %s in west", n)
+			continue
+		}
+		checkObject(t, o, policyObserve, "west", "mgmt/pools/burst")
 	}
 }

@@ -27,11 +27,13 @@ import (
 
 // remoteConvergeBound is how soon a remote pool must be whole again after
 // its workload cluster's API server comes back: provider-kubernetes' poll
-// interval in this test (15 s), plus a minute for the Objects, the
-// PoolCapacity and the claim to be reconciled.
+// interval in this test (15 s), plus the retry backoffs an outage leaves
+// (the capacity provider retries a failed cluster after 5 s, doubling, so
+// after the 90 s this outage takes its next try may be 80 s away), plus
+// 25 s for the PoolCapacity, the Objects and the claim to be reconciled.
 const (
 	remotePoll          = 15 * time.Second
-	remoteConvergeBound = remotePoll + time.Minute
+	remoteConvergeBound = remotePoll + 80*time.Second + 25*time.Second
 )
 
 // workloadPlane is a control plane without Crossplane that pools run in:
