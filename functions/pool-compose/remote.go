@@ -529,7 +529,11 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 			}
 		}
 	}
-	out.Conditions = append(out.Conditions, Reachability(in.Observed, pc))
+	reach := Reachability(in.Observed, pc)
+	out.Conditions = append(out.Conditions, reach)
+	if reach.Status == metav1.ConditionFalse && in.PreviousConditions[CondWorkloadReachable] != reach.Reason {
+		out.Results = append(out.Results, Result{Warning: true, Reason: reach.Reason, Message: reach.Message})
+	}
 	return out
 }
 

@@ -190,6 +190,9 @@ func TestRemoteLifecycle(t *testing.T) {
 	if got := conditions(rsp)[CondWorkloadReachable]; got != "FALSE/"+reasonUnreachable {
 		t.Errorf("unreachable: %s", got)
 	}
+	if ev := strings.Join(results(rsp), "\n"); !strings.Contains(ev, "WARNING "+reasonUnreachable+": cannot reach the workload cluster west") {
+		t.Errorf("no event says west is unreachable:\n%s", ev)
+	}
 	for _, c := range rsp.GetConditions() {
 		if c.GetType() == CondWorkloadReachable && (!strings.Contains(c.GetMessage(), "ProviderConfig west") || !strings.Contains(c.GetMessage(), "connection refused")) {
 			t.Errorf("unreachable message names neither the ProviderConfig nor the error: %s", c.GetMessage())
