@@ -28,6 +28,11 @@ var moduleCopies = []struct {
 	{"github.com/Azure/karpenter-provider-azure", "v1.14.2", map[string]string{
 		"karpenter.azure.com_aksnodeclasses.yaml": "pkg/apis/crds/karpenter.azure.com_aksnodeclasses.yaml",
 	}},
+	{"github.com/upbound/provider-aws", "v1.23.0", map[string]string{
+		"iam.aws.upbound.io_roles.yaml":                 "package/crds/iam.aws.upbound.io_roles.yaml",
+		"iam.aws.upbound.io_rolepolicyattachments.yaml": "package/crds/iam.aws.upbound.io_rolepolicyattachments.yaml",
+		"eks.aws.upbound.io_accessentries.yaml":         "package/crds/eks.aws.upbound.io_accessentries.yaml",
+	}},
 	{"github.com/crossplane/crossplane/v2", "v2.4.0", map[string]string{
 		"crossplane":      "cluster/crds",
 		"crossplane/meta": "cluster/meta",
