@@ -9,8 +9,16 @@ package main
 // would take the role from the other pools' running nodes.
 //
 // The objects are built unstructured and checked against provider-aws's
-// CRDs (test/crds/upstream) instead of built from its Go API types
-// (apis/iam/v1beta1, apis/eks/v1beta1): MEASUREMENT.
+// CRDs (test/crds/upstream, internal/schemacheck) instead of built from its
+// Go API types (apis/iam/v1beta1, apis/eks/v1beta1). Measured with Go 1.26
+// on two shared cores: a program that only names one iam Role and one eks
+// AccessEntry builds to 59.3 MB from 865 packages in 4m02s (848 MB peak
+// RSS), pulling in upjet, the Terraform plugin SDK and crossplane-runtime
+// v1.17; the same program on unstructured objects is 10.9 MB from 267
+// packages, 16s (207 MB). With this module's controller-runtime v0.23.1 the
+// typed program does not build at all: crossplane-runtime v1.17.0, which
+// provider-aws v1.23.0 requires, lacks the Apply method controller-runtime
+// v0.23's SubResourceWriter has.
 
 import (
 	"crypto/sha256"
