@@ -427,6 +427,9 @@ func (s *state) nodeIAM() *NodeIAMDecision {
 		}
 	}
 	s.condition(d.Condition.Type, d.Condition.Status, d.Condition.Reason, d.Condition.Message)
+	if d.Condition.Status == metav1.ConditionFalse && s.in.PreviousConditions[CondNodeIAM] != d.Condition.Reason {
+		s.event(true, "NodeIAMNotReady", d.Condition.Message)
+	}
 	if !d.ComposeNodes {
 		s.pending("NodeIAMNotReady", d.Condition.Message)
 	}

@@ -98,6 +98,8 @@ func TestNodeIAM(t *testing.T) {
 		Messages   map[string][]string
 		// Role is the EC2NodeClass's spec.role, when one is composed.
 		Role string
+		// Events are the reasons of the warning events.
+		Events []string
 	}
 	cases := map[string]struct {
 		reason string
@@ -111,6 +113,7 @@ func TestNodeIAM(t *testing.T) {
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "FALSE/NodeIAMNotReady"},
 				Messages:   map[string][]string{CondNodeIAM: {"node IAM role " + iamRole, "Role burst-node-role is not created yet"}},
+				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
 		"ProviderErrorInWords": {
@@ -126,6 +129,7 @@ func TestNodeIAM(t *testing.T) {
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
 				Messages:   map[string][]string{CondNodeIAM: {"Role burst-node-role: Synced=False: create failed: AccessDenied: not authorized to perform iam:CreateRole (ReconcileError)"}},
+				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
 		"ReadyComposesNodesAndUsages": {
@@ -150,6 +154,7 @@ func TestNodeIAM(t *testing.T) {
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
 				Messages:   map[string][]string{CondNodeIAM: {"AccessEntry burst-node-access: Ready=False: Deleting"}},
+				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
 		"TurnedOnForARunningPool": {
@@ -159,6 +164,7 @@ func TestNodeIAM(t *testing.T) {
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames()), Phase: "Creating", Role: "KarpenterNodeRole-test-cluster",
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
+				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
 		"PoolTurnsItOn": {
@@ -167,7 +173,14 @@ func TestNodeIAM(t *testing.T) {
 			want: want{
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
+				Events:     []string{"NodeIAMNotReady"},
 			},
+		},
+		"WaitingEventOnce": {
+			reason: "A pool already waiting for its role gets no new event on every reconcile.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec) + "status:\n  conditions:\n  - {type: NodeIAMReady, status: \"False\", reason: Waiting}\n",
+				QueryServices: allQS, CRDs: awsCRDs},
+			want: want{Objects: slices.Concat(base, iamNames()), Phase: "Pending", Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"}},
 		},
 		"PoolTurnsItOff": {
 			reason: "spec.provisioning.composeNodeIAM: false wins over the setting: the settings' role, nothing of IAM.",
@@ -233,6 +246,11 @@ func TestNodeIAM(t *testing.T) {
 			}
 			if len(tc.want.Messages) == 0 {
 				got.Messages = nil
+			}
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && (strings.HasPrefix(r.GetReason(), "NodeIAM") || len(tc.want.Events) > 0) {
+					got.Events = append(got.Events, r.GetReason())
+				}
 			}
 			if nc := desired(rsp, "nodeclass"); nc != nil {
 				got.Role, _ = nc.Object["spec"].(map[string]any)["role"].(string)
