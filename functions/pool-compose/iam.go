@@ -486,10 +486,16 @@ func observedCondition(o *structpb.Struct, typ string) (iamCondition, bool) {
 	return iamCondition{}, false
 }
 
-// arnHash is a short, stable name part for a policy ARN.
+// arnHash is a short, stable name part for a policy ARN: eight letters
+// (a to p, one per half byte of its hash). Letters only, because digits
+// make YAML encoders order the composed resources unstably.
 func arnHash(arn string) string {
 	h := sha256.Sum256([]byte(arn))
-	return hex.EncodeToString(h[:4])
+	out := make([]byte, 0, 8)
+	for _, b := range h[:4] {
+		out = append(out, 'a'+b>>4, 'a'+b&0xf)
+	}
+	return string(out)
 }
 
 // poolKey is the pool's namespace/name, or its name without a namespace.
