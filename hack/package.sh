@@ -12,6 +12,9 @@
 #   provider-burstpool-<arch>.xpkg          the Provider: package/provider
 #                                           (crossplane.yaml, crds/*.yaml) with
 #                                           the runtime image of ./cmd/provider
+#   burstpool-aws.xpkg                      only when asked for (target aws):
+#                                           the burstpool-aws Configuration,
+#                                           package/aws/crossplane.yaml
 #
 # crank embeds exactly ONE runtime image per package (it loads
 # --embed-runtime-image-tarball as a single-image tarball), so the Function
@@ -28,7 +31,8 @@
 # SOURCE_DATE_EPOCH (default: the time of the last commit), so rebuilding
 # the same tree gives byte-identical packages.
 #
-# Usage: hack/package.sh [configuration] [function] [provider]   (default: all)
+# Usage: hack/package.sh [configuration] [function] [provider] [aws]
+#   (default: configuration, function and provider)
 # Environment: OUTPUT (default _output), PLATFORMS (default
 # linux/amd64,linux/arm64), VERSION (image label; default git describe).
 set -euo pipefail
@@ -125,7 +129,7 @@ embedded() {
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(configuration function provider)
 for t in "${targets[@]}"; do
-	case $t in configuration | function | provider) ;; *) die "unknown package $t (want configuration, function or provider)" ;; esac
+	case $t in configuration | function | provider | aws) ;; *) die "unknown package $t (want configuration, function, provider or aws)" ;; esac
 done
 
 crank=$(hack/tool.sh crank) || die "cannot get crank: run hack/tool.sh crank (see /tmp/toolbuild.log if it is building)"
@@ -147,6 +151,13 @@ for t in "${targets[@]}"; do
 		check crossplane.yaml apis/definition.yaml apis/composition.yaml
 		stage "$out/stage/burstpool" crossplane.yaml apis/definition.yaml apis/composition.yaml
 		build "$out/stage/burstpool" "$pkgs/burstpool.xpkg"
+		;;
+	aws)
+		what="the burstpool-aws Configuration"
+		need package/aws/crossplane.yaml
+		check package/aws/crossplane.yaml
+		stage "$out/stage/burstpool-aws" package/aws/crossplane.yaml
+		build "$out/stage/burstpool-aws" "$pkgs/burstpool-aws.xpkg"
 		;;
 	function)
 		what="the Function"

@@ -262,6 +262,7 @@ func Compute(in Input) Output {
 	} else {
 		s.nodes()
 	}
+	s.keepNodeIAM() // node IAM (iam.go)
 	s.capacity()
 	if !s.failed && s.problem == "" {
 		s.placeholders()
@@ -293,7 +294,9 @@ func (s *state) waitForSettings() bool {
 		if p := s.in.Spec.Provisioning; p != nil && p.ClusterID != "" {
 			clusterID = p.ClusterID
 		}
-		if errs := RequiredSettings(s.det, s.manageNodePool() && !s.static(), clusterID, s.in.Config); len(errs) > 0 {
+		errs := RequiredSettings(s.det, s.manageNodePool() && !s.static(), clusterID, s.in.Config)
+		errs = NodeIAMSettings(s.nodeIAMOn(), s.in.Config, errs) // node IAM (iam.go)
+		if len(errs) > 0 {
 			reason, msg = reasonSettingsMissing, s.in.Settings.Problem(errs)
 		}
 	}

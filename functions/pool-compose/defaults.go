@@ -149,5 +149,6 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 			bad(fmt.Sprintf("catalogOverrides[%d]", i), "needs a name, a cpu count and a memory quantity")
 		}
 	}
+	errs = append(errs, ValidateNodeIAM(c.AWS.NodeIAM)...) // node IAM (iam.go)
 	return errs
 }

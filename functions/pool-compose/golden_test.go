@@ -55,6 +55,7 @@ const clusterIdentity = `  clusterName: test-cluster
 
 var environments = map[string]environment{
 	"aws":       {crds: awsCRDs},
+	"aws-iam":   {crds: awsCRDs, settings: nodeIAMSettings}, // node IAM (iam_test.go)
 	"eks-auto":  {crds: []string{crdNodePool, crdEKSNodeClass}},
 	"gcp":       {crds: []string{crdNodePool, crdGCENodeClass}},
 	"azure":     {crds: []string{crdNodePool, crdAKSNodeClass}},

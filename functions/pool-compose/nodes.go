@@ -121,15 +121,26 @@ func (s *state) nodes() {
 
 	if isKarpenter(s.det.Method) {
 		kind := nodeClassKindOf(s.det)
+		cfg, iam := s.in.Config, s.nodeIAM() // node IAM (iam.go): nil when off
+		if iam != nil && !iam.ComposeNodes {
+			s.preserve(rnNodePool, rnNodeClass)
+			return
+		}
+		if iam != nil {
+			cfg = WithNodeRole(cfg, iam.Role)
+		}
 		nc, err := NodeClass(NodeClassArgs{
 			Pool: s.in.Pool, Namespace: s.in.Namespace, ClusterName: s.in.Config.ClusterName,
-			Kind: kind, LocalNVMe: res.LocalNVMe, Config: s.in.Config,
+			Kind: kind, LocalNVMe: res.LocalNVMe, Config: cfg,
 			Kubelet: sizing.KubeletFor(sizing.Cloud(s.det.Cloud)),
 		})
 		if err != nil {
 			s.fail("NodeClassIncomplete", err.Error())
 			s.preserve(rnNodePool, rnNodeClass)
 			return
+		}
+		if iam != nil {
+			AnnotateNodeRole(nc, iam.Role)
 		}
 		types := []string{res.InstanceType}
 		if in.Spot && len(res.SpotTypes) > 0 {

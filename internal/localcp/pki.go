@@ -25,6 +25,9 @@ type pki struct {
 	SAKey, SAPub                    string
 	TokenFile                       string
 	Token                           string
+	// WebhookCertDir holds tls.crt and tls.key of Crossplane core's
+	// webhook server.
+	WebhookCertDir string
 }
 
 // adminUser is the static-token user of the admin kubeconfig.
@@ -67,23 +70,15 @@ func writePKI(dir string) (pki, error) {
 	if err != nil {
 		return pki{}, err
 	}
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	srvDER, srvKey, err := issueServing("kube-apiserver", ca, caKey)
 	if err != nil {
 		return pki{}, err
 	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.AddDate(1, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return pki{}, fmt.Errorf("cannot make the serving certificate: %w", err)
+	// Crossplane core's webhook server, reached on 127.0.0.1 through its
+	// relay.
+	p.WebhookCertDir = filepath.Join(dir, "crossplane-webhook")
+	if err := writeWebhookCert(p.WebhookCertDir, ca, caKey); err != nil {
+		return pki{}, err
 	}
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -119,6 +114,31 @@ func writePKI(dir string) (pki, error) {
 		}
 	}
 	return p, nil
+}
+
+// issueServing makes a serving certificate for 127.0.0.1 (and the API
+// server's names) signed by the CA, and its key.
+func issueServing(cn string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, *ecdsa.PrivateKey, error) {
+	now := time.Now()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot make the %s serving certificate: %w", cn, err)
+	}
+	return der, key, nil
 }
 
 func serial() *big.Int {

@@ -94,7 +94,7 @@ func (u *upper) run(ctx context.Context) error {
 		names = append(names, "karpenter-health", "karpenter-metrics")
 	}
 	if !u.cfg.SkipCrossplane {
-		names = append(names, "crossplane-health", "crossplane-metrics")
+		names = append(names, "crossplane-health", "crossplane-metrics", crossplaneWebhookName)
 	}
 	ports, err := FreePorts(len(names))
 	if err != nil {
@@ -486,11 +486,13 @@ func (u *upper) startCrossplane(ctx context.Context) error {
 		"KUBECONFIG=" + u.c.Kubeconfig,
 		"POD_NAMESPACE=" + CrossplaneNS,
 		"POD_SERVICE_ACCOUNT=crossplane",
-		"ENABLE_WEBHOOKS=false",
 		"TLS_SERVER_SECRET_NAME=" + tlsServerSecret,
 		"TLS_CLIENT_SECRET_NAME=" + tlsClientSecret,
 	}
+	// Init without webhooks: with them it points CRD conversion at core's
+	// Service, which nothing routes to here.
 	if err := u.crossplaneInit(ctx, slices.Concat(common, []string{
+		"ENABLE_WEBHOOKS=false",
 		"CRDS_PATH=" + u.cfg.CrossplaneCRDDir,
 		"TLS_CA_SECRET_NAME=" + tlsCASecret,
 	})); err != nil {
@@ -507,6 +509,11 @@ func (u *upper) startCrossplane(ctx context.Context) error {
 		}
 	}
 	env := slices.Concat(common, []string{
+		// Core serves its Usage webhook, as a Helm install's does, so
+		// objects in use cannot be deleted (see webhook.go).
+		"ENABLE_WEBHOOKS=true",
+		"TLS_SERVER_CERTS_DIR=" + u.pki.WebhookCertDir,
+		"WEBHOOK_PORT=" + strconv.Itoa(crossplaneWebhookPort),
 		"TLS_CLIENT_CERTS_DIR=" + clientDir,
 		"XPKG_CACHE_DIR=" + xpkg,
 		"XFN_CACHE_DIR=" + xfn,
@@ -519,12 +526,35 @@ func (u *upper) startCrossplane(ctx context.Context) error {
 		args:    append([]string{"core", "start"}, u.cfg.CrossplaneArgs...),
 		env:     env,
 		forward: append([]int{u.c.Ports["apiserver"]}, u.cfg.ForwardPorts...),
-		expose:  map[string]int{"crossplane-health": nsHealthPort, "crossplane-metrics": nsMetricsPort},
+		expose: map[string]int{"crossplane-health": nsHealthPort, "crossplane-metrics": nsMetricsPort,
+			crossplaneWebhookName: crossplaneWebhookPort},
 	})
 	if err != nil {
 		return err
 	}
-	return u.waitReady(ctx, p, httpOK(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", u.c.Ports["crossplane-health"])))
+	if err := u.waitReady(ctx, p, httpOK(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", u.c.Ports["crossplane-health"]))); err != nil {
+		return err
+	}
+	return u.installUsageWebhook(ctx)
+}
+
+// installUsageWebhook installs Crossplane's Usage webhook configuration,
+// pointed at core through its relay.
+func (u *upper) installUsageWebhook(ctx context.Context) error {
+	c, err := client.New(u.c.Config, client.Options{})
+	if err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(u.pki.CACert)
+	if err != nil {
+		return err
+	}
+	// CrossplaneCRDDir is the module's cluster/crds.
+	mod := filepath.Dir(filepath.Dir(u.cfg.CrossplaneCRDDir))
+	if err := installNoUsagesWebhook(ctx, c, mod, u.c.Ports[crossplaneWebhookName], ca); err != nil {
+		return fmt.Errorf("cannot install Crossplane's Usage webhook: %w", err)
+	}
+	return nil
 }
 
 // crossplaneInit runs `crossplane core init` to completion; it makes the TLS

@@ -32,6 +32,11 @@ var moduleCopies = []struct {
 		"kubernetes.crossplane.io_objects.yaml":         "package/crds/kubernetes.crossplane.io_objects.yaml",
 		"kubernetes.crossplane.io_providerconfigs.yaml": "package/crds/kubernetes.crossplane.io_providerconfigs.yaml",
 	}},
+	{"github.com/upbound/provider-aws", "v1.23.0", map[string]string{
+		"iam.aws.upbound.io_roles.yaml":                 "package/crds/iam.aws.upbound.io_roles.yaml",
+		"iam.aws.upbound.io_rolepolicyattachments.yaml": "package/crds/iam.aws.upbound.io_rolepolicyattachments.yaml",
+		"eks.aws.upbound.io_accessentries.yaml":         "package/crds/eks.aws.upbound.io_accessentries.yaml",
+	}},
 	{"github.com/crossplane/crossplane/v2", "v2.4.0", map[string]string{
 		"crossplane":      "cluster/crds",
 		"crossplane/meta": "cluster/meta",

@@ -112,6 +112,11 @@ func FromCRD(crdYAML []byte, n Names) ([]byte, error) {
 		"names":      composite,
 		"claimNames": claim,
 		"versions":   versions,
+		// A deleted claim deletes its composite, and the composite its
+		// composed objects, in the foreground: the NodePool goes only once
+		// Karpenter has removed its nodes, and the node IAM objects its
+		// usages protect outlive them.
+		"defaultCompositeDeletePolicy": "Foreground",
 	}
 	if n.DefaultComposition != "" {
 		spec["defaultCompositionRef"] = map[string]any{"name": n.DefaultComposition}

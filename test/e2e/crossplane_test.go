@@ -118,6 +118,7 @@ func TestCrossplaneCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("XRD -> Established with its CRD: %s", time.Since(start).Round(10*time.Millisecond))
+	testUsageEnforced(t, t.Context(), c) // usage_test.go
 	logUsage(t, cp)
 }
 

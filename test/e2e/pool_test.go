@@ -505,6 +505,10 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 		}
 	})
 
+	t.Run("NodeIAM", func(t *testing.T) {
+		testNodeIAM(t, ctx, s, root) // nodeiam_test.go
+	})
+
 	t.Run("DeleteClaim", func(t *testing.T) {
 		p := &unstructured.Unstructured{}
 		p.SetGroupVersionKind(gvk(claimAPI, "Pool"))
@@ -582,6 +586,14 @@ spec:
 
 func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, root string) {
 	t.Helper()
+	applyComposition(t, ctx, cfg, root, e2eComp, nil)
+}
+
+// applyComposition applies the package's Composition as name, with
+// Karpenter told to remove empty nodes at once, and the function input
+// changed by mutate (when not nil).
+func applyComposition(t *testing.T, ctx context.Context, cfg restConfig, root, name string, mutate func(in map[string]any)) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "apis", "composition.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -590,11 +602,14 @@ func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, roo
 	if err := yaml.Unmarshal(b, &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	u.SetName(e2eComp)
+	u.SetName(name)
 	u.SetLabels(nil)
 	steps, _, _ := unstructured.NestedSlice(u.Object, "spec", "pipeline")
 	in := steps[0].(map[string]any)["input"].(map[string]any)
 	in["karpenter"].(map[string]any)["consolidateAfter"] = "0s"
+	if mutate != nil {
+		mutate(in)
+	}
 	if err := unstructured.SetNestedSlice(u.Object, steps, "spec", "pipeline"); err != nil {
 		t.Fatal(err)
 	}

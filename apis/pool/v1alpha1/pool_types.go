@@ -403,4 +403,10 @@ type Provisioning struct {
 	// cluster ID or the DOKS cluster ID).
 	// +optional
 	ClusterID string `json:"clusterId,omitempty"`
+
+	// ComposeNodeIAM composes the pool's node IAM role, policy attachments
+	// and EKS access entry on AWS with Karpenter (an extension over the
+	// reference). Unset, the cluster setting aws.nodeIAM.enabled decides.
+	// +optional
+	ComposeNodeIAM *bool `json:"composeNodeIAM,omitempty"`
 }

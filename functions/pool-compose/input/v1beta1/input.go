@@ -207,6 +207,48 @@ type AWS struct {
 	// Tags are added to every instance.
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// NodeIAM composes each pool's node IAM role, its policy attachments
+	// and its EKS access entry with Upbound's provider-aws family, instead
+	// of naming a role made by hand in Role. Needs the burstpool-aws
+	// package (see docs/install.md).
+	// +optional
+	NodeIAM *NodeIAM `json:"nodeIAM,omitempty"`
+}
+
+// NodeIAM configures the node IAM objects burstpool composes on AWS.
+type NodeIAM struct {
+	// Enabled composes node IAM for every AWS Karpenter pool; a pool's
+	// spec.provisioning.composeNodeIAM overrides it.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// PolicyARNs are the IAM policies attached to the node role. Empty, the
+	// policies a Karpenter node needs: AmazonEKSWorkerNodePolicy,
+	// AmazonEKS_CNI_Policy, AmazonEC2ContainerRegistryPullOnly and
+	// AmazonSSMManagedInstanceCore.
+	// +listType=atomic
+	// +optional
+	PolicyARNs []string `json:"policyARNs,omitempty"`
+
+	// ExtraPolicyARNs are attached beside PolicyARNs (or the defaults).
+	// +listType=atomic
+	// +optional
+	ExtraPolicyARNs []string `json:"extraPolicyARNs,omitempty"`
+
+	// PermissionsBoundary is the ARN of the policy that bounds the node
+	// role's permissions.
+	// +optional
+	PermissionsBoundary string `json:"permissionsBoundary,omitempty"`
+
+	// Tags are put on the role and the access entry, beside e6data.io/pool.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+
+	// ProviderConfigName names the provider-aws ProviderConfig of the IAM
+	// and EKS managed resources. Empty, the provider's default.
+	// +optional
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
 }
 
 // EKSAutoMode configures EKS Auto Mode NodeClasses.

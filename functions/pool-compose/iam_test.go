@@ -1,0 +1,420 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/internal/warmup"
+)
+
+// nodeIAMOn is the EnvironmentConfig data that turns node IAM on.
+const nodeIAMOn = "  aws:\n    nodeIAM:\n      enabled: true\n"
+
+// nodeIAMSettings are clusterSettings with node IAM on.
+var nodeIAMSettings = strings.Replace(clusterSettings, "  aws:\n", "  aws:\n    nodeIAM:\n      enabled: true\n", 1)
+
+// iamRole is the node role of pool burst in test-cluster.
+const iamRole = "test-cluster-burst-node"
+
+// iamNames are the composed-resource names of pool burst's node IAM
+// objects with the default policies.
+func iamNames() []string {
+	out := []string{string(rnNodeAccessEntry), string(rnNodeRole)}
+	for _, a := range DefaultNodePolicyARNs {
+		out = append(out, rnNodePolicy+arnHash(a))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// usageNames are the usages of iamNames.
+func usageNames() []string {
+	var out []string
+	for _, n := range iamNames() {
+		out = append(out, rnNodeIAMUsage+strings.TrimPrefix(n, "node-iam-"))
+	}
+	return out
+}
+
+// observedIAM is every node IAM object of pool burst as observed, with the
+// conditions cond returns for its composed-resource name (YAML list items,
+// indented four spaces).
+func observedIAM(cond func(name string) string) map[string]string {
+	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east"})
+	out := map[string]string{}
+	for _, o := range objs {
+		out[string(o.Name)] = "apiVersion: " + o.Object.GetAPIVersion() + "\nkind: " + o.Object.GetKind() + "\nmetadata: {name: " + o.Object.GetName() +
+			"}\nspec: {}\nstatus:\n  conditions:\n" + cond(string(o.Name))
+	}
+	return out
+}
+
+func readyAndSynced(string) string {
+	return "    - {type: Synced, status: \"True\", reason: ReconcileSuccess}\n    - {type: Ready, status: \"True\", reason: Available}\n"
+}
+
+// withObserved merges observed object maps.
+func withObserved(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// runningPool are a pool's NodePool and an EC2NodeClass naming role.
+func runningPool(role string) map[string]string {
+	return map[string]string{
+		"nodepool":  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
+		"nodeclass": "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: burst-nodeclass}\nspec: {role: " + role + "}\nstatus: {conditions: [{type: Ready, status: \"True\"}]}\n",
+	}
+}
+
+func TestNodeIAM(t *testing.T) {
+	env := func(data string) []string {
+		return []string{environmentConfig(DefaultEnvironmentConfig, data)}
+	}
+	warm := []string{"warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.0"), "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.1")}
+	base := append([]string{"access-policy", "access-policy-binding", "capacity"}, warm...)
+	karpenter := append([]string{"nodeclass", "nodepool", "placeholder", "placeholder-priorityclass"}, base...)
+	type want struct {
+		Objects []string
+		Phase   string
+		// Conditions are "Status/Reason" by type; Messages are parts of
+		// each condition's message.
+		Conditions map[string]string
+		Messages   map[string][]string
+		// Role is the EC2NodeClass's spec.role, when one is composed.
+		Role string
+		// Events are the reasons of the warning events.
+		Events []string
+	}
+	cases := map[string]struct {
+		reason string
+		s      scenario
+		want   want
+	}{
+		"NewPoolWaitsForTheRole": {
+			reason: "A new pool composes its role, attachments and access entry, but no NodePool or NodeClass until they are Ready; the condition names the role.",
+			s:      scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
+			want: want{
+				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
+				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "FALSE/NodeIAMNotReady"},
+				Messages:   map[string][]string{CondNodeIAM: {"node IAM role " + iamRole, "Role burst-node-role is not created yet"}},
+				Events:     []string{"NodeIAMNotReady"},
+			},
+		},
+		"ProviderErrorInWords": {
+			reason: "The provider's Synced=False message shows on the claim in words.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: observedIAM(func(n string) string {
+					if n == string(rnNodeRole) {
+						return "    - {type: Synced, status: \"False\", reason: ReconcileError, message: \"create failed: AccessDenied: not authorized to perform iam:CreateRole\"}\n"
+					}
+					return readyAndSynced(n)
+				})},
+			want: want{
+				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
+				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
+				Messages:   map[string][]string{CondNodeIAM: {"Role burst-node-role: Synced=False: create failed: AccessDenied: not authorized to perform iam:CreateRole (ReconcileError)"}},
+				Events:     []string{"NodeIAMNotReady"},
+			},
+		},
+		"ReadyComposesNodesAndUsages": {
+			reason: "Once every IAM object is Ready the NodePool and NodeClass are composed with the role, and usages keep the IAM objects while the NodePool exists.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: observedIAM(readyAndSynced)},
+			want: want{
+				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
+				Conditions: map[string]string{CondNodeIAM: "TRUE/Ready", CondProvisioned: "TRUE/KarpenterNodePool"},
+			},
+		},
+		"ExistingNodePoolKept": {
+			reason: "A role that becomes unready never withdraws an existing NodePool; the NodeClass keeps the role it has, and the usages stay.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: withObserved(runningPool(iamRole), observedIAM(func(n string) string {
+					if n == string(rnNodeAccessEntry) {
+						return "    - {type: Ready, status: \"False\", reason: Deleting}\n"
+					}
+					return readyAndSynced(n)
+				}), map[string]string{usageNames()[0]: "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: x}\nspec: {}\n"})},
+			want: want{
+				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
+				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
+				Messages:   map[string][]string{CondNodeIAM: {"AccessEntry burst-node-access: Ready=False: Deleting"}},
+				Events:     []string{"NodeIAMNotReady"},
+			},
+		},
+		"TurnedOnForARunningPool": {
+			reason: "Turning node IAM on for a running pool composes the IAM objects; the NodeClass keeps the settings' role until the new one is Ready.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: runningPool("KarpenterNodeRole-test-cluster")},
+			want: want{
+				Objects: slices.Concat(karpenter, iamNames()), Phase: "Creating", Role: "KarpenterNodeRole-test-cluster",
+				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
+				Events:     []string{"NodeIAMNotReady"},
+			},
+		},
+		"PoolTurnsItOn": {
+			reason: "spec.provisioning.composeNodeIAM: true wins over the setting, which is off.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {composeNodeIAM: true}\n"), QueryServices: allQS, CRDs: awsCRDs},
+			want: want{
+				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
+				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
+				Events:     []string{"NodeIAMNotReady"},
+			},
+		},
+		"WaitingEventOnce": {
+			reason: "A pool already waiting for its role gets no new event on every reconcile.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec) + "status:\n  conditions:\n  - {type: NodeIAMReady, status: \"False\", reason: Waiting}\n",
+				QueryServices: allQS, CRDs: awsCRDs},
+			want: want{Objects: slices.Concat(base, iamNames()), Phase: "Pending", Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"}},
+		},
+		"PoolTurnsItOff": {
+			reason: "spec.provisioning.composeNodeIAM: false wins over the setting: the settings' role, nothing of IAM.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec+"  provisioning: {composeNodeIAM: false}\n"), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: runningPool("KarpenterNodeRole-test-cluster")},
+			want: want{Objects: karpenter, Phase: "Creating", Role: "KarpenterNodeRole-test-cluster", Conditions: map[string]string{CondNodeIAM: "/"}},
+		},
+		"BadPolicyARN": {
+			reason: "A wrong policy ARN keeps the pool Pending, names the field, and keeps what exists.",
+			s: scenario{Environment: env(nodeIAMOn + "      extraPolicyARNs: [arn:aws:iam::aws:policy/Ok, AmazonS3ReadOnlyAccess]\n"), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: withObserved(runningPool(iamRole), observedIAM(readyAndSynced))},
+			want: want{
+				Objects: slices.Concat([]string{"nodeclass", "nodepool"}, iamNames()), Phase: "Pending", Role: iamRole,
+				Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+				Messages:   map[string][]string{CondProvisioned: {"EnvironmentConfig burstpool field data.aws.nodeIAM.extraPolicyARNs[1] \"AmazonS3ReadOnlyAccess\" is not an IAM policy ARN"}},
+			},
+		},
+		"MissingRegion": {
+			reason: "The access entry needs the region: without it the pool is Pending naming provisioning.region, and aws.role is not asked for.",
+			s: scenario{Input: strings.Replace(strings.Replace(testInput, "  region: us-east\n", "", 1), "aws:\n  role: KarpenterNodeRole-test-cluster\n", "", 1),
+				Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
+			want: want{
+				Objects: []string{}, Phase: "Pending",
+				Conditions: map[string]string{CondProvisioned: "FALSE/SettingsMissing"},
+				Messages:   map[string][]string{CondProvisioned: {"EnvironmentConfig burstpool field data.provisioning.region is required to compose node IAM"}},
+			},
+		},
+		"OtherCloudsComposeNone": {
+			reason: "Node IAM is AWS's: a kwok cluster sized from the kwok catalog composes none.",
+			s:      scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
+			want:   want{Objects: karpenter, Phase: "Creating", Conditions: map[string]string{CondNodeIAM: "/"}},
+		},
+	}
+	reg, err := schemacheck.Upstream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := tc.s.run(t)
+			slices.Sort(tc.want.Objects)
+			got := want{Objects: desiredNames(rsp), Conditions: map[string]string{}, Messages: map[string][]string{}}
+			if st := status(rsp); st != nil {
+				got.Phase, _ = st["phase"].(string)
+			}
+			conds := conditions(rsp)
+			for k := range tc.want.Conditions {
+				got.Conditions[k] = conds[k]
+				if conds[k] == "" {
+					got.Conditions[k] = "/"
+				}
+			}
+			for k, parts := range tc.want.Messages {
+				msg := conditionMessage(rsp, k)
+				for _, p := range parts {
+					if strings.Contains(msg, p) {
+						got.Messages[k] = append(got.Messages[k], p)
+					}
+				}
+				if len(got.Messages[k]) != len(parts) {
+					t.Logf("%s message: %s", k, msg)
+				}
+			}
+			if len(tc.want.Messages) == 0 {
+				got.Messages = nil
+			}
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && (strings.HasPrefix(r.GetReason(), "NodeIAM") || len(tc.want.Events) > 0) {
+					got.Events = append(got.Events, r.GetReason())
+				}
+			}
+			if nc := desired(rsp, "nodeclass"); nc != nil {
+				got.Role, _ = nc.Object["spec"].(map[string]any)["role"].(string)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+			for _, n := range desiredNames(rsp) {
+				if _, kept := tc.s.Observed[n]; strings.HasPrefix(n, "node-iam-") && !kept {
+					if err := reg.Validate(desired(rsp, n)); err != nil {
+						t.Errorf("%s is invalid: %v", n, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// conditionMessage is the message of rsp's condition typ.
+func conditionMessage(rsp *fnv1.RunFunctionResponse, typ string) string {
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == typ {
+			return c.GetMessage()
+		}
+	}
+	return ""
+}
+
+// TestNodeIAMObjects checks the references between the node IAM objects,
+// the role's trust, boundary and tags, and the usages' targets.
+func TestNodeIAMObjects(t *testing.T) {
+	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "prod", Region: "eu-west-1", Settings: v1beta1.NodeIAM{
+		PolicyARNs:          []string{"arn:aws:iam::123456789012:policy/team/Nodes"},
+		ExtraPolicyARNs:     []string{"arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::123456789012:policy/team/Nodes"},
+		PermissionsBoundary: "arn:aws:iam::123456789012:policy/Boundary",
+		Tags:                map[string]string{"team": "data"},
+		ProviderConfigName:  "aws-prod",
+	}})
+	type ref struct{ Kind, Name, Field string }
+	var got []ref
+	for _, o := range objs {
+		fp := o.Object.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
+		for _, f := range []string{"roleRef", "principalArnFromRoleRef"} {
+			if r, ok := fp[f].(map[string]any); ok {
+				got = append(got, ref{o.Object.GetKind(), r["name"].(string), f})
+			}
+		}
+		if p := o.Object.Object["spec"].(map[string]any)["providerConfigRef"]; !cmp.Equal(p, map[string]any{"name": "aws-prod"}) {
+			t.Errorf("%s: providerConfigRef %v", o.Name, p)
+		}
+	}
+	want := []ref{
+		{kindAttachment, "burst-node-role", "roleRef"},
+		{kindAttachment, "burst-node-role", "roleRef"},
+		{kindAccessEntry, "burst-node-role", "principalArnFromRoleRef"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("references: -want, +got:\n%s", diff)
+	}
+	role := objs[0].Object
+	if n := role.GetAnnotations()[annotationExternalName]; n != "prod-burst-node" {
+		t.Errorf("role name %q", n)
+	}
+	fp := role.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
+	if !strings.Contains(fp["assumeRolePolicy"].(string), `"Service":"ec2.amazonaws.com"`) || fp["permissionsBoundary"] != "arn:aws:iam::123456789012:policy/Boundary" ||
+		!cmp.Equal(fp["tags"], map[string]any{"team": "data", "e6data.io/pool": "burst"}) {
+		t.Errorf("role forProvider: %v", fp)
+	}
+	entry := objs[len(objs)-1].Object.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
+	if entry["type"] != "EC2_LINUX" || entry["clusterName"] != "prod" || entry["region"] != "eu-west-1" {
+		t.Errorf("access entry forProvider: %v", entry)
+	}
+	for _, u := range NodeIAMUsages("burst", "pools", "burst-nodepool", objs) {
+		spec := u.Object.Object["spec"].(map[string]any)
+		of := spec["of"].(map[string]any)["resourceRef"].(map[string]any)["name"]
+		by := spec["by"].(map[string]any)["resourceRef"].(map[string]any)["name"]
+		if by != "burst-nodepool" || spec["replayDeletion"] != true || !slices.ContainsFunc(objs, func(o NamedObject) bool { return o.Object.GetName() == of }) {
+			t.Errorf("usage %s: %v", u.Name, spec)
+		}
+	}
+}
+
+func TestNodeRoleName(t *testing.T) {
+	cases := map[string]struct{ cluster, pool, want string }{
+		"Short": {"prod", "burst", "prod-burst-node"},
+		"Long":  {"a-very-long-production-cluster-name-for-analytics", "shared-burst-pool-of-team-x", ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := NodeRoleName(tc.cluster, tc.pool)
+			if len(got) > maxRoleName {
+				t.Errorf("%q is %d characters", got, len(got))
+			}
+			if tc.want != got && name == "Short" {
+				t.Errorf("NodeRoleName() = %q, want %q", got, tc.want)
+			}
+			if name == "Long" && (got == NodeRoleName(tc.cluster, tc.pool+"2") || !strings.HasPrefix(got, tc.cluster)) {
+				t.Errorf("NodeRoleName() = %q: not distinct or not prefixed", got)
+			}
+		})
+	}
+}
+
+func TestNodeIAMOnAndApplies(t *testing.T) {
+	on := &v1beta1.NodeIAM{Enabled: true}
+	cases := map[string]struct {
+		setting *v1beta1.NodeIAM
+		pool    *poolv1alpha1.Provisioning
+		det     Detection
+		kwok    sizing.Cloud
+		want    bool
+	}{
+		"SettingOn":         {setting: on, det: Detection{Cloud: cloudAWS, Method: methodKarpenter}, want: true},
+		"SettingOff":        {det: Detection{Cloud: cloudAWS, Method: methodKarpenter}},
+		"PoolOff":           {setting: on, pool: &poolv1alpha1.Provisioning{ComposeNodeIAM: ptr.To(false)}, det: Detection{Cloud: cloudAWS, Method: methodKarpenter}},
+		"PoolOn":            {pool: &poolv1alpha1.Provisioning{ComposeNodeIAM: ptr.To(true)}, det: Detection{Cloud: cloudAWS, Method: methodKarpenter}, want: true},
+		"EKSAutoMode":       {setting: on, det: Detection{Cloud: cloudAWS, Method: methodEKSAutoMode}},
+		"SimulatedAWS":      {setting: on, det: Detection{Cloud: cloudKWOK, Method: methodKarpenter}, kwok: sizing.CloudAWS, want: true},
+		"KWOKOwnCatalog":    {setting: on, det: Detection{Cloud: cloudKWOK, Method: methodKarpenter}},
+		"GCPWithPoolSwitch": {pool: &poolv1alpha1.Provisioning{ComposeNodeIAM: ptr.To(true)}, det: Detection{Cloud: cloudGCP, Method: methodKarpenter}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := NodeIAMOn(tc.setting, tc.pool) && NodeIAMApplies(tc.det, tc.kwok); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideNodeIAM(t *testing.T) {
+	cases := map[string]struct {
+		st   NodeIAMState
+		want NodeIAMDecision
+	}{
+		"Ready": {st: NodeIAMState{Role: "r"}, want: NodeIAMDecision{ComposeNodes: true, Role: "r", Usages: true,
+			Condition: Condition{Type: CondNodeIAM, Status: metav1.ConditionTrue, Reason: "Ready", Message: "node IAM role r, its policy attachments and its EKS access entry are Ready"}}},
+		"NewPoolWaits": {st: NodeIAMState{Role: "r", Waiting: []string{"Role x is not created yet"}}, want: NodeIAMDecision{
+			Condition: Condition{Type: CondNodeIAM, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "node IAM role r is not usable yet: Role x is not created yet"}}},
+		"ExistingKeepsOldRoleAndUsages": {st: NodeIAMState{Role: "r", Waiting: []string{"w"}, NodePoolExists: true, NodeClassRole: "old", UsagesExist: true}, want: NodeIAMDecision{
+			ComposeNodes: true, Role: "old", Usages: true,
+			Condition: Condition{Type: CondNodeIAM, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "node IAM role r is not usable yet: w"}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, DecideNodeIAM(tc.st)); diff != "" {
+				t.Errorf("-want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateNodeIAM(t *testing.T) {
+	got := ValidateNodeIAM(&v1beta1.NodeIAM{
+		PolicyARNs:          []string{"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws-cn:iam::123456789012:policy/path/to/P", "arn:aws:s3:::bucket"},
+		ExtraPolicyARNs:     []string{"arn:aws:iam::12345:policy/Short"},
+		PermissionsBoundary: "Boundary",
+	})
+	var paths []string
+	for _, e := range got {
+		paths = append(paths, e.Path)
+	}
+	want := []string{"aws.nodeIAM.policyARNs[2]", "aws.nodeIAM.extraPolicyARNs[0]", "aws.nodeIAM.permissionsBoundary"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("-want, +got:\n%s", diff)
+	}
+}
