@@ -244,7 +244,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			continue
 		}
 		if isLocalKind(u.GetAPIVersion(), u.GetKind()) {
-			w.Desired[n], w.Ready[n] = u, out.Ready[n]
+			w.Desired[n], w.Ready[n] = usedByObject(u, r.ProviderConfig), out.Ready[n]
 			continue
 		}
 		rn, o := wrap(n, u)
@@ -276,6 +276,30 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 		return w
 	}
 	return nameTaken(w, observed, held, previous)
+}
+
+// usedByObject points a usage whose user is a remote object (the node IAM
+// usages, by the NodePool) at the Object that composes it in the management
+// cluster: deleting that Object waits for the remote NodePool, and the
+// NodePool itself is not in the management cluster. Other objects are
+// returned as they are.
+func usedByObject(u *unstructured.Unstructured, pc string) *unstructured.Unstructured {
+	if u.GetKind() != kindUsage {
+		return u
+	}
+	apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", "by", "apiVersion")
+	kind, _, _ := unstructured.NestedString(u.Object, "spec", "by", "kind")
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "by", "resourceRef", "name")
+	if apiVersion == "" || isLocalKind(apiVersion, kind) {
+		return u
+	}
+	c := u.DeepCopy()
+	_ = unstructured.SetNestedMap(c.Object, map[string]any{
+		"apiVersion":  objectAPIVersion,
+		"kind":        objectKind,
+		"resourceRef": map[string]any{"name": ObjectName(pc, object(apiVersion, kind, name, "", nil))},
+	}, "spec", "by")
+	return c
 }
 
 // nameTaken keeps every remote object as observed and fails the pool,

@@ -534,3 +534,38 @@ func TestMovedToRemote(t *testing.T) {
 		checkObject(t, o, policyObserve, "west", "mgmt/pools/burst")
 	}
 }
+
+func TestUsedByObject(t *testing.T) {
+	usage := func(apiVersion, kind, name string) *unstructured.Unstructured {
+		u := object(usageAPIVersion, kindUsage, "p-node-iam-role", "", nil)
+		u.Object["spec"] = map[string]any{
+			"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": "p-node-role"}},
+			"by": map[string]any{"apiVersion": apiVersion, "kind": kind, "resourceRef": map[string]any{"name": name}},
+		}
+		return u
+	}
+	cases := map[string]struct {
+		in   *unstructured.Unstructured
+		want *unstructured.Unstructured
+	}{
+		"a usage by the remote NodePool is a usage by its Object": {
+			in:   usage("karpenter.sh/v1", "NodePool", "p-nodepool"),
+			want: usage(objectAPIVersion, objectKind, "west-nodepool-p-nodepool"),
+		},
+		"a usage by a management-cluster object stays": {
+			in:   usage("iam.aws.upbound.io/v1beta1", "Role", "r"),
+			want: usage("iam.aws.upbound.io/v1beta1", "Role", "r"),
+		},
+		"other kinds stay": {
+			in:   object("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
+			want: object("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, usedByObject(tc.in, "west")); diff != "" {
+				t.Errorf("usedByObject (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
