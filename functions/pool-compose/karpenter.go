@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
 	"math"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -108,19 +108,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		reqs = append(reqs, requirement(k, a.NodeSelector[k]))
 	}
 
-	limits := map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
-	if !a.Suspend {
-		limits = map[string]any{"nodes": fmt.Sprint(a.Nodes)}
-		cpu, okCPU := times(a.Capacity.CPU, a.Nodes)
-		mem, okMem := times(a.Capacity.Memory, a.Nodes)
-		// Beyond int64 (maxExecutors near the int32 limit) the node limit
-		// alone bounds the pool.
-		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() && okCPU && okMem {
-			limits["cpu"] = cpu.String()
-			limits["memory"] = mem.String()
-		}
-	}
-
+	limits := nodePoolLimits(a.Nodes, a.Capacity, a.Suspend)
 	tmplSpec := map[string]any{
 		"nodeClassRef": map[string]any{
 			"group": a.NodeClass.Group,
@@ -154,6 +142,26 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", objectLabels(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u
+}
+
+// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
+// and memory of nodes nodes of capacity each (when capacity is known and
+// the product fits an int64). A suspended pool's limits are zero, so
+// Karpenter launches nothing.
+func nodePoolLimits(nodes int64, capacity Resources, suspend bool) map[string]any {
+	if suspend {
+		return map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
+	}
+	limits := map[string]any{"nodes": fmt.Sprint(nodes)}
+	cpu, okCPU := times(capacity.CPU, nodes)
+	mem, okMem := times(capacity.Memory, nodes)
+	// Beyond int64 (maxExecutors near the int32 limit) the node limit
+	// alone bounds the pool.
+	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
+		limits["cpu"] = cpu.String()
+		limits["memory"] = mem.String()
+	}
+	return limits
 }
 
 // requirement is a NodeSelectorRequirement with operator In.
