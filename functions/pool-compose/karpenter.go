@@ -6,9 +6,11 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -31,6 +33,37 @@ const (
 	capacitySpot     = "spot"
 	capacityOnDemand = "on-demand"
 )
+
+// decideKarpenter decides the pool's Karpenter NodePool, which launches up
+// to nodes nodes of the sized types, and its NodeClass.
+func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64) (nodePool, nodeClass string, o Outcome) {
+	kind := nodeClassKindOf(f.Detection)
+	nc, err := NodeClass(NodeClassArgs{
+		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
+		Kind: kind, LocalNVMe: res.LocalNVMe, Config: in.Config,
+		Kubelet: sizing.KubeletFor(sizing.Cloud(f.Detection.Cloud)),
+	})
+	if err != nil {
+		o.Problem = failed("NodeClassIncomplete", err.Error())
+		o.preserve(rnNodePool, rnNodeClass)
+		return "", "", o
+	}
+	types := []string{res.InstanceType}
+	if spot && len(res.SpotTypes) > 0 {
+		types = res.SpotTypes
+	}
+	npa := NodePoolArgs{
+		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
+		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
+		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
+	}
+	npName := in.Pool + sfxNodePool
+	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
+		conditionReady(in.Observed[rnNodePool], false), true)
+	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
+	return npName, nc.GetName(), o
+}
 
 // NodeClassKind is a NodeClass's API group, version and kind.
 type NodeClassKind struct {

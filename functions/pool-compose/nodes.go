@@ -7,13 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
-	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
-	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Nodes is the decision on the pool's nodes: their size, their
@@ -150,74 +145,6 @@ func nodeRange(minExecutors, maxExecutors, perNode int32, suspend bool) (minNode
 		return 0, maxNodes
 	}
 	return ceilDiv64(int64(minExecutors), int64(perNode)), maxNodes
-}
-
-// decideKarpenter decides the pool's Karpenter NodePool, which launches up
-// to nodes nodes of the sized types, and its NodeClass.
-func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64) (nodePool, nodeClass string, o Outcome) {
-	kind := nodeClassKindOf(f.Detection)
-	nc, err := NodeClass(NodeClassArgs{
-		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
-		Kind: kind, LocalNVMe: res.LocalNVMe, Config: in.Config,
-		Kubelet: sizing.KubeletFor(sizing.Cloud(f.Detection.Cloud)),
-	})
-	if err != nil {
-		o.Problem = failed("NodeClassIncomplete", err.Error())
-		o.preserve(rnNodePool, rnNodeClass)
-		return "", "", o
-	}
-	types := []string{res.InstanceType}
-	if spot && len(res.SpotTypes) > 0 {
-		types = res.SpotTypes
-	}
-	npa := NodePoolArgs{
-		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
-		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
-		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
-	}
-	npName := in.Pool + sfxNodePool
-	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
-	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
-		conditionReady(in.Observed[rnNodePool], false), true)
-	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
-	return npName, nc.GetName(), o
-}
-
-// decideCloudNodePool decides the cloud's node pool (LKE, DOKS, CoreWeave)
-// of minNodes to maxNodes nodes of the sized type.
-func decideCloudNodePool(in Input, f Facts, res SizeResult, minNodes, maxNodes int64) (string, Outcome) {
-	cfg := in.Config.Provisioning
-	if cfg == nil {
-		cfg = &v1beta1.Provisioning{}
-	}
-	labels := ownLabels(in.Spec.NodeSelector)
-	delete(labels, qsv1alpha1.LabelPool)
-	delete(labels, qsv1alpha1.LabelPoolNamespace)
-	cin := cloudpool.Input{
-		Pool: in.Pool, Namespace: in.Namespace, Method: f.Detection.Method, ClusterID: clusterID(in),
-		InstanceType: res.InstanceType, MinNodes: int32(minNodes), MaxNodes: int32(maxNodes),
-		Labels: labels, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(identityTaints(in.Pool, in.Namespace)):],
-		ProviderConfigName: cfg.ProviderConfigName, Region: cfg.Region, Namespaced: f.Detection.DOKSNamespaced,
-	}
-	if f.Detection.Method == cloudpool.MethodCoreWeave {
-		return decideCoreWeave(in, f, cin)
-	}
-	var o Outcome
-	cp, err := cloudpool.Build(cin)
-	if err != nil {
-		o.Problem = failed("CloudNodePoolIncomplete", err.Error())
-		o.preserve(rnCloudPool)
-		return "", o
-	}
-	o.desire(rnCloudPool, cp, conditionReady(in.Observed[rnCloudPool], false), true)
-	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), minNodes, maxNodes, res.InstanceType))
-	return cp.GetName(), o
-}
-
-// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
-// overflow.
-func ceilDiv64(a, b int64) int64 {
-	return a/b + min(a%b, 1)
 }
 
 // archWarnings reports an architecture that a pinned type or family
