@@ -256,17 +256,18 @@ func Compute(in Input) Output {
 	}
 
 	warm, o := decideWarm(in, f)
-	out.add(o)
 	if t, taken := TakenName(in.Pool, in.Namespace, in.Existing); taken {
 		// Another namespace's pool holds the name: compose nothing, so
 		// nothing of that pool is touched, and say so on the claim.
+		o.Lazy, o.Ready = nil, nil
+		out.add(o)
 		out.add(Outcome{Problem: failed("NameTaken", t.Message(in.Pool, in.Namespace))})
-		clear(out.Lazy)
 		st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Warm: warm, Problem: out.problem, Taken: true})
 		out.Status = st
 		out.add(o)
 		return out.Output
 	}
+	out.add(o)
 	if f.Detection.Problem != "" {
 		out.add(Outcome{Problem: failed("ProvisioningUnsupported", f.Detection.Problem)})
 	}
