@@ -115,26 +115,29 @@ func AccessPolicyBinding(pool, ns string) *unstructured.Unstructured {
 
 // unauthorizedPolicy is the pool's spec.unauthorizedExecutors, else the
 // function input's.
-func (s *state) unauthorizedPolicy() string {
-	if p := s.in.Spec.UnauthorizedExecutors; p != "" {
+func unauthorizedPolicy(in Input) string {
+	if p := in.Spec.UnauthorizedExecutors; p != "" {
 		return p
 	}
-	return s.in.Config.Capacity.UnauthorizedExecutors
+	return in.Config.Capacity.UnauthorizedExecutors
 }
 
-// admission emits the pool's admission policy and binding in Deny mode.
-func (s *state) admission() {
-	if s.unauthorizedPolicy() != policyDeny {
-		return
+// decideAdmission decides the pool's admission policy and binding, in Deny
+// mode: only executors of the attached QueryServices get onto its nodes.
+func decideAdmission(in Input, f Facts) Outcome {
+	var o Outcome
+	if unauthorizedPolicy(in) != policyDeny {
+		return o
 	}
-	if len(s.sched.NodeSelector) == 0 {
-		s.preserve(rnAccessPolicy, rnAccessBinding)
-		return
+	if len(f.Scheduling.NodeSelector) == 0 {
+		o.preserve(rnAccessPolicy, rnAccessBinding)
+		return o
 	}
-	var allowed []string
-	for _, a := range attached(s.atts) {
+	allowed := make([]string, 0, len(f.Attached))
+	for _, a := range f.Attached {
 		allowed = append(allowed, a.Key())
 	}
-	s.emit(rnAccessPolicy, AccessPolicy(AccessArgs{Pool: s.in.Pool, Namespace: s.in.Namespace, Allowed: allowed}), s.in.Observed[rnAccessPolicy] != nil)
-	s.emit(rnAccessBinding, AccessPolicyBinding(s.in.Pool, s.in.Namespace), s.in.Observed[rnAccessBinding] != nil)
+	o.desire(rnAccessPolicy, AccessPolicy(AccessArgs{Pool: in.Pool, Namespace: in.Namespace, Allowed: allowed}), in.Observed[rnAccessPolicy] != nil, true)
+	o.desire(rnAccessBinding, AccessPolicyBinding(in.Pool, in.Namespace), in.Observed[rnAccessBinding] != nil, true)
+	return o
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -29,14 +30,14 @@ type archChoice struct {
 // name deciding; the previous type's, once executors have run on it; amd64.
 // A pinned or inherited type or a family sets the arch itself; the caller
 // reports it from the sizing result.
-func (s *state) architecture(cloud string, previous string, locked bool) archChoice {
-	if ic := s.in.Spec.InstanceConfig; ic != nil && ic.Architecture != "" {
+func architecture(in Input, attached []Attachment, cloud string, previous string, locked bool) archChoice {
+	if ic := in.Spec.InstanceConfig; ic != nil && ic.Architecture != "" {
 		return archChoice{Arch: ic.Architecture, From: archFromField}
 	}
 	var c archChoice
 	var others []string
-	for _, a := range attached(s.atts) {
-		arch, why := s.declaredArch(cloud, a)
+	for _, a := range attached {
+		arch, why := declaredArch(in, cloud, a)
 		switch {
 		case arch == "":
 		case c.Arch == "":
@@ -52,7 +53,7 @@ func (s *state) architecture(cloud string, previous string, locked bool) archCho
 		return c
 	}
 	if locked {
-		if arch := s.typeArch(cloud, previous); arch != "" {
+		if arch := typeArch(in, cloud, previous); arch != "" {
 			return archChoice{Arch: arch, From: "the previous type " + previous + ", which executors have run on"}
 		}
 	}
@@ -60,12 +61,12 @@ func (s *state) architecture(cloud string, previous string, locked bool) archCho
 }
 
 // declaredArch is the architecture an attached QueryService declares.
-func (s *state) declaredArch(cloud string, a Attachment) (string, string) {
+func declaredArch(in Input, cloud string, a Attachment) (string, string) {
 	e := a.QS.Spec.Executor
 	if arch := e.NodeSelector[labelArch]; arch != "" {
 		return arch, fmt.Sprintf("QueryService %s (executor nodeSelector %s=%s)", a.Key(), labelArch, arch)
 	}
-	if arch := s.typeArch(cloud, e.InstanceType); arch != "" {
+	if arch := typeArch(in, cloud, e.InstanceType); arch != "" {
 		return arch, fmt.Sprintf("QueryService %s (its executors run on %s, %s)", a.Key(), e.InstanceType, arch)
 	}
 	return "", ""
@@ -73,18 +74,18 @@ func (s *state) declaredArch(cloud string, a Attachment) (string, string) {
 
 // typeArch is the architecture of an instance type from the function
 // input's overrides or the cloud's catalog; "" when unknown.
-func (s *state) typeArch(cloud, name string) string {
+func typeArch(in Input, cloud, name string) string {
 	if name == "" {
 		return ""
 	}
-	for _, o := range s.in.Config.CatalogOverrides {
+	for _, o := range in.Config.CatalogOverrides {
 		if o.Name == name {
 			return o.Arch
 		}
 	}
 	from := sizing.Cloud(cloud)
-	if from == sizing.CloudKWOK && s.in.KWOKCatalog != "" {
-		from = s.in.KWOKCatalog
+	if from == sizing.CloudKWOK && in.KWOKCatalog != "" {
+		from = in.KWOKCatalog
 	}
 	cat, err := sizing.LoadCatalog(from)
 	if err != nil {
@@ -98,11 +99,10 @@ func (s *state) typeArch(cloud, name string) string {
 
 // executorsHaveRun tells whether an executor has run on the pool: recorded
 // in status, or seen now in the PoolCapacity's allocations.
-func (s *state) executorsHaveRun() bool {
-	if p := s.in.Previous.Sizing; p != nil && p.ExecutorsHaveRun {
+func executorsHaveRun(prev *poolv1alpha1.SizingStatus, o *CapacityObservation) bool {
+	if prev != nil && prev.ExecutorsHaveRun {
 		return true
 	}
-	o := s.capObs
 	if o == nil {
 		return false
 	}

@@ -71,9 +71,11 @@ func BenchmarkRunFunction(b *testing.B) {
 			b.Run(fmt.Sprintf("qs=%d/images=%d", n, images), func(b *testing.B) {
 				req := benchRequest(b, n, images, false)
 				f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
-				// capacity, nodeclass, nodepool, placeholder, priority class
-				// and one DaemonSet per image.
-				want := 5 + images
+				// capacity, nodeclass, nodepool, placeholder, priority class,
+				// the admission policy and its binding (unauthorized
+				// executors are denied by default) and one DaemonSet per
+				// image.
+				want := 7 + images
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {

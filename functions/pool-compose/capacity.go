@@ -166,31 +166,34 @@ func (o *CapacityObservation) occupied() int32 {
 	return o.OccupiedExecutors
 }
 
-// capacity emits the PoolCapacity.
-func (s *state) capacity() {
-	if len(s.sched.NodeSelector) == 0 {
+// decideCapacity decides the PoolCapacity, which counts the pool's nodes
+// and executors (maxExecutors among them) and applies its policies.
+func decideCapacity(in Input, f Facts) Outcome {
+	var o Outcome
+	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes yet (Pending): keep what exists.
-		s.preserve(rnCapacity)
-		return
+		o.preserve(rnCapacity)
+		return o
 	}
-	policy := s.in.Config.Capacity
-	unauthorized := s.unauthorizedPolicy()
+	policy := in.Config.Capacity
+	unauthorized := unauthorizedPolicy(in)
 	if unauthorized == policyDeny {
 		// Admission keeps them out; any that ran before are listed.
 		unauthorized = policyReport
 	}
 	a := CapacityArgs{
-		Pool: s.in.Pool, Namespace: s.in.Namespace, NodeSelector: s.sched.NodeSelector,
-		ExecutorsPerNode: s.epn, MaxExecutors: s.in.Spec.MaxExecutors, QueryServices: s.attached(),
-		Suspend: s.in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
+		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: f.Scheduling.NodeSelector,
+		ExecutorsPerNode: f.PerNode, MaxExecutors: in.Spec.MaxExecutors, QueryServices: f.Attached,
+		Suspend: in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
-		Tolerations:        s.sched.Tolerations,
-		Shares:             s.shares(), EnforceShares: s.in.Spec.QueryServiceLimits != nil && s.in.Spec.QueryServiceLimits.Enforce,
+		Tolerations:        f.Scheduling.Tolerations,
+		Shares:             shares(in, f.Attached), EnforceShares: in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
 	}
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
-	s.emitLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
-		conditionReady(s.in.Observed[rnCapacity], false))
+	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
+		conditionReady(in.Observed[rnCapacity], false), true)
+	return o
 }
 
 // capacityKey encodes everything a PoolCapacity is made of, without the
@@ -240,17 +243,17 @@ func withIdentity(pool, ns, k, v string) map[string]string {
 // shares are the attached QueryServices' maxPoolExecutors by
 // "namespace/name": spec.queryServiceLimits' override, else its default;
 // nil when the pool bounds none.
-func (s *state) shares() map[string]int32 {
-	l := s.in.Spec.QueryServiceLimits
+func shares(in Input, attached []Attachment) map[string]int32 {
+	l := in.Spec.QueryServiceLimits
 	if l == nil {
 		return nil
 	}
 	override := make(map[string]int32, len(l.Overrides))
 	for _, o := range l.Overrides {
-		override[refNamespace(o.Namespace, s.in.Namespace)+"/"+o.Name] = o.MaxPoolExecutors
+		override[refNamespace(o.Namespace, in.Namespace)+"/"+o.Name] = o.MaxPoolExecutors
 	}
 	out := map[string]int32{}
-	for _, a := range s.attached() {
+	for _, a := range attached {
 		out[a.Key()] = l.MaxPoolExecutors
 		if n, ok := override[a.Key()]; ok {
 			out[a.Key()] = n

@@ -194,181 +194,112 @@ func typeInFamily(t, f string) bool {
 		strings.HasPrefix(t, "Standard_"+f[:1]) && strings.HasSuffix(t, "_"+f[len(f)-2:])
 }
 
-// state is Compute's working set.
-type state struct {
-	in  Input
-	out *Output
+// Facts are what Compute establishes about a pool before it decides
+// anything. No decision changes them.
+type Facts struct {
+	Detection Detection
+	// PerNode is spec.executorsPerNode, at least 1.
+	PerNode int32
+	// Attachments are the QueryServices the pool allows or that point at
+	// it; Attached are those of them that attach.
+	Attachments, Attached []Attachment
+	// Scheduling is where the pool's own pods go.
+	Scheduling Scheduling
+	// Capacity is what the PoolCapacity observed; nil before it reports.
+	Capacity *CapacityObservation
+	// ExecutorsHaveRun locks the pool's instance type.
+	ExecutorsHaveRun bool
+	// Static tells whether the pool runs on existing nodes.
+	Static bool
+}
 
-	det      Detection
-	epn      int32
-	sched    Scheduling
-	atts     []Attachment
-	att      []Attachment // the attached of atts, once computed
-	capObs   *CapacityObservation
-	size     *SizeResult
-	arch     archChoice
-	locked   bool // an executor has run on the pool
-	notReady []string
-	images   int    // warm images: one warmup pod per node each
-	problem  string // why the pool is Pending or Failed
-	failed   bool
-	taken    bool // another pool holds the pool's cluster-wide names
+// establish works out the pool's facts; err says why its attachments
+// cannot be decided (an invalid selector).
+func establish(in Input) (Facts, error) {
+	f := Facts{
+		Detection: Detect(in.Spec.Provisioning, in.Config.Provisioning, in.CRDs),
+		PerNode:   max(in.Spec.ExecutorsPerNode, 1),
+		Capacity:  observeCapacity(in.Observed[rnCapacity]),
+	}
+	f.ExecutorsHaveRun = executorsHaveRun(in.Previous.Sizing, f.Capacity)
+	f.Static = static(in, f.Detection)
+	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices)
+	f.Attachments, f.Attached = atts, attached(atts)
+	f.Scheduling = scheduling(in, f.Detection)
+	return f, err
 }
 
 // Compute decides everything about one pool. It reads only in (the clock is
 // in.Now) and never fails: problems become the Failed or Pending phase,
 // conditions and results.
+//
+// It establishes the pool's facts, then decides in this order, each
+// decision a function of the inputs and of the decisions before it: the
+// settings it waits for, the warm set, whether another pool holds its
+// names, its nodes (sizing, then the Karpenter NodePool and NodeClass or
+// the cloud's node pool), the PoolCapacity, the placeholders, the storage
+// agent, the admission policy, and last the status, which reads them all.
 func Compute(in Input) Output {
-	out := Output{
-		Desired: map[resource.Name]*unstructured.Unstructured{},
-		Lazy:    map[resource.Name]Lazy{},
-		Ready:   map[resource.Name]resource.Ready{},
+	f, attachErr := establish(in)
+	out := newAssembly()
+	if attachErr != nil {
+		out.add(Outcome{Problem: failed("InvalidSelector", attachErr.Error())})
 	}
-	s := &state{in: in, out: &out, epn: max(in.Spec.ExecutorsPerNode, 1)}
-	s.capObs = observeCapacity(in.Observed[rnCapacity])
-	s.locked = s.executorsHaveRun()
-	s.det = Detect(in.Spec.Provisioning, in.Config.Provisioning, in.CRDs)
+	status := poolv1alpha1.PoolStatus{Cloud: f.Detection.Cloud, ProvisioningMethod: f.Detection.Method}
 
-	s.out.Status = poolv1alpha1.PoolStatus{
-		Cloud:              s.det.Cloud,
-		ProvisioningMethod: s.det.Method,
-	}
-
-	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices)
-	if err != nil {
-		s.fail("InvalidSelector", err.Error())
-	}
-	s.atts = atts
-	s.sched = s.scheduling()
-	if s.waitForSettings() {
-		return out
+	if o, wait := awaitSettings(in, f); wait {
+		out.add(o)
+		st, o := waitingStatus(in, f, status, out.problem)
+		out.Status = st
+		out.add(o)
+		return out.Output
 	}
 
-	warm := s.warm()
+	warm, o := decideWarm(in, f)
 	if t, taken := TakenName(in.Pool, in.Namespace, in.Existing); taken {
 		// Another namespace's pool holds the name: compose nothing, so
 		// nothing of that pool is touched, and say so on the claim.
-		s.fail("NameTaken", t.Message(in.Pool, in.Namespace))
-		s.taken = true
-		clear(out.Lazy)
-		s.status(warm)
-		return out
+		o.Lazy, o.Ready = nil, nil
+		out.add(o)
+		out.add(Outcome{Problem: failed("NameTaken", t.Message(in.Pool, in.Namespace))})
+		st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Warm: warm, Problem: out.problem, Taken: true})
+		out.Status = st
+		out.add(o)
+		return out.Output
 	}
-	if s.det.Problem != "" {
-		s.fail("ProvisioningUnsupported", s.det.Problem)
+	out.add(o)
+	if f.Detection.Problem != "" {
+		out.add(Outcome{Problem: failed("ProvisioningUnsupported", f.Detection.Problem)})
 	}
-	if s.failed {
-		s.preserve(rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining)
+
+	var nodes Nodes
+	if out.failed() {
+		out.add(Outcome{Preserve: nodeObjects})
 	} else {
-		s.nodes()
+		nodes, o = decideNodes(in, f, len(warm.Images))
+		out.add(o)
 	}
-	s.keepNodeIAM() // node IAM (iam.go)
-	s.capacity()
-	if !s.failed && s.problem == "" {
-		s.placeholders()
+	out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
+	out.add(decideCapacity(in, f))
+	if out.problem == nil {
+		out.add(decidePlaceholders(placeholderInput(in, f, nodes.Size)))
 	} else {
-		s.preserve(rnPlaceholder, rnPriorityClass)
+		out.add(Outcome{Preserve: []resource.Name{rnPlaceholder, rnPriorityClass}})
 	}
-	s.storageAgent()
-	s.admission()
-	s.status(warm)
+	out.add(decideStorageAgent(in, f))
+	out.add(decideAdmission(in, f))
+
+	st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Nodes: nodes, Warm: warm, Problem: out.problem, Waiting: out.waiting})
+	out.Status = st
+	out.add(o)
 	if msg := sizeWarning(in.RequestSize); msg != "" {
-		s.event(true, "RequestNearSizeLimit", msg)
+		out.add(Outcome{Results: []Result{{Warning: true, Reason: "RequestNearSizeLimit", Message: msg}}})
 	}
-	return out
+	return out.Output
 }
 
-// waitForSettings makes the pool Pending, keeping every composed object as
-// it is, while its settings are invalid or a setting its cloud needs is
-// missing, and reports true then. A pool being deleted does not wait.
-func (s *state) waitForSettings() bool {
-	if s.in.Deleting {
-		return false
-	}
-	reason, msg := reasonSettingsInvalid, s.in.SettingsProblem
-	if msg == "" && s.det.Problem == "" {
-		clusterID := ""
-		if p := s.in.Config.Provisioning; p != nil {
-			clusterID = p.ClusterID
-		}
-		if p := s.in.Spec.Provisioning; p != nil && p.ClusterID != "" {
-			clusterID = p.ClusterID
-		}
-		errs := RequiredSettings(s.det, s.manageNodePool() && !s.static(), clusterID, s.in.Config)
-		errs = NodeIAMSettings(s.nodeIAMOn(), s.in.Config, errs) // node IAM (iam.go)
-		if len(errs) > 0 {
-			reason, msg = reasonSettingsMissing, s.in.Settings.Problem(errs)
-		}
-	}
-	if msg == "" {
-		return false
-	}
-	s.pending(reason, msg)
-	if s.in.PreviousConditions[CondProvisioned] != reason {
-		s.event(true, reason, msg)
-	}
-	s.preserve(sortedNames(s.in.Observed)...)
-	s.waitingStatus()
-	return true
-}
-
-// attached returns the attached QueryServices, computing them once.
-func (s *state) attached() []Attachment {
-	if s.att == nil {
-		s.att = attached(s.atts)
-	}
-	return s.att
-}
-
-// fail marks the pool Failed with a reason and a message.
-func (s *state) fail(reason, msg string) {
-	if s.failed {
-		return
-	}
-	s.failed, s.problem = true, msg
-	s.condition(CondProvisioned, metav1.ConditionFalse, reason, msg)
-}
-
-// pending marks the pool Pending: it waits for something a person must do.
-func (s *state) pending(reason, msg string) {
-	if s.failed || s.problem != "" {
-		return
-	}
-	s.problem = msg
-	s.condition(CondProvisioned, metav1.ConditionFalse, reason, msg)
-}
-
-func (s *state) condition(typ string, st metav1.ConditionStatus, reason, msg string) {
-	s.out.Conditions = append(s.out.Conditions, Condition{Type: typ, Status: st, Reason: reason, Message: msg})
-}
-
-func (s *state) event(warning bool, reason, msg string) {
-	s.out.Results = append(s.out.Results, Result{Warning: warning, Reason: reason, Message: msg})
-}
-
-// preserve keeps the observed state of objects Compute cannot decide now.
-func (s *state) preserve(names ...resource.Name) {
-	s.out.Preserve = append(s.out.Preserve, names...)
-}
-
-// emit adds a desired object.
-func (s *state) emit(n resource.Name, u *unstructured.Unstructured, ready bool) {
-	s.out.Desired[n] = u
-	s.out.Ready[n] = readyOf(ready)
-	if !ready {
-		s.notReady = append(s.notReady, u.GetKind()+" "+u.GetName())
-	}
-}
-
-// emitLazy adds a desired object that is built only when the render cache
-// lacks it; kind and name are its own.
-func (s *state) emitLazy(n resource.Name, kind, name string, l Lazy, ready bool) {
-	s.out.Lazy[n] = l
-	s.out.Ready[n] = readyOf(ready)
-	if !ready {
-		s.notReady = append(s.notReady, kind+" "+name)
-	}
-}
+// nodeObjects are the objects that provision the pool's nodes.
+var nodeObjects = []resource.Name{rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining}
 
 // readyOf converts a readiness.
 func readyOf(ok bool) resource.Ready {

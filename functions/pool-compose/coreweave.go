@@ -11,63 +11,70 @@ import (
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 )
 
-// coreweave emits a CoreWeave pool. CKS has no autoscaler, so targetNodes
-// is what the pool needs now: nodes for the warm slots (minExecutors) or
-// the running executors, whichever is more, plus the pending executors,
-// executorsPerNode to a node; suspended, only the running executors' nodes.
-// instanceType is immutable, so a new type gets a new NodePool, named after
-// it, and the old one stays (as rnCloudPoolDraining) until the new one is
-// ready, is then scaled to zero, and goes once its nodes are gone.
-func (s *state) coreweave(in cloudpool.Input) {
-	var occupied, pending int64
-	if o := s.capObs; o != nil {
-		occupied, pending = int64(o.OccupiedExecutors), int64(o.PendingExecutors)
+// decideCoreWeave decides a CoreWeave pool. CKS has no autoscaler, so
+// targetNodes is what the pool needs now: nodes for the warm slots
+// (minExecutors) or the running executors, whichever is more, plus the
+// pending executors, executorsPerNode to a node; suspended, only the
+// running executors' nodes. instanceType is immutable, so a new type gets a
+// new NodePool, named after it, and the old one stays (as
+// rnCloudPoolDraining) until the new one is ready, is then scaled to zero,
+// and goes once its nodes are gone.
+func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
+	var o Outcome
+	var occupied, waiting int64
+	if c := f.Capacity; c != nil {
+		occupied, waiting = int64(c.OccupiedExecutors), int64(c.PendingExecutors)
 	}
-	demand := max(int64(s.in.Spec.MinExecutors), occupied) + pending
-	if s.in.Spec.Suspend {
+	demand := max(int64(in.Spec.MinExecutors), occupied) + waiting
+	if in.Spec.Suspend {
 		demand = occupied
 	}
-	in.TargetNodes = int32(min(ceilDiv64(demand, int64(s.epn)), int64(in.MaxNodes)))
+	cin.TargetNodes = int32(min(ceilDiv64(demand, int64(f.PerNode)), int64(cin.MaxNodes)))
 
-	cur := s.in.Observed[rnCloudPool]
-	old := s.in.Observed[rnCloudPoolDraining]
-	if cur != nil && str(cur, "spec", "instanceType") != in.InstanceType {
+	cur := in.Observed[rnCloudPool]
+	old := in.Observed[rnCloudPoolDraining]
+	if cur != nil && str(cur, "spec", "instanceType") != cin.InstanceType {
 		// The type changed: cur drains, and a new pool takes over.
 		old, cur = cur, nil
 	}
 	switch {
 	case cur != nil:
-		in.Name = str(cur, "metadata", "name")
+		cin.Name = str(cur, "metadata", "name")
 	case old != nil:
-		in.Name = in.Pool + "-" + typeSlug(in.InstanceType) + "-nodepool"
+		cin.Name = cin.Pool + "-" + typeSlug(cin.InstanceType) + "-nodepool"
 	}
-	if old != nil && str(old, "metadata", "name") == in.Name {
+	if old != nil && str(old, "metadata", "name") == cin.Name {
 		// Back to the draining pool's own type: it takes over again.
 		cur, old = old, nil
 	}
-	cp, err := cloudpool.Build(in)
+	cp, err := cloudpool.Build(cin)
 	if err != nil {
-		s.fail("CloudNodePoolIncomplete", err.Error())
-		s.preserve(rnCloudPool, rnCloudPoolDraining)
-		return
+		o.Problem = failed("CloudNodePoolIncomplete", err.Error())
+		o.preserve(rnCloudPool, rnCloudPoolDraining)
+		return "", o
 	}
 	ready := cur != nil && cloudpool.CoreWeaveReady(observedConditions(cur))
-	s.emit(rnCloudPool, cp, ready)
-	s.out.Status.NodePoolName = cp.GetName()
+	o.desire(rnCloudPool, cp, ready, true)
 	msg := fmt.Sprintf("CoreWeave node pool %s runs %d %s node(s) for %d warm, %d running and %d pending executor(s)",
-		cp.GetName(), in.TargetNodes, in.InstanceType, s.in.Spec.MinExecutors, occupied, pending)
+		cp.GetName(), cin.TargetNodes, cin.InstanceType, in.Spec.MinExecutors, occupied, waiting)
 	if old != nil {
-		msg += s.drain(old, ready)
+		u, drain := drain(old, ready)
+		if u != nil {
+			o.desire(rnCloudPoolDraining, u, true, false)
+		}
+		msg += drain
 	}
-	s.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", msg)
+	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", msg)
+	return cp.GetName(), o
 }
 
 // drain keeps a CoreWeave pool of the previous type until its replacement
-// is ready, then asks for zero nodes, and drops it once it has none.
-func (s *state) drain(old *structpb.Struct, replacementReady bool) string {
+// is ready, then asks for zero nodes, and drops it (nil) once it has none.
+// The message says which.
+func drain(old *structpb.Struct, replacementReady bool) (*unstructured.Unstructured, string) {
 	name := str(old, "metadata", "name")
 	if replacementReady && number(field(old, "status", "currentNodes")) == 0 {
-		return fmt.Sprintf("; %s of the previous type has no nodes left and is deleted", name)
+		return nil, fmt.Sprintf("; %s of the previous type has no nodes left and is deleted", name)
 	}
 	u := &unstructured.Unstructured{Object: keep(old).AsMap()}
 	msg := fmt.Sprintf("; %s of the previous type %s stays until the new pool is ready", name, str(old, "spec", "instanceType"))
@@ -75,9 +82,7 @@ func (s *state) drain(old *structpb.Struct, replacementReady bool) string {
 		_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "targetNodes")
 		msg = fmt.Sprintf("; %s of the previous type %s drains to zero nodes", name, str(old, "spec", "instanceType"))
 	}
-	s.out.Desired[rnCloudPoolDraining] = u
-	s.out.Ready[rnCloudPoolDraining] = readyOf(true)
-	return msg
+	return u, msg
 }
 
 // observedConditions are an observed object's conditions by type.

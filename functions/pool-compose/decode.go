@@ -191,64 +191,50 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 	m.count("currentNodes", st.CurrentNodes)
 	m.str("nodePoolName", st.NodePoolName)
 	m.str("nodeClassName", st.NodeClassName)
-	if len(st.Allocations) > 0 {
-		l := make([]*structpb.Value, 0, len(st.Allocations))
-		for _, a := range st.Allocations {
-			o := obj{}
-			o.set("queryService", queryServiceValue(a.QueryService))
-			o.count("poolExecutors", a.PoolExecutors)
-			o.count("regularExecutors", a.RegularExecutors)
-			o.time("allocatedAt", a.AllocatedAt)
-			l = append(l, o.value())
+	setList(m, "allocations", st.Allocations, func(a poolv1alpha1.Allocation) *structpb.Value {
+		o := obj{}
+		o.set("queryService", queryServiceValue(a.QueryService))
+		o.count("poolExecutors", a.PoolExecutors)
+		o.count("regularExecutors", a.RegularExecutors)
+		o.time("allocatedAt", a.AllocatedAt)
+		return o.value()
+	})
+	setList(m, "cachedImages", st.CachedImages, func(c poolv1alpha1.CachedImage) *structpb.Value {
+		o := obj{}
+		o.set("image", structpb.NewStringValue(c.Image))
+		o.str("hash", c.Hash)
+		o.str("source", c.Source)
+		o.str("warmupStatus", string(c.WarmupStatus))
+		o.str("daemonSetName", c.DaemonSetName)
+		o.count("nodesReady", c.NodesReady)
+		o.count("nodesTotal", c.NodesTotal)
+		o.time("unusedSince", c.UnusedSince)
+		o.str("message", c.Message)
+		return o.value()
+	})
+	setList(m, "attachedQueryServices", st.AttachedQueryServices, func(a poolv1alpha1.AttachedQueryService) *structpb.Value {
+		if v := prev.reuse(a); v != nil {
+			return v
 		}
-		m.set("allocations", structpb.NewListValue(&structpb.ListValue{Values: l}))
-	}
-	if len(st.CachedImages) > 0 {
-		l := make([]*structpb.Value, 0, len(st.CachedImages))
-		for _, c := range st.CachedImages {
-			o := obj{}
-			o.set("image", structpb.NewStringValue(c.Image))
-			o.str("hash", c.Hash)
-			o.str("source", c.Source)
-			o.str("warmupStatus", string(c.WarmupStatus))
-			o.str("daemonSetName", c.DaemonSetName)
-			o.count("nodesReady", c.NodesReady)
-			o.count("nodesTotal", c.NodesTotal)
-			o.time("unusedSince", c.UnusedSince)
-			o.str("message", c.Message)
-			l = append(l, o.value())
+		o := obj{}
+		o.set("queryService", queryServiceValue(a.QueryService))
+		o.set("compatible", structpb.NewBoolValue(a.Compatible))
+		o.str("instanceType", a.InstanceType)
+		o.str("requiredCpu", a.RequiredCPU)
+		o.str("requiredMemory", a.RequiredMemory)
+		o.str("message", a.Message)
+		o.time("lastChecked", a.LastChecked)
+		o.set("attached", structpb.NewBoolValue(a.Attached))
+		if a.MaxPoolExecutors > 0 {
+			o.count("maxPoolExecutors", a.MaxPoolExecutors)
 		}
-		m.set("cachedImages", structpb.NewListValue(&structpb.ListValue{Values: l}))
-	}
-	if len(st.AttachedQueryServices) > 0 {
-		l := make([]*structpb.Value, 0, len(st.AttachedQueryServices))
-		for _, a := range st.AttachedQueryServices {
-			if v := prev.reuse(a); v != nil {
-				l = append(l, v)
-				continue
-			}
-			o := obj{}
-			o.set("queryService", queryServiceValue(a.QueryService))
-			o.set("compatible", structpb.NewBoolValue(a.Compatible))
-			o.str("instanceType", a.InstanceType)
-			o.str("requiredCpu", a.RequiredCPU)
-			o.str("requiredMemory", a.RequiredMemory)
-			o.str("message", a.Message)
-			o.time("lastChecked", a.LastChecked)
-			o.set("attached", structpb.NewBoolValue(a.Attached))
-			if a.MaxPoolExecutors > 0 {
-				o.count("maxPoolExecutors", a.MaxPoolExecutors)
-			}
-			l = append(l, o.value())
-		}
-		m.set("attachedQueryServices", structpb.NewListValue(&structpb.ListValue{Values: l}))
-	}
+		return o.value()
+	})
 	if es := st.ExecutorScheduling; es != nil {
 		o := obj{}
 		o.set("labels", stringsValue(es.Labels))
 		o.set("nodeSelector", stringsValue(es.NodeSelector))
-		l := make([]*structpb.Value, 0, len(es.Tolerations))
-		for _, t := range es.Tolerations {
+		o.set("tolerations", listValue(es.Tolerations, func(t poolv1alpha1.Toleration) *structpb.Value {
 			to := obj{}
 			to.str("key", t.Key)
 			to.str("operator", t.Operator)
@@ -257,9 +243,8 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 			if t.TolerationSeconds != nil {
 				to.set("tolerationSeconds", structpb.NewNumberValue(float64(*t.TolerationSeconds)))
 			}
-			l = append(l, to.value())
-		}
-		o.set("tolerations", structpb.NewListValue(&structpb.ListValue{Values: l}))
+			return to.value()
+		}))
 		m.set("executorScheduling", o.value())
 	}
 	if sz := st.Sizing; sz != nil {
@@ -269,41 +254,46 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 		o.str("architecture", sz.Architecture)
 		o.str("architectureFrom", sz.ArchitectureFrom)
 		o.num("executorsPerNode", sz.ExecutorsPerNode)
-		if len(sz.InstanceTypes) > 0 {
-			l := make([]*structpb.Value, 0, len(sz.InstanceTypes))
-			for _, t := range sz.InstanceTypes {
-				to := obj{}
-				to.set("name", structpb.NewStringValue(t.Name))
-				to.num("executorsPerNode", t.ExecutorsPerNode)
-				to.str("reason", t.Reason)
-				l = append(l, to.value())
-			}
-			o.set("instanceTypes", structpb.NewListValue(&structpb.ListValue{Values: l}))
-		}
+		setList(o, "instanceTypes", sz.InstanceTypes, func(t poolv1alpha1.OfferedInstanceType) *structpb.Value {
+			to := obj{}
+			to.set("name", structpb.NewStringValue(t.Name))
+			to.num("executorsPerNode", t.ExecutorsPerNode)
+			to.str("reason", t.Reason)
+			return to.value()
+		})
 		m.set("sizing", o.value())
 	}
-	if len(st.ExecutorFailures) > 0 {
-		l := make([]*structpb.Value, 0, len(st.ExecutorFailures))
-		for _, f := range st.ExecutorFailures {
-			o := obj{}
-			o.set("reason", structpb.NewStringValue(f.Reason))
-			o.count("count", f.Count)
-			l = append(l, o.value())
-		}
-		m.set("executorFailures", structpb.NewListValue(&structpb.ListValue{Values: l}))
-	}
-	if len(st.UnauthorizedExecutors) > 0 {
-		l := make([]*structpb.Value, 0, len(st.UnauthorizedExecutors))
-		for _, u := range st.UnauthorizedExecutors {
-			o := obj{}
-			o.set("pod", structpb.NewStringValue(u.Pod))
-			o.set("namespace", structpb.NewStringValue(u.Namespace))
-			o.str("queryService", u.QueryService)
-			l = append(l, o.value())
-		}
-		m.set("unauthorizedExecutors", structpb.NewListValue(&structpb.ListValue{Values: l}))
-	}
+	setList(m, "executorFailures", st.ExecutorFailures, func(f poolv1alpha1.ExecutorFailureCount) *structpb.Value {
+		o := obj{}
+		o.set("reason", structpb.NewStringValue(f.Reason))
+		o.count("count", f.Count)
+		return o.value()
+	})
+	setList(m, "unauthorizedExecutors", st.UnauthorizedExecutors, func(u poolv1alpha1.UnauthorizedExecutor) *structpb.Value {
+		o := obj{}
+		o.set("pod", structpb.NewStringValue(u.Pod))
+		o.set("namespace", structpb.NewStringValue(u.Namespace))
+		o.str("queryService", u.QueryService)
+		return o.value()
+	})
 	return m.value()
+}
+
+// setList writes items, each encoded by encode, as a list, leaving out an
+// empty one as omitempty does.
+func setList[T any](o obj, k string, items []T, encode func(T) *structpb.Value) {
+	if len(items) > 0 {
+		o[k] = listValue(items, encode)
+	}
+}
+
+// listValue encodes each of items as a list.
+func listValue[T any](items []T, encode func(T) *structpb.Value) *structpb.Value {
+	l := make([]*structpb.Value, 0, len(items))
+	for _, it := range items {
+		l = append(l, encode(it))
+	}
+	return structpb.NewListValue(&structpb.ListValue{Values: l})
 }
 
 // stringsValue encodes a string map.

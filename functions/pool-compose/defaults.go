@@ -35,71 +35,42 @@ const (
 
 // Default fills every unset field of the function input with its default.
 func Default(c *v1beta1.Input) {
-	if c.Namespace == "" {
-		c.Namespace = defaultNamespace
+	orDefault(&c.Namespace, defaultNamespace)
+	orDefault(&present(&c.AWS).AMIAlias, defaultAMIAlias)
+	orDefault(&present(&c.EKSAutoMode).EphemeralStorageSize, defaultEphemeralStorage)
+	gcp := present(&c.GCP)
+	orDefault(&gcp.ImageFamily, defaultGCPImageFamily)
+	orDefault(&gcp.ImageChannel, defaultGCPImageChannel)
+	orDefault(&present(&c.Azure).ImageFamily, defaultAzureImageFamily)
+	k := present(&c.Karpenter)
+	orDefault(&k.ConsolidateAfter, defaultConsolidateAfter)
+	orDefault(&k.ExpireAfter, defaultExpireAfter)
+	orDefault(&k.Weight, defaultWeight)
+	orDefault(&present(&c.Warmup).HelperImage, defaultHelperImage)
+	p := present(&c.Placeholder)
+	if p.Priority == nil {
+		p.Priority = ptr.To[int32](defaultPriority)
 	}
-	if c.AWS == nil {
-		c.AWS = &v1beta1.AWS{}
+	orDefault(&p.Image, defaultPlaceholderImage)
+	capacity := present(&c.Capacity)
+	orDefault(&capacity.ProviderConfigName, defaultProviderConfig)
+	orDefault(&capacity.UnauthorizedExecutors, defaultUnauthorized)
+}
+
+// present returns the struct *p points to, allocating an empty one first
+// when it is nil.
+func present[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
 	}
-	if c.AWS.AMIAlias == "" {
-		c.AWS.AMIAlias = defaultAMIAlias
-	}
-	if c.EKSAutoMode == nil {
-		c.EKSAutoMode = &v1beta1.EKSAutoMode{}
-	}
-	if c.EKSAutoMode.EphemeralStorageSize == "" {
-		c.EKSAutoMode.EphemeralStorageSize = defaultEphemeralStorage
-	}
-	if c.GCP == nil {
-		c.GCP = &v1beta1.GCP{}
-	}
-	if c.GCP.ImageFamily == "" {
-		c.GCP.ImageFamily = defaultGCPImageFamily
-	}
-	if c.GCP.ImageChannel == "" {
-		c.GCP.ImageChannel = defaultGCPImageChannel
-	}
-	if c.Azure == nil {
-		c.Azure = &v1beta1.Azure{}
-	}
-	if c.Azure.ImageFamily == "" {
-		c.Azure.ImageFamily = defaultAzureImageFamily
-	}
-	if c.Karpenter == nil {
-		c.Karpenter = &v1beta1.Karpenter{}
-	}
-	if c.Karpenter.ConsolidateAfter == "" {
-		c.Karpenter.ConsolidateAfter = defaultConsolidateAfter
-	}
-	if c.Karpenter.ExpireAfter == "" {
-		c.Karpenter.ExpireAfter = defaultExpireAfter
-	}
-	if c.Karpenter.Weight == 0 {
-		c.Karpenter.Weight = defaultWeight
-	}
-	if c.Warmup == nil {
-		c.Warmup = &v1beta1.Warmup{}
-	}
-	if c.Warmup.HelperImage == "" {
-		c.Warmup.HelperImage = defaultHelperImage
-	}
-	if c.Placeholder == nil {
-		c.Placeholder = &v1beta1.Placeholder{}
-	}
-	if c.Placeholder.Priority == nil {
-		c.Placeholder.Priority = ptr.To[int32](defaultPriority)
-	}
-	if c.Placeholder.Image == "" {
-		c.Placeholder.Image = defaultPlaceholderImage
-	}
-	if c.Capacity == nil {
-		c.Capacity = &v1beta1.Capacity{}
-	}
-	if c.Capacity.ProviderConfigName == "" {
-		c.Capacity.ProviderConfigName = defaultProviderConfig
-	}
-	if c.Capacity.UnauthorizedExecutors == "" {
-		c.Capacity.UnauthorizedExecutors = defaultUnauthorized
+	return *p
+}
+
+// orDefault sets *p to v when it is unset (the zero value).
+func orDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
 	}
 }
 

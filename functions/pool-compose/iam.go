@@ -392,14 +392,16 @@ func observedNodeClassRole(o *structpb.Struct) string {
 	return str(o, "metadata", "annotations", annotationNodeRole)
 }
 
-// nodeIAM composes the pool's node IAM objects and decides its nodes from
-// them; nil when the pool composes no node IAM.
-func (s *state) nodeIAM() *NodeIAMDecision {
-	cfg := s.in.Config
-	if !s.nodeIAMOn() {
-		return nil
+// decideNodeIAM composes the pool's node IAM objects and decides from them
+// whether its nodes may be composed; the decision is nil when the pool
+// composes no node IAM.
+func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
+	var o Outcome
+	cfg := in.Config
+	if !composesNodeIAM(in, f) {
+		return nil, o
 	}
-	args := NodeIAMArgs{Pool: s.in.Pool, Namespace: s.in.Namespace, ClusterName: cfg.ClusterName}
+	args := NodeIAMArgs{Pool: in.Pool, Namespace: in.Namespace, ClusterName: cfg.ClusterName}
 	if cfg.AWS != nil && cfg.AWS.NodeIAM != nil {
 		args.Settings = *cfg.AWS.NodeIAM
 	}
@@ -407,56 +409,58 @@ func (s *state) nodeIAM() *NodeIAMDecision {
 		args.Region = cfg.Provisioning.Region
 	}
 	iam := NodeIAMObjects(args)
-	for _, o := range iam {
-		s.emit(o.Name, o.Object, conditionReady(s.in.Observed[o.Name], false))
+	for _, obj := range iam {
+		o.desire(obj.Name, obj.Object, conditionReady(in.Observed[obj.Name], false), true)
 	}
 	usagesExist := false
-	for n := range s.in.Observed {
+	for n := range in.Observed {
 		usagesExist = usagesExist || strings.HasPrefix(string(n), rnNodeIAMUsage)
 	}
 	d := DecideNodeIAM(NodeIAMState{
-		Role:           NodeRoleName(cfg.ClusterName, s.in.Pool),
-		Waiting:        IAMWaiting(iam, s.in.Observed),
-		NodePoolExists: s.in.Observed[rnNodePool] != nil,
-		NodeClassRole:  observedNodeClassRole(s.in.Observed[rnNodeClass]),
+		Role:           NodeRoleName(cfg.ClusterName, in.Pool),
+		Waiting:        IAMWaiting(iam, in.Observed),
+		NodePoolExists: in.Observed[rnNodePool] != nil,
+		NodeClassRole:  observedNodeClassRole(in.Observed[rnNodeClass]),
 		UsagesExist:    usagesExist,
 	})
 	if d.Usages {
-		for _, u := range NodeIAMUsages(s.in.Pool, s.in.Namespace, s.in.Pool+sfxNodePool, iam) {
-			s.emit(u.Name, u.Object, s.in.Observed[u.Name] != nil)
+		for _, u := range NodeIAMUsages(in.Pool, in.Namespace, in.Pool+sfxNodePool, iam) {
+			o.desire(u.Name, u.Object, in.Observed[u.Name] != nil, true)
 		}
 	}
-	s.condition(d.Condition.Type, d.Condition.Status, d.Condition.Reason, d.Condition.Message)
-	if d.Condition.Status == metav1.ConditionFalse && s.in.PreviousConditions[CondNodeIAM] != d.Condition.Reason {
-		s.event(true, "NodeIAMNotReady", d.Condition.Message)
+	o.condition(d.Condition.Type, d.Condition.Status, d.Condition.Reason, d.Condition.Message)
+	if d.Condition.Status == metav1.ConditionFalse && in.PreviousConditions[CondNodeIAM] != d.Condition.Reason {
+		o.event(true, "NodeIAMNotReady", d.Condition.Message)
 	}
 	if !d.ComposeNodes {
-		s.pending("NodeIAMNotReady", d.Condition.Message)
+		o.Problem = pending("NodeIAMNotReady", d.Condition.Message)
 	}
-	return &d
+	return &d, o
 }
 
-// keepNodeIAM keeps the observed node IAM objects that a pool composing
-// node IAM did not decide this time (its settings or sizing failed), so a
-// transient problem never deletes its role.
-func (s *state) keepNodeIAM() {
-	if !s.nodeIAMOn() {
-		return
+// keepNodeIAM keeps the observed node IAM objects of a pool composing node
+// IAM when they were not decided this time (its settings or sizing
+// failed), so a transient problem never deletes its role.
+func keepNodeIAM(in Input, f Facts) Outcome {
+	var o Outcome
+	if !composesNodeIAM(in, f) {
+		return o
 	}
-	for _, n := range sortedNames(s.in.Observed) {
+	for _, n := range sortedNames(in.Observed) {
 		if strings.HasPrefix(string(n), "node-iam-") {
-			s.preserve(n)
+			o.preserve(n)
 		}
 	}
+	return o
 }
 
-// nodeIAMOn tells whether this pool composes node IAM on its cluster.
-func (s *state) nodeIAMOn() bool {
+// composesNodeIAM tells whether this pool composes node IAM on its cluster.
+func composesNodeIAM(in Input, f Facts) bool {
 	var setting *v1beta1.NodeIAM
-	if a := s.in.Config.AWS; a != nil {
+	if a := in.Config.AWS; a != nil {
 		setting = a.NodeIAM
 	}
-	return NodeIAMOn(setting, s.in.Spec.Provisioning) && NodeIAMApplies(s.det, s.in.KWOKCatalog)
+	return NodeIAMOn(setting, in.Spec.Provisioning) && NodeIAMApplies(f.Detection, in.KWOKCatalog)
 }
 
 // iamCondition is an observed condition's status, reason and message.

@@ -2,17 +2,19 @@ package main
 
 import (
 	"fmt"
-	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -31,6 +33,49 @@ const (
 	capacitySpot     = "spot"
 	capacityOnDemand = "on-demand"
 )
+
+// decideKarpenter decides the pool's Karpenter NodePool, which launches up
+// to nodes nodes of the sized types, and its NodeClass.
+func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64) (nodePool, nodeClass string, o Outcome) {
+	kind := nodeClassKindOf(f.Detection)
+	cfg := in.Config
+	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
+	if iam != nil && !iam.ComposeNodes {
+		o.preserve(rnNodePool, rnNodeClass)
+		return "", "", o
+	}
+	if iam != nil {
+		cfg = WithNodeRole(cfg, iam.Role)
+	}
+	nc, err := NodeClass(NodeClassArgs{
+		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
+		Kind: kind, LocalNVMe: res.LocalNVMe, Config: cfg,
+		Kubelet: sizing.KubeletFor(sizing.Cloud(f.Detection.Cloud)),
+	})
+	if err != nil {
+		o.Problem = failed("NodeClassIncomplete", err.Error())
+		o.preserve(rnNodePool, rnNodeClass)
+		return "", "", o
+	}
+	if iam != nil {
+		AnnotateNodeRole(nc, iam.Role)
+	}
+	types := []string{res.InstanceType}
+	if spot && len(res.SpotTypes) > 0 {
+		types = res.SpotTypes
+	}
+	npa := NodePoolArgs{
+		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
+		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
+		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
+	}
+	npName := in.Pool + sfxNodePool
+	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
+		conditionReady(in.Observed[rnNodePool], false), true)
+	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
+	return npName, nc.GetName(), o
+}
 
 // NodeClassKind is a NodeClass's API group, version and kind.
 type NodeClassKind struct {
@@ -108,19 +153,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		reqs = append(reqs, requirement(k, a.NodeSelector[k]))
 	}
 
-	limits := map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
-	if !a.Suspend {
-		limits = map[string]any{"nodes": fmt.Sprint(a.Nodes)}
-		cpu, okCPU := times(a.Capacity.CPU, a.Nodes)
-		mem, okMem := times(a.Capacity.Memory, a.Nodes)
-		// Beyond int64 (maxExecutors near the int32 limit) the node limit
-		// alone bounds the pool.
-		if !a.Capacity.CPU.IsZero() && !a.Capacity.Memory.IsZero() && okCPU && okMem {
-			limits["cpu"] = cpu.String()
-			limits["memory"] = mem.String()
-		}
-	}
-
+	limits := nodePoolLimits(a.Nodes, a.Capacity, a.Suspend)
 	tmplSpec := map[string]any{
 		"nodeClassRef": map[string]any{
 			"group": a.NodeClass.Group,
@@ -154,6 +187,26 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", objectLabels(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u
+}
+
+// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
+// and memory of nodes nodes of capacity each (when capacity is known and
+// the product fits an int64). A suspended pool's limits are zero, so
+// Karpenter launches nothing.
+func nodePoolLimits(nodes int64, capacity Resources, suspend bool) map[string]any {
+	if suspend {
+		return map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
+	}
+	limits := map[string]any{"nodes": fmt.Sprint(nodes)}
+	cpu, okCPU := times(capacity.CPU, nodes)
+	mem, okMem := times(capacity.Memory, nodes)
+	// Beyond int64 (maxExecutors near the int32 limit) the node limit
+	// alone bounds the pool.
+	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
+		limits["cpu"] = cpu.String()
+		limits["memory"] = mem.String()
+	}
+	return limits
 }
 
 // requirement is a NodeSelectorRequirement with operator In.

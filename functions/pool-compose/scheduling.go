@@ -12,29 +12,30 @@ import (
 // spec.nodeSelector. Karpenter and managed cloud pools put the label on
 // their nodes; on existing nodes a person labels them (the
 // NodesProvisioned condition says how).
-func (s *state) scheduling() Scheduling {
-	sel := maps.Clone(s.in.Spec.NodeSelector)
-	if !isKarpenter(s.det.Method) && s.det.Method != methodStatic && s.manageNodePool() {
+func scheduling(in Input, det Detection) Scheduling {
+	sel := maps.Clone(in.Spec.NodeSelector)
+	if !isKarpenter(det.Method) && det.Method != methodStatic && manageNodePool(in) {
 		// The cloud labels the nodes of a new pool itself: only the labels
 		// burstpool puts on them select them.
 		sel = ownLabels(sel)
 	}
-	if len(sel) == 0 && s.static() {
+	tolerations := tolerationsOf(in.Pool, in.Namespace, in.Spec.Tolerations)
+	if len(sel) == 0 && static(in, det) {
 		// Nothing picks existing nodes yet (Pending).
-		return Scheduling{Tolerations: tolerationsOf(s.in.Pool, s.in.Namespace, s.in.Spec.Tolerations)}
+		return Scheduling{Tolerations: tolerations}
 	}
 	if sel == nil {
 		sel = map[string]string{}
 	}
 	// The pool's identity wins over spec.nodeSelector: a pool never
 	// selects another pool's nodes.
-	maps.Copy(sel, nodeIdentity(s.in.Pool, s.in.Namespace))
-	return Scheduling{NodeSelector: sel, Tolerations: tolerationsOf(s.in.Pool, s.in.Namespace, s.in.Spec.Tolerations)}
+	maps.Copy(sel, nodeIdentity(in.Pool, in.Namespace))
+	return Scheduling{NodeSelector: sel, Tolerations: tolerations}
 }
 
 // static tells whether the pool runs on existing nodes.
-func (s *state) static() bool {
-	return s.det.Method == methodStatic || (!isKarpenter(s.det.Method) && !s.manageNodePool())
+func static(in Input, det Detection) bool {
+	return det.Method == methodStatic || (!isKarpenter(det.Method) && !manageNodePool(in))
 }
 
 // selectorString renders a node selector as kubectl's -l argument.
@@ -64,9 +65,9 @@ func ownLabels(sel map[string]string) map[string]string {
 }
 
 // manageNodePool tells whether the function emits the cloud's node pool.
-func (s *state) manageNodePool() bool {
-	if p := s.in.Spec.Provisioning; p != nil && p.ManageNodePool {
+func manageNodePool(in Input) bool {
+	if p := in.Spec.Provisioning; p != nil && p.ManageNodePool {
 		return true
 	}
-	return s.in.Config.Provisioning != nil && s.in.Config.Provisioning.ManageNodePool
+	return in.Config.Provisioning != nil && in.Config.Provisioning.ManageNodePool
 }

@@ -269,3 +269,42 @@ const (
 	reasonSettingsInvalid = "SettingsInvalid"
 	reasonSettingsMissing = "SettingsMissing"
 )
+
+// awaitSettings makes the pool Pending, keeping every composed object as
+// it is, while its settings are invalid or a setting its cloud needs is
+// missing, and reports true then. A pool being deleted does not wait.
+func awaitSettings(in Input, f Facts) (Outcome, bool) {
+	var o Outcome
+	if in.Deleting {
+		return o, false
+	}
+	reason, msg := reasonSettingsInvalid, in.SettingsProblem
+	if msg == "" && f.Detection.Problem == "" {
+		errs := RequiredSettings(f.Detection, manageNodePool(in) && !f.Static, clusterID(in), in.Config)
+		errs = NodeIAMSettings(composesNodeIAM(in, f), in.Config, errs) // node IAM (iam.go)
+		if len(errs) > 0 {
+			reason, msg = reasonSettingsMissing, in.Settings.Problem(errs)
+		}
+	}
+	if msg == "" {
+		return o, false
+	}
+	o.Problem = pending(reason, msg)
+	if in.PreviousConditions[CondProvisioned] != reason {
+		o.event(true, reason, msg)
+	}
+	o.preserve(sortedNames(in.Observed)...)
+	return o, true
+}
+
+// clusterID is the pool's cluster ID: spec.provisioning's, else the
+// settings'.
+func clusterID(in Input) string {
+	if p := in.Spec.Provisioning; p != nil && p.ClusterID != "" {
+		return p.ClusterID
+	}
+	if p := in.Config.Provisioning; p != nil {
+		return p.ClusterID
+	}
+	return ""
+}

@@ -12,47 +12,78 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
-// status fills the XPool's status and conditions from the decisions and the
-// observed state.
-func (s *state) status(warm WarmPlan) {
-	st := &s.out.Status
-	s.observedStatus()
-	st.CachedImages = warm.Images
-	st.Sizing = s.sizingStatus()
-	st.ExecutorScheduling = s.executorScheduling()
-	s.queryServices()
-	s.imagesCondition(warm)
-	st.Phase, st.Message = s.phase(warm)
-	if s.in.Spec.Suspend {
-		s.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
-	} else {
-		s.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+// StatusArgs is what the XPool's status is decided from: the inputs, the
+// facts and the decisions before it.
+type StatusArgs struct {
+	In    Input
+	Facts Facts
+	// Status holds what is decided before any object: the cloud and the
+	// provisioning method.
+	Status  poolv1alpha1.PoolStatus
+	Nodes   Nodes
+	Warm    WarmPlan
+	Problem *Problem
+	// Waiting are the desired objects the pool waits for.
+	Waiting []string
+	// Taken is set when another pool holds the pool's names, so it
+	// composes nothing.
+	Taken bool
+}
+
+// decideStatus fills the XPool's status and conditions from the decisions
+// and the observed state.
+func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
+	in, f := a.In, a.Facts
+	var o Outcome
+	st := a.Status
+	st.NodePoolName, st.NodeClassName = a.Nodes.NodePoolName, a.Nodes.NodeClassName
+	observedStatus(&st, in.Previous, a.Nodes.Size, f.Capacity)
+	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity))
+	st.CachedImages = a.Warm.Images
+	st.Sizing = sizingStatus(in, f.ExecutorsHaveRun, a.Nodes)
+	if !a.Taken {
+		st.ExecutorScheduling = executorScheduling(in.Pool, in.Namespace, f.Scheduling)
 	}
+	var c Condition
+	st.AttachedQueryServices, c, o.Results = reportQueryServices(in, f, a.Nodes.Size)
+	o.Conditions = append(o.Conditions, c, imagesCondition(a.Warm.Images))
+	st.Phase, st.Message = phase(PhaseInput{
+		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
+		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
+		Placeholders: number(field(in.Observed[rnPlaceholder], "status", "replicas")),
+		NoNodes:      noExistingNodes(in, f), Waiting: a.Waiting, Images: a.Warm.Images,
+		Previous: in.Previous.Phase, MaxExecutors: in.Spec.MaxExecutors,
+	})
+	if in.Spec.Suspend {
+		o.condition(CondSuspended, metav1.ConditionTrue, string(st.Phase), st.Message)
+	} else {
+		o.condition(CondSuspended, metav1.ConditionFalse, "NotSuspended", "")
+	}
+	return st, o
 }
 
 // waitingStatus is the status of a pool that waits for its settings: what
 // was observed and decided before stays, and the phase says what to fix.
-func (s *state) waitingStatus() {
-	st := &s.out.Status
-	s.observedStatus()
-	st.AttachedQueryServices = s.in.Previous.AttachedQueryServices
-	st.Sizing = s.in.Previous.Sizing
-	st.ExecutorScheduling = s.in.Previous.ExecutorScheduling
-	st.Phase, st.Message = s.phase(WarmPlan{})
+func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (poolv1alpha1.PoolStatus, Outcome) {
+	observedStatus(&st, in.Previous, nil, f.Capacity)
+	st.AttachedQueryServices = in.Previous.AttachedQueryServices
+	st.Sizing = in.Previous.Sizing
+	st.ExecutorScheduling = in.Previous.ExecutorScheduling
+	st.Phase, st.Message = phase(PhaseInput{Problem: p})
+	return st, Outcome{Conditions: []Condition{capacityCondition(f.Capacity)}}
 }
 
-// observedStatus fills the instance type and the capacity the PoolCapacity
-// observed.
-func (s *state) observedStatus() {
-	st := &s.out.Status
-	if s.size != nil {
-		st.DerivedInstanceType = s.size.InstanceType
-		st.DerivedFrom = s.size.DerivedFrom
+// observedStatus fills the instance type (size's, else the previous one)
+// and the capacity the PoolCapacity observed.
+func observedStatus(st *poolv1alpha1.PoolStatus, prev poolv1alpha1.PoolStatus, size *SizeResult, o *CapacityObservation) {
+	if size != nil {
+		st.DerivedInstanceType = size.InstanceType
+		st.DerivedFrom = size.DerivedFrom
 	} else {
-		st.DerivedInstanceType = s.in.Previous.DerivedInstanceType
-		st.DerivedFrom = s.in.Previous.DerivedFrom
+		st.DerivedInstanceType = prev.DerivedInstanceType
+		st.DerivedFrom = prev.DerivedFrom
 	}
-	if o := s.capObs; o != nil {
+	if o != nil {
 		st.TotalExecutors = o.TotalExecutors
 		st.AvailableExecutors = o.AvailableExecutors
 		st.OccupiedExecutors = o.OccupiedExecutors
@@ -61,25 +92,31 @@ func (s *state) observedStatus() {
 		st.Allocations = o.allocations()
 		st.ExecutorFailures = o.executorFailures()
 		st.UnauthorizedExecutors = o.unauthorizedExecutors()
-		s.condition(CondCapacityKnown, metav1.ConditionTrue, "Observed", "")
-	} else {
-		s.condition(CondCapacityKnown, metav1.ConditionFalse, "NotObservedYet", "the PoolCapacity has not reported the pool's nodes and executors yet")
 	}
 }
 
-// queryServices reports each QueryService the pool knows of, and emits an
-// event for each that newly became incompatible.
-func (s *state) queryServices() {
+// capacityCondition says whether the PoolCapacity has reported yet.
+func capacityCondition(o *CapacityObservation) Condition {
+	if o != nil {
+		return Condition{Type: CondCapacityKnown, Status: metav1.ConditionTrue, Reason: "Observed"}
+	}
+	return Condition{Type: CondCapacityKnown, Status: metav1.ConditionFalse, Reason: "NotObservedYet", Message: "the PoolCapacity has not reported the pool's nodes and executors yet"}
+}
+
+// reportQueryServices reports each QueryService the pool knows of, with
+// an event for each that newly became incompatible, and whether the
+// attached ones fit the pool's nodes.
+func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.AttachedQueryService, Condition, []Result) {
 	var compat map[string]Compatibility
-	if s.size != nil {
-		compat = make(map[string]Compatibility, len(s.size.Compatibility))
-		for _, c := range s.size.Compatibility {
+	if size != nil {
+		compat = make(map[string]Compatibility, len(size.Compatibility))
+		for _, c := range size.Compatibility {
 			compat[c.QueryService] = c
 		}
 	}
 	// Indexes, not copies: a pool may report a thousand.
-	prevAt := make(map[string]int, len(s.in.Previous.AttachedQueryServices))
-	for i, q := range s.in.Previous.AttachedQueryServices {
+	prevAt := make(map[string]int, len(in.Previous.AttachedQueryServices))
+	for i, q := range in.Previous.AttachedQueryServices {
 		prevAt[q.QueryService.Namespace+"/"+q.QueryService.Name] = i
 	}
 	prev := func(key string) (poolv1alpha1.AttachedQueryService, bool) {
@@ -87,13 +124,16 @@ func (s *state) queryServices() {
 		if !ok {
 			return poolv1alpha1.AttachedQueryService{}, false
 		}
-		return s.in.Previous.AttachedQueryServices[i], true
+		return in.Previous.AttachedQueryServices[i], true
 	}
-	now := metav1.NewTime(s.in.Now.UTC().Truncate(1e9))
-	shares := s.shares()
-	var incompatible []string
-	s.out.Status.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(s.atts))
-	for _, a := range s.atts {
+	now := metav1.NewTime(in.Now.UTC().Truncate(1e9))
+	shares := shares(in, f.Attached)
+	var (
+		incompatible []string
+		events       []Result
+	)
+	out := make([]poolv1alpha1.AttachedQueryService, 0, len(f.Attachments))
+	for _, a := range f.Attachments {
 		key := a.Key()
 		q := poolv1alpha1.AttachedQueryService{
 			QueryService: poolv1alpha1.QueryServiceReference{Name: a.Name, Namespace: a.Namespace},
@@ -119,23 +159,22 @@ func (s *state) queryServices() {
 			if !c.Compatible {
 				incompatible = append(incompatible, key)
 				if p, seen := prev(key); !seen || p.Compatible || !p.Attached {
-					s.event(true, "QueryServiceIncompatible", fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", key, c.InstanceType, c.Message))
+					events = append(events, Result{Warning: true, Reason: "QueryServiceIncompatible", Message: fmt.Sprintf("QueryService %s does not fit the pool's %s nodes: %s", key, c.InstanceType, c.Message)})
 				}
 			}
 		}
 		if p, seen := prev(key); seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
 			q.LastChecked = p.LastChecked
 		}
-		s.out.Status.AttachedQueryServices = append(s.out.Status.AttachedQueryServices, q)
+		out = append(out, q)
 	}
 	switch {
 	case len(incompatible) > 0:
-		s.condition(CondCompatible, metav1.ConditionFalse, "Incompatible", fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", ")))
-	case len(s.attached()) == 0:
-		s.condition(CondCompatible, metav1.ConditionFalse, "NoneAttached", "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool")
-	default:
-		s.condition(CondCompatible, metav1.ConditionTrue, "AllCompatible", "")
+		return out, Condition{Type: CondCompatible, Status: metav1.ConditionFalse, Reason: "Incompatible", Message: fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", "))}, events
+	case len(f.Attached) == 0:
+		return out, Condition{Type: CondCompatible, Status: metav1.ConditionFalse, Reason: "NoneAttached", Message: "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool"}, events
 	}
+	return out, Condition{Type: CondCompatible, Status: metav1.ConditionTrue, Reason: "AllCompatible"}, events
 }
 
 // withChecked returns q with LastChecked replaced, to compare reports.
@@ -145,9 +184,9 @@ func withChecked(q poolv1alpha1.AttachedQueryService, t *metav1.Time) poolv1alph
 }
 
 // imagesCondition summarizes warmup.
-func (s *state) imagesCondition(warm WarmPlan) {
+func imagesCondition(images []poolv1alpha1.CachedImage) Condition {
 	var pending, failed []string
-	for _, img := range warm.Images {
+	for _, img := range images {
 		switch img.WarmupStatus {
 		case poolv1alpha1.WarmupFailed:
 			failed = append(failed, img.Image+": "+img.Message)
@@ -157,109 +196,126 @@ func (s *state) imagesCondition(warm WarmPlan) {
 	}
 	switch {
 	case len(failed) > 0:
-		s.condition(CondImagesWarm, metav1.ConditionFalse, "WarmupFailed", "cannot warm "+strings.Join(failed, "; "))
+		return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: "WarmupFailed", Message: "cannot warm " + strings.Join(failed, "; ")}
 	case len(pending) > 0:
-		s.condition(CondImagesWarm, metav1.ConditionFalse, "WarmupPending", "warming "+strings.Join(pending, ", "))
-	case len(warm.Images) == 0:
-		s.condition(CondImagesWarm, metav1.ConditionTrue, "NoImages", "the warm set is empty")
-	default:
-		s.condition(CondImagesWarm, metav1.ConditionTrue, "AllWarm", "")
+		return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: "WarmupPending", Message: "warming " + strings.Join(pending, ", ")}
+	case len(images) == 0:
+		return Condition{Type: CondImagesWarm, Status: metav1.ConditionTrue, Reason: "NoImages", Message: "the warm set is empty"}
 	}
+	return Condition{Type: CondImagesWarm, Status: metav1.ConditionTrue, Reason: "AllWarm"}
 }
 
-// phase derives the pool's phase from the decisions and the observed
-// state.
-func (s *state) phase(warm WarmPlan) (poolv1alpha1.PoolPhase, string) {
-	prev := s.in.Previous.Phase
+// PhaseInput is what the pool's phase is derived from.
+type PhaseInput struct {
+	Deleting bool
+	// Problem is the pool's problem; nil when it has none.
+	Problem   *Problem
+	Suspend   bool
+	Karpenter bool
+	// Capacity is what the PoolCapacity observed; nil before it reports.
+	Capacity *CapacityObservation
+	// NodePoolNodes are the nodes the observed NodePool counts, for a
+	// suspended Karpenter pool before the PoolCapacity reports.
+	NodePoolNodes int64
+	// Placeholders are the observed placeholder pods.
+	Placeholders int64
+	// NoNodes says why a pool on existing nodes has none ("" when it
+	// has).
+	NoNodes string
+	// Waiting are the desired objects that are not ready yet.
+	Waiting []string
+	Images  []poolv1alpha1.CachedImage
+	// Previous is the phase the pool had.
+	Previous     poolv1alpha1.PoolPhase
+	MaxExecutors int32
+}
+
+// phase derives the pool's phase and its message: Deleting, then Failed or
+// Pending with the problem, then Suspending until nothing of a suspended
+// pool runs; Active once every object is ready and every image warm, and
+// Creating (or Resuming after a suspension) until then.
+func phase(p PhaseInput) (poolv1alpha1.PoolPhase, string) {
 	switch {
-	case s.in.Deleting:
+	case p.Deleting:
 		return poolv1alpha1.PhaseDeleting, "the pool is being deleted"
-	case s.failed:
-		return poolv1alpha1.PhaseFailed, s.problem
-	case s.problem != "":
-		return poolv1alpha1.PhasePending, s.problem
-	case s.in.Spec.Suspend:
-		if isKarpenter(s.det.Method) {
-			if n := s.presentNodes(); n > 0 {
+	case p.Problem != nil && p.Problem.Failed:
+		return poolv1alpha1.PhaseFailed, p.Problem.Message
+	case p.Problem != nil:
+		return poolv1alpha1.PhasePending, p.Problem.Message
+	case p.Suspend:
+		if p.Karpenter {
+			if n := presentNodes(p.Capacity, p.NodePoolNodes); n > 0 {
 				return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new nodes; %d pool node(s) remain until their executors finish", n)
 			}
-		} else if s.capObs == nil {
+		} else if p.Capacity == nil {
 			return poolv1alpha1.PhaseSuspending, "suspended: no new executors; waiting for the PoolCapacity to report the executors still running"
-		} else if e, p := s.remainingExecutors(); e+p > 0 {
+		} else if e := int64(p.Capacity.OccupiedExecutors) + int64(p.Capacity.PendingExecutors); e+p.Placeholders > 0 {
 			// Nodes that burstpool does not remove (existing nodes, LKE and
 			// DOKS pools at their minimum) stay: the pool is suspended once
 			// no executor or placeholder runs on them.
-			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new executors; %d executor(s) and %d placeholder(s) remain", e, p)
+			return poolv1alpha1.PhaseSuspending, fmt.Sprintf("suspended: no new executors; %d executor(s) and %d placeholder(s) remain", e, p.Placeholders)
 		}
 		return poolv1alpha1.PhaseSuspended, "suspended: the pool launches no nodes; warm images are kept"
 	}
-	if msg := s.noExistingNodes(); msg != "" {
-		return poolv1alpha1.PhasePending, msg
+	if p.NoNodes != "" {
+		return poolv1alpha1.PhasePending, p.NoNodes
 	}
 	var warming []string
-	for _, img := range warm.Images {
+	for _, img := range p.Images {
 		if img.WarmupStatus == poolv1alpha1.WarmupPending && img.UnusedSince == nil {
 			warming = append(warming, "warmup of "+img.Image)
 		}
 	}
-	active := fmt.Sprintf("the pool runs up to %d executors", s.in.Spec.MaxExecutors)
+	active := fmt.Sprintf("the pool runs up to %d executors", p.MaxExecutors)
 	switch {
-	case len(s.notReady) == 0 && len(warming) == 0:
+	case len(p.Waiting) == 0 && len(warming) == 0:
 		return poolv1alpha1.PhaseActive, active
-	case len(s.notReady) == 0 && prev == poolv1alpha1.PhaseActive:
+	case len(p.Waiting) == 0 && p.Previous == poolv1alpha1.PhaseActive:
 		// A new image warming does not take an active pool out of service:
 		// executors run, and pull the image themselves meanwhile.
 		return poolv1alpha1.PhaseActive, active + "; " + strings.Join(warming, ", ") + " in progress"
 	}
-	msg := "waiting for " + strings.Join(append(slices.Clone(s.notReady), warming...), ", ")
-	if prev == poolv1alpha1.PhaseSuspended || prev == poolv1alpha1.PhaseSuspending || prev == poolv1alpha1.PhaseResuming {
+	msg := "waiting for " + strings.Join(append(slices.Clone(p.Waiting), warming...), ", ")
+	switch p.Previous {
+	case poolv1alpha1.PhaseSuspended, poolv1alpha1.PhaseSuspending, poolv1alpha1.PhaseResuming:
 		return poolv1alpha1.PhaseResuming, "resuming: " + msg
 	}
 	return poolv1alpha1.PhaseCreating, msg
 }
 
-// remainingExecutors is the number of pool executors (running or pending)
-// and warm-slot placeholders still present.
-func (s *state) remainingExecutors() (executors, placeholders int64) {
-	if o := s.capObs; o != nil {
-		executors = int64(o.OccupiedExecutors) + int64(o.PendingExecutors)
+// presentNodes is the number of pool nodes still up, from the PoolCapacity
+// or, before it reports, the NodePool.
+func presentNodes(o *CapacityObservation, nodePoolNodes int64) int64 {
+	if o != nil {
+		return int64(o.nodes())
 	}
-	return executors, number(field(s.in.Observed[rnPlaceholder], "status", "replicas"))
+	return nodePoolNodes
 }
 
 // noExistingNodes says why a pool on existing nodes cannot run executors
 // when the PoolCapacity sees none of its nodes, naming the nodeSelector and
 // the labels it looks for; "" otherwise.
-func (s *state) noExistingNodes() string {
-	if !s.static() || s.capObs == nil || s.capObs.nodes() > 0 || len(s.sched.NodeSelector) == 0 {
+func noExistingNodes(in Input, f Facts) string {
+	if !f.Static || f.Capacity == nil || f.Capacity.nodes() > 0 || len(f.Scheduling.NodeSelector) == 0 {
 		return ""
 	}
+	sel, labels := selectorString(in.Spec.NodeSelector), labelArgs(in.Pool, in.Namespace)
 	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool labels %s: create the node pool in your cloud with the label %s, then label its nodes: kubectl label nodes -l %s %s",
-		selectorString(s.in.Spec.NodeSelector), labelArgs(s.in.Pool, s.in.Namespace), selectorString(s.in.Spec.NodeSelector),
-		selectorString(s.in.Spec.NodeSelector), labelArgs(s.in.Pool, s.in.Namespace))
-}
-
-// presentNodes is the number of pool nodes still up, from the PoolCapacity
-// or, before it reports, the NodePool.
-func (s *state) presentNodes() int64 {
-	if s.capObs != nil {
-		return int64(s.capObs.nodes())
-	}
-	return nodePoolNodes(s.in.Observed[rnNodePool])
+		sel, labels, sel, sel, labels)
 }
 
 // executorScheduling is the pool's half of the executor contract: the
 // labels, node selector and tolerations its executors need; nil while
-// nothing picks the pool's nodes or the pool composes nothing.
-func (s *state) executorScheduling() *poolv1alpha1.ExecutorScheduling {
-	if len(s.sched.NodeSelector) == 0 || s.taken {
+// nothing picks the pool's nodes.
+func executorScheduling(pool, ns string, sched Scheduling) *poolv1alpha1.ExecutorScheduling {
+	if len(sched.NodeSelector) == 0 {
 		return nil
 	}
 	es := &poolv1alpha1.ExecutorScheduling{
-		Labels:       withIdentity(s.in.Pool, s.in.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool),
-		NodeSelector: maps.Clone(s.sched.NodeSelector),
+		Labels:       withIdentity(pool, ns, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool),
+		NodeSelector: maps.Clone(sched.NodeSelector),
 	}
-	for _, t := range s.sched.Tolerations {
+	for _, t := range sched.Tolerations {
 		es.Tolerations = append(es.Tolerations, poolv1alpha1.Toleration{
 			Key: t.Key, Operator: string(t.Operator), Value: t.Value, Effect: string(t.Effect), TolerationSeconds: t.TolerationSeconds,
 		})
@@ -269,10 +325,11 @@ func (s *state) executorScheduling() *poolv1alpha1.ExecutorScheduling {
 
 // sizingStatus reports how the pool was sized: the lock, the architecture
 // and every type its nodes may use.
-func (s *state) sizingStatus() *poolv1alpha1.SizingStatus {
-	sz := &poolv1alpha1.SizingStatus{ExecutorsHaveRun: s.locked}
-	if s.size == nil {
-		if p := s.in.Previous.Sizing; p != nil {
+func sizingStatus(in Input, executorsHaveRun bool, n Nodes) *poolv1alpha1.SizingStatus {
+	sz := &poolv1alpha1.SizingStatus{ExecutorsHaveRun: executorsHaveRun}
+	r := n.Size
+	if r == nil {
+		if p := in.Previous.Sizing; p != nil {
 			sz.Architecture, sz.ArchitectureFrom = p.Architecture, p.ArchitectureFrom
 		}
 		if !sz.ExecutorsHaveRun && sz.Architecture == "" {
@@ -280,9 +337,8 @@ func (s *state) sizingStatus() *poolv1alpha1.SizingStatus {
 		}
 		return sz
 	}
-	r := s.size
 	sz.Kept, sz.ExecutorsPerNode, sz.Architecture = r.Kept, r.PerNode, r.Arch
-	sz.ArchitectureFrom = s.archFrom()
+	sz.ArchitectureFrom = archFrom(in.Spec, r, n.Arch)
 	for _, o := range r.Offered {
 		sz.InstanceTypes = append(sz.InstanceTypes, poolv1alpha1.OfferedInstanceType{Name: o.Name, ExecutorsPerNode: o.PerNode, Reason: o.Reason})
 	}
@@ -290,15 +346,15 @@ func (s *state) sizingStatus() *poolv1alpha1.SizingStatus {
 }
 
 // archFrom says where the sized pool's architecture came from.
-func (s *state) archFrom() string {
-	ic := s.in.Spec.InstanceConfig
+func archFrom(spec poolv1alpha1.PoolSpec, size *SizeResult, arch archChoice) string {
+	ic := spec.InstanceConfig
 	switch {
 	case ic != nil && ic.InstanceType != "":
 		return "spec.instanceConfig.instanceType " + ic.InstanceType
-	case s.in.Spec.InheritNodeConfigFrom != nil:
-		return "the instance type inherited from " + s.size.DerivedFrom
+	case spec.InheritNodeConfigFrom != nil:
+		return "the instance type inherited from " + size.DerivedFrom
 	case ic != nil && ic.InstanceFamily != "":
 		return "spec.instanceConfig.instanceFamily " + ic.InstanceFamily
 	}
-	return s.arch.From
+	return arch.From
 }

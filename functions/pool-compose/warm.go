@@ -197,9 +197,11 @@ func tolerationsOf(pool, ns string, ts []poolv1alpha1.Toleration) []corev1.Toler
 	return out
 }
 
-// warm plans the warmup DaemonSets.
-func (s *state) warm() WarmPlan {
-	ic := s.in.Spec.ImageConfig
+// decideWarm plans the warm set: the warmup DaemonSets, one per image, and
+// the condition on the pool's pull secrets.
+func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
+	var o Outcome
+	ic := in.Spec.ImageConfig
 	if ic == nil {
 		ic = &poolv1alpha1.ImageConfig{}
 	}
@@ -210,62 +212,59 @@ func (s *state) warm() WarmPlan {
 		}
 	}
 	images := map[string]string{}
-	for _, a := range s.attached() {
+	for _, a := range f.Attached {
 		if a.QS.Spec.Executor.Image != "" {
 			images[a.Key()] = a.QS.Spec.Executor.Image
 		}
 	}
-	names, problems := pullSecrets(ic, s.in.Namespace)
+	names, problems := pullSecrets(ic, in.Namespace)
 	if len(problems) > 0 {
 		msg := strings.Join(problems, "; ")
-		s.condition(CondPullSecrets, metav1.ConditionFalse, "SecretNotInPoolNamespace", msg)
-		if s.in.PreviousConditions[CondPullSecrets] != "SecretNotInPoolNamespace" {
-			s.event(true, "SecretNotInPoolNamespace", msg)
+		o.condition(CondPullSecrets, metav1.ConditionFalse, "SecretNotInPoolNamespace", msg)
+		if in.PreviousConditions[CondPullSecrets] != "SecretNotInPoolNamespace" {
+			o.event(true, "SecretNotInPoolNamespace", msg)
 		}
 	} else if len(names) > 0 {
-		s.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
+		o.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
 	}
 	observed := map[resource.Name]*structpb.Struct{}
-	for n, u := range s.in.Observed {
+	for n, u := range in.Observed {
 		if strings.HasPrefix(string(n), warmupPrefix) {
 			observed[n] = u
 		}
 	}
 	var failures []WarmupFailure
-	if s.capObs != nil {
-		failures = s.capObs.WarmupFailures
+	if f.Capacity != nil {
+		failures = f.Capacity.WarmupFailures
 	}
 	p := PlanWarmup(WarmArgs{
-		Pool: s.in.Pool, Namespace: s.in.Namespace, Now: s.in.Now,
+		Pool: in.Pool, Namespace: in.Namespace, Now: in.Now,
 		Cached: ic.CachedImages, AutoCollect: ic.AutoCollectImages == nil || *ic.AutoCollectImages,
 		QSImages: images, Retention: retention,
-		HelperImage: s.in.Config.Warmup.HelperImage, PullSecrets: names,
-		Scheduling: s.sched, Observed: observed, Failures: failures,
+		HelperImage: in.Config.Warmup.HelperImage, PullSecrets: names,
+		Scheduling: f.Scheduling, Observed: observed, Failures: failures,
 	})
 	for _, msg := range p.Problems {
-		s.event(true, "UnreadableWarmupAnnotation", msg)
+		o.event(true, "UnreadableWarmupAnnotation", msg)
 	}
-	s.images = len(p.Images)
-	if len(s.sched.NodeSelector) == 0 {
+	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes: a DaemonSet now would run on
 		// every node of the cluster. Keep what exists until it is fixed.
 		for n := range observed {
-			s.preserve(n)
+			o.preserve(n)
 		}
-		return p
+		return p, o
 	}
 	for n, l := range p.DaemonSets {
-		s.out.Lazy[n] = l
-		s.out.Ready[n] = readyOf(p.Ready[n])
+		// The phase waits for the images, not the DaemonSets.
+		o.desireLazy(n, "DaemonSet", "", l, p.Ready[n], false)
 	}
-	if p.RequeueAfter > 0 {
-		s.out.RequeueAfter = p.RequeueAfter
-	}
+	o.RequeueAfter = p.RequeueAfter
 	for _, d := range p.Dropped {
-		if o := observed[resource.Name(d)]; o != nil {
-			s.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed",
-				str(o, "metadata", "annotations", warmup.AnnotationImage), retention, str(o, "metadata", "name")))
+		if u := observed[resource.Name(d)]; u != nil {
+			o.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed",
+				str(u, "metadata", "annotations", warmup.AnnotationImage), retention, str(u, "metadata", "name")))
 		}
 	}
-	return p
+	return p, o
 }

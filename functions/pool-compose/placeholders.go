@@ -1,0 +1,109 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+)
+
+// PlaceholderInput is what the placeholders are decided from.
+type PlaceholderInput struct {
+	Pool, Namespace string
+	// MinExecutors are the warm slots to hold; Occupied are the executors
+	// running, which hold slots themselves.
+	MinExecutors, Occupied int32
+	Suspend                bool
+	// Slot is one executor slot; SlotOK is false while no size is known.
+	Slot   Resources
+	SlotOK bool
+	// PerNode is executorsPerNode, at least 1.
+	PerNode    int32
+	Config     v1beta1.Placeholder
+	Scheduling Scheduling
+	// PriorityClassObserved and DeploymentObserved tell which of the
+	// placeholder objects exist.
+	PriorityClassObserved, DeploymentObserved bool
+}
+
+// decidePlaceholders decides the PriorityClass and the Deployment that
+// hold minExecutors slots warm: minExecutors less the executors running,
+// none while suspended, each pod one slot.
+func decidePlaceholders(p PlaceholderInput) Outcome {
+	var o Outcome
+	replicas := max(0, p.MinExecutors-p.Occupied)
+	if p.Suspend {
+		replicas = 0
+	}
+	if !p.SlotOK {
+		if p.MinExecutors > 0 {
+			o.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
+		}
+		o.preserve(rnPlaceholder, rnPriorityClass)
+		return o
+	}
+	class := p.Config.PriorityClassName
+	if class == "" {
+		class = p.Pool + sfxPlaceholder
+		pool, ns, value := p.Pool, p.Namespace, *p.Config.Priority
+		o.desireLazy(rnPriorityClass, "PriorityClass", class, Lazy{
+			Key:   lazyKey("priorityclass", []any{class, pool, ns, value}),
+			Build: func() *unstructured.Unstructured { return PriorityClass(class, pool, ns, value) },
+		}, p.PriorityClassObserved, true)
+	}
+	a := PlaceholderArgs{
+		Pool: p.Pool, Namespace: p.Namespace, Replicas: replicas, Slot: p.Slot,
+		Image: p.Config.Image, PriorityClassName: class, Scheduling: p.Scheduling, Spread: p.PerNode == 1,
+	}
+	// Placeholders wait for nodes; the pool does not wait for them.
+	o.desireLazy(rnPlaceholder, "Deployment", a.Pool+sfxPlaceholder, Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return Placeholder(a) }},
+		p.DeploymentObserved, false)
+	return o
+}
+
+// placeholderInput gathers the placeholders' input; the slot is sized from
+// the attached QueryServices and the pool's size.
+func placeholderInput(in Input, f Facts, size *SizeResult) PlaceholderInput {
+	p := PlaceholderInput{
+		Pool: in.Pool, Namespace: in.Namespace, MinExecutors: in.Spec.MinExecutors, Occupied: f.Capacity.occupied(),
+		Suspend: in.Spec.Suspend, PerNode: f.PerNode, Scheduling: f.Scheduling, Config: *in.Config.Placeholder,
+		PriorityClassObserved: in.Observed[rnPriorityClass] != nil,
+		DeploymentObserved:    in.Observed[rnPlaceholder] != nil,
+	}
+	p.Slot, p.SlotOK = slot(f.Attached, size, f.PerNode)
+	return p
+}
+
+// slot is one executor slot: the largest compatible executor request, or,
+// when none is known, an equal share of a node of size.
+func slot(attached []Attachment, size *SizeResult, perNode int32) (Resources, bool) {
+	var r Resources
+	compatible := map[string]bool{}
+	if size != nil {
+		for _, c := range size.Compatibility {
+			compatible[c.QueryService] = c.Compatible
+		}
+	}
+	found := false
+	for _, a := range attached {
+		if size != nil && !compatible[a.Key()] {
+			continue
+		}
+		ex := a.QS.Spec.Executor.Resources
+		if ex.CPU != nil && ex.CPU.Cmp(r.CPU) > 0 {
+			r.CPU, found = ex.CPU.DeepCopy(), true
+		}
+		if ex.Memory != nil && ex.Memory.Cmp(r.Memory) > 0 {
+			r.Memory, found = ex.Memory.DeepCopy(), true
+		}
+	}
+	if found && !r.CPU.IsZero() && !r.Memory.IsZero() {
+		return r, true
+	}
+	if size == nil || size.Allocatable.CPU.IsZero() {
+		return r, false
+	}
+	cpu := resource.NewMilliQuantity(size.Allocatable.CPU.MilliValue()/int64(perNode), resource.DecimalSI)
+	mem := resource.NewQuantity(size.Allocatable.Memory.Value()/int64(perNode)/(1<<20)*(1<<20), resource.BinarySI)
+	return Resources{CPU: *cpu, Memory: *mem}, true
+}
