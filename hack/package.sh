@@ -20,7 +20,7 @@
 # `crank xpkg push -f a.xpkg,b.xpkg REF`, or ocireg.PushXpkgIndex in Go.
 #
 # Each package's metadata, XRD and Composition pass hack/validate.sh first.
-# Runtime images are built by cmd/imagebuild, without a container engine:
+# Runtime images are built by build/cmd/imagebuild, without a container engine:
 # static binaries (CGO_ENABLED=0, -trimpath, -s -w) on an empty base, user
 # 65532:65532, the program at /usr/local/bin/<package name> as entrypoint
 # and the warmup helper ./cmd/warm at /warm. They are written next to the
@@ -109,7 +109,7 @@ embedded() {
 	need_main "$main"
 	need_main cmd/warm
 	if [ -z "$imagebuild" ]; then
-		go build -o "$out/bin/imagebuild" ./cmd/imagebuild || die "cannot build cmd/imagebuild"
+		go build -o "$out/bin/imagebuild" ./build/cmd/imagebuild || die "cannot build build/cmd/imagebuild"
 		imagebuild=$out/bin/imagebuild
 	fi
 	local stagedir=$out/stage/$name

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	"github.com/burstpool/burstpool/internal/gomod"
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/harness/gomod"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 // TestStatusHasTheReferenceShapes reads the status examples of the

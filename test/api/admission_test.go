@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 var (

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // docRegistry is the registry docs/install.md installs packages from; the

@@ -18,9 +18,9 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 // The LKE node pool the reference's manifest 4.3 selects, and its taint.

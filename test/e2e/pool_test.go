@@ -23,8 +23,8 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 const (

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 const (

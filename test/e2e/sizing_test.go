@@ -12,7 +12,7 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 // familyFirst is a family pool created before its QueryService.

@@ -17,7 +17,7 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 // A second tenant beside e6-pools.

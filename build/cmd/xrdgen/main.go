@@ -1,0 +1,32 @@
+// Command xrdgen writes the XPool CompositeResourceDefinition from the Pool
+// claim CRD that controller-gen generates from apis/pool/v1alpha1.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/burstpool/burstpool/build/xrd"
+)
+
+func main() {
+	in := flag.String("crd", "apis/crds/e6data.io_pools.yaml", "claim CRD to read")
+	out := flag.String("out", "apis/definition.yaml", "XRD to write")
+	flag.Parse()
+
+	crd, err := os.ReadFile(*in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	b, err := xrd.FromCRD(crd, xrd.Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
