@@ -1,4 +1,6 @@
-// Package apis generates burstpool's CRDs, deep copies and the XPool XRD.
+// Package apis builds: its go:generate lines write burstpool's CRDs, deep
+// copies, the XPool XRD and the Pool field reference. No code of it ships;
+// what it writes does.
 //
 // The Pool CRD in crds/ is the claim's schema: the XRD is generated from it,
 // and the API tests install it into a real API server. The QueryService CRD

@@ -1,6 +1,7 @@
-// Package apidocs writes a Markdown field reference from a CRD's OpenAPI
-// schema, so the documentation of every field comes from the Go doc comments
-// of the API types and cannot drift from them.
+// Package apidocs builds the field references in docs/: it writes a Markdown
+// field reference from a CRD's OpenAPI schema, so the documentation of every
+// field comes from the Go doc comments of the API types and cannot drift from
+// them.
 package apidocs
 
 import (

@@ -1,7 +1,8 @@
-// Package image assembles OCI runtime images for static Go programs without a
-// container engine: one layer of files on an empty base, a non-root user and
-// an entrypoint. The same files and configuration always give the same image
-// digest, because every timestamp in the image is the one the caller names.
+// Package image builds the runtime images of burstpool's packages: OCI images
+// of static Go programs, assembled without a container engine, of one layer of
+// files on an empty base, a non-root user and an entrypoint. The same files and
+// configuration always give the same image digest, because every timestamp in
+// the image is the one the caller names.
 package image
 
 import (

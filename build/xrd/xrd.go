@@ -1,8 +1,8 @@
-// Package xrd turns the CustomResourceDefinition that controller-gen writes
-// for the Pool claim into the Crossplane CompositeResourceDefinition that
-// defines XPool and its Pool claim, so the schema, its defaults, its
-// admission rules and its printer columns are kept in one place: the Go types
-// in apis/pool/v1alpha1.
+// Package xrd builds apis/definition.yaml: it turns the
+// CustomResourceDefinition that controller-gen writes for the Pool claim into
+// the Crossplane CompositeResourceDefinition that defines XPool and its Pool
+// claim, so the schema, its defaults, its admission rules and its printer
+// columns are kept in one place: the Go types in apis/pool/v1alpha1.
 package xrd
 
 import (

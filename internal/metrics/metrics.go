@@ -1,5 +1,6 @@
-// Package metrics exports what the capacity provider observes as Prometheus
-// gauges and counters, per pool and per QueryService.
+// Package metrics ships in the capacity provider: it exports what the
+// provider observes as Prometheus gauges and counters, per pool and per
+// QueryService.
 package metrics
 
 import (

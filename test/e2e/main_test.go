@@ -1,7 +1,7 @@
-// Package e2e runs burstpool's end-to-end checks on a real local control
-// plane (test/harness/localcp): etcd, kube-apiserver, controller manager,
-// scheduler, kwok, Karpenter's kwok provider and Crossplane core, all local
-// processes built from the module proxy by hack/tool.sh.
+// Package e2e tests burstpool end to end, installed as users install it, on a
+// real local control plane (test/harness/localcp): etcd, kube-apiserver,
+// controller manager, scheduler, kwok, Karpenter's kwok provider and Crossplane
+// core, all local processes built from the module proxy by hack/tool.sh.
 package e2e
 
 import (

@@ -1,7 +1,7 @@
-// Package reference knows e6data's Pool reference (the contract burstpool
-// answers to, kept outside the repository in ../shared/seeds) and the
-// byte-for-byte copies of its section-4 example manifests that live in
-// examples/pools/reference.
+// Package reference tests burstpool against e6data's Pool reference: it knows
+// the reference (the contract burstpool answers to, kept outside the repository
+// in ../shared/seeds) and the byte-for-byte copies of its section-4 example
+// manifests that live in examples/pools/reference.
 package reference
 
 import (

@@ -1,6 +1,7 @@
-// Command apidocs writes the Markdown field reference of a CRD, or, with
-// -settings, the reference of the cluster settings an EnvironmentConfig
-// gives the pool-compose function (from the function input's CRD).
+// Command apidocs builds the field references in docs/ (go generate runs it):
+// it writes the Markdown field reference of a CRD, or, with -settings, the
+// reference of the cluster settings an EnvironmentConfig gives the pool-compose
+// function (from the function input's CRD).
 package main
 
 import (

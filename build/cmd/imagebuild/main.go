@@ -1,8 +1,9 @@
-// Command imagebuild builds the OCI runtime image of a Go program, per
-// platform, without a container engine: static binaries on an empty base,
-// run as 65532:65532. It writes one image tarball per platform (what `crank
-// xpkg build --embed-runtime-image-tarball` embeds) and can also write or push
-// a multi-platform index of them.
+// Command imagebuild builds the runtime images of burstpool's packages
+// (hack/package.sh runs it): per platform, the OCI runtime image of a Go
+// program, built without a container engine as a static binary on an empty
+// base, run as 65532:65532. It writes one image tarball per platform (what
+// `crank xpkg build --embed-runtime-image-tarball` embeds) and can also write
+// or push a multi-platform index of them.
 //
 //	imagebuild -main ./functions/pool-compose -name function-pool-compose \
 //	    -extra /warm=./cmd/warm -platform linux/amd64,linux/arm64 \

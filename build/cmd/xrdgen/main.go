@@ -1,5 +1,6 @@
-// Command xrdgen writes the XPool CompositeResourceDefinition from the Pool
-// claim CRD that controller-gen generates from apis/pool/v1alpha1.
+// Command xrdgen builds apis/definition.yaml (go generate runs it): it writes
+// the XPool CompositeResourceDefinition from the Pool claim CRD that
+// controller-gen generates from apis/pool/v1alpha1.
 package main
 
 import (

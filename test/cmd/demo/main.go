@@ -1,7 +1,8 @@
-// Command demo brings up a local control plane with burstpool installed,
-// creates a Pool and two QueryServices, bursts executors onto the pool and
-// narrates what the Pool reports at each step. The control plane keeps
-// running afterwards; `demo down` stops it.
+// Command demo shows burstpool on the test harness (make demo): it brings up a
+// local control plane with burstpool installed, creates a Pool and two
+// QueryServices, bursts executors onto the pool and narrates what the Pool
+// reports at each step. The control plane keeps running afterwards; `demo down`
+// stops it.
 package main
 
 import (

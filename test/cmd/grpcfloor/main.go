@@ -1,7 +1,6 @@
-// Package main is grpcfloor, a composition function server that does as
+// Command grpcfloor is test tooling: a composition function server that does as
 // little as a function can, for the gRPC benchmark of pool-compose
-// (functions/pool-compose, make bench-grpc) to compare with. It is test
-// tooling: nothing of it ships.
+// (functions/pool-compose, make bench-grpc) to compare with.
 //
 // Mode echo answers each request with its own desired state, unchanged.
 // Mode fixed answers with a response read at start from DIR/TAG.pb (a

@@ -1,6 +1,6 @@
-// Command localcp starts and stops a local control plane (etcd,
-// kube-apiserver, controller manager, scheduler, kwok, Karpenter with its
-// kwok provider and Crossplane core) on 127.0.0.1 for the end-to-end suite
+// Command localcp is test tooling: it starts and stops a local control plane
+// (etcd, kube-apiserver, controller manager, scheduler, kwok, Karpenter with
+// its kwok provider and Crossplane core) on 127.0.0.1 for the end-to-end suite
 // and the demo.
 //
 //	localcp up --dir DIR     start it; prints the kubeconfig export

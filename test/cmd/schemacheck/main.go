@@ -1,7 +1,8 @@
-// Command schemacheck validates the objects in YAML files against the real
-// schemas of their kinds (see package schemacheck), as the API server would
-// on create. It prints one line per object and every field error, and exits
-// 1 when any object is invalid or has no schema, 2 on a usage or load error.
+// Command schemacheck is test tooling, run by hack/render.sh: it validates the
+// objects in YAML files against the real schemas of their kinds (see package
+// schemacheck), as the API server would on create. It prints one line per
+// object and every field error, and exits 1 when any object is invalid or has
+// no schema, 2 on a usage or load error.
 //
 //	go run ./test/cmd/schemacheck [-crds DIR]... [-skip KIND.GROUP]... FILE...
 package main

@@ -1,9 +1,10 @@
-// Package devplane installs burstpool onto a running local control plane the
-// way users install it: packages pushed to an OCI registry and installed
-// through Crossplane's package manager. Only the runtime of the function and
-// the provider differs: they run as local processes, so core is started with
-// the External package runtime and each active FunctionRevision is pointed at
-// the local function's endpoint.
+// Package devplane is test harness, for the end-to-end suite and the demo: it
+// installs burstpool onto a running local control plane the way users install
+// it: packages pushed to an OCI registry and installed through Crossplane's
+// package manager. Only the runtime of the function and the provider differs:
+// they run as local processes, so core is started with the External package
+// runtime and each active FunctionRevision is pointed at the local function's
+// endpoint.
 package devplane
 
 import (

@@ -1,6 +1,6 @@
-// Package gomod finds burstpool's checkout and the folders of Go modules in
-// the module cache: the sources of upstream CRDs and of the components the
-// local control plane runs.
+// Package gomod is test harness: it finds burstpool's checkout and the folders
+// of Go modules in the module cache (the sources of upstream CRDs and of the
+// components the local control plane runs).
 package gomod
 
 import (

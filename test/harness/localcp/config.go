@@ -1,10 +1,11 @@
-// Package localcp runs a real Kubernetes control plane on 127.0.0.1 for the
-// end-to-end suite and the demo: etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, kwok (fake nodes and pods), Karpenter with its kwok cloud
-// provider, and optionally Crossplane core, each a local process from a
-// pinned binary. Karpenter and Crossplane bind ports on all interfaces, so
-// each runs in its own loopback-only network namespace and reaches the API
-// server (and any forwarded host port) through relays over unix sockets.
+// Package localcp is test harness, for the end-to-end suite and the demo: it
+// runs a real Kubernetes control plane on 127.0.0.1 (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kwok for fake nodes and pods,
+// Karpenter with its kwok cloud provider, and optionally Crossplane core), each
+// a local process from a pinned binary. Karpenter and Crossplane bind ports on
+// all interfaces, so each runs in its own loopback-only network namespace and
+// reaches the API server (and any forwarded host port) through relays over unix
+// sockets.
 //
 // Every process started is recorded with its PID in DIR/state.json, so Down
 // (in this process or a later one) stops exactly those processes.

@@ -1,6 +1,7 @@
-// Package ocireg serves an in-memory OCI registry on a loopback address and
-// pushes Crossplane packages (.xpkg files) into it, so that a local control
-// plane can install burstpool's packages without any outside registry.
+// Package ocireg is test harness: it serves an in-memory OCI registry on a
+// loopback address and pushes Crossplane packages (.xpkg files) into it, so
+// that a local control plane can install burstpool's packages without any
+// outside registry.
 //
 // Clients reach the registry over plain HTTP: go-containerregistry, and so
 // Crossplane's package manager, speak HTTP to registries on loopback

@@ -1,10 +1,10 @@
-// Package schemacheck validates objects against the real schemas of their
-// kinds, the way the Kubernetes API server validates a create: the CRD's
-// structural schema with its defaults, types, enums, required fields,
+// Package schemacheck is test harness: it validates objects against the real
+// schemas of their kinds, the way the Kubernetes API server validates a create:
+// the CRD's structural schema with its defaults, types, enums, required fields,
 // patterns, formats and bounds, list-type invariants, metadata, and CEL
 // x-kubernetes-validations rules. Where a server would silently prune a field
-// the schema does not know, schemacheck reports an error, so a misspelled
-// field fails a test instead of vanishing in a cluster.
+// the schema does not know, schemacheck reports an error, so a misspelled field
+// fails a test instead of vanishing in a cluster.
 //
 // What it does not do: CEL transition rules (those reading oldSelf) only run
 // on updates, so they are not evaluated; status is validated with the rest of
