@@ -19,23 +19,26 @@ func main() {
 	settings := flag.Bool("settings", false, "document the function input's fields as EnvironmentConfig data")
 	flag.Parse()
 
-	crd, err := os.ReadFile(*in)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := run(*in, *out, *title, *settings); err != nil {
+		fmt.Fprintln(os.Stderr, "apidocs:", err)
 		os.Exit(1)
+	}
+}
+
+// run writes the reference of the CRD in the file in to the file out.
+func run(in, out, title string, settings bool) error {
+	crd, err := os.ReadFile(in)
+	if err != nil {
+		return err
 	}
 	var b []byte
-	if *settings {
-		b, err = apidocs.SettingsMarkdown(crd, *title, apidocs.SettingsIntro, "environmentConfig")
+	if settings {
+		b, err = apidocs.SettingsMarkdown(crd, title, apidocs.SettingsIntro, "environmentConfig")
 	} else {
-		b, err = apidocs.Markdown(crd, *title)
+		b, err = apidocs.Markdown(crd, title)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	return os.WriteFile(out, b, 0o644)
 }

@@ -16,18 +16,21 @@ func main() {
 	out := flag.String("out", "apis/definition.yaml", "XRD to write")
 	flag.Parse()
 
-	crd, err := os.ReadFile(*in)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := run(*in, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "xrdgen:", err)
 		os.Exit(1)
+	}
+}
+
+// run writes the XRD of the claim CRD in the file in to the file out.
+func run(in, out string) error {
+	crd, err := os.ReadFile(in)
+	if err != nil {
+		return err
 	}
 	b, err := xrd.FromCRD(crd, xrd.Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	return os.WriteFile(out, b, 0o644)
 }
