@@ -186,14 +186,12 @@ spec:
 	patchEnv(t, ctx, s, client.RawPatch("application/json-patch+json", []byte(`[{"op":"remove","path":"/data/aws/role"}]`)))
 	took = eventually(t, 4*time.Minute, "the pools turn Pending with a message naming data.aws.role", func(ctx context.Context) (bool, error) {
 		for _, p := range pools {
-			u, err := s.Get(ctx, gvkPool, "e6-pools", p)
+			_, st, err := readPool(ctx, s, poolNS, p)
 			if err != nil {
 				return false, err
 			}
-			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			msg, _, _ := unstructured.NestedString(u.Object, "status", "message")
-			if phase != "Pending" || !strings.Contains(msg, "data.aws.role") {
-				return false, fmt.Errorf("pool %s is %s: %s", p, phase, msg)
+			if st.Phase != "Pending" || !strings.Contains(st.Message, "data.aws.role") {
+				return false, fmt.Errorf("pool %s is %s: %s", p, st.Phase, st.Message)
 			}
 		}
 		return true, nil
