@@ -375,15 +375,12 @@ spec:
 			name    string
 			upgrade bool
 		}{{"grow-pool", true}, {"fixed-pool", false}} {
-			mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+			mustApply(t, ctx, cfg, poolManifest(poolNS, p.name, fmt.Sprintf(`
   maxExecutors: 4
   instanceConfig: {instanceFamily: r7gd, autoUpgrade: %t}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, p.name, poolNS, p.upgrade, p.name))
+`, p.upgrade, p.name)))
 			mustApply(t, ctx, cfg, qsManifest(p.name+"-small", p.name, "2", "4Gi"))
 		}
 		typeOf := func(ctx context.Context, name string) (string, error) {
@@ -560,16 +557,17 @@ func readPool(ctx context.Context, s *devplane.Stack, ns, name string) (*unstruc
 	return u, st, nil
 }
 
+// poolManifest is the Pool claim ns/name with spec, the YAML of the fields
+// under spec indented by two spaces.
+func poolManifest(ns, name, spec string) string {
+	return fmt.Sprintf("apiVersion: e6data.io/v1alpha1\nkind: Pool\nmetadata: {name: %s, namespace: %s}\nspec:%s", name, ns, spec)
+}
+
 // e2ePoolManifest is a Pool like the seed burst pool, with the e2e
 // Composition (fast consolidation), that evicts executors of QueryServices
 // it does not attach.
 func e2ePoolManifest(minExecutors int, suspend bool) string {
-	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata:
-  name: %s
-  namespace: %s
-spec:
+	return poolManifest(poolNS, e2ePool, fmt.Sprintf(`
   compositionRef: {name: %s}
   minExecutors: %d
   maxExecutors: 12
@@ -577,7 +575,7 @@ spec:
   unauthorizedExecutors: Evict
   allowedQueryServices:
     - {name: %s, namespace: %s}
-`, e2ePool, poolNS, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS)
+`, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS))
 }
 
 func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, root string) {

@@ -34,10 +34,7 @@ type familyFirst struct {
 // pod by pod.
 func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig, f familyFirst) {
 	const pool, executors = "family-first", 4
-	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
   compositionRef: {name: %s}
   maxExecutors: %d
   executorsPerNode: %d
@@ -45,7 +42,7 @@ spec:
   instanceConfig: {instanceFamily: %s}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, pool, poolNS, e2eComp, executors, f.PerNode, f.Family, pool))
+`, e2eComp, executors, f.PerNode, f.Family, pool)))
 	typeOf := func(ctx context.Context) (string, error) {
 		_, st, err := readPool(ctx, s, poolNS, pool)
 		return st.DerivedInstanceType, err

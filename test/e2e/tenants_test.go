@@ -181,10 +181,7 @@ func conditionOf(u *unstructured.Unstructured, typ string) map[string]any {
 // tenantPoolManifest is tenant-b's own pool under a name of its own, with a
 // taint of its own (spec.tolerations) and the given policy.
 func tenantPoolManifest(policy string) string {
-	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+	return poolManifest(tenantNS, tenantPool, fmt.Sprintf(`
   compositionRef: {name: %s}
   minExecutors: 1
   maxExecutors: 6
@@ -192,7 +189,7 @@ spec:
   allowedQueryServices: [{name: %s, namespace: %s}]
   tolerations:
     - {key: %s, operator: Equal, value: %s, effect: NoSchedule}
-`, tenantPool, tenantNS, e2eComp, policy, tenantQS, tenantWS, tenantTaint, tenantNS)
+`, e2eComp, policy, tenantQS, tenantWS, tenantTaint, tenantNS))
 }
 
 // tenantQSManifest is a QueryService in ns that points at tenant-b's pool.
