@@ -68,7 +68,6 @@ func installSteps(t *testing.T, path string) []string {
 var (
 	gvkEC2NodeClass = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
 	gvkNodePool     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
-	gvkPool         = schema.GroupVersionKind{Group: "e6data.io", Version: "v1alpha1", Kind: "Pool"}
 	gvkEnvConfig    = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
 )
 
