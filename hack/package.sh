@@ -122,6 +122,20 @@ embedded() {
 	done
 }
 
+# runtime_package NAME MAIN DIR CRDS: the package of DIR/crossplane.yaml and
+# the CRDs in DIR/CRDS, with the runtime image of MAIN embedded, one per
+# platform.
+runtime_package() {
+	local name=$1 main=$2 meta=$3/crossplane.yaml crds
+	need "$meta"
+	shopt -s nullglob
+	crds=("$3/$4"/*.yaml)
+	shopt -u nullglob
+	[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in $3/$4"
+	check "$meta"
+	embedded "$name" "$main" "$meta" "${crds[@]}"
+}
+
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(configuration function provider)
 for t in "${targets[@]}"; do
@@ -150,23 +164,11 @@ for t in "${targets[@]}"; do
 		;;
 	function)
 		what="the Function"
-		need package/function/crossplane.yaml
-		shopt -s nullglob
-		inputs=(package/function/input/*.yaml)
-		shopt -u nullglob
-		[ ${#inputs[@]} -gt 0 ] || die "cannot build $what: no input CRDs in package/function/input"
-		check package/function/crossplane.yaml
-		embedded function-pool-compose ./functions/pool-compose package/function/crossplane.yaml "${inputs[@]}"
+		runtime_package function-pool-compose ./functions/pool-compose package/function input
 		;;
 	provider)
 		what="the Provider"
-		need package/provider/crossplane.yaml
-		shopt -s nullglob
-		crds=(package/provider/crds/*.yaml)
-		shopt -u nullglob
-		[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in package/provider/crds"
-		check package/provider/crossplane.yaml
-		embedded provider-burstpool ./cmd/provider package/provider/crossplane.yaml "${crds[@]}"
+		runtime_package provider-burstpool ./cmd/provider package/provider crds
 		;;
 	esac
 	echo "package: built $what in $((SECONDS - start))s" >&2
