@@ -7,8 +7,8 @@ package apidocs
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -58,12 +58,7 @@ func Markdown(crdYAML []byte, title string) ([]byte, error) {
 }
 
 func walk(b *bytes.Buffer, path string, p extv1.JSONSchemaProps, req map[string]bool) {
-	names := make([]string, 0, len(p.Properties))
-	for n := range p.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(p.Properties)) {
 		c := p.Properties[n]
 		fp := path + "." + n
 		t := typeOf(c)

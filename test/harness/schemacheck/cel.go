@@ -2,7 +2,8 @@ package schemacheck
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
@@ -40,12 +41,7 @@ func compileRules(s *structuralschema.Structural) (int, []string) {
 				}
 			}
 		}
-		keys := make([]string, 0, len(s.Properties))
-		for k := range s.Properties {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 			prop := s.Properties[k]
 			walk(p.Child(k), &prop, false)
 		}
