@@ -1,47 +1,22 @@
 package apidocs
 
 import (
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/burstpool/burstpool/test/harness/golden"
 )
 
 func TestCommittedReferenceIsCurrent(t *testing.T) {
-	crd, err := os.ReadFile("../../apis/crds/e6data.io_pools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Markdown(crd, "Pool reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("../../docs/pool-reference.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("docs/pool-reference.md is stale; run make generate (-want +got):\n%s", diff)
-	}
+	golden.Current(t, "apis/crds/e6data.io_pools.yaml", "docs/pool-reference.md", func(crd []byte) ([]byte, error) {
+		return Markdown(crd, "Pool reference")
+	})
 }
 
 func TestCommittedSettingsReferenceIsCurrent(t *testing.T) {
-	crd, err := os.ReadFile("../../package/function/input/pool.fn.burstpool.io_inputs.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := SettingsMarkdown(crd, "Cluster settings reference", SettingsIntro, "environmentConfig")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("../../docs/settings-reference.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("docs/settings-reference.md is stale; run make generate (-want +got):\n%s", diff)
-	}
+	got := golden.Current(t, "package/function/input/pool.fn.burstpool.io_inputs.yaml", "docs/settings-reference.md", func(crd []byte) ([]byte, error) {
+		return SettingsMarkdown(crd, "Cluster settings reference", SettingsIntro, "environmentConfig")
+	})
 	for _, setting := range []string{"`data.clusterName`", "`data.aws.role`", "`data.warmup.helperImage`", "`data.gcp.imageFamily`"} {
 		if !strings.Contains(string(got), setting) {
 			t.Errorf("docs/settings-reference.md does not document %s", setting)

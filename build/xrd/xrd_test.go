@@ -8,26 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/test/harness/golden"
 )
 
 var names = Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"}
 
 func TestCommittedDefinitionIsCurrent(t *testing.T) {
-	crd, err := os.ReadFile("../../apis/crds/e6data.io_pools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := FromCRD(crd, names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("../../apis/definition.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("apis/definition.yaml is stale; run go generate ./apis (-want +got):\n%s", diff)
-	}
+	golden.Current(t, "apis/crds/e6data.io_pools.yaml", "apis/definition.yaml", func(crd []byte) ([]byte, error) {
+		return FromCRD(crd, names)
+	})
 }
 
 func TestDefinitionShape(t *testing.T) {
