@@ -39,7 +39,7 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 
 .PHONY: unit
 unit: ## Run the tests that need no binaries (pure packages).
-	$(GOTEST) $$($(GO) list ./internal/... ./functions/... ./build/... ./test/harness/... ./test/reference/... | grep -v /internal/controller)
+	$(GOTEST) $$($(GO) list ./internal/... ./functions/... ./build/... ./test/harness/... ./test/reference/... ./test/layout/... | grep -v /internal/controller)
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a local control plane.
