@@ -40,7 +40,7 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 
 .PHONY: unit
 unit: ## Run the tests that need no binaries (pure packages).
-	$(GOTEST) $$($(GO) list ./internal/... ./functions/... | grep -v /internal/controller)
+	$(GOTEST) $$($(GO) list ./internal/... ./functions/... ./build/... ./test/harness/... ./test/reference/... ./test/layout/... | grep -v /internal/controller)
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a local control plane.
@@ -71,11 +71,11 @@ package: ## Build the Configuration, Function and Provider packages (.xpkg) into
 .PHONY: demo
 demo: ## Bring up a local control plane, install burstpool and burst a pool (the main job).
 	hack/tool.sh all
-	$(GO) run ./cmd/demo --dir $(OUTPUT)/demo
+	$(GO) run ./test/cmd/demo --dir $(OUTPUT)/demo
 
 .PHONY: demo-down
 demo-down: ## Stop the local control plane that make demo started.
-	$(GO) run ./cmd/demo --dir $(OUTPUT)/demo down
+	$(GO) run ./test/cmd/demo --dir $(OUTPUT)/demo down
 
 .PHONY: lint
 lint: ## Run golangci-lint (.golangci.yml).

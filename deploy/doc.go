@@ -1,4 +1,5 @@
-// Package deploy holds the manifests that install burstpool beside its
-// packages (deploy/provider: the capacity provider's runtime config and
-// roles) and the tests that hold them to what the provider may do.
+// Package deploy ships manifests, not code: those that install burstpool
+// beside its packages (deploy/provider: the capacity provider's runtime
+// config and roles), and the tests that hold them to what the provider may
+// do.
 package deploy

@@ -23,7 +23,7 @@
 # `crank xpkg push -f a.xpkg,b.xpkg REF`, or ocireg.PushXpkgIndex in Go.
 #
 # Each package's metadata, XRD and Composition pass hack/validate.sh first.
-# Runtime images are built by cmd/imagebuild, without a container engine:
+# Runtime images are built by build/cmd/imagebuild, without a container engine:
 # static binaries (CGO_ENABLED=0, -trimpath, -s -w) on an empty base, user
 # 65532:65532, the program at /usr/local/bin/<package name> as entrypoint
 # and the warmup helper ./cmd/warm at /warm. They are written next to the
@@ -113,7 +113,7 @@ embedded() {
 	need_main "$main"
 	need_main cmd/warm
 	if [ -z "$imagebuild" ]; then
-		go build -o "$out/bin/imagebuild" ./cmd/imagebuild || die "cannot build cmd/imagebuild"
+		go build -o "$out/bin/imagebuild" ./build/cmd/imagebuild || die "cannot build build/cmd/imagebuild"
 		imagebuild=$out/bin/imagebuild
 	fi
 	local stagedir=$out/stage/$name
@@ -124,6 +124,20 @@ embedded() {
 		arch=${arch%.tar}
 		build "$stagedir" "$pkgs/$name-$arch.xpkg" "$tarball"
 	done
+}
+
+# runtime_package NAME MAIN DIR CRDS: the package of DIR/crossplane.yaml and
+# the CRDs in DIR/CRDS, with the runtime image of MAIN embedded, one per
+# platform.
+runtime_package() {
+	local name=$1 main=$2 meta=$3/crossplane.yaml crds
+	need "$meta"
+	shopt -s nullglob
+	crds=("$3/$4"/*.yaml)
+	shopt -u nullglob
+	[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in $3/$4"
+	check "$meta"
+	embedded "$name" "$main" "$meta" "${crds[@]}"
 }
 
 targets=("$@")
@@ -161,23 +175,11 @@ for t in "${targets[@]}"; do
 		;;
 	function)
 		what="the Function"
-		need package/function/crossplane.yaml
-		shopt -s nullglob
-		inputs=(package/function/input/*.yaml)
-		shopt -u nullglob
-		[ ${#inputs[@]} -gt 0 ] || die "cannot build $what: no input CRDs in package/function/input"
-		check package/function/crossplane.yaml
-		embedded function-pool-compose ./functions/pool-compose package/function/crossplane.yaml "${inputs[@]}"
+		runtime_package function-pool-compose ./functions/pool-compose package/function input
 		;;
 	provider)
 		what="the Provider"
-		need package/provider/crossplane.yaml
-		shopt -s nullglob
-		crds=(package/provider/crds/*.yaml)
-		shopt -u nullglob
-		[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in package/provider/crds"
-		check package/provider/crossplane.yaml
-		embedded provider-burstpool ./cmd/provider package/provider/crossplane.yaml "${crds[@]}"
+		runtime_package provider-burstpool ./cmd/provider package/provider crds
 		;;
 	esac
 	echo "package: built $what in $((SECONDS - start))s" >&2

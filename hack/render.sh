@@ -2,7 +2,7 @@
 # Renders every scenario under examples/render with crossplane render (crank)
 # against a locally built pool-compose function, writes each output to
 # _output/render/<scenario>.yaml and validates every object in it against
-# the real schema of its kind (internal/schemacheck). Exits non-zero when the
+# the real schema of its kind (test/harness/schemacheck). Exits non-zero when the
 # function does not build or serve, a scenario does not render, or any
 # object is invalid.
 #
@@ -46,8 +46,8 @@ if [ -z "$fn" ]; then
 	go build -o "$fn" ./functions/pool-compose ||
 		fail "functions/pool-compose does not build (see above): scenarios cannot render until it does"
 fi
-go build -o "$bin/schemacheck" ./internal/schemacheck/cmd/schemacheck ||
-	fail "internal/schemacheck/cmd/schemacheck does not build (see above)"
+go build -o "$bin/schemacheck" ./test/cmd/schemacheck ||
+	fail "test/cmd/schemacheck does not build (see above)"
 
 # listening PORT: whether something accepts connections on 127.0.0.1:PORT.
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

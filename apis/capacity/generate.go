@@ -1,4 +1,5 @@
-// Package capacity generates the capacity provider's deep copies and CRDs.
+// Package capacity builds: its go:generate lines write the capacity
+// provider's deep copies and CRDs. No code of it ships; what it writes does.
 //
 // The CRDs are written to package/provider/crds, the folder the provider's
 // Crossplane package is built from.

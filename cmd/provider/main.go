@@ -1,6 +1,6 @@
-// Package main runs the burstpool capacity provider: it observes pool nodes
-// and executor pods and writes what each pool holds into PoolCapacity
-// status.
+// Command provider ships as the capacity provider's runtime image: it
+// observes pool nodes and executor pods and writes what each pool holds into
+// PoolCapacity status.
 package main
 
 import (

@@ -1,7 +1,7 @@
-// Command warm is the helper that warmup DaemonSets run on pool nodes. It has
-// no dependencies beyond the standard library and is built static
-// (CGO_ENABLED=0), so it runs in any image on any Linux node of its
-// architecture, without a shell.
+// Command warm ships at /warm in burstpool's runtime images: the helper that
+// warmup DaemonSets run on pool nodes. It has no dependencies beyond the
+// standard library and is built static (CGO_ENABLED=0), so it runs in any
+// image on any Linux node of its architecture, without a shell.
 //
 //	warm install DEST   copy this executable to DEST (mode 0755)
 //	warm pause          block until SIGTERM or SIGINT, then exit 0

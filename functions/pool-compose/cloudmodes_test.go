@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 var coreweaveCRDs = []string{crdCoreWeave}

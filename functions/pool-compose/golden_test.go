@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/reference"
-	"github.com/burstpool/burstpool/internal/schemacheck"
 	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -158,7 +158,7 @@ func exampleQueryServices(t *testing.T, name, ns string) []string {
 func TestGolden(t *testing.T) {
 	reg, err := schemacheck.Upstream()
 	if err != nil {
-		t.Fatalf("cannot load the upstream schemas (see internal/schemacheck): %v", err)
+		t.Fatalf("cannot load the upstream schemas (see test/harness/schemacheck): %v", err)
 	}
 	kinds := reg.Kinds()
 	for pool, claim := range examplePools(t) {

@@ -20,7 +20,7 @@ import (
 )
 
 // TestGRPCBench runs the pool-compose binary over gRPC on loopback
-// (insecure, as crossplane render does) beside two floors (test/grpcfloor):
+// (insecure, as crossplane render does) beside two floors (test/cmd/grpcfloor):
 // echo, which answers each request with its desired state unchanged, and
 // same-bytes, which answers with the very response pool-compose gave, read
 // at start. The three are called in turn, one call each per round, with the
@@ -44,7 +44,7 @@ func TestGRPCBench(t *testing.T) {
 	}
 	dir := t.TempDir()
 	build(t, filepath.Join(dir, "pool-compose"), ".")
-	build(t, filepath.Join(dir, "grpcfloor"), "../../test/grpcfloor")
+	build(t, filepath.Join(dir, "grpcfloor"), "../../test/cmd/grpcfloor")
 
 	type shape struct {
 		name      string

@@ -9,7 +9,7 @@ package main
 // would take the role from the other pools' running nodes.
 //
 // The objects are built unstructured and checked against provider-aws's
-// CRDs (test/crds/upstream, internal/schemacheck) instead of built from its
+// CRDs (test/crds/upstream, test/harness/schemacheck) instead of built from its
 // Go API types (apis/iam/v1beta1, apis/eks/v1beta1). Measured with Go 1.26
 // on two shared cores: a program that only names one iam Role and one eks
 // AccessEntry builds to 59.3 MB from 865 packages in 4m02s (848 MB peak

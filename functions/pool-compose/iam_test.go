@@ -12,7 +12,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
-	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 )

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 // remoteEnv points every pool at the workload cluster of ProviderConfig

@@ -12,8 +12,8 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	"github.com/burstpool/burstpool/internal/gomod"
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/harness/gomod"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 // TestStatusHasTheReferenceShapes reads the status examples of the

@@ -260,31 +260,24 @@ func (s Snapshot) Pools() []string {
 }
 
 // WithUpdate returns a snapshot in which p replaces any pod with its key.
-func (s Snapshot) WithUpdate(p *Pod) Snapshot {
-	b := s.Edit()
-	b.Update(p)
-	return b.Snapshot()
-}
+func (s Snapshot) WithUpdate(p *Pod) Snapshot { return s.with(func(b *Batch) { b.Update(p) }) }
 
 // WithoutPod returns a snapshot without the pod with key k.
-func (s Snapshot) WithoutPod(k PodKey) Snapshot {
-	b := s.Edit()
-	b.Delete(k)
-	return b.Snapshot()
-}
+func (s Snapshot) WithoutPod(k PodKey) Snapshot { return s.with(func(b *Batch) { b.Delete(k) }) }
 
 // WithNode returns a snapshot in which n replaces any node with its name.
-func (s Snapshot) WithNode(n *Node) Snapshot {
-	b := s.Edit()
-	b.UpdateNode(n)
-	return b.Snapshot()
-}
+func (s Snapshot) WithNode(n *Node) Snapshot { return s.with(func(b *Batch) { b.UpdateNode(n) }) }
 
 // WithoutNode returns a snapshot without the node called name; the snapshot
 // remembers that the node is gone.
 func (s Snapshot) WithoutNode(name string) Snapshot {
+	return s.with(func(b *Batch) { b.DeleteNode(name) })
+}
+
+// with returns the snapshot that edit makes of this one.
+func (s Snapshot) with(edit func(*Batch)) Snapshot {
 	b := s.Edit()
-	b.DeleteNode(name)
+	edit(b)
 	return b.Snapshot()
 }
 

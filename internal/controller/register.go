@@ -1,4 +1,5 @@
-// Package controller registers every controller of the capacity provider.
+// Package controller ships in the capacity provider: it registers every
+// controller of the provider.
 package controller
 
 import (

@@ -1,5 +1,6 @@
-// Package metrics exports what the capacity provider observes as Prometheus
-// gauges and counters, per pool and per QueryService.
+// Package metrics ships in the capacity provider: it exports what the
+// provider observes as Prometheus gauges and counters, per pool and per
+// QueryService.
 package metrics
 
 import (
@@ -60,87 +61,40 @@ type failed struct{ namespace, pod string }
 
 // New returns the provider's metrics, registered with reg.
 func New(reg prometheus.Registerer) *Metrics {
-	pool := []string{labelPool, labelNamespace}
-	m := &Metrics{
-		executors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_executors",
-			Help: "Executor slots of a pool by state: total, available, occupied, pending or draining.",
-		}, append(pool, labelState)),
-		maxExecutors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_max_executors",
-			Help: "The pool's maxExecutors.",
-		}, pool),
-		nodes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_nodes",
-			Help: "Nodes of a pool by state: ready or not_ready.",
-		}, append(pool, labelState)),
-		warmReady: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_warm_images_ready",
-			Help: "Images with at least one running warmup pod on the pool.",
-		}, pool),
-		warmFailing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_warmup_failures",
-			Help: "Images whose warmup pods cannot pull them.",
-		}, pool),
-		failures: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_executor_failures",
-			Help: "Executor failures the pool's status lists, by reason.",
-		}, append(pool, labelReason)),
-		failuresAll: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "burstpool_pool_executor_failures_total",
-			Help: "Executor failures diagnosed, by reason: each failed pod once per reason.",
-		}, append(pool, labelReason)),
-		observed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_last_observed_timestamp_seconds",
-			Help: "When the provider last knew its view of the pool's cluster to be current (status.atProvider.lastObservedTime), as a Unix time.",
-		}, pool),
-		requestedCPU: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_requested_cpu_cores",
-			Help: "CPU the pool's occupied, draining and pending executors request.",
-		}, pool),
-		requestedMem: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_requested_memory_bytes",
-			Help: "Memory the pool's occupied, draining and pending executors request.",
-		}, pool),
-		unauthorized: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_pool_unauthorized_executors",
-			Help: "Pool executors of QueryServices not attached to the pool.",
-		}, pool),
-		qsExecutors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_queryservice_executors",
-			Help: "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).",
-		}, append(pool, labelQS, labelQSNS, labelType)),
-		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "burstpool_pool_evictions_total",
-			Help: "Pods deleted by the pool's policies, by reason.",
-		}, append(pool, labelReason)),
-		blocked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "burstpool_pool_evictions_blocked_total",
-			Help: "Evictions a PodDisruptionBudget refused, by reason.",
-		}, append(pool, labelReason)),
-		relists: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "burstpool_observer_relists_total",
-			Help: "Full relists of pool pods and nodes, by result.",
-		}, []string{labelConfig, labelResult}),
-		watchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "burstpool_observer_watch_errors_total",
-			Help: "Errors of the pod and node watches.",
-		}, []string{labelConfig}),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "burstpool_observer_events_total",
-			Help: "Pod and node events applied to the snapshot.",
-		}, []string{labelConfig}),
-		lastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "burstpool_observer_last_sync_timestamp_seconds",
-			Help: "When the observer last knew its view of the cluster to be current, as a Unix time.",
-		}, []string{labelConfig}),
-		pools:   map[string]v1alpha1.PoolRef{},
-		counted: map[string]map[failed]v1alpha1.FailureReason{},
+	// pool returns the labels of a pool's series, then more.
+	pool := func(more ...string) []string { return append([]string{labelPool, labelNamespace}, more...) }
+	gauge := func(name, help string, labels []string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+		reg.MustRegister(g)
+		return g
 	}
-	reg.MustRegister(m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures, m.failuresAll,
-		m.observed, m.requestedCPU, m.requestedMem,
-		m.unauthorized, m.qsExecutors, m.evictions, m.blocked, m.relists, m.watchErrors, m.events, m.lastSync)
-	return m
+	counter := func(name, help string, labels []string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		reg.MustRegister(c)
+		return c
+	}
+	return &Metrics{
+		executors:    gauge("burstpool_pool_executors", "Executor slots of a pool by state: total, available, occupied, pending or draining.", pool(labelState)),
+		maxExecutors: gauge("burstpool_pool_max_executors", "The pool's maxExecutors.", pool()),
+		nodes:        gauge("burstpool_pool_nodes", "Nodes of a pool by state: ready or not_ready.", pool(labelState)),
+		warmReady:    gauge("burstpool_pool_warm_images_ready", "Images with at least one running warmup pod on the pool.", pool()),
+		warmFailing:  gauge("burstpool_pool_warmup_failures", "Images whose warmup pods cannot pull them.", pool()),
+		failures:     gauge("burstpool_pool_executor_failures", "Executor failures the pool's status lists, by reason.", pool(labelReason)),
+		failuresAll:  counter("burstpool_pool_executor_failures_total", "Executor failures diagnosed, by reason: each failed pod once per reason.", pool(labelReason)),
+		observed:     gauge("burstpool_pool_last_observed_timestamp_seconds", "When the provider last knew its view of the pool's cluster to be current (status.atProvider.lastObservedTime), as a Unix time.", pool()),
+		requestedCPU: gauge("burstpool_pool_requested_cpu_cores", "CPU the pool's occupied, draining and pending executors request.", pool()),
+		requestedMem: gauge("burstpool_pool_requested_memory_bytes", "Memory the pool's occupied, draining and pending executors request.", pool()),
+		unauthorized: gauge("burstpool_pool_unauthorized_executors", "Pool executors of QueryServices not attached to the pool.", pool()),
+		qsExecutors:  gauge("burstpool_queryservice_executors", "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).", pool(labelQS, labelQSNS, labelType)),
+		evictions:    counter("burstpool_pool_evictions_total", "Pods deleted by the pool's policies, by reason.", pool(labelReason)),
+		blocked:      counter("burstpool_pool_evictions_blocked_total", "Evictions a PodDisruptionBudget refused, by reason.", pool(labelReason)),
+		relists:      counter("burstpool_observer_relists_total", "Full relists of pool pods and nodes, by result.", []string{labelConfig, labelResult}),
+		watchErrors:  counter("burstpool_observer_watch_errors_total", "Errors of the pod and node watches.", []string{labelConfig}),
+		events:       counter("burstpool_observer_events_total", "Pod and node events applied to the snapshot.", []string{labelConfig}),
+		lastSync:     gauge("burstpool_observer_last_sync_timestamp_seconds", "When the observer last knew its view of the cluster to be current, as a Unix time.", []string{labelConfig}),
+		pools:        map[string]v1alpha1.PoolRef{},
+		counted:      map[string]map[failed]v1alpha1.FailureReason{},
+	}
 }
 
 // Record sets the series of the pool spec names from res, for the

@@ -1,8 +1,8 @@
-// Package sizing chooses the instance type of a pool's nodes. It is pure:
-// it reads only the instance catalogs embedded in the binary, takes plain
-// values and returns plain values, so the composition function gathers the
-// pool, its attached QueryServices and its status, calls Derive, and writes
-// what it returns.
+// Package sizing ships in the composition function: it chooses the instance
+// type of a pool's nodes. It is pure: it reads only the instance catalogs
+// embedded in the binary, takes plain values and returns plain values, so the
+// composition function gathers the pool, its attached QueryServices and its
+// status, calls Derive, and writes what it returns.
 //
 // # Catalogs
 //

@@ -1,7 +1,8 @@
-// Package warmup keeps executor images warm on a pool's nodes. It is pure:
-// it takes plain values and a clock reading, and returns plain values and
-// typed objects, so a composition function gathers the inputs, calls it, and
-// applies what it returns.
+// Package warmup ships in the composition function and the capacity provider:
+// it keeps executor images warm on a pool's nodes. It is pure: it takes plain
+// values and a clock reading, and returns plain values and typed objects, so a
+// composition function gathers the inputs, calls it, and applies what it
+// returns.
 //
 // # The warm set
 //

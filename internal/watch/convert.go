@@ -13,35 +13,21 @@ import (
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
-// A cachedPod is all an informer keeps of a pool pod: its identity, for the
-// informer's own bookkeeping, and the capacity view of it. Keeping it instead
-// of the pod makes a cache of tens of thousands of pods several times
-// smaller. Nothing reads these objects back through the cache.
-type cachedPod struct {
+// A record is all an informer keeps of a pool pod or node: its identity, for
+// the informer's own bookkeeping, and the capacity view of it (a
+// *capacity.Pod or a *capacity.Node). Keeping it instead of the object makes
+// a cache of tens of thousands of pods several times smaller. Nothing reads
+// these objects back through the cache.
+type record[V any] struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
-	pod *capacity.Pod
+	view V
 }
 
 // DeepCopyObject copies the record; the capacity view is immutable and is
 // shared.
-func (c *cachedPod) DeepCopyObject() runtime.Object {
-	out := &cachedPod{TypeMeta: c.TypeMeta, pod: c.pod}
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	return out
-}
-
-// A cachedNode is all an informer keeps of a pool node.
-type cachedNode struct {
-	metav1.TypeMeta
-	metav1.ObjectMeta
-	node *capacity.Node
-}
-
-// DeepCopyObject copies the record; the capacity view is immutable and is
-// shared.
-func (c *cachedNode) DeepCopyObject() runtime.Object {
-	out := &cachedNode{TypeMeta: c.TypeMeta, node: c.node}
+func (c *record[V]) DeepCopyObject() runtime.Object {
+	out := &record[V]{TypeMeta: c.TypeMeta, view: c.view}
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	return out
 }
@@ -56,7 +42,7 @@ func identity(m metav1.Object) metav1.ObjectMeta {
 // its capacity view.
 func TransformPod(obj any) (any, error) {
 	if p, ok := obj.(*corev1.Pod); ok {
-		return &cachedPod{ObjectMeta: identity(p), pod: Pod(p)}, nil
+		return &record[*capacity.Pod]{ObjectMeta: identity(p), view: Pod(p)}, nil
 	}
 	return obj, nil
 }
@@ -65,7 +51,7 @@ func TransformPod(obj any) (any, error) {
 // holding its capacity view.
 func TransformNode(obj any) (any, error) {
 	if n, ok := obj.(*corev1.Node); ok {
-		return &cachedNode{ObjectMeta: identity(n), node: Node(n)}, nil
+		return &record[*capacity.Node]{ObjectMeta: identity(n), view: Node(n)}, nil
 	}
 	return obj, nil
 }

@@ -66,7 +66,7 @@ func TestNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tc.want, cached.(*cachedNode).node); diff != "" {
+			if diff := cmp.Diff(&tc.want, cached.(*record[*capacity.Node]).view); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -130,7 +130,7 @@ func TestPod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tc.want, cached.(*cachedPod).pod); diff != "" {
+			if diff := cmp.Diff(&tc.want, cached.(*record[*capacity.Pod]).view); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})

@@ -314,8 +314,8 @@ func unwrap(obj any) any {
 
 func (o *Observer) podEvent(obj any, deleted bool) {
 	switch p := unwrap(obj).(type) {
-	case *cachedPod:
-		o.enqueue(capacity.Event{Pod: p.pod, Deleted: deleted})
+	case *record[*capacity.Pod]:
+		o.enqueue(capacity.Event{Pod: p.view, Deleted: deleted})
 	case *corev1.Pod:
 		o.enqueue(capacity.Event{Pod: Pod(p), Deleted: deleted})
 	}
@@ -323,8 +323,8 @@ func (o *Observer) podEvent(obj any, deleted bool) {
 
 func (o *Observer) nodeEvent(obj any, deleted bool) {
 	switch n := unwrap(obj).(type) {
-	case *cachedNode:
-		o.enqueue(capacity.Event{Node: n.node, Deleted: deleted})
+	case *record[*capacity.Node]:
+		o.enqueue(capacity.Event{Node: n.view, Deleted: deleted})
 	case *corev1.Node:
 		o.enqueue(capacity.Event{Node: Node(n), Deleted: deleted})
 	}

@@ -1,7 +1,7 @@
-// Package api_test installs the Pool and QueryService CRDs generated from
-// apis/ into a real API server and checks what it accepts, rejects and
-// defaults: the reference's example pools apply as written and invalid pools are
-// rejected with messages that say what to fix.
+// Package api_test tests the API: it installs the Pool and QueryService CRDs
+// generated from apis/ into a real API server and checks what it accepts,
+// rejects and defaults. The reference's example pools apply as written and
+// invalid pools are rejected with messages that say what to fix.
 package api_test
 
 import (
@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 var (

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // A NodePool that allows the two instance types of

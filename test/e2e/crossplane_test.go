@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // A namespaced composite resource definition with one version.

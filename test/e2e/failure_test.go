@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // TestFailedStartCleansUp starts a control plane whose kwok exits at once:

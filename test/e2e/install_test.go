@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // docRegistry is the registry docs/install.md installs packages from; the
@@ -68,7 +68,6 @@ func installSteps(t *testing.T, path string) []string {
 var (
 	gvkEC2NodeClass = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
 	gvkNodePool     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
-	gvkPool         = schema.GroupVersionKind{Group: "e6data.io", Version: "v1alpha1", Kind: "Pool"}
 	gvkEnvConfig    = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
 )
 
@@ -186,14 +185,12 @@ spec:
 	patchEnv(t, ctx, s, client.RawPatch("application/json-patch+json", []byte(`[{"op":"remove","path":"/data/aws/role"}]`)))
 	took = eventually(t, 4*time.Minute, "the pools turn Pending with a message naming data.aws.role", func(ctx context.Context) (bool, error) {
 		for _, p := range pools {
-			u, err := s.Get(ctx, gvkPool, "e6-pools", p)
+			_, st, err := readPool(ctx, s, poolNS, p)
 			if err != nil {
 				return false, err
 			}
-			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			msg, _, _ := unstructured.NestedString(u.Object, "status", "message")
-			if phase != "Pending" || !strings.Contains(msg, "data.aws.role") {
-				return false, fmt.Errorf("pool %s is %s: %s", p, phase, msg)
+			if st.Phase != "Pending" || !strings.Contains(st.Message, "data.aws.role") {
+				return false, fmt.Errorf("pool %s is %s: %s", p, st.Phase, st.Message)
 			}
 		}
 		return true, nil

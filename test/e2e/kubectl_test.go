@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 // kubectlPath builds (once) and returns the real kubectl binary.

@@ -13,14 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 // The LKE node pool the reference's manifest 4.3 selects, and its taint.
@@ -48,18 +47,7 @@ func TestLinodePool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cannot bring burstpool up without Karpenter: %v", err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range []*devplane.Proc{s.Function, s.Provider} {
-				if p != nil {
-					t.Logf("--- %s log tail ---\n%s", p.Name, p.Tail(40))
-				}
-			}
-		}
-		if err := s.Down(); err != nil {
-			t.Errorf("cannot stop the stack: %v", err)
-		}
-	})
+	downWithLogs(t, s)
 	kc := s.Cluster.Kubeconfig
 	c := s.Client
 	m := reference.Manifests[2]
@@ -94,17 +82,14 @@ spec:
 	}
 
 	took := eventually(t, 3*time.Minute, "linode-pool Pending on Linode, naming its nodeSelector and labels", func(ctx context.Context) (bool, error) {
-		p, err := claim(ctx, s, linodePool)
+		_, st, err := readPool(ctx, s, poolNS, linodePool)
 		if err != nil {
 			return false, err
 		}
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		msg, _, _ := unstructured.NestedString(p.Object, "status", "message")
-		cloud, _, _ := unstructured.NestedString(p.Object, "status", "cloud")
-		method, _, _ := unstructured.NestedString(p.Object, "status", "provisioningMethod")
-		return phase == "Pending" && cloud == "linode" && method == "lke" &&
+		msg := st.Message
+		return st.Phase == "Pending" && st.Cloud == "linode" && st.ProvisioningMethod == "lke" &&
 				strings.Contains(msg, "spec.nodeSelector "+lkePoolLabel+"="+lkePoolID) && strings.Contains(msg, qsv1.LabelPool+"="+linodePool),
-			fmt.Errorf("cloud %q method %q phase %s: %s", cloud, method, phase, msg)
+			fmt.Errorf("cloud %q method %q phase %s: %s", st.Cloud, st.ProvisioningMethod, st.Phase, msg)
 	})
 	t.Logf("4.3 without LKE nodes -> Pending with the labels it looks for: %s", took.Round(100*time.Millisecond))
 	// The reference's "Pool Stuck in Pending" symptom, as it prints it.
@@ -128,14 +113,11 @@ spec:
 		t.Fatal(err)
 	}
 	took = eventually(t, 3*time.Minute, "linode-pool Active on the LKE nodes", func(ctx context.Context) (bool, error) {
-		p, err := claim(ctx, s, linodePool)
+		_, st, err := readPool(ctx, s, poolNS, linodePool)
 		if err != nil {
 			return false, err
 		}
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		msg, _, _ := unstructured.NestedString(p.Object, "status", "message")
-		nodes, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
-		return phase == "Active" && nodes == 2, fmt.Errorf("phase %s nodes %d: %s", phase, nodes, msg)
+		return st.Phase == "Active" && st.CurrentNodes == 2, fmt.Errorf("phase %s nodes %d: %s", st.Phase, st.CurrentNodes, st.Message)
 	})
 	t.Logf("LKE nodes labelled -> Active: %s", took.Round(100*time.Millisecond))
 
@@ -155,12 +137,11 @@ spec:
 		if err != nil || n != 2 {
 			return false, fmt.Errorf("%d Running (%v)", n, err)
 		}
-		p, err := claim(ctx, s, linodePool)
+		_, st, err := readPool(ctx, s, poolNS, linodePool)
 		if err != nil {
 			return false, err
 		}
-		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-		return occ == 2, fmt.Errorf("occupiedExecutors %d", occ)
+		return st.OccupiedExecutors == 2, fmt.Errorf("occupiedExecutors %d", st.OccupiedExecutors)
 	})
 	t.Logf("executors -> Running on LKE nodes and counted: %s (4.3 applied -> here: %s)", took.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 	pods := &corev1.PodList{}

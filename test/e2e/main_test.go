@@ -1,7 +1,7 @@
-// Package e2e runs burstpool's end-to-end checks on a real local control
-// plane (internal/localcp): etcd, kube-apiserver, controller manager,
-// scheduler, kwok, Karpenter's kwok provider and Crossplane core, all local
-// processes built from the module proxy by hack/tool.sh.
+// Package e2e tests burstpool end to end, installed as users install it, on a
+// real local control plane (test/harness/localcp): etcd, kube-apiserver,
+// controller manager, scheduler, kwok, Karpenter's kwok provider and Crossplane
+// core, all local processes built from the module proxy by hack/tool.sh.
 package e2e
 
 import (
@@ -13,14 +13,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/gomod"
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/gomod"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // TestMain lets this test binary serve as the relay localcp starts for
 // components in their own network namespaces, so the suite needs no
-// separate build of cmd/localcp.
+// separate build of test/cmd/localcp.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == localcp.RelayCommand {
 		os.Exit(localcp.RelayMain(os.Args[2:]))

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
-	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 // The node IAM scenario's pool, its Composition and the names its objects

@@ -14,6 +14,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -23,8 +24,8 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/localcp"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 const (
@@ -76,14 +77,12 @@ func TestPool(t *testing.T) {
 				t.Errorf("kubectl get pool lacks column %s", col)
 			}
 		}
-		p, err := claim(ctx, s, "burst-pool")
+		_, st, err := readPool(ctx, s, poolNS, "burst-pool")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cloud, _, _ := unstructured.NestedString(p.Object, "status", "cloud")
-		method, _, _ := unstructured.NestedString(p.Object, "status", "provisioningMethod")
-		if cloud != "kwok" || method != "karpenter" {
-			t.Errorf("burst-pool runs on cloud %q with method %q, want kwok and karpenter", cloud, method)
+		if st.Cloud != "kwok" || st.ProvisioningMethod != "karpenter" {
+			t.Errorf("burst-pool runs on cloud %q with method %q, want kwok and karpenter", st.Cloud, st.ProvisioningMethod)
 		}
 	})
 
@@ -126,18 +125,14 @@ func TestPool(t *testing.T) {
 			t.Fatal("executors run, but no node carries the pool label")
 		}
 		eventually(t, 2*time.Minute, "Pool status matches what runs", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, e2ePool)
+			p, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
-			avail, _, _ := unstructured.NestedInt64(p.Object, "status", "availableExecutors")
-			cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
-			ready := int64(len(readyNodes(poolNodes(t, ctx, c, e2ePool))))
+			ready := len(readyNodes(poolNodes(t, ctx, c, e2ePool)))
 			alloc := allocation(p, analyticsNS, e2eQSName)
 			want := fmt.Sprintf("occupied %d total %d available %d nodes %d alloc %d", burstReplicas, ready, ready-burstReplicas, ready, burstReplicas)
-			got := fmt.Sprintf("occupied %d total %d available %d nodes %d alloc %d", occ, total, avail, cur, alloc)
+			got := fmt.Sprintf("occupied %d total %d available %d nodes %d alloc %d", st.OccupiedExecutors, st.TotalExecutors, st.AvailableExecutors, st.CurrentNodes, alloc)
 			return got == want, fmt.Errorf("status %s, want %s", got, want)
 		})
 		eventually(t, 2*time.Minute, "warmup pods Running on the new nodes and cachedImages Ready", func(ctx context.Context) (bool, error) {
@@ -233,23 +228,21 @@ spec:
 		// when the QueryService first got a pool executor.
 		scaleExecutors(t, ctx, c, burstReplicas+1)
 		took := eventually(t, 2*time.Minute, "the restarted provider counts a new executor and keeps allocatedAt", func(ctx context.Context) (bool, error) {
-			after, err := claim(ctx, s, e2ePool)
+			after, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			occ, _, _ := unstructured.NestedInt64(after.Object, "status", "occupiedExecutors")
 			at := allocatedAtOf(after, analyticsNS, e2eQSName)
-			return occ == burstReplicas+1 && at == allocatedAt, fmt.Errorf("occupied %d allocatedAt %q (was %q)", occ, at, allocatedAt)
+			return st.OccupiedExecutors == burstReplicas+1 && at == allocatedAt, fmt.Errorf("occupied %d allocatedAt %q (was %q)", st.OccupiedExecutors, at, allocatedAt)
 		})
 		t.Logf("provider restart -> new executor counted, allocatedAt kept: %s", took.Round(10*time.Millisecond))
 		scaleExecutors(t, ctx, c, burstReplicas)
 		eventually(t, 2*time.Minute, "back to the burst's executors", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, e2ePool)
+			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-			return occ == burstReplicas, fmt.Errorf("occupied %d", occ)
+			return st.OccupiedExecutors == burstReplicas, fmt.Errorf("occupied %d", st.OccupiedExecutors)
 		})
 	})
 
@@ -289,12 +282,11 @@ spec:
 	t.Run("ScaleDown", func(t *testing.T) {
 		scaleExecutors(t, ctx, c, 0)
 		eventually(t, 2*time.Minute, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, e2ePool)
+			p, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-			return occ == 0 && allocation(p, analyticsNS, e2eQSName) == 0, fmt.Errorf("occupied %d", occ)
+			return st.OccupiedExecutors == 0 && allocation(p, analyticsNS, e2eQSName) == 0, fmt.Errorf("occupied %d", st.OccupiedExecutors)
 		})
 		// minExecutors is 1: Karpenter removes every pool node but the one
 		// that holds the warm slot's placeholder.
@@ -302,13 +294,11 @@ spec:
 			if n := len(poolNodes(t, ctx, c, e2ePool)); n != 1 {
 				return false, fmt.Errorf("%d pool nodes, want 1 for the warm slot", n)
 			}
-			p, err := claim(ctx, s, e2ePool)
+			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
-			avail, _, _ := unstructured.NestedInt64(p.Object, "status", "availableExecutors")
-			cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
+			total, avail, cur := st.TotalExecutors, st.AvailableExecutors, st.CurrentNodes
 			return total == 1 && avail == 1 && cur == 1, fmt.Errorf("total %d available %d nodes %d", total, avail, cur)
 		})
 		t.Logf("scale down -> empty nodes consolidated, one warm node left, counts follow: %s", took.Round(10*time.Millisecond))
@@ -349,11 +339,11 @@ spec:
 		// Suspended once Karpenter has removed the emptied warm node, which
 		// takes its disruption loop up to a few minutes on a busy machine.
 		took := eventually(t, 5*time.Minute, "the pool is Suspended: no new capacity, warm images kept", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, e2ePool)
+			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+			phase := st.Phase
 			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", e2ePool+"-nodepool")
 			if err != nil {
 				return false, err
@@ -368,13 +358,11 @@ spec:
 		t.Logf("suspend -> Suspended: %s", took.Round(10*time.Millisecond))
 		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
 		took = eventually(t, 3*time.Minute, "the pool is Active again with its warm slot", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, e2ePool)
+			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
 			}
-			phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-			total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
-			return phase == "Active" && total >= 1, fmt.Errorf("phase %s total %d", phase, total)
+			return st.Phase == "Active" && st.TotalExecutors >= 1, fmt.Errorf("phase %s total %d", st.Phase, st.TotalExecutors)
 		})
 		t.Logf("resume -> Active with a warm slot: %s", took.Round(10*time.Millisecond))
 	})
@@ -387,24 +375,17 @@ spec:
 			name    string
 			upgrade bool
 		}{{"grow-pool", true}, {"fixed-pool", false}} {
-			mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+			mustApply(t, ctx, cfg, poolManifest(poolNS, p.name, fmt.Sprintf(`
   maxExecutors: 4
   instanceConfig: {instanceFamily: r7gd, autoUpgrade: %t}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, p.name, poolNS, p.upgrade, p.name))
+`, p.upgrade, p.name)))
 			mustApply(t, ctx, cfg, qsManifest(p.name+"-small", p.name, "2", "4Gi"))
 		}
 		typeOf := func(ctx context.Context, name string) (string, error) {
-			p, err := claim(ctx, s, name)
-			if err != nil {
-				return "", err
-			}
-			it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
-			return it, nil
+			_, st, err := readPool(ctx, s, poolNS, name)
+			return st.DerivedInstanceType, err
 		}
 		var before string
 		eventually(t, 2*time.Minute, "both pools sized for the small QueryService", func(ctx context.Context) (bool, error) {
@@ -463,11 +444,11 @@ spec:
 			return g != before && strings.Contains(fmt.Sprint(np.Object["spec"]), g), fmt.Errorf("grow-pool type %q (was %q)", g, before)
 		})
 		eventually(t, 2*time.Minute, "fixed-pool keeps its type and reports the large QueryService incompatible", func(ctx context.Context) (bool, error) {
-			p, err := claim(ctx, s, "fixed-pool")
+			p, st, err := readPool(ctx, s, poolNS, "fixed-pool")
 			if err != nil {
 				return false, err
 			}
-			it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
+			it := st.DerivedInstanceType
 			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
 			for _, q := range qss {
 				m := q.(map[string]any)
@@ -564,16 +545,33 @@ func claim(ctx context.Context, s *devplane.Stack, name string) (*unstructured.U
 	return s.Get(ctx, gvk(claimAPI, "Pool"), poolNS, name)
 }
 
+// readPool reads the Pool claim ns/name, and its status as the Pool API
+// types it.
+func readPool(ctx context.Context, s *devplane.Stack, ns, name string) (*unstructured.Unstructured, poolv1.PoolStatus, error) {
+	var st poolv1.PoolStatus
+	u, err := claimIn(ctx, s, ns, name)
+	if err != nil {
+		return nil, st, err
+	}
+	if m, ok := u.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
+			return nil, st, fmt.Errorf("the status of pool %s/%s: %w", ns, name, err)
+		}
+	}
+	return u, st, nil
+}
+
+// poolManifest is the Pool claim ns/name with spec, the YAML of the fields
+// under spec indented by two spaces.
+func poolManifest(ns, name, spec string) string {
+	return fmt.Sprintf("apiVersion: e6data.io/v1alpha1\nkind: Pool\nmetadata: {name: %s, namespace: %s}\nspec:%s", name, ns, spec)
+}
+
 // e2ePoolManifest is a Pool like the seed burst pool, with the e2e
 // Composition (fast consolidation), that evicts executors of QueryServices
 // it does not attach.
 func e2ePoolManifest(minExecutors int, suspend bool) string {
-	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata:
-  name: %s
-  namespace: %s
-spec:
+	return poolManifest(poolNS, e2ePool, fmt.Sprintf(`
   compositionRef: {name: %s}
   minExecutors: %d
   maxExecutors: 12
@@ -581,7 +579,7 @@ spec:
   unauthorizedExecutors: Evict
   allowedQueryServices:
     - {name: %s, namespace: %s}
-`, e2ePool, poolNS, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS)
+`, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS))
 }
 
 func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, root string) {

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
-	"github.com/burstpool/burstpool/internal/reference"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/reference"
 )
 
 // referencePools are the reference's Karpenter-mode pools and the
@@ -61,14 +61,11 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 	}
 	for _, p := range referencePools {
 		took := eventually(t, 5*time.Minute, p.section+" "+p.pool+" Active on "+p.want, func(ctx context.Context) (bool, error) {
-			u, err := claim(ctx, s, p.pool)
+			_, st, err := readPool(ctx, s, poolNS, p.pool)
 			if err != nil {
 				return false, err
 			}
-			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			it, _, _ := unstructured.NestedString(u.Object, "status", "derivedInstanceType")
-			msg, _, _ := unstructured.NestedString(u.Object, "status", "message")
-			return phase == "Active" && p.typeOK(it), fmt.Errorf("phase %s type %q: %s", phase, it, msg)
+			return st.Phase == "Active" && p.typeOK(st.DerivedInstanceType), fmt.Errorf("phase %s type %q: %s", st.Phase, st.DerivedInstanceType, st.Message)
 		})
 		t.Logf("%s %s Active: %s after apply", p.section, p.pool, (time.Since(start) - 0).Round(100*time.Millisecond))
 		_ = took

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 const (
@@ -68,16 +68,13 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	c := s.Client
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
-	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+	mustApply(t, ctx, cfg, poolManifest(poolNS, sharePool, fmt.Sprintf(`
   compositionRef: {name: %s}
   maxExecutors: %d
   queryServiceLimits: {maxPoolExecutors: %d, enforce: true}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, sharePool, poolNS, e2eComp, shareMax, shareEach, sharePool))
+`, e2eComp, shareMax, shareEach, sharePool)))
 	for _, qs := range []string{shareFirst, shareNext} {
 		waitAttached(t, s, poolNS, sharePool, analyticsNS, qs)
 	}

@@ -12,7 +12,7 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 // familyFirst is a family pool created before its QueryService.
@@ -34,10 +34,7 @@ type familyFirst struct {
 // pod by pod.
 func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig, f familyFirst) {
 	const pool, executors = "family-first", 4
-	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
   compositionRef: {name: %s}
   maxExecutors: %d
   executorsPerNode: %d
@@ -45,14 +42,10 @@ spec:
   instanceConfig: {instanceFamily: %s}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, pool, poolNS, e2eComp, executors, f.PerNode, f.Family, pool))
+`, e2eComp, executors, f.PerNode, f.Family, pool)))
 	typeOf := func(ctx context.Context) (string, error) {
-		p, err := claim(ctx, s, pool)
-		if err != nil {
-			return "", err
-		}
-		it, _, _ := unstructured.NestedString(p.Object, "status", "derivedInstanceType")
-		return it, nil
+		_, st, err := readPool(ctx, s, poolNS, pool)
+		return st.DerivedInstanceType, err
 	}
 	eventually(t, 2*time.Minute, "the pool with no QueryService takes the family's smallest size", func(ctx context.Context) (bool, error) {
 		it, err := typeOf(ctx)
@@ -98,14 +91,13 @@ spec:
 		t.Logf("node %s (%s): %d executors", n.Name, n.Labels[corev1.LabelInstanceTypeStable], got)
 	}
 	eventually(t, 2*time.Minute, "the pool records that executors have run, slots = nodes x executorsPerNode", func(ctx context.Context) (bool, error) {
-		p, err := claim(ctx, s, pool)
+		_, st, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
 		}
-		locked, _, _ := unstructured.NestedBool(p.Object, "status", "sizing", "executorsHaveRun")
-		total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
-		cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
-		return locked && total == cur*int64(f.PerNode) && cur > 0, fmt.Errorf("executorsHaveRun %v, totalExecutors %d, currentNodes %d", locked, total, cur)
+		locked := st.Sizing != nil && st.Sizing.ExecutorsHaveRun
+		total, cur := st.TotalExecutors, st.CurrentNodes
+		return locked && int(total) == int(cur)*f.PerNode && cur > 0, fmt.Errorf("executorsHaveRun %v, totalExecutors %d, currentNodes %d", locked, total, cur)
 	})
 	d := devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "", 0, f.CPU, f.Memory, poolv1.ExecutorScheduling{})
 	if err := c.Delete(ctx, d); err != nil {

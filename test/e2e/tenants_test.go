@@ -17,7 +17,7 @@ import (
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/devplane"
+	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 // A second tenant beside e6-pools.
@@ -114,11 +114,11 @@ spec:
   allowedQueryServices: [{name: %[2]s, namespace: %[3]s}]
 `, tenantNS, tenantQS, tenantWS))
 	took := eventually(t, 2*time.Minute, "tenant-b/burst-pool refused on its claim, naming e6-pools/burst-pool", func(ctx context.Context) (bool, error) {
-		p, err := claimIn(ctx, s, tenantNS, "burst-pool")
+		p, st, err := readPool(ctx, s, tenantNS, "burst-pool")
 		if err != nil {
 			return false, err
 		}
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		phase := st.Phase
 		cond := conditionOf(p, "NodesProvisioned")
 		ok := phase == "Failed" && cond["status"] == "False" && cond["reason"] == "NameTaken" &&
 			strings.Contains(fmt.Sprint(cond["message"]), "PoolCapacity burst-pool-capacity belongs to pool e6-pools/burst-pool")
@@ -181,10 +181,7 @@ func conditionOf(u *unstructured.Unstructured, typ string) map[string]any {
 // tenantPoolManifest is tenant-b's own pool under a name of its own, with a
 // taint of its own (spec.tolerations) and the given policy.
 func tenantPoolManifest(policy string) string {
-	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: Pool
-metadata: {name: %s, namespace: %s}
-spec:
+	return poolManifest(tenantNS, tenantPool, fmt.Sprintf(`
   compositionRef: {name: %s}
   minExecutors: 1
   maxExecutors: 6
@@ -192,7 +189,7 @@ spec:
   allowedQueryServices: [{name: %s, namespace: %s}]
   tolerations:
     - {key: %s, operator: Equal, value: %s, effect: NoSchedule}
-`, tenantPool, tenantNS, e2eComp, policy, tenantQS, tenantWS, tenantTaint, tenantNS)
+`, e2eComp, policy, tenantQS, tenantWS, tenantTaint, tenantNS))
 }
 
 // tenantQSManifest is a QueryService in ns that points at tenant-b's pool.
@@ -297,13 +294,11 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	})
 	t.Logf("tenant-b burst -> %d executors Running: %s", tenantExecs, took.Round(100*time.Millisecond))
 	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
-		p, err := claimIn(ctx, s, tenantNS, tenantPool)
+		p, st, err := readPool(ctx, s, tenantNS, tenantPool)
 		if err != nil {
 			return false, err
 		}
-		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-		total, _, _ := unstructured.NestedInt64(p.Object, "status", "totalExecutors")
-		return occ == tenantExecs && total >= occ, fmt.Errorf("counts %s", countsOf(p))
+		return st.OccupiedExecutors == tenantExecs && st.TotalExecutors >= st.OccupiedExecutors, fmt.Errorf("counts %s", countsOf(p))
 	})
 	// Both pools in Evict mode have had time to act on any pod they took
 	// for unauthorized.

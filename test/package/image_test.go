@@ -18,8 +18,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/burstpool/burstpool/internal/image"
-	"github.com/burstpool/burstpool/internal/ocireg"
+	"github.com/burstpool/burstpool/build/image"
+	"github.com/burstpool/burstpool/test/harness/ocireg"
 )
 
 var platforms = []v1.Platform{

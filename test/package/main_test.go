@@ -1,9 +1,9 @@
-// Package packaging_test checks how burstpool is packaged: hack/validate.sh
-// accepts valid Crossplane YAML and rejects broken YAML offline, runtime
-// images built by internal/image survive a push to and pull from the
-// loopback registry of internal/ocireg with their platform, user and
-// entrypoint, and crank embeds such an image in a Function package that
-// Crossplane's own package fetcher pulls back from that registry.
+// Package packaging_test tests how burstpool is packaged: hack/validate.sh
+// accepts valid Crossplane YAML and rejects broken YAML offline, runtime images
+// built by build/image survive a push to and pull from the loopback registry of
+// test/harness/ocireg with their platform, user and entrypoint, and crank
+// embeds such an image in a Function package that Crossplane's own package
+// fetcher pulls back from that registry.
 //
 // The tests that run crank fail, never skip, when the crank binary is
 // missing: build it with `hack/tool.sh crank`.
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/burstpool/burstpool/internal/gomod"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 // repoRoot is the root of the checkout that holds this package.

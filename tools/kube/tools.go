@@ -1,8 +1,8 @@
 //go:build tools
 
-// Package kube pins the Kubernetes control-plane binaries that the
-// integration and end-to-end suites run (kube-apiserver, kube-scheduler,
-// kube-controller-manager, kubectl).
+// Package kube is test tooling: it pins the Kubernetes control-plane binaries
+// that the integration and end-to-end suites run (kube-apiserver,
+// kube-scheduler, kube-controller-manager, kubectl).
 package kube
 
 import (

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/burstpool/burstpool/internal/schemacheck"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

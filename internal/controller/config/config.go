@@ -1,6 +1,6 @@
-// Package config runs the controller of the capacity provider's
-// ProviderConfigs: it counts their users and guards them from deletion while
-// PoolCapacities use them.
+// Package config ships in the capacity provider: the controller of its
+// ProviderConfigs, which counts their users and guards them from deletion
+// while PoolCapacities use them.
 package config
 
 import (

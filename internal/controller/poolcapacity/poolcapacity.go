@@ -1,6 +1,6 @@
-// Package poolcapacity runs the PoolCapacity controller: it observes each
-// pool's nodes and executor pods and writes what the pool holds into the
-// PoolCapacity's status.
+// Package poolcapacity ships in the capacity provider: the PoolCapacity
+// controller, which observes each pool's nodes and executor pods and writes
+// what the pool holds into the PoolCapacity's status.
 package poolcapacity
 
 import (

@@ -18,6 +18,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -50,26 +51,14 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := map[string]int{}
-	for _, f := range []string{"rbac.yaml", "rbac-evictions.yaml"} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "provider", f))
-		if err != nil {
-			t.Fatal(err)
+	for _, o := range providerRBAC(t) {
+		u := o.obj
+		// Other tests may have created the ClusterRoles from the same
+		// files already.
+		if err := c.Create(ctx, u); err != nil && (u.GetKind() != "ClusterRole" || !kerrors.IsAlreadyExists(err)) {
+			t.Fatalf("cannot create %s %s from deploy/provider/%s: %v", u.GetKind(), u.GetName(), o.file, err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			// Other tests may have created the ClusterRoles from the same
-			// files already.
-			if err := c.Create(ctx, u); err != nil && (u.GetKind() != "ClusterRole" || !kerrors.IsAlreadyExists(err)) {
-				t.Fatalf("cannot create %s %s from deploy/provider/%s: %v", u.GetKind(), u.GetName(), f, err)
-			}
-			kinds[u.GetKind()]++
-		}
+		kinds[u.GetKind()]++
 	}
 	if diff := cmp.Diff(map[string]int{"ClusterRole": 3, "Role": 1, "ClusterRoleBinding": 3, "RoleBinding": 1}, kinds); diff != "" {
 		t.Fatalf("deploy/provider's roles changed shape (-want +got):\n%s", diff)
@@ -183,6 +172,34 @@ func TestLeastPrivilege(t *testing.T) {
 func createRBACRoles(t *testing.T, c client.Client) []rbacv1.ClusterRole {
 	t.Helper()
 	var roles []rbacv1.ClusterRole
+	for _, o := range providerRBAC(t) {
+		if o.obj.GetKind() != "ClusterRole" {
+			continue
+		}
+		var cr rbacv1.ClusterRole
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &cr); err != nil {
+			t.Fatalf("ClusterRole %s of deploy/provider/%s: %v", o.obj.GetName(), o.file, err)
+		}
+		roles = append(roles, cr)
+		if err := c.Create(context.Background(), &cr); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatalf("cannot create ClusterRole %s: %v", cr.Name, err)
+		}
+	}
+	return roles
+}
+
+// An rbacObject is one object of deploy/provider's roles and the file it is
+// in.
+type rbacObject struct {
+	file string
+	obj  *unstructured.Unstructured
+}
+
+// providerRBAC reads the objects of deploy/provider's roles: the provider's
+// own (rbac.yaml) and the opt-in eviction role (rbac-evictions.yaml).
+func providerRBAC(t *testing.T) []rbacObject {
+	t.Helper()
+	var objs []rbacObject
 	for _, f := range []string{"rbac.yaml", "rbac-evictions.yaml"} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "provider", f))
 		if err != nil {
@@ -190,20 +207,14 @@ func createRBACRoles(t *testing.T, c client.Client) []rbacv1.ClusterRole {
 		}
 		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
 		for {
-			var cr rbacv1.ClusterRole
-			if err := dec.Decode(&cr); err == io.EOF {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err == io.EOF {
 				break
 			} else if err != nil {
-				t.Fatal(err)
+				t.Fatalf("deploy/provider/%s: %v", f, err)
 			}
-			if cr.Kind != "ClusterRole" {
-				continue
-			}
-			roles = append(roles, cr)
-			if err := c.Create(context.Background(), &cr); err != nil && !kerrors.IsAlreadyExists(err) {
-				t.Fatalf("cannot create ClusterRole %s: %v", cr.Name, err)
-			}
+			objs = append(objs, rbacObject{file: f, obj: u})
 		}
 	}
-	return roles
+	return objs
 }

@@ -1,0 +1,509 @@
+package devplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/test/harness/localcp"
+	"github.com/burstpool/burstpool/test/harness/ocireg"
+)
+
+// Config says where and how to bring burstpool up.
+type Config struct {
+	// Root is the repository root (it holds hack/, apis/, examples/).
+	Root string
+	// Dir holds the control plane, the built binaries, packages and logs.
+	Dir string
+	// StopWithParent stops every process when the caller exits (tests).
+	StopWithParent bool
+	// Say narrates progress; nil is silent.
+	Say func(format string, args ...any)
+	// Tag is the tag packages are pushed with; empty is v0.0.0-dev.
+	Tag string
+	// CrossplaneArgs are extra arguments of `crossplane core start`.
+	CrossplaneArgs []string
+	// Catalog is the sizing catalog whose instance types the simulated
+	// cloud offers under their real names: Karpenter's kwok provider
+	// launches them and the function sizes pools from it. Empty means
+	// SimulatedCloud.
+	Catalog sizing.Cloud
+	// SkipKarpenter leaves Karpenter and its CRDs out, for clusters whose
+	// nodes come from elsewhere (a simulated Linode LKE cluster).
+	SkipKarpenter bool
+	// CRDs are further CustomResourceDefinition files installed before
+	// burstpool, for example the LKE node pool CRD that makes detection
+	// find Linode.
+	CRDs []string
+}
+
+// SimulatedCloud is the catalog the local control plane offers by default:
+// AWS, so the reference's pools (r7gd.16xlarge, r6gd.8xlarge, ...) run as
+// written.
+const SimulatedCloud = sizing.CloudAWS
+
+func (c Config) catalog() sizing.Cloud {
+	if c.Catalog == "" {
+		return SimulatedCloud
+	}
+	return c.Catalog
+}
+
+// Stack is a local control plane with burstpool installed.
+type Stack struct {
+	Cluster *localcp.Cluster
+	Client  client.Client
+	// Function and Provider are the local runtimes of the packages.
+	Function, Provider *Proc
+
+	cfg            Config
+	bin            string
+	refs           Packages
+	registry       string
+	functionPort   int
+	functionSecret string
+	stopRegistry   func()
+	// MetricsAddr is where the capacity provider serves Prometheus metrics.
+	MetricsAddr string
+	// Took records how long each step took.
+	Took map[string]time.Duration
+}
+
+func (c Config) say(format string, args ...any) {
+	if c.Say != nil {
+		c.Say(format, args...)
+	}
+}
+
+// Up starts the control plane, builds and installs burstpool's packages and
+// starts the function and provider runtimes. On error everything started is
+// stopped.
+func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	s, err := Prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			// Up's error says what failed; stopping is best effort.
+			_ = s.Down()
+		}
+	}()
+	if err := s.Install(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.StartRuntimes(ctx); err != nil {
+		return nil, err
+	}
+	// The provider's CRDs exist once its runtime is up.
+	if err := s.step("create the provider's ProviderConfig", func() error {
+		return localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig))
+	}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// step runs one named step of bringing the stack up, timing it.
+func (s *Stack) step(name string, f func() error) error {
+	start := time.Now()
+	s.cfg.say("%s ...", name)
+	if err := f(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	s.Took[name] = time.Since(start)
+	s.cfg.say("%s: done in %s", name, s.Took[name].Round(100*time.Millisecond))
+	return nil
+}
+
+// Prepare builds burstpool's binaries and packages, starts the control
+// plane and pushes the packages to a loopback registry; nothing is
+// installed yet. On error everything started is stopped.
+func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	s := &Stack{cfg: cfg, Took: map[string]time.Duration{}, bin: filepath.Join(cfg.Dir, "bin")}
+	defer func() {
+		if err != nil {
+			_ = s.Down()
+		}
+	}()
+	step, bin := s.step, s.bin
+	if err := step("build burstpool binaries", func() error {
+		return goBuild(ctx, cfg.Root, bin, "./functions/pool-compose", "./cmd/provider", "./test/cmd/localcp")
+	}); err != nil {
+		return nil, err
+	}
+	var pkgs string
+	if err := step("build packages (crossplane xpkg build)", func() error {
+		pkgs = filepath.Join(cfg.Dir, "out")
+		cmd := exec.CommandContext(ctx, filepath.Join(cfg.Root, "hack", "package.sh")) //nolint:gosec // the repository's own script
+		cmd.Dir = cfg.Root
+		cmd.Env = append(os.Environ(), "OUTPUT="+pkgs, "PLATFORMS=linux/"+runtime.GOARCH)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("hack/package.sh failed: %w\n%s", err, localcp.TailLines(string(out), 30))
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	ports, err := localcp.FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	s.functionPort = ports[0]
+	registryPort := ports[1]
+	types := filepath.Join(cfg.Dir, "instance-types.json")
+	if err := writeInstanceTypes(types, cfg.catalog()); err != nil {
+		return nil, err
+	}
+
+	if err := step("start the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok, Karpenter, Crossplane)", func() error {
+		bins, err := localcp.ToolBinaries(ctx, cfg.Root)
+		if err != nil {
+			return fmt.Errorf("cannot get the control plane binaries (run `make tools`): %w", err)
+		}
+		s.Cluster, err = localcp.Up(ctx, localcp.Config{
+			Dir:               filepath.Join(cfg.Dir, "cluster"),
+			Binaries:          bins,
+			RelayBinary:       filepath.Join(bin, "localcp"),
+			InstanceTypesFile: types,
+			SkipKarpenter:     cfg.SkipKarpenter,
+			CrossplaneEnv:     []string{"PACKAGE_RUNTIME=External"},
+			CrossplaneArgs:    cfg.CrossplaneArgs,
+			ForwardPorts:      []int{s.functionPort, registryPort},
+			StopWithParent:    cfg.StopWithParent,
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	sch := clientgoscheme.Scheme
+	_ = apiextv1.AddToScheme(sch)
+	if s.Client, err = client.New(s.Cluster.Config, client.Options{Scheme: sch}); err != nil {
+		return nil, err
+	}
+
+	tag := cfg.Tag
+	if tag == "" {
+		tag = "v0.0.0-dev"
+	}
+	refs := &s.refs
+	if err := step("push packages to a loopback OCI registry", func() error {
+		addr, stop, err := ocireg.Serve(context.WithoutCancel(ctx), "127.0.0.1:"+strconv.Itoa(registryPort))
+		if err != nil {
+			return err
+		}
+		s.stopRegistry, s.registry = stop, addr
+		p := filepath.Join(pkgs, "packages")
+		arch := runtime.GOARCH
+		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/burstpool", tag, filepath.Join(p, "burstpool.xpkg")); err != nil {
+			return err
+		}
+		if refs.Function, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/function-pool-compose", tag, filepath.Join(p, "function-pool-compose-"+arch+".xpkg")); err != nil {
+			return err
+		}
+		refs.Provider, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/provider-burstpool", tag, filepath.Join(p, "provider-burstpool-"+arch+".xpkg"))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	return s, nil
+}
+
+// Registry is the host:port of the loopback registry that serves the
+// packages, under burstpool/.
+func (s *Stack) Registry() string { return s.registry }
+
+// Install installs the QueryService CRD, the provider's runtime config and
+// roles, and the packages, as make demo and the e2e suite use them.
+func (s *Stack) Install(ctx context.Context) error {
+	step, cfg := s.step, s.cfg
+	if err := step("install the QueryService CRD", func() error {
+		if err := localcp.ApplyFiles(ctx, s.Cluster.Config, filepath.Join(cfg.Root, "examples", "crds")); err != nil {
+			return err
+		}
+		names := []string{"queryservices.e6data.io"}
+		for _, f := range cfg.CRDs {
+			b, err := os.ReadFile(f) //nolint:gosec // CRD files the caller names
+			if err != nil {
+				return err
+			}
+			var crd apiextv1.CustomResourceDefinition
+			if err := yaml.Unmarshal(b, &crd); err != nil {
+				return fmt.Errorf("cannot read %s: %w", f, err)
+			}
+			if err := localcp.Apply(ctx, s.Cluster.Config, b); err != nil {
+				return fmt.Errorf("cannot install %s: %w", f, err)
+			}
+			names = append(names, crd.Name)
+		}
+		return localcp.WaitEstablished(ctx, s.Cluster.Config, time.Minute, names...)
+	}); err != nil {
+		return err
+	}
+
+	if err := step("apply the provider's runtime config and roles (deploy/provider)", func() error {
+		return ApplyProviderManifests(ctx, s.Cluster.Config, cfg.Root)
+	}); err != nil {
+		return err
+	}
+
+	return step("install the Configuration, Function and Provider packages", func() error {
+		// The function and provider steps wait for their active revisions.
+		return InstallPackages(ctx, s.Client, s.refs)
+	})
+}
+
+// StartRuntimes starts what Crossplane's pod runtime would for the
+// installed packages: the function and the provider as local processes,
+// the provider with a token of its service account; then it waits for the
+// Pool API. It waits for the packages' revisions, so it may run while they
+// are being installed.
+func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
+	step, cfg, bin := s.step, s.cfg, s.bin
+
+	if err := step("start the pool-compose function (mTLS, signed by Crossplane's CA)", func() error {
+		certs := filepath.Join(cfg.Dir, "certs", FunctionName)
+		if s.functionSecret, err = RuntimeCerts(ctx, s.Client, FunctionName, certs); err != nil {
+			return err
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(s.functionPort)
+		metrics, err := localcp.FreePorts(1)
+		if err != nil {
+			return err
+		}
+		s.Function, err = Start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
+			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug", "--kwok-catalog", string(cfg.catalog()),
+			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
+		if err != nil {
+			return err
+		}
+		if err := waitPort(ctx, addr, 30*time.Second); err != nil {
+			return fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, s.Function.Tail(20))
+		}
+		return s.ConnectFunction(ctx)
+	}); err != nil {
+		return err
+	}
+
+	if err := step("start the capacity provider", func() error {
+		rev, err := ActiveRevision(ctx, s.Client, "Provider", ProviderName, 3*time.Minute)
+		if err != nil {
+			return err
+		}
+		secret, err := RuntimeCerts(ctx, s.Client, ProviderName, filepath.Join(cfg.Dir, "certs", ProviderName))
+		if err != nil {
+			return err
+		}
+		if err := MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret); err != nil {
+			return err
+		}
+		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
+			return err
+		}
+		// The provider runs as its service account, with the shipped roles
+		// only, as in a pod that Crossplane starts.
+		kubeconfig := filepath.Join(cfg.Dir, "provider.kubeconfig")
+		if err := ProviderKubeconfig(ctx, s.Client, s.Cluster.Config, kubeconfig, 7*24*3600); err != nil {
+			return err
+		}
+		ports, err := localcp.FreePorts(2)
+		if err != nil {
+			return err
+		}
+		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
+		s.Provider, err = Start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
+			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
+			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
+		if err != nil {
+			return err
+		}
+		return waitPort(ctx, s.MetricsAddr, 30*time.Second)
+	}); err != nil {
+		return err
+	}
+
+	if err := step("wait for the Pool API (XRD xpools.e6data.io offered)", func() error {
+		return localcp.WaitEstablished(ctx, s.Cluster.Config, 3*time.Minute, "xpools.e6data.io", "pools.e6data.io")
+	}); err != nil {
+		return err
+	}
+	return s.save()
+}
+
+const providerConfig = `apiVersion: capacity.e6data.io/v1alpha1
+kind: ProviderConfig
+metadata:
+  name: default
+spec:
+  credentials:
+    source: InjectedIdentity
+`
+
+// ConnectFunction points the function's active revision at the local
+// function. Crossplane may create a new revision (for example after a
+// package update), so callers can repeat it.
+func (s *Stack) ConnectFunction(ctx context.Context) error {
+	rev, err := ActiveRevision(ctx, s.Client, "Function", FunctionName, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	return MarkRuntime(ctx, s.Client, "FunctionRevision", rev, "127.0.0.1:"+strconv.Itoa(s.functionPort), s.functionSecret)
+}
+
+// RestartProvider stops the capacity provider and starts it again.
+func (s *Stack) RestartProvider() error {
+	if s.Provider == nil {
+		return errors.New("no provider runs")
+	}
+	if err := s.Provider.Stop(10 * time.Second); err != nil {
+		return err
+	}
+	p, err := Start(filepath.Join(s.cfg.Dir, "logs"), "provider-burstpool", s.cfg.StopWithParent, s.Provider.env, s.Provider.path, s.Provider.args...)
+	if err != nil {
+		return err
+	}
+	s.Provider = p
+	return s.save()
+}
+
+// StopFunction stops the function; StartFunction starts it again on the
+// same port with the same certificates.
+func (s *Stack) StopFunction() error { return s.Function.Stop(10 * time.Second) }
+
+// StartFunction starts the function again after StopFunction.
+func (s *Stack) StartFunction(ctx context.Context) error {
+	p, err := Start(filepath.Join(s.cfg.Dir, "logs"), "function-pool-compose", s.cfg.StopWithParent, s.Function.env, s.Function.path, s.Function.args...)
+	if err != nil {
+		return err
+	}
+	s.Function = p
+	if err := s.save(); err != nil {
+		return err
+	}
+	return waitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), 30*time.Second)
+}
+
+// Down stops the runtimes, the registry and the control plane.
+func (s *Stack) Down() error {
+	var errs []error
+	for _, p := range []*Proc{s.Provider, s.Function} {
+		if p != nil {
+			errs = append(errs, p.Stop(10*time.Second))
+		}
+	}
+	if s.stopRegistry != nil {
+		s.stopRegistry()
+	}
+	if s.Cluster != nil {
+		errs = append(errs, s.Cluster.Down())
+	}
+	return errors.Join(errs...)
+}
+
+type stackState struct {
+	PIDs []int `json:"pids"`
+}
+
+func (s *Stack) save() error {
+	st := stackState{}
+	for _, p := range []*Proc{s.Function, s.Provider} {
+		if p != nil {
+			st.PIDs = append(st.PIDs, p.PID)
+		}
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.cfg.Dir, "runtimes.json"), b, 0o600)
+}
+
+// DownDir stops a stack that Up started in another process (make demo).
+func DownDir(dir string) error {
+	var errs []error
+	if b, err := os.ReadFile(filepath.Join(dir, "runtimes.json")); err == nil {
+		st := stackState{}
+		if err := json.Unmarshal(b, &st); err == nil {
+			for _, pid := range st.PIDs {
+				_ = syscall.Kill(-pid, syscall.SIGTERM)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cluster", "state.json")); err == nil {
+		errs = append(errs, localcp.Down(filepath.Join(dir, "cluster")))
+	}
+	return errors.Join(errs...)
+}
+
+// Get reads an object as unstructured.
+func (s *Stack) Get(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
+}
+
+// WriteInstanceTypes writes the instance types of cloud's catalog as
+// Karpenter's kwok provider reads them (its INSTANCE_TYPES_FILE_PATH), for
+// further control planes that should offer what the function sizes from.
+func WriteInstanceTypes(path string, cloud sizing.Cloud) error {
+	return writeInstanceTypes(path, cloud)
+}
+
+func writeInstanceTypes(path string, cloud sizing.Cloud) error {
+	cat, err := sizing.LoadCatalog(cloud)
+	if err != nil {
+		return err
+	}
+	b, err := sizing.KWOKInstanceTypesJSON(cat)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+func goBuild(ctx context.Context, root, out string, pkgs ...string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	args := append([]string{"build", "-o", out + "/"}, pkgs...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build failed: %w\n%s", err, b)
+	}
+	return nil
+}
+
+func waitPort(ctx context.Context, addr string, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, nil //nolint:nilerr // not listening yet
+		}
+		_ = c.Close()
+		return true, nil
+	})
+}

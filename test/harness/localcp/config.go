@@ -1,0 +1,203 @@
+// Package localcp is test harness, for the end-to-end suite and the demo: it
+// runs a real Kubernetes control plane on 127.0.0.1 (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kwok for fake nodes and pods,
+// Karpenter with its kwok cloud provider, and optionally Crossplane core), each
+// a local process from a pinned binary. Karpenter and Crossplane bind ports on
+// all interfaces, so each runs in its own loopback-only network namespace and
+// reaches the API server (and any forwarded host port) through relays over unix
+// sockets.
+//
+// Every process started is recorded with its PID in DIR/state.json, so Down
+// (in this process or a later one) stops exactly those processes.
+package localcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/burstpool/burstpool/test/harness/gomod"
+)
+
+// Versions of the components whose CRDs come from their Go modules.
+const (
+	KarpenterModule    = "sigs.k8s.io/karpenter"
+	KarpenterVersion   = "v1.14.1"
+	CrossplaneModule   = "github.com/crossplane/crossplane/v2"
+	CrossplaneVersion  = "v2.4.0"
+	CrossplaneNS       = "crossplane-system"
+	KarpenterNS        = "karpenter"
+	KwokNodeAnnotation = "kwok.x-k8s.io/node=fake"
+)
+
+// Binaries are the paths of the pinned binaries. hack/tool.sh NAME prints
+// (and builds if missing) each; the tool name is in the field's comment.
+type Binaries struct {
+	Etcd                  string // etcd
+	KubeAPIServer         string // kube-apiserver
+	KubeControllerManager string // kube-controller-manager
+	KubeScheduler         string // kube-scheduler
+	Kwok                  string // kwok
+	Karpenter             string // karpenter-kwok
+	Crossplane            string // crossplane
+}
+
+// tool pairs a binary path with the hack/tool.sh name that provides it.
+type tool struct{ name, path string }
+
+func (b Binaries) tools(karpenter, crossplane bool) []tool {
+	t := []tool{
+		{"etcd", b.Etcd},
+		{"kube-apiserver", b.KubeAPIServer},
+		{"kube-controller-manager", b.KubeControllerManager},
+		{"kube-scheduler", b.KubeScheduler},
+		{"kwok", b.Kwok},
+	}
+	if karpenter {
+		t = append(t, tool{"karpenter-kwok", b.Karpenter})
+	}
+	if crossplane {
+		t = append(t, tool{"crossplane", b.Crossplane})
+	}
+	return t
+}
+
+// check returns an error naming hack/tool.sh NAME for the first binary that
+// is not an executable file.
+func (b Binaries) check(karpenter, crossplane bool) error {
+	for _, t := range b.tools(karpenter, crossplane) {
+		if t.path == "" {
+			return fmt.Errorf("no path for the %s binary: build it with `hack/tool.sh %s` and pass the path it prints", t.name, t.name)
+		}
+		fi, err := os.Stat(t.path)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return fmt.Errorf("the %s binary %q is missing or not executable: build it with `hack/tool.sh %s`", t.name, t.path, t.name)
+		}
+	}
+	return nil
+}
+
+// ToolBinaries fills Binaries by running hack/tool.sh NAME in the repository
+// at root for each binary; a binary missing from the cache is built first,
+// which takes minutes the first time.
+func ToolBinaries(ctx context.Context, root string) (Binaries, error) {
+	var b Binaries
+	for _, t := range []struct {
+		name string
+		dst  *string
+	}{
+		{"etcd", &b.Etcd},
+		{"kube-apiserver", &b.KubeAPIServer},
+		{"kube-controller-manager", &b.KubeControllerManager},
+		{"kube-scheduler", &b.KubeScheduler},
+		{"kwok", &b.Kwok},
+		{"karpenter-kwok", &b.Karpenter},
+		{"crossplane", &b.Crossplane},
+	} {
+		var out, errb bytes.Buffer
+		cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), t.name) //nolint:gosec // the repository's own script
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &errb
+		if err := cmd.Run(); err != nil {
+			return Binaries{}, fmt.Errorf("`hack/tool.sh %s` failed: %w\n%s", t.name, err, errb.String())
+		}
+		*t.dst = strings.TrimSpace(out.String())
+	}
+	return b, nil
+}
+
+// Config says what Up starts and where.
+type Config struct {
+	// Dir holds everything: state.json, kubeconfig, logs/, etcd data, keys
+	// and caches. Up wipes the parts of it that it owns.
+	Dir string
+
+	// Binaries are the component binaries (see ToolBinaries).
+	Binaries Binaries
+
+	// RelayBinary is an executable that runs RelayMain when its first
+	// argument is RelayCommand. Default: the running executable, which
+	// must then dispatch that argument itself (test/cmd/localcp does).
+	RelayBinary string
+
+	// SkipKarpenter leaves Karpenter out.
+	SkipKarpenter bool
+	// KarpenterCRDDirs are the folders of Karpenter's CRDs. Default: the
+	// kwok provider's kwok/charts/crds and kwok/apis/crds of the Karpenter
+	// module, the set its kwok binary serves.
+	KarpenterCRDDirs []string
+	// InstanceTypesFile is Karpenter's INSTANCE_TYPES_FILE_PATH; empty
+	// keeps the kwok provider's built-in instance types.
+	InstanceTypesFile string
+	// KarpenterLogLevel is Karpenter's LOG_LEVEL (debug, info, error).
+	// Default: info.
+	KarpenterLogLevel string
+	// KarpenterEnv is added to Karpenter's environment (KEY=VALUE).
+	KarpenterEnv []string
+
+	// SkipCrossplane leaves Crossplane core out.
+	SkipCrossplane bool
+	// CrossplaneCRDDir is the folder of Crossplane's CRDs. Default: the
+	// Crossplane module's cluster/crds.
+	CrossplaneCRDDir string
+	// CrossplaneEnv is added to the environment of `crossplane core start`
+	// (KEY=VALUE), for example PACKAGE_RUNTIME=External.
+	CrossplaneEnv []string
+	// CrossplaneArgs are added to `crossplane core start`, e.g. --debug.
+	CrossplaneArgs []string
+	// ForwardPorts are host 127.0.0.1 ports that Crossplane core reaches at
+	// the same 127.0.0.1 port inside its network namespace: a function's
+	// gRPC port, an OCI registry. Nothing needs to listen on them yet.
+	ForwardPorts []int
+
+	// StopWithParent makes every component get SIGTERM when the process
+	// that called Up ends, even by a crash or a test timeout. Tests set it;
+	// a CLI that returns after Up must not.
+	StopWithParent bool
+
+	// Timeout bounds the wait for each component to become ready.
+	// Default: 2 minutes.
+	Timeout time.Duration
+}
+
+func (c *Config) defaults(ctx context.Context) error {
+	if c.Dir == "" {
+		return errors.New("no folder for the control plane: set Dir")
+	}
+	d, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return err
+	}
+	c.Dir = d
+	if c.RelayBinary == "" && (!c.SkipKarpenter || !c.SkipCrossplane) {
+		if c.RelayBinary, err = os.Executable(); err != nil {
+			return fmt.Errorf("cannot find the relay binary: %w", err)
+		}
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 2 * time.Minute
+	}
+	if c.KarpenterLogLevel == "" {
+		c.KarpenterLogLevel = "info"
+	}
+	if !c.SkipKarpenter && len(c.KarpenterCRDDirs) == 0 {
+		m, err := gomod.Dir(ctx, KarpenterModule, KarpenterVersion)
+		if err != nil {
+			return err
+		}
+		c.KarpenterCRDDirs = []string{filepath.Join(m, "kwok", "charts", "crds"), filepath.Join(m, "kwok", "apis", "crds")}
+	}
+	if !c.SkipCrossplane && c.CrossplaneCRDDir == "" {
+		m, err := gomod.Dir(ctx, CrossplaneModule, CrossplaneVersion)
+		if err != nil {
+			return err
+		}
+		c.CrossplaneCRDDir = filepath.Join(m, "cluster", "crds")
+	}
+	return nil
+}
