@@ -95,17 +95,19 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime v2.4's event recorder wraps the core events API recorder
 	c := &connector{
-		kube:       mgr.GetClient(),
-		record:     rec,
-		secrets:    mgr.GetAPIReader(),
-		base:       mgr.GetConfig(),
-		usage:      resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-		clusters:   cs,
-		metrics:    o.Metrics,
-		clock:      o.Clock,
-		evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
-		staleAfter: o.StaleAfter,
-		shed:       &shedding{},
+		kube:    mgr.GetClient(),
+		secrets: mgr.GetAPIReader(),
+		base:    mgr.GetConfig(),
+		usage:   resource.NewLegacyProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+		shared: shared{
+			record:     rec,
+			clusters:   cs,
+			metrics:    o.Metrics,
+			clock:      o.Clock,
+			evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
+			staleAfter: o.StaleAfter,
+			shed:       &shedding{},
+		},
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
 		managed.WithExternalConnector(c),
@@ -144,11 +146,18 @@ func notStatusOnly() predicate.Predicate {
 // A connector finds the cluster a PoolCapacity's ProviderConfig points at
 // and hands out a client over that cluster's snapshot.
 type connector struct {
-	kube       client.Client
+	kube    client.Client
+	secrets client.Reader
+	base    *rest.Config
+	usage   *resource.LegacyProviderConfigUsageTracker
+	shared
+}
+
+// shared is the state the connector hands every client it makes, so that
+// it lasts across reconciles: the observers, the eviction rate limit and
+// the record of the last over-share evictions.
+type shared struct {
 	record     event.Recorder
-	secrets    client.Reader
-	base       *rest.Config
-	usage      *resource.LegacyProviderConfigUsageTracker
 	clusters   *clusters
 	metrics    *metrics.Metrics
 	clock      func() time.Time
@@ -218,7 +227,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		return nil, errors.New("managed resource is not a PoolCapacity")
 	}
 	if meta.WasDeleted(cr) {
-		return &external{clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions, staleAfter: c.staleAfter}, nil
+		return &external{shared: c.shared}, nil
 	}
 	ext, err := c.connect(ctx, cr)
 	if err != nil {
@@ -247,7 +256,7 @@ func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*ex
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, clusters: c.clusters, metrics: c.metrics, record: c.record, clock: c.clock, evictions: c.evictions, staleAfter: c.staleAfter}, nil
+	return &external{config: pc.Name, obs: obs, shared: c.shared}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -283,15 +292,9 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 
 // An external reports a pool's capacity from its cluster's snapshot.
 type external struct {
-	record     event.Recorder
-	config     string
-	obs        *watch.Observer
-	clusters   *clusters
-	metrics    *metrics.Metrics
-	clock      func() time.Time
-	evictions  *evictions
-	staleAfter time.Duration
-	shed       *shedding
+	config string
+	obs    *watch.Observer
+	shared
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
