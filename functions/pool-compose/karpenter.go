@@ -319,11 +319,11 @@ func tagsOf(pool string, extra map[string]string) map[string]any {
 
 // networkTerms are the subnet and security group selector terms of a
 // NodeClass, from the settings under section (aws or eksAutoMode).
-func networkTerms(subnets, groups []v1beta1.SelectorTerm, cluster, section string) (subnetTerms, groupTerms []any, err error) {
-	if subnetTerms, err = selectorTerms(subnets, cluster, section+".subnetSelectorTerms", false); err != nil {
+func networkTerms(n v1beta1.NodeNetwork, cluster, section string) (subnetTerms, groupTerms []any, err error) {
+	if subnetTerms, err = selectorTerms(n.SubnetSelectorTerms, cluster, section+".subnetSelectorTerms", false); err != nil {
 		return nil, nil, err
 	}
-	if groupTerms, err = selectorTerms(groups, cluster, section+".securityGroupSelectorTerms", true); err != nil {
+	if groupTerms, err = selectorTerms(n.SecurityGroupSelectorTerms, cluster, section+".securityGroupSelectorTerms", true); err != nil {
 		return nil, nil, err
 	}
 	return subnetTerms, groupTerms, nil
@@ -344,7 +344,7 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the EnvironmentConfig: pool nodes need an IAM role")
 	}
-	subnets, sgs, err := networkTerms(aws.SubnetSelectorTerms, aws.SecurityGroupSelectorTerms, a.ClusterName, "aws")
+	subnets, sgs, err := networkTerms(aws.NodeNetwork, a.ClusterName, "aws")
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +375,7 @@ func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 	if eks == nil || eks.Role == "" {
 		return nil, fmt.Errorf("set eksAutoMode.role in the EnvironmentConfig: EKS Auto Mode nodes need an IAM role")
 	}
-	subnets, sgs, err := networkTerms(eks.SubnetSelectorTerms, eks.SecurityGroupSelectorTerms, a.ClusterName, "eksAutoMode")
+	subnets, sgs, err := networkTerms(eks.NodeNetwork, a.ClusterName, "eksAutoMode")
 	if err != nil {
 		return nil, err
 	}
