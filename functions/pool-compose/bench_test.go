@@ -70,26 +70,35 @@ func BenchmarkRunFunction(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("qs=%d/images=%d", n, images), func(b *testing.B) {
 				req := benchRequest(b, n, images, false)
-				f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
 				// capacity, nodeclass, nodepool, placeholder, priority class,
 				// the admission policy and its binding (unauthorized
 				// executors are denied by default) and one DaemonSet per
 				// image.
 				want := 7 + images
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					rsp, err := f.RunFunction(b.Context(), req)
-					if err != nil || fatal(rsp) != "" {
-						b.Fatalf("RunFunction: %v %s", err, fatal(rsp))
-					}
+				benchRunFunction(b, req, func(rsp *fnv1.RunFunctionResponse) {
 					if got := len(rsp.GetDesired().GetResources()); got != want {
 						b.Fatalf("%d desired objects, want %d", got, want)
 					}
-				}
+				})
 				b.ReportMetric(float64(n), "queryservices")
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/op")
 			})
 		}
+	}
+}
+
+// benchRunFunction times RunFunction on req in process, failing b on an
+// error or a fatal result and handing every response to check.
+func benchRunFunction(b *testing.B, req *fnv1.RunFunctionRequest, check func(*fnv1.RunFunctionResponse)) {
+	b.Helper()
+	f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		rsp, err := f.RunFunction(b.Context(), req)
+		if err != nil || fatal(rsp) != "" {
+			b.Fatalf("RunFunction: %v %s", err, fatal(rsp))
+		}
+		check(rsp)
 	}
 }

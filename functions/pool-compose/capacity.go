@@ -125,27 +125,36 @@ func (o *CapacityObservation) executorFailures() []poolv1alpha1.ExecutorFailureC
 // unauthorizedExecutors turns the observed unauthorized executors into
 // status.
 func (o *CapacityObservation) unauthorizedExecutors() []poolv1alpha1.UnauthorizedExecutor {
-	if o == nil || len(o.UnauthorizedExecutors) == 0 {
+	if o == nil {
 		return nil
 	}
-	out := make([]poolv1alpha1.UnauthorizedExecutor, 0, len(o.UnauthorizedExecutors))
-	for _, u := range o.UnauthorizedExecutors {
-		out = append(out, poolv1alpha1.UnauthorizedExecutor{Pod: u.Pod, Namespace: u.Namespace, QueryService: u.QueryService})
-	}
-	return out
+	return convertAll(o.UnauthorizedExecutors, func(u capv1alpha1.UnauthorizedExecutor) poolv1alpha1.UnauthorizedExecutor {
+		return poolv1alpha1.UnauthorizedExecutor{Pod: u.Pod, Namespace: u.Namespace, QueryService: u.QueryService}
+	})
 }
 
 // allocations turns the observed allocations into status.
 func (o *CapacityObservation) allocations() []poolv1alpha1.Allocation {
-	if o == nil || len(o.Allocations) == 0 {
+	if o == nil {
 		return nil
 	}
-	out := make([]poolv1alpha1.Allocation, 0, len(o.Allocations))
-	for _, a := range o.Allocations {
-		out = append(out, poolv1alpha1.Allocation{
+	return convertAll(o.Allocations, func(a capv1alpha1.Allocation) poolv1alpha1.Allocation {
+		return poolv1alpha1.Allocation{
 			QueryService:  poolv1alpha1.QueryServiceReference{Name: a.QueryService, Namespace: a.Namespace},
 			PoolExecutors: a.PoolExecutors, RegularExecutors: a.RegularExecutors, AllocatedAt: a.AllocatedAt,
-		})
+		}
+	})
+}
+
+// convertAll turns each observed item into its status form; none is nil, so
+// an empty observation leaves the status field out.
+func convertAll[T, U any](in []T, convert func(T) U) []U {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, convert(v))
 	}
 	return out
 }

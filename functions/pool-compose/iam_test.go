@@ -12,9 +12,9 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
-	"github.com/burstpool/burstpool/test/harness/schemacheck"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 // nodeIAMOn is the EnvironmentConfig data that turns node IAM on.

@@ -317,6 +317,18 @@ func tagsOf(pool string, extra map[string]string) map[string]any {
 	return t
 }
 
+// networkTerms are the subnet and security group selector terms of a
+// NodeClass, from the settings under section (aws or eksAutoMode).
+func networkTerms(n v1beta1.NodeNetwork, cluster, section string) (subnetTerms, groupTerms []any, err error) {
+	if subnetTerms, err = selectorTerms(n.SubnetSelectorTerms, cluster, section+".subnetSelectorTerms", false); err != nil {
+		return nil, nil, err
+	}
+	if groupTerms, err = selectorTerms(n.SecurityGroupSelectorTerms, cluster, section+".securityGroupSelectorTerms", true); err != nil {
+		return nil, nil, err
+	}
+	return subnetTerms, groupTerms, nil
+}
+
 // ec2NodeClass is the spec of a karpenter.k8s.aws/v1 EC2NodeClass.
 func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 	aws := a.Config.AWS
@@ -332,11 +344,7 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("set aws.role (or aws.instanceProfile) in the EnvironmentConfig: pool nodes need an IAM role")
 	}
-	subnets, err := selectorTerms(aws.SubnetSelectorTerms, a.ClusterName, "aws.subnetSelectorTerms", false)
-	if err != nil {
-		return nil, err
-	}
-	sgs, err := selectorTerms(aws.SecurityGroupSelectorTerms, a.ClusterName, "aws.securityGroupSelectorTerms", true)
+	subnets, sgs, err := networkTerms(aws.NodeNetwork, a.ClusterName, "aws")
 	if err != nil {
 		return nil, err
 	}
@@ -367,11 +375,7 @@ func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 	if eks == nil || eks.Role == "" {
 		return nil, fmt.Errorf("set eksAutoMode.role in the EnvironmentConfig: EKS Auto Mode nodes need an IAM role")
 	}
-	subnets, err := selectorTerms(eks.SubnetSelectorTerms, a.ClusterName, "eksAutoMode.subnetSelectorTerms", false)
-	if err != nil {
-		return nil, err
-	}
-	sgs, err := selectorTerms(eks.SecurityGroupSelectorTerms, a.ClusterName, "eksAutoMode.securityGroupSelectorTerms", true)
+	subnets, sgs, err := networkTerms(eks.NodeNetwork, a.ClusterName, "eksAutoMode")
 	if err != nil {
 		return nil, err
 	}

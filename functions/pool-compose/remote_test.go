@@ -483,15 +483,7 @@ func BenchmarkRemoteRunFunction(b *testing.B) {
 	for _, n := range []int{1, 500} {
 		b.Run(fmt.Sprintf("qs=%d", n), func(b *testing.B) {
 			req := remoteRequest(b, n)
-			f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				rsp, err := f.RunFunction(b.Context(), req)
-				if err != nil || fatal(rsp) != "" {
-					b.Fatalf("RunFunction: %v %s", err, fatal(rsp))
-				}
-			}
+			benchRunFunction(b, req, func(*fnv1.RunFunctionResponse) {})
 			b.ReportMetric(float64(proto.Size(req)), "request-bytes")
 		})
 	}

@@ -98,7 +98,7 @@ func TestRequiredSettings(t *testing.T) {
 		"AWSInstanceProfileAndSelectorsSuffice": {
 			det: Detection{Cloud: cloudAWS, Method: methodKarpenter},
 			in: withDefaults(&v1beta1.Input{AWS: &v1beta1.AWS{InstanceProfile: "p",
-				SubnetSelectorTerms: []v1beta1.SelectorTerm{{ID: "s"}}, SecurityGroupSelectorTerms: []v1beta1.SelectorTerm{{ID: "g"}}}}),
+				NodeNetwork: v1beta1.NodeNetwork{SubnetSelectorTerms: []v1beta1.SelectorTerm{{ID: "s"}}, SecurityGroupSelectorTerms: []v1beta1.SelectorTerm{{ID: "g"}}}}}),
 		},
 		"EKSAutoModeNeedsItsRole": {
 			det: Detection{Cloud: cloudAWS, Method: methodEKSAutoMode}, in: withDefaults(&v1beta1.Input{ClusterName: "c", AWS: &v1beta1.AWS{Role: "not-this-one"}}),

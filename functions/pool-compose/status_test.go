@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/reference"
 )
 
@@ -22,16 +20,9 @@ import (
 // function writes the XPool status, and checks that every field the
 // reference shows comes out as the reference shows it.
 func TestStatusHasTheReferenceShapes(t *testing.T) {
-	root, err := gomod.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, found, err := reference.Seed(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	text, found, folder := reference.SeedForTest(t)
 	if !found {
-		t.Skipf("cannot check against the reference: %s is not beside this checkout", filepath.Dir(filepath.Join(root, reference.SeedFile)))
+		t.Skipf("cannot check against the reference: %s is not beside this checkout", folder)
 	}
 	for _, heading := range []string{"5.3 Allocations", "5.4 Cached Images Status", "5.5 Attached QueryServices"} {
 		t.Run(heading, func(t *testing.T) {

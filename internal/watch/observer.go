@@ -416,34 +416,43 @@ func (o *Observer) List(ctx context.Context) (capacity.List, error) {
 }
 
 func (o *Observer) list(ctx context.Context) (capacity.List, error) {
-	sel := client.MatchingLabelsSelector{Selector: poolLabelExists()}
 	var l capacity.List
-	for cont := ""; ; {
-		var pl corev1.PodList
-		if err := o.reader.List(ctx, &pl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
-			return capacity.List{}, errors.Wrap(err, "cannot list pool pods")
-		}
+	var err error
+	l.PodsVersion, err = listPages(ctx, o.reader, func(pl *corev1.PodList) {
 		for i := range pl.Items {
 			l.Pods = append(l.Pods, Pod(&pl.Items[i]))
 		}
-		// Every page of a paged list is read at the first page's version.
-		l.PodsVersion = pl.ResourceVersion
-		if cont = pl.Continue; cont == "" {
-			break
-		}
+	})
+	if err != nil {
+		return capacity.List{}, errors.Wrap(err, "cannot list pool pods")
 	}
-	for cont := ""; ; {
-		var nl corev1.NodeList
-		if err := o.reader.List(ctx, &nl, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
-			return capacity.List{}, errors.Wrap(err, "cannot list pool nodes")
-		}
+	l.NodesVersion, err = listPages(ctx, o.reader, func(nl *corev1.NodeList) {
 		for i := range nl.Items {
 			l.Nodes = append(l.Nodes, Node(&nl.Items[i]))
 		}
-		l.NodesVersion = nl.ResourceVersion
-		if cont = nl.Continue; cont == "" {
-			break
-		}
+	})
+	if err != nil {
+		return capacity.List{}, errors.Wrap(err, "cannot list pool nodes")
 	}
 	return l, nil
+}
+
+// listPages reads every pool-labelled object of one kind page by page,
+// handing each page to add, and returns the list's resource version: every
+// page of a paged list is read at the first page's version.
+func listPages[L any, PL interface {
+	*L
+	client.ObjectList
+}](ctx context.Context, r client.Reader, add func(PL)) (string, error) {
+	sel := client.MatchingLabelsSelector{Selector: poolLabelExists()}
+	for cont := ""; ; {
+		page := PL(new(L))
+		if err := r.List(ctx, page, sel, client.Limit(listPageSize), client.Continue(cont)); err != nil {
+			return "", err
+		}
+		add(page)
+		if cont = page.GetContinue(); cont == "" {
+			return page.GetResourceVersion(), nil
+		}
+	}
 }

@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
+
+	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 // SeedFile is the reference's path relative to the repository root.
@@ -34,6 +37,23 @@ func Seed(root string) (text string, found bool, err error) {
 		return "", false, fmt.Errorf("cannot read the reference %s: %w", path, err)
 	}
 	return string(b), true, nil
+}
+
+// SeedForTest reads the reference from beside the checkout the test runs
+// in, failing t on any problem but an absent reference folder. Then found is
+// false and folder names the folder it looked for, so the caller can say
+// what it cannot check.
+func SeedForTest(t testing.TB) (text string, found bool, folder string) {
+	t.Helper()
+	root, err := gomod.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, found, err = Seed(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text, found, filepath.Dir(filepath.Join(root, SeedFile))
 }
 
 // Manifest is one example manifest of the reference's section 4.

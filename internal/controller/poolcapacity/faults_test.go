@@ -71,6 +71,16 @@ func reconciles(t *testing.T) float64 {
 // labels of its executors.
 type faultPool struct{ name string }
 
+// setUp creates what every fault test starts from: the namespace ns of
+// the pool's executors, the local ProviderConfig and one ready pool node,
+// NAME-node.
+func (fp faultPool) setUp(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	createNamespace(t, c, ns)
+	ensureLocalProviderConfig(t, c)
+	fp.node(t, c, fp.name+"-node")
+}
+
 func (fp faultPool) node(t *testing.T, c client.Client, name string) {
 	t.Helper()
 	ctx := context.Background()
@@ -151,9 +161,7 @@ func TestReconcileRateUnderFailingExecutors(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
 	fp := faultPool{"churn"}
-	createNamespace(t, c, ns)
-	ensureLocalProviderConfig(t, c)
-	fp.node(t, c, "churn-node")
+	fp.setUp(t, c, ns)
 	for i := range 40 {
 		createPod(t, c, ns, fmt.Sprintf("pull-%02d", i), "churn-node", fp.labels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending,
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "executor", Image: "e6/exec:typo", State: corev1.ContainerState{
@@ -243,10 +251,8 @@ func TestUnreachableCluster(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
 	fp := faultPool{"reach"}
-	createNamespace(t, c, ns)
+	fp.setUp(t, c, ns)
 	createNamespace(t, c, "burstpool-system")
-	ensureLocalProviderConfig(t, c)
-	fp.node(t, c, "reach-node")
 	createPod(t, c, ns, "reach-exec", "reach-node", fp.labels("sales"), nil, running(time.Now().Add(-time.Minute)))
 
 	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: "blackhole-kubeconfig"},
@@ -370,9 +376,7 @@ func TestRunawayReplicaSet(t *testing.T) {
 	defer cancel()
 	c := newClient(t)
 	fp := faultPool{"runaway"}
-	createNamespace(t, c, ns)
-	ensureLocalProviderConfig(t, c)
-	fp.node(t, c, "runaway-node")
+	fp.setUp(t, c, ns)
 
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rogue"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{qsv1alpha1.LabelQueryService: "rogue"}}}}
@@ -447,9 +451,7 @@ func TestEvictionFailureKeepsStatus(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t)
 	fp := faultPool{"noevict"}
-	createNamespace(t, c, ns)
-	ensureLocalProviderConfig(t, c)
-	fp.node(t, c, "noevict-node")
+	fp.setUp(t, c, ns)
 	for _, role := range []string{"burstpool-capacity-observer", "burstpool-capacity-provider"} {
 		if err := c.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role},

@@ -142,6 +142,24 @@ func eventually(t *testing.T, what string, check func() error) {
 	t.Fatalf("%s did not happen within %s: %v", what, timeout, err)
 }
 
+// createKubeconfigSecret adds the API server user name, with cluster-admin
+// rights, and stores its kubeconfig under the key kubeconfig in the Secret
+// burstpool-system/secret, as the kubeconfig of a remote cluster is stored.
+func createKubeconfigSecret(t *testing.T, c client.Client, name, secret string) {
+	t.Helper()
+	user, err := env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: secret}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func createNamespace(t *testing.T, c client.Client, name string) {
 	t.Helper()
 	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !kerrors.IsAlreadyExists(err) {
@@ -321,17 +339,7 @@ func TestPoolCapacity(t *testing.T) {
 	// reaches the same API server through a kubeconfig secret, as a remote
 	// cluster would be reached.
 	ensureLocalProviderConfig(t, c)
-	user, err := env.AddUser(envtest.User{Name: "remote-observer", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: "remote-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
-		t.Fatal(err)
-	}
+	createKubeconfigSecret(t, c, "remote-observer", "remote-kubeconfig")
 	remote := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "remote"}}
 	remote.Spec.Credentials.Source = xpv2.CredentialsSourceSecret
 	remote.Spec.Credentials.SecretRef = &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: "burstpool-system", Name: "remote-kubeconfig"}, Key: "kubeconfig"}

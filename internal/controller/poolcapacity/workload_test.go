@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -116,14 +114,7 @@ func TestProviderKubernetesProviderConfig(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
 	c := newClient(t)
-	pc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"credentials": map[string]any{
-		"source": "Secret", "secretRef": map[string]any{"namespace": "crossplane-system", "name": "west-kubeconfig", "key": "kubeconfig"},
-	}}}}
-	pc.SetGroupVersionKind(poolcapacity.KubernetesProviderConfig)
-	pc.SetName("west")
-	if err := c.Create(ctx, pc); err != nil {
-		t.Fatal(err)
-	}
+	createKubernetesProviderConfig(t, c, "west", "crossplane-system", "west-kubeconfig")
 	got, err := poolcapacity.GetProviderConfig(ctx, c, c, "west")
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +126,21 @@ func TestProviderKubernetesProviderConfig(t *testing.T) {
 	_, err = poolcapacity.GetProviderConfig(ctx, c, c, "nowhere")
 	if err == nil || !strings.Contains(err.Error(), "provider-kubernetes") {
 		t.Errorf("missing ProviderConfig: %v", err)
+	}
+}
+
+// createKubernetesProviderConfig creates provider-kubernetes'
+// ProviderConfig name, whose credentials are the key kubeconfig of the
+// Secret namespace/secret.
+func createKubernetesProviderConfig(t *testing.T, c client.Client, name, namespace, secret string) {
+	t.Helper()
+	pc := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"credentials": map[string]any{
+		"source": "Secret", "secretRef": map[string]any{"namespace": namespace, "name": secret, "key": "kubeconfig"},
+	}}}}
+	pc.SetGroupVersionKind(poolcapacity.KubernetesProviderConfig)
+	pc.SetName(name)
+	if err := c.Create(context.Background(), pc); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -153,25 +159,8 @@ func TestRemoteSummary(t *testing.T) {
 	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"}, map[string]any{"image": "e6/exec:2"})); err != nil {
 		t.Fatal(err)
 	}
-	user, err := env.AddUser(envtest.User{Name: "workload-observer", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: "wl-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
-		t.Fatal(err)
-	}
-	pk := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"credentials": map[string]any{
-		"source": "Secret", "secretRef": map[string]any{"namespace": "burstpool-system", "name": "wl-kubeconfig", "key": "kubeconfig"},
-	}}}}
-	pk.SetGroupVersionKind(poolcapacity.KubernetesProviderConfig)
-	pk.SetName("wl")
-	if err := c.Create(ctx, pk); err != nil {
-		t.Fatal(err)
-	}
+	createKubeconfigSecret(t, c, "workload-observer", "wl-kubeconfig")
+	createKubernetesProviderConfig(t, c, "wl", "burstpool-system", "wl-kubeconfig")
 	pc := poolCapacity("wl-pool-capacity", "wl")
 	pc.Spec.ForProvider.WorkloadCluster = &v1alpha1.WorkloadClusterQuery{
 		LabelSelectors: []map[string]string{{"e6data.io/pool": "wl-pool"}},

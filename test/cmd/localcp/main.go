@@ -131,11 +131,7 @@ func down(args []string) error {
 }
 
 func env(args []string) error {
-	dir, err := dirFlag("env", args)
-	if err != nil {
-		return err
-	}
-	c, err := localcp.Load(dir)
+	c, err := loadFlag("env", args)
 	if err != nil {
 		return err
 	}
@@ -144,11 +140,7 @@ func env(args []string) error {
 }
 
 func status(args []string) error {
-	dir, err := dirFlag("status", args)
-	if err != nil {
-		return err
-	}
-	c, err := localcp.Load(dir)
+	c, err := loadFlag("status", args)
 	if err != nil {
 		return err
 	}
@@ -187,6 +179,15 @@ func dirFlag(cmd string, args []string) (string, error) {
 		return "", errors.New("--dir is required")
 	}
 	return *dir, nil
+}
+
+// loadFlag loads the control plane in the folder --dir names.
+func loadFlag(cmd string, args []string) (*localcp.Cluster, error) {
+	dir, err := dirFlag(cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	return localcp.Load(dir)
 }
 
 // printEnv prints shell exports: KUBECONFIG and one LOCALCP_PORT_<NAME> per port.

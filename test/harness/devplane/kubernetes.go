@@ -96,19 +96,8 @@ func (s *Stack) InstallProviderKubernetes(ctx context.Context, forward []int, po
 		if err := s.Client.Create(ctx, o); err != nil {
 			return fmt.Errorf("cannot install provider-kubernetes: %w", err)
 		}
-		rev, err := ActiveRevision(ctx, s.Client, "Provider", ProviderKubernetesName, 3*time.Minute)
-		if err != nil {
-			return err
-		}
 		certs := filepath.Join(s.cfg.Dir, "certs", ProviderKubernetesName)
-		secret, err := RuntimeCerts(ctx, s.Client, ProviderKubernetesName, certs)
-		if err != nil {
-			return err
-		}
-		if err := MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret); err != nil {
-			return err
-		}
-		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, "objects.kubernetes.crossplane.io", "providerconfigs.kubernetes.crossplane.io"); err != nil {
+		if err := s.runProviderLocally(ctx, ProviderKubernetesName, certs, "objects.kubernetes.crossplane.io", "providerconfigs.kubernetes.crossplane.io"); err != nil {
 			return err
 		}
 		p, err = s.Cluster.StartIsolated(localcp.Isolated{

@@ -308,18 +308,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 	}
 
 	if err := step("start the capacity provider", func() error {
-		rev, err := ActiveRevision(ctx, s.Client, "Provider", ProviderName, 3*time.Minute)
-		if err != nil {
-			return err
-		}
-		secret, err := RuntimeCerts(ctx, s.Client, ProviderName, filepath.Join(cfg.Dir, "certs", ProviderName))
-		if err != nil {
-			return err
-		}
-		if err := MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret); err != nil {
-			return err
-		}
-		if err := localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
+		if err := s.runProviderLocally(ctx, ProviderName, filepath.Join(cfg.Dir, "certs", ProviderName), "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
 			return err
 		}
 		// The provider runs as its service account, with the shipped roles
@@ -360,6 +349,24 @@ spec:
   credentials:
     source: InjectedIdentity
 `
+
+// runProviderLocally marks the active revision of the installed Provider
+// name as running outside the cluster, serving with a certificate written to
+// certs, and waits until the CRDs it owns are established.
+func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds ...string) error {
+	rev, err := ActiveRevision(ctx, s.Client, "Provider", name, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	secret, err := RuntimeCerts(ctx, s.Client, name, certs)
+	if err != nil {
+		return err
+	}
+	if err := MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret); err != nil {
+		return err
+	}
+	return localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, crds...)
+}
 
 // ConnectFunction points the function's active revision at the local
 // function. Crossplane may create a new revision (for example after a

@@ -368,28 +368,32 @@ func (u *upper) startInNetns(n netnsComponent) (Process, error) {
 	// The inside relay dials the host relay's sockets only on connections,
 	// but waiting for them keeps a failed host relay from looking like a
 	// failed component.
-	for _, pr := range host {
-		if !strings.HasPrefix(pr.Listen, "unix:") {
-			continue
-		}
-		if err := waitPath(hp, pr.Listen); err != nil {
-			return Process{}, err
-		}
+	if err := waitSockets(hp, host); err != nil {
+		return Process{}, err
 	}
 	p, err := u.launch(spec{name: n.name, path: u.cfg.RelayBinary, netns: true, env: n.env,
 		args: append([]string{RelayCommand}, RelayArgs(inside, true, append([]string{n.path}, n.args...)...)...)})
 	if err != nil {
 		return Process{}, err
 	}
-	for _, pr := range inside {
+	if err := waitSockets(p, inside); err != nil {
+		return Process{}, err
+	}
+	return p, nil
+}
+
+// waitSockets waits for each unix socket a relay listens on (pairs whose
+// Listen is "unix:PATH") to exist.
+func waitSockets(p Process, pairs []Pair) error {
+	for _, pr := range pairs {
 		if !strings.HasPrefix(pr.Listen, "unix:") {
 			continue
 		}
 		if err := waitPath(p, pr.Listen); err != nil {
-			return Process{}, err
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // waitPath waits for a relay's unix socket (addr "unix:PATH") to exist.

@@ -176,16 +176,10 @@ type SelectorTerm struct {
 	Name string `json:"name,omitempty"`
 }
 
-// AWS configures EC2NodeClasses.
-type AWS struct {
-	// Role is the IAM role of pool nodes. Set Role or InstanceProfile.
-	// +optional
-	Role string `json:"role,omitempty"`
-
-	// InstanceProfile of pool nodes. Set Role or InstanceProfile.
-	// +optional
-	InstanceProfile string `json:"instanceProfile,omitempty"`
-
+// NodeNetwork holds the settings EC2NodeClasses and EKS Auto Mode
+// NodeClasses share: where pool nodes run and how their instances are
+// tagged.
+type NodeNetwork struct {
 	// SubnetSelectorTerms pick the nodes' subnets. Defaults to the tag
 	// karpenter.sh/discovery={clusterName}.
 	// +listType=atomic
@@ -198,15 +192,28 @@ type AWS struct {
 	// +optional
 	SecurityGroupSelectorTerms []SelectorTerm `json:"securityGroupSelectorTerms,omitempty"`
 
+	// Tags are added to every instance.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// AWS configures EC2NodeClasses.
+type AWS struct {
+	NodeNetwork `json:",inline"`
+
+	// Role is the IAM role of pool nodes. Set Role or InstanceProfile.
+	// +optional
+	Role string `json:"role,omitempty"`
+
+	// InstanceProfile of pool nodes. Set Role or InstanceProfile.
+	// +optional
+	InstanceProfile string `json:"instanceProfile,omitempty"`
+
 	// AMIAlias selects the node image, for example al2023@latest or
 	// bottlerocket@v1.30.0.
 	// +kubebuilder:default="al2023@latest"
 	// +optional
 	AMIAlias string `json:"amiAlias,omitempty"`
-
-	// Tags are added to every instance.
-	// +optional
-	Tags map[string]string `json:"tags,omitempty"`
 
 	// NodeIAM composes each pool's node IAM role, its policy attachments
 	// and its EKS access entry with Upbound's provider-aws family, instead
@@ -253,32 +260,18 @@ type NodeIAM struct {
 
 // EKSAutoMode configures EKS Auto Mode NodeClasses.
 type EKSAutoMode struct {
+	NodeNetwork `json:",inline"`
+
 	// Role is the IAM role of pool nodes (name, not ARN). Nodes of a custom
 	// NodeClass join the cluster only when this role has an EKS access
 	// entry of type EC2 with the AmazonEKSAutoNodePolicy.
 	// +optional
 	Role string `json:"role,omitempty"`
 
-	// SubnetSelectorTerms pick the nodes' subnets. Defaults to the tag
-	// karpenter.sh/discovery={clusterName}.
-	// +listType=atomic
-	// +optional
-	SubnetSelectorTerms []SelectorTerm `json:"subnetSelectorTerms,omitempty"`
-
-	// SecurityGroupSelectorTerms pick the nodes' security groups. Defaults
-	// to the tag karpenter.sh/discovery={clusterName}.
-	// +listType=atomic
-	// +optional
-	SecurityGroupSelectorTerms []SelectorTerm `json:"securityGroupSelectorTerms,omitempty"`
-
 	// EphemeralStorageSize is the size of each node's ephemeral volume.
 	// +kubebuilder:default="80Gi"
 	// +optional
 	EphemeralStorageSize string `json:"ephemeralStorageSize,omitempty"`
-
-	// Tags are added to every instance.
-	// +optional
-	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // GCP configures GCENodeClasses.
