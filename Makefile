@@ -35,7 +35,7 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m ./...
 	hack/render.sh
 	hack/validate.sh apis/definition.yaml apis/composition.yaml crossplane.yaml package/function/crossplane.yaml package/provider/crossplane.yaml
-	hack/validate-node-iam.sh
+	hack/validate-node-iam.sh --rendered
 	@echo "make test: all suites passed"
 
 .PHONY: unit
