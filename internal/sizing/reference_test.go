@@ -1,19 +1,14 @@
 package sizing
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-)
 
-// referenceFile is e6data's Pool reference, beside the repository.
-var referenceFile = filepath.Join("..", "..", "..", "shared", "seeds", "000_3ddc7b902ec9e307.txt")
+	"github.com/burstpool/burstpool/test/reference"
+)
 
 // TestReferenceSizingTable reads the instance type table of the Pool
 // reference (section 8.2, executor memory against recommended AWS types)
@@ -26,18 +21,13 @@ var referenceFile = filepath.Join("..", "..", "..", "shared", "seeds", "000_3ddc
 // both 64 vCPU / 512Gi, since metal is only offered when asked); a family
 // named as "instances" must derive one of its types.
 func TestReferenceSizingTable(t *testing.T) {
-	raw, err := os.ReadFile(referenceFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(filepath.Dir(filepath.Dir(referenceFile))); errors.Is(serr, fs.ErrNotExist) {
-			// A plain clone has no seeds beside it; the table is checked
-			// wherever the reference is (CI runs with it).
-			t.Skipf("the Pool reference is not beside this checkout (%s): section 8.2 cannot be read", referenceFile)
-		}
+	raw, found, folder := reference.SeedForTest(t)
+	if !found {
+		// A plain clone has no seeds beside it; the table is checked
+		// wherever the reference is (CI runs with it).
+		t.Skipf("the Pool reference is not beside this checkout (%s): section 8.2 cannot be read", folder)
 	}
-	if err != nil {
-		t.Fatalf("cannot read the Pool reference at %s (the shared seeds beside the repository): %v", referenceFile, err)
-	}
-	rows := sizingTable(t, string(raw))
+	rows := sizingTable(t, raw)
 	if len(rows) != 4 {
 		t.Fatalf("section 8.2 has %d rows, want the 4 this test knows: %q", len(rows), rows)
 	}
