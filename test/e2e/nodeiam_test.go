@@ -129,7 +129,7 @@ spec:
 			if err != nil {
 				return false, err
 			}
-			st, msg := claimCondition(p, "NodeIAMReady")
+			st, _, msg := conditionFields(p, "NodeIAMReady")
 			for _, part := range parts {
 				if !strings.Contains(msg, part) {
 					return false, fmt.Errorf("NodeIAMReady=%s %q lacks %q", st, msg, part)
@@ -305,18 +305,4 @@ func setConditions(t *testing.T, ctx context.Context, c client.Client, g schemaG
 		err := c.Status().Update(ctx, u)
 		return err == nil, err
 	})
-}
-
-// claimCondition is the status and message of a claim's condition.
-func claimCondition(p *unstructured.Unstructured, typ string) (string, string) {
-	cs, _, _ := unstructured.NestedSlice(p.Object, "status", "conditions")
-	for _, c := range cs {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			st, _ := m["status"].(string)
-			msg, _ := m["message"].(string)
-			return st, msg
-		}
-	}
-	return "", ""
 }

@@ -12,11 +12,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -60,9 +58,7 @@ func startWorkloadPlane(ctx context.Context, root, dir, name string) (*workloadP
 		return nil, fmt.Errorf("workload plane %s: %w", name, err)
 	}
 	w := &workloadPlane{name: name, cluster: c}
-	sch := clientgoscheme.Scheme
-	_ = apiextv1.AddToScheme(sch)
-	if w.client, err = client.New(c.Config, client.Options{Scheme: sch}); err != nil {
+	if w.client, err = client.New(c.Config, client.Options{}); err != nil {
 		return w, err
 	}
 	if err := localcp.ApplyFiles(ctx, c.Config, filepath.Join(root, "examples", "crds")); err != nil {

@@ -7,12 +7,13 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
+
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -159,7 +160,7 @@ func ReadSummary(ctx context.Context, c client.Reader, q *v1alpha1.WorkloadClust
 // isNoMatch tells that the cluster has no QueryService kind: no
 // QueryServices, not an error.
 func isNoMatch(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "no matches for kind") || kerrors.IsNotFound(err))
+	return meta.IsNoMatchError(err) || kerrors.IsNotFound(err)
 }
 
 // SummarizeQueryService cuts a QueryService to the fields the

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 // Folders under Config.Dir that Up owns and recreates.
@@ -553,8 +555,10 @@ func (u *upper) installUsageWebhook(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// CrossplaneCRDDir is the module's cluster/crds.
-	mod := filepath.Dir(filepath.Dir(u.cfg.CrossplaneCRDDir))
+	mod, err := gomod.Dir(ctx, CrossplaneModule, CrossplaneVersion)
+	if err != nil {
+		return err
+	}
 	if err := installNoUsagesWebhook(ctx, c, mod, u.c.Ports[crossplaneWebhookName], ca); err != nil {
 		return fmt.Errorf("cannot install Crossplane's Usage webhook: %w", err)
 	}
