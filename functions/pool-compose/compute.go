@@ -279,7 +279,9 @@ func Compute(in Input) Output {
 		nodes, o = decideNodes(in, f, len(warm.Images))
 		out.add(o)
 	}
-	out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
+	if _, decided := out.Desired[rnNodeRole]; !decided {
+		out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
+	}
 	out.add(decideCapacity(in, f))
 	if out.problem == nil {
 		out.add(decidePlaceholders(placeholderInput(in, f, nodes.Size)))

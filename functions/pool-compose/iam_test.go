@@ -141,6 +141,18 @@ func TestNodeIAM(t *testing.T) {
 				Conditions: map[string]string{CondNodeIAM: "TRUE/Ready", CondProvisioned: "TRUE/KarpenterNodePool"},
 			},
 		},
+		"RemovedPolicyIsDeleted": {
+			reason: "A policy taken out of the settings loses its attachment and the attachment's usage: only what the settings leave out of the decision is kept.",
+			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+				Observed: withObserved(observedIAM(readyAndSynced), map[string]string{
+					rnNodePolicy + arnHash("arn:aws:iam::aws:policy/Removed"):               "apiVersion: iam.aws.upbound.io/v1beta1\nkind: RolePolicyAttachment\nmetadata: {name: x}\nspec: {}\n",
+					rnNodeIAMUsage + "policy-" + arnHash("arn:aws:iam::aws:policy/Removed"): "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: y}\nspec: {}\n",
+				})},
+			want: want{
+				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
+				Conditions: map[string]string{CondNodeIAM: "TRUE/Ready", CondProvisioned: "TRUE/KarpenterNodePool"},
+			},
+		},
 		"ExistingNodePoolKept": {
 			reason: "A role that becomes unready never withdraws an existing NodePool; the NodeClass keeps the role it has, and the usages stay.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
