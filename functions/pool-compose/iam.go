@@ -214,7 +214,7 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 	role.SetAnnotations(map[string]string{annotationExternalName: NodeRoleName(a.ClusterName, a.Pool)})
 	fp := map[string]any{
 		"assumeRolePolicy": ec2AssumeRolePolicy,
-		"description":      fmt.Sprintf("Nodes of burstpool pool %s in cluster %s", poolKey(a.Pool, a.Namespace), a.ClusterName),
+		"description":      fmt.Sprintf("Nodes of burstpool pool %s in cluster %s", qualified(a.Namespace, a.Pool), a.ClusterName),
 		"tags":             tags(),
 	}
 	if b := a.Settings.PermissionsBoundary; b != "" {
@@ -500,12 +500,4 @@ func arnHash(arn string) string {
 		out = append(out, 'a'+b>>4, 'a'+b&0xf)
 	}
 	return string(out)
-}
-
-// poolKey is the pool's namespace/name, or its name without a namespace.
-func poolKey(pool, ns string) string {
-	if ns == "" {
-		return pool
-	}
-	return ns + "/" + pool
 }

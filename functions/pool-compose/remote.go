@@ -106,7 +106,7 @@ func ObjectName(pc string, u *unstructured.Unstructured) string {
 // isLocalKind tells whether an object the pool composes stays in the
 // management cluster: Crossplane managed resources of cloud APIs (LKE and
 // DOKS node pools). The PoolCapacity stays too, under rnRemoteCapacity.
-func isLocalKind(apiVersion, _ string) bool {
+func isLocalKind(apiVersion string) bool {
 	group, _, _ := strings.Cut(apiVersion, "/")
 	return strings.HasSuffix(group, ".upbound.io") || strings.HasSuffix(group, ".crossplane.io")
 }
@@ -129,7 +129,7 @@ func RemoteView(observed map[resource.Name]*structpb.Struct) map[resource.Name]*
 			}
 			continue
 		}
-		if isLocalKind(str(o, "apiVersion"), str(o, "kind")) {
+		if isLocalKind(str(o, "apiVersion")) {
 			out[n] = o
 		}
 	}
@@ -228,12 +228,19 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 		Status:  out.Status, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
 	}
 	var held []taken
-	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
-		rn := resource.Name(rnRemotePrefix + string(n))
+	// own decides the management policy of the Object named rn, noting
+	// the remote name as held when it belongs to someone else (describe
+	// names it; it is called only then).
+	own := func(rn resource.Name, describe func() string) string {
 		policy, holder := Ownership(observed[rn], r.Mark)
 		if holder != "" {
-			held = append(held, taken{name: u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()), holder: holder})
+			held = append(held, taken{name: describe(), holder: holder})
 		}
+		return policy
+	}
+	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
+		rn := resource.Name(rnRemotePrefix + string(n))
+		policy := own(rn, func() string { return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()) })
 		return rn, WrapObject(u, r.ProviderConfig, r.Mark, policy, labels)
 	}
 	for _, n := range sortedNames(out.Desired) {
@@ -243,7 +250,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
 		}
-		if isLocalKind(u.GetAPIVersion(), u.GetKind()) {
+		if isLocalKind(u.GetAPIVersion()) {
 			w.Desired[n], w.Ready[n] = usedByObject(u, r.ProviderConfig), out.Ready[n]
 			continue
 		}
@@ -257,18 +264,22 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
 		}
-		// Remote kinds only: the pool's lazy objects are DaemonSets and
-		// the PoolCapacity.
-		u := l.Build()
-		rn, o := wrap(n, u)
-		policy := str2(o, "spec", "managementPolicies")
-		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Mark, policy), Build: func() *unstructured.Unstructured { return o }}
+		// Every other lazy object is of a remote kind. It is built only
+		// when the render cache lacks it, or to name a held remote name.
+		rn := resource.Name(rnRemotePrefix + string(n))
+		policy := own(rn, func() string {
+			u := l.Build()
+			return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName())
+		})
+		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Mark, policy), Build: func() *unstructured.Unstructured {
+			return WrapObject(l.Build(), r.ProviderConfig, r.Mark, policy, labels)
+		}}
 		w.Ready[rn] = out.Ready[n]
 	}
 	for _, n := range out.Preserve {
 		if rn := resource.Name(rnRemotePrefix + string(n)); observed[rn] != nil {
 			w.Preserve = append(w.Preserve, rn)
-		} else if o := observed[n]; o != nil && isLocalKind(str(o, "apiVersion"), str(o, "kind")) {
+		} else if o := observed[n]; o != nil && isLocalKind(str(o, "apiVersion")) {
 			w.Preserve = append(w.Preserve, n)
 		}
 	}
@@ -290,7 +301,7 @@ func usedByObject(u *unstructured.Unstructured, pc string) *unstructured.Unstruc
 	apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", "by", "apiVersion")
 	kind, _, _ := unstructured.NestedString(u.Object, "spec", "by", "kind")
 	name, _, _ := unstructured.NestedString(u.Object, "spec", "by", "resourceRef", "name")
-	if apiVersion == "" || isLocalKind(apiVersion, kind) {
+	if apiVersion == "" || isLocalKind(apiVersion) {
 		return u
 	}
 	c := u.DeepCopy()
@@ -342,16 +353,6 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 // others.
 func isRemoteObject(n resource.Name) bool {
 	return n != rnRemoteCapacity && strings.HasPrefix(string(n), rnRemotePrefix)
-}
-
-// str2 reads the first string of a list field of u.
-func str2(u *unstructured.Unstructured, path ...string) string {
-	l, _, _ := unstructured.NestedSlice(u.Object, path...)
-	if len(l) == 0 {
-		return ""
-	}
-	s, _ := l[0].(string)
-	return s
 }
 
 // remoteKey is the render-cache key of a wrapped lazy object; empty when
