@@ -563,7 +563,8 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 }
 
 // waitForWorkload composes only the PoolCapacity, which brings the
-// workload cluster's first summary, and keeps everything else: the pool is
+// workload cluster's first summary (ComposeTarget keeps everything else, and
+// WrapOutput points the PoolCapacity at the cluster): the pool is
 // Pending until the summary arrives.
 func waitForWorkload(in Input, pc string) Output {
 	out := Output{Desired: map[resource.Name]*unstructured.Unstructured{}, Lazy: map[resource.Name]Lazy{}, Ready: map[resource.Name]resource.Ready{}}
@@ -575,16 +576,10 @@ func waitForWorkload(in Input, pc string) Output {
 	a := CapacityArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: sel,
 		ExecutorsPerNode: max(in.Spec.ExecutorsPerNode, 1), MaxExecutors: in.Spec.MaxExecutors,
-		Suspend: in.Spec.Suspend, Unauthorized: policyReport, ProviderConfigName: pc,
+		Suspend: in.Spec.Suspend, Unauthorized: policyReport,
 	}
 	out.Desired[rnCapacity] = PoolCapacity(a)
 	out.Ready[rnCapacity] = resource.ReadyFalse
-	for n := range in.Observed {
-		if n != rnCapacity {
-			out.Preserve = append(out.Preserve, n)
-		}
-	}
-	slices.Sort(out.Preserve)
 	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, RemoteCapacityName(pc, in.Namespace, in.Pool))
 	out.Status = in.Previous
 	out.Status.Phase, out.Status.Message = poolv1alpha1.PhasePending, msg
