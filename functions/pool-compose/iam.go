@@ -281,15 +281,14 @@ func IAMWaiting(iam []NamedObject, observed map[resource.Name]*structpb.Struct) 
 			out = append(out, what+" is not created yet")
 			continue
 		}
-		synced, hasSynced := observedCondition(ob, "Synced")
-		ready, hasReady := observedCondition(ob, "Ready")
+		synced, ready := objectCondition(ob, "Synced"), objectCondition(ob, "Ready")
 		switch {
-		case hasReady && ready.status == "True":
+		case ready.Status == metav1.ConditionTrue:
 			continue
-		case hasSynced && synced.status == "False":
-			out = append(out, what+": Synced=False: "+synced.words())
-		case hasReady:
-			out = append(out, what+": Ready="+ready.status+": "+ready.words())
+		case synced.Status == metav1.ConditionFalse:
+			out = append(out, what+": Synced=False: "+conditionWords(synced))
+		case ready.Status != "":
+			out = append(out, what+": Ready="+string(ready.Status)+": "+conditionWords(ready))
 		default:
 			out = append(out, what+" has no Ready condition yet: is provider-aws ("+providerOf(o.Object)+") installed and running?")
 		}
@@ -463,31 +462,17 @@ func composesNodeIAM(in Input, f Facts) bool {
 	return NodeIAMOn(setting, in.Spec.Provisioning) && NodeIAMApplies(f.Detection, in.KWOKCatalog)
 }
 
-// iamCondition is an observed condition's status, reason and message.
-type iamCondition struct{ status, reason, message string }
-
-// words is the condition's message, else its reason.
-func (c iamCondition) words() string {
+// conditionWords is an observed condition's message, else its reason.
+func conditionWords(c Condition) string {
 	switch {
-	case c.message != "" && c.reason != "":
-		return c.message + " (" + c.reason + ")"
-	case c.message != "":
-		return c.message
-	case c.reason != "":
-		return c.reason
+	case c.Message != "" && c.Reason != "":
+		return c.Message + " (" + c.Reason + ")"
+	case c.Message != "":
+		return c.Message
+	case c.Reason != "":
+		return c.Reason
 	}
 	return "no message"
-}
-
-// observedCondition reads one condition of an observed object.
-func observedCondition(o *structpb.Struct, typ string) (iamCondition, bool) {
-	for _, v := range field(o, "status", "conditions").GetListValue().GetValues() {
-		c := v.GetStructValue()
-		if str(c, "type") == typ {
-			return iamCondition{status: str(c, "status"), reason: str(c, "reason"), message: str(c, "message")}, true
-		}
-	}
-	return iamCondition{}, false
 }
 
 // arnHash is a short, stable name part for a policy ARN: eight letters
