@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -326,7 +326,7 @@ func TestRunFunction(t *testing.T) {
 
 // observe turns rsp's desired objects into observed ones, with status
 // from statusOf (nil leaves none).
-func observe(t *testing.T, rsp *fnv1.RunFunctionResponse, statusOf func(name string, u *unstructured.Unstructured) map[string]any) map[string]string {
+func observe(t testing.TB, rsp *fnv1.RunFunctionResponse, statusOf func(name string, u *unstructured.Unstructured) map[string]any) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, n := range desiredNames(rsp) {
@@ -336,11 +336,11 @@ func observe(t *testing.T, rsp *fnv1.RunFunctionResponse, statusOf func(name str
 				u.Object["status"] = st
 			}
 		}
-		y, err := yaml.Marshal(u.Object)
+		b, err := json.Marshal(u.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[n] = string(y)
+		out[n] = string(b)
 	}
 	return out
 }

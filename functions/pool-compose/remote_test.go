@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,22 +64,15 @@ func summaryOf(t testing.TB, qss, crds []string) map[string]any {
 // summary (when not nil).
 func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]any, objects map[string]map[string]any) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, n := range desiredNames(rsp) {
-		u := desired(rsp, n)
-		if n == string(rnRemoteCapacity) && summary != nil {
-			u.Object["status"] = map[string]any{"atProvider": map[string]any{"workloadCluster": summary}}
-		}
+	return observe(t, rsp, func(n string, _ *unstructured.Unstructured) map[string]any {
 		if st, ok := objects[n]; ok {
-			u.Object["status"] = st
+			return st
 		}
-		b, err := json.Marshal(u.Object)
-		if err != nil {
-			t.Fatal(err)
+		if n == string(rnRemoteCapacity) && summary != nil {
+			return map[string]any{"atProvider": map[string]any{"workloadCluster": summary}}
 		}
-		out[n] = string(b)
-	}
-	return out
+		return nil
+	})
 }
 
 // remoteObjectStatus is an Object's status: the manifest it observed
