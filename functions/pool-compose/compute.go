@@ -225,7 +225,7 @@ func establish(in Input) (Facts, error) {
 	f.Static = static(in, f.Detection)
 	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices)
 	f.Attachments, f.Attached = atts, attached(atts)
-	f.Scheduling = scheduling(in, f.Detection)
+	f.Scheduling = scheduling(in, f.Detection, f.Static)
 	return f, err
 }
 
@@ -247,7 +247,7 @@ func Compute(in Input) Output {
 	}
 	status := poolv1alpha1.PoolStatus{Cloud: f.Detection.Cloud, ProvisioningMethod: f.Detection.Method}
 
-	if o, wait := awaitSettings(in, f); wait {
+	if o := awaitSettings(in, f); o.Problem != nil {
 		out.add(o)
 		st, o := waitingStatus(in, f, status, out.problem)
 		out.Status = st

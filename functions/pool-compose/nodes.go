@@ -162,13 +162,13 @@ func archWarnings(spec poolv1alpha1.PoolSpec, arch archChoice, res SizeResult) [
 
 // sizeEvents reports changes of the pool's instance type.
 func sizeEvents(in Input, f Facts, res SizeResult) []Result {
-	var o Outcome
+	var out []Result
 	prev := in.Previous.DerivedInstanceType
 	switch {
 	case res.Upgraded && prev != res.InstanceType:
-		o.event(false, "InstanceTypeUpgraded", fmt.Sprintf("the pool moves from %s to %s to fit its QueryServices (%s)", prev, res.InstanceType, res.DerivedFrom))
+		out = append(out, Result{Reason: "InstanceTypeUpgraded", Message: fmt.Sprintf("the pool moves from %s to %s to fit its QueryServices (%s)", prev, res.InstanceType, res.DerivedFrom)})
 	case prev != res.InstanceType:
-		o.event(false, "InstanceTypeDerived", fmt.Sprintf("the pool's nodes are %s (from %s)", res.InstanceType, res.DerivedFrom))
+		out = append(out, Result{Reason: "InstanceTypeDerived", Message: fmt.Sprintf("the pool's nodes are %s (from %s)", res.InstanceType, res.DerivedFrom)})
 	default:
 		return nil
 	}
@@ -182,9 +182,9 @@ func sizeEvents(in Input, f Facts, res SizeResult) []Result {
 		if (ic != nil && ic.InstanceType != "") || in.Spec.InheritNodeConfigFrom != nil {
 			advice = fmt.Sprintf("the type is pinned; set spec.executorsPerNode to %d so executor slots match the nodes, or pin a type that holds %d", res.PerNode, epn)
 		}
-		o.event(true, "ExecutorsPerNodeInexact", fmt.Sprintf("one %s node holds %d executors of the largest compatible QueryService, not spec.executorsPerNode (%d): %s", res.InstanceType, res.PerNode, epn, advice))
+		out = append(out, Result{Warning: true, Reason: "ExecutorsPerNodeInexact", Message: fmt.Sprintf("one %s node holds %d executors of the largest compatible QueryService, not spec.executorsPerNode (%d): %s", res.InstanceType, res.PerNode, epn, advice)})
 	}
-	return o.Results
+	return out
 }
 
 // labelArgs are kubectl label's arguments that give a node the pool's

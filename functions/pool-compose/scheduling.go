@@ -7,20 +7,20 @@ import (
 )
 
 // scheduling is where pool pods go: nodes with the pool's name and
-// namespace labels (the capacity provider watches only those), and, on
-// existing nodes, also
+// namespace labels (the capacity provider watches only those), and, when
+// the pool runs on existing nodes (existing, Facts.Static), also
 // spec.nodeSelector. Karpenter and managed cloud pools put the label on
 // their nodes; on existing nodes a person labels them (the
 // NodesProvisioned condition says how).
-func scheduling(in Input, det Detection) Scheduling {
+func scheduling(in Input, det Detection, existing bool) Scheduling {
 	sel := maps.Clone(in.Spec.NodeSelector)
-	if !isKarpenter(det.Method) && det.Method != methodStatic && manageNodePool(in) {
+	if !existing && !isKarpenter(det.Method) {
 		// The cloud labels the nodes of a new pool itself: only the labels
 		// burstpool puts on them select them.
 		sel = ownLabels(sel)
 	}
 	tolerations := tolerationsOf(in.Pool, in.Namespace, in.Spec.Tolerations)
-	if len(sel) == 0 && static(in, det) {
+	if len(sel) == 0 && existing {
 		// Nothing picks existing nodes yet (Pending).
 		return Scheduling{Tolerations: tolerations}
 	}

@@ -270,13 +270,13 @@ const (
 	reasonSettingsMissing = "SettingsMissing"
 )
 
-// awaitSettings makes the pool Pending, keeping every composed object as
-// it is, while its settings are invalid or a setting its cloud needs is
-// missing, and reports true then. A pool being deleted does not wait.
-func awaitSettings(in Input, f Facts) (Outcome, bool) {
+// awaitSettings makes the pool Pending (the Outcome's Problem), keeping
+// every composed object as it is, while its settings are invalid or a
+// setting its cloud needs is missing. A pool being deleted does not wait.
+func awaitSettings(in Input, f Facts) Outcome {
 	var o Outcome
 	if in.Deleting {
-		return o, false
+		return o
 	}
 	reason, msg := reasonSettingsInvalid, in.SettingsProblem
 	if msg == "" && f.Detection.Problem == "" {
@@ -287,14 +287,14 @@ func awaitSettings(in Input, f Facts) (Outcome, bool) {
 		}
 	}
 	if msg == "" {
-		return o, false
+		return o
 	}
 	o.Problem = pending(reason, msg)
 	if in.PreviousConditions[CondProvisioned] != reason {
 		o.event(true, reason, msg)
 	}
 	o.preserve(sortedNames(in.Observed)...)
-	return o, true
+	return o
 }
 
 // clusterID is the pool's cluster ID: spec.provisioning's, else the
