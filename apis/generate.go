@@ -10,5 +10,5 @@ package apis
 //go:generate sh -c "$(../hack/tool.sh controller-gen) object paths=./pool/... paths=./queryservice/..."
 //go:generate sh -c "$(../hack/tool.sh controller-gen) crd paths=./pool/... output:crd:dir=./crds"
 //go:generate sh -c "$(../hack/tool.sh controller-gen) crd paths=./queryservice/... output:crd:dir=../examples/crds"
-//go:generate go run ../build/cmd/xrdgen -crd crds/e6data.io_pools.yaml -out definition.yaml
-//go:generate go run ../build/cmd/apidocs -crd crds/e6data.io_pools.yaml -out ../docs/pool-reference.md -title "Pool reference"
+//go:generate go run ../build/cmd/generate xrd --crd crds/e6data.io_pools.yaml --out definition.yaml
+//go:generate go run ../build/cmd/generate reference --crd crds/e6data.io_pools.yaml --out ../docs/pool-reference.md --title "Pool reference"

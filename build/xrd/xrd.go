@@ -131,7 +131,7 @@ func FromCRD(crdYAML []byte, n Names) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot write XRD: %w", err)
 	}
-	return append([]byte("# Generated from apis/pool/v1alpha1 by build/cmd/xrdgen. DO NOT EDIT.\n---\n"), out...), nil
+	return append([]byte("# Generated from apis/pool/v1alpha1 by build/cmd/generate. DO NOT EDIT.\n---\n"), out...), nil
 }
 
 func storageIndex(crd *extv1.CustomResourceDefinition) int {
