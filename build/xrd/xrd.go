@@ -20,6 +20,10 @@ type Names struct {
 	DefaultComposition string
 }
 
+// PoolNames name burstpool's composite XPool, composed by the pool-compose
+// Composition unless a claim asks for another.
+var PoolNames = Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"}
+
 // crossplaneOwned are schema properties that Crossplane adds to every XR and
 // claim itself; a definition must not declare them.
 var crossplaneOwned = map[string][]string{

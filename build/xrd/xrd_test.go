@@ -12,11 +12,9 @@ import (
 	"github.com/burstpool/burstpool/test/harness/golden"
 )
 
-var names = Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"}
-
 func TestCommittedDefinitionIsCurrent(t *testing.T) {
 	golden.Current(t, "apis/crds/e6data.io_pools.yaml", "apis/definition.yaml", func(crd []byte) ([]byte, error) {
-		return FromCRD(crd, names)
+		return FromCRD(crd, PoolNames)
 	})
 }
 
@@ -25,7 +23,7 @@ func TestDefinitionShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := FromCRD(crd, names)
+	b, err := FromCRD(crd, PoolNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +95,7 @@ func TestFromCRDErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := FromCRD([]byte(tc.crd), names)
+			_, err := FromCRD([]byte(tc.crd), PoolNames)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s\nFromCRD() error = %v, want it to contain %q", tc.reason, err, tc.want)
 			}

@@ -47,9 +47,7 @@ type xrdCmd struct {
 
 // Run writes the XRD of the claim CRD.
 func (c *xrdCmd) Run() error {
-	return c.write(func(crd []byte) ([]byte, error) {
-		return xrd.FromCRD(crd, xrd.Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"})
-	})
+	return c.write(func(crd []byte) ([]byte, error) { return xrd.FromCRD(crd, xrd.PoolNames) })
 }
 
 type referenceCmd struct {
