@@ -100,15 +100,24 @@ func ToolBinaries(ctx context.Context, root string) (Binaries, error) {
 		{"karpenter-kwok", &b.Karpenter},
 		{"crossplane", &b.Crossplane},
 	} {
-		var out, errb bytes.Buffer
-		cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), t.name) //nolint:gosec // the repository's own script
-		cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &errb
-		if err := cmd.Run(); err != nil {
-			return Binaries{}, fmt.Errorf("`hack/tool.sh %s` failed: %w\n%s", t.name, err, errb.String())
+		var err error
+		if *t.dst, err = Tool(ctx, root, t.name); err != nil {
+			return Binaries{}, err
 		}
-		*t.dst = strings.TrimSpace(out.String())
 	}
 	return b, nil
+}
+
+// Tool returns the path of the pinned binary name that hack/tool.sh in the
+// repository at root provides, building it first when the cache lacks it.
+func Tool(ctx context.Context, root, name string) (string, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), name) //nolint:gosec // the repository's own script
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("`hack/tool.sh %s` failed: %w\n%s", name, err, errb.String())
+	}
+	return strings.TrimSpace(out.String()), nil
 }
 
 // Config says what Up starts and where.
