@@ -293,7 +293,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		s.Function, err = Start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
+		s.Function, err = start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
 			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug", "--kwok-catalog", string(cfg.catalog()),
 			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
 		if err != nil {
@@ -322,7 +322,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 			return err
 		}
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-		s.Provider, err = Start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
+		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
 			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
 			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
 		if err != nil {
@@ -387,7 +387,7 @@ func (s *Stack) RestartProvider() error {
 	if err := s.Provider.Stop(10 * time.Second); err != nil {
 		return err
 	}
-	p, err := Start(filepath.Join(s.cfg.Dir, "logs"), "provider-burstpool", s.cfg.StopWithParent, s.Provider.env, s.Provider.path, s.Provider.args...)
+	p, err := s.Provider.again(s.cfg.StopWithParent)
 	if err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func (s *Stack) StopFunction() error { return s.Function.Stop(10 * time.Second) 
 
 // StartFunction starts the function again after StopFunction.
 func (s *Stack) StartFunction(ctx context.Context) error {
-	p, err := Start(filepath.Join(s.cfg.Dir, "logs"), "function-pool-compose", s.cfg.StopWithParent, s.Function.env, s.Function.path, s.Function.args...)
+	p, err := s.Function.again(s.cfg.StopWithParent)
 	if err != nil {
 		return err
 	}

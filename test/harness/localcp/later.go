@@ -59,7 +59,7 @@ func (c *Cluster) Restart(name string, down time.Duration) error {
 	if !ok || idx < 0 {
 		return fmt.Errorf("no component %s was started by this process", name)
 	}
-	if err := c.Processes[idx].stop(30 * time.Second); err != nil {
+	if err := c.Processes[idx].Stop(30 * time.Second); err != nil {
 		return err
 	}
 	time.Sleep(down)
