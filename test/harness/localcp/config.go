@@ -183,9 +183,9 @@ func (c *Config) defaults(ctx context.Context) error {
 		return err
 	}
 	c.Dir = d
-	if c.RelayBinary == "" && (!c.SkipKarpenter || !c.SkipCrossplane) {
-		if c.RelayBinary, err = os.Executable(); err != nil {
-			return fmt.Errorf("cannot find the relay binary: %w", err)
+	if !c.SkipKarpenter || !c.SkipCrossplane {
+		if c.RelayBinary, err = c.relay(); err != nil {
+			return err
 		}
 	}
 	if c.Timeout == 0 {
@@ -209,4 +209,16 @@ func (c *Config) defaults(ctx context.Context) error {
 		c.CrossplaneCRDDir = filepath.Join(m, "cluster", "crds")
 	}
 	return nil
+}
+
+// relay returns RelayBinary, or by default the running executable.
+func (c Config) relay() (string, error) {
+	if c.RelayBinary != "" {
+		return c.RelayBinary, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the relay binary: %w", err)
+	}
+	return exe, nil
 }
