@@ -173,7 +173,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.functionPort = ports[0]
 	registryPort := ports[1]
 	types := filepath.Join(cfg.Dir, "instance-types.json")
-	if err := writeInstanceTypes(types, cfg.catalog()); err != nil {
+	if err := WriteInstanceTypes(types, cfg.catalog()); err != nil {
 		return nil, err
 	}
 
@@ -475,10 +475,6 @@ func (s *Stack) Get(ctx context.Context, gvk schema.GroupVersionKind, ns, name s
 // Karpenter's kwok provider reads them (its INSTANCE_TYPES_FILE_PATH), for
 // further control planes that should offer what the function sizes from.
 func WriteInstanceTypes(path string, cloud sizing.Cloud) error {
-	return writeInstanceTypes(path, cloud)
-}
-
-func writeInstanceTypes(path string, cloud sizing.Cloud) error {
 	cat, err := sizing.LoadCatalog(cloud)
 	if err != nil {
 		return err
