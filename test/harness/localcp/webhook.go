@@ -2,7 +2,7 @@ package localcp
 
 import (
 	"context"
-	"crypto/ecdsa"
+	"crypto"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -29,18 +29,12 @@ const (
 // writeWebhookCert writes a serving certificate for 127.0.0.1 signed by the
 // plane's CA into dir as tls.crt and tls.key, where core's webhook server
 // reads them (TLS_SERVER_CERTS_DIR).
-func writeWebhookCert(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+func writeWebhookCert(dir string, ca *x509.Certificate, caKey crypto.Signer) error {
 	der, key, err := issueServing("crossplane-webhook", ca, caKey)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), pemBlock("CERTIFICATE", der), 0o600); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "tls.key"), keyPEM(key), 0o600)
+	return WriteTLSDir(dir, der, key, nil)
 }
 
 // installNoUsagesWebhook installs Crossplane's crossplane-no-usages
