@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // Path is burstpool's module; its go.mod marks the repository root.
@@ -33,6 +34,17 @@ func Root() (string, error) {
 			return "", fmt.Errorf("cannot find the repository root: no parent of %s has a go.mod for %s; run from inside the checkout", wd, Path)
 		}
 	}
+}
+
+// RootForTest returns the root of the checkout the test runs in, failing t
+// when there is none.
+func RootForTest(t testing.TB) string {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // declares reports whether go.mod content b declares module mod.
