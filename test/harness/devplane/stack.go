@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -299,7 +297,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := waitPort(ctx, addr, 30*time.Second); err != nil {
+		if err := localcp.WaitPort(ctx, addr, 30*time.Second); err != nil {
 			return fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, s.Function.Tail(20))
 		}
 		return s.ConnectFunction(ctx)
@@ -328,7 +326,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		return waitPort(ctx, s.MetricsAddr, 30*time.Second)
+		return localcp.WaitPort(ctx, s.MetricsAddr, 30*time.Second)
 	}); err != nil {
 		return err
 	}
@@ -409,7 +407,7 @@ func (s *Stack) StartFunction(ctx context.Context) error {
 	if err := s.save(); err != nil {
 		return err
 	}
-	return waitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), 30*time.Second)
+	return localcp.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), 30*time.Second)
 }
 
 // Down stops the runtimes, the registry and the control plane.
@@ -498,15 +496,4 @@ func goBuild(ctx context.Context, root, out string, pkgs ...string) error {
 		return fmt.Errorf("go build failed: %w\n%s", err, b)
 	}
 	return nil
-}
-
-func waitPort(ctx context.Context, addr string, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return false, nil //nolint:nilerr // not listening yet
-		}
-		_ = c.Close()
-		return true, nil
-	})
 }
