@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -149,17 +148,9 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	var pkgs string
+	pkgs := filepath.Join(cfg.Dir, "out")
 	if err := step("build packages (crossplane xpkg build)", func() error {
-		pkgs = filepath.Join(cfg.Dir, "out")
-		cmd := exec.CommandContext(ctx, filepath.Join(cfg.Root, "hack", "package.sh")) //nolint:gosec // the repository's own script
-		cmd.Dir = cfg.Root
-		cmd.Env = append(os.Environ(), "OUTPUT="+pkgs, "PLATFORMS=linux/"+runtime.GOARCH)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("hack/package.sh failed: %w\n%s", err, localcp.TailLines(string(out), 30))
-		}
-		return nil
+		return buildPackages(ctx, cfg.Root, pkgs)
 	}); err != nil {
 		return nil, err
 	}
@@ -482,18 +473,4 @@ func WriteInstanceTypes(path string, cloud sizing.Cloud) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o600)
-}
-
-func goBuild(ctx context.Context, root, out string, pkgs ...string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	args := append([]string{"build", "-o", out + "/"}, pkgs...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build failed: %w\n%s", err, b)
-	}
-	return nil
 }
