@@ -1,10 +1,7 @@
 package deploy
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // The provider's service account, fixed by runtimeconfig.yaml.
@@ -94,18 +92,11 @@ func objects(t *testing.T, files ...string) []*unstructured.Unstructured {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(u.Object) > 0 {
-				out = append(out, u)
-			}
+		objs, err := localcp.Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
 		}
+		out = append(out, objs...)
 	}
 	return out
 }

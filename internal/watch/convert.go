@@ -40,18 +40,17 @@ func identity(m metav1.Object) metav1.ObjectMeta {
 
 // TransformPod is a cache transform that replaces a pod by a record holding
 // its capacity view.
-func TransformPod(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		return &record[*capacity.Pod]{ObjectMeta: identity(p), view: Pod(p)}, nil
-	}
-	return obj, nil
-}
+func TransformPod(obj any) (any, error) { return transform(obj, Pod) }
 
 // TransformNode is a cache transform that replaces a node by a record
 // holding its capacity view.
-func TransformNode(obj any) (any, error) {
-	if n, ok := obj.(*corev1.Node); ok {
-		return &record[*capacity.Node]{ObjectMeta: identity(n), view: Node(n)}, nil
+func TransformNode(obj any) (any, error) { return transform(obj, Node) }
+
+// transform replaces an object of type O by a record holding view of it, and
+// leaves anything else as it is.
+func transform[O metav1.Object, V any](obj any, view func(O) V) (any, error) {
+	if o, ok := obj.(O); ok {
+		return &record[V]{ObjectMeta: identity(o), view: view(o)}, nil
 	}
 	return obj, nil
 }

@@ -282,52 +282,57 @@ func (o *Observer) cluster() (cluster.Cluster, error) {
 
 // handle turns informer notifications into pending events.
 func (o *Observer) handle(ctx context.Context, c cache.Cache) error {
-	pods, err := c.GetInformer(ctx, &corev1.Pod{})
-	if err != nil {
-		return errors.Wrap(err, "cannot get the pod informer")
+	for _, w := range []struct {
+		kind     string
+		obj      client.Object
+		handlers toolscache.ResourceEventHandlerFuncs
+	}{
+		{kind: "pod", obj: &corev1.Pod{}, handlers: handlers(o.enqueue, Pod,
+			func(p *capacity.Pod, deleted bool) capacity.Event { return capacity.Event{Pod: p, Deleted: deleted} })},
+		{kind: "node", obj: &corev1.Node{}, handlers: handlers(o.enqueue, Node,
+			func(n *capacity.Node, deleted bool) capacity.Event { return capacity.Event{Node: n, Deleted: deleted} })},
+	} {
+		inf, err := c.GetInformer(ctx, w.obj)
+		if err != nil {
+			return errors.Wrapf(err, "cannot get the %s informer", w.kind)
+		}
+		if _, err := inf.AddEventHandler(w.handlers); err != nil {
+			return errors.Wrapf(err, "cannot watch %ss", w.kind)
+		}
 	}
-	if _, err := pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { o.podEvent(obj, false) },
-		UpdateFunc: func(_, obj any) { o.podEvent(obj, false) },
-		DeleteFunc: func(obj any) { o.podEvent(obj, true) },
-	}); err != nil {
-		return errors.Wrap(err, "cannot watch pods")
-	}
-	nodes, err := c.GetInformer(ctx, &corev1.Node{})
-	if err != nil {
-		return errors.Wrap(err, "cannot get the node informer")
-	}
-	_, err = nodes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { o.nodeEvent(obj, false) },
-		UpdateFunc: func(_, obj any) { o.nodeEvent(obj, false) },
-		DeleteFunc: func(obj any) { o.nodeEvent(obj, true) },
-	})
-	return errors.Wrap(err, "cannot watch nodes")
+	return nil
 }
 
-func unwrap(obj any) any {
+// handlers returns informer handlers that enqueue the event of an object's
+// capacity view: event makes it from the view and whether the object is gone.
+func handlers[O, V any](enqueue func(capacity.Event), view func(O) V, event func(V, bool) capacity.Event) toolscache.ResourceEventHandlerFuncs {
+	on := func(obj any, deleted bool) {
+		if v, ok := viewOf(obj, view); ok {
+			enqueue(event(v, deleted))
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { on(obj, false) },
+		UpdateFunc: func(_, obj any) { on(obj, false) },
+		DeleteFunc: func(obj any) { on(obj, true) },
+	}
+}
+
+// viewOf returns the capacity view of what an informer delivered, a
+// tombstone unwrapped: the view a record made by the cache transform holds,
+// or view of a raw object; false for anything else.
+func viewOf[O, V any](obj any, view func(O) V) (V, bool) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		return d.Obj
+		obj = d.Obj
 	}
-	return obj
-}
-
-func (o *Observer) podEvent(obj any, deleted bool) {
-	switch p := unwrap(obj).(type) {
-	case *record[*capacity.Pod]:
-		o.enqueue(capacity.Event{Pod: p.view, Deleted: deleted})
-	case *corev1.Pod:
-		o.enqueue(capacity.Event{Pod: Pod(p), Deleted: deleted})
+	switch x := obj.(type) {
+	case *record[V]:
+		return x.view, true
+	case O:
+		return view(x), true
 	}
-}
-
-func (o *Observer) nodeEvent(obj any, deleted bool) {
-	switch n := unwrap(obj).(type) {
-	case *record[*capacity.Node]:
-		o.enqueue(capacity.Event{Node: n.view, Deleted: deleted})
-	case *corev1.Node:
-		o.enqueue(capacity.Event{Node: Node(n), Deleted: deleted})
-	}
+	var none V
+	return none, false
 }
 
 func (o *Observer) enqueue(e capacity.Event) {

@@ -45,11 +45,8 @@ func Seed(root string) (text string, found bool, err error) {
 // what it cannot check.
 func SeedForTest(t testing.TB) (text string, found bool, folder string) {
 	t.Helper()
-	root, err := gomod.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, found, err = Seed(root)
+	root := gomod.RootForTest(t)
+	text, found, err := Seed(root)
 	if err != nil {
 		t.Fatal(err)
 	}

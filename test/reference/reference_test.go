@@ -14,16 +14,10 @@ import (
 // TestCopiesMatchReference fails when a copy in examples/pools/reference
 // drifts from the manifest the reference text shows under its heading.
 func TestCopiesMatchReference(t *testing.T) {
-	root, err := gomod.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, found, err := Seed(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := gomod.RootForTest(t)
+	text, found, folder := SeedForTest(t)
 	if !found {
-		t.Skipf("cannot check the copies for drift: the reference folder %s is not beside this checkout", filepath.Dir(filepath.Join(root, SeedFile)))
+		t.Skipf("cannot check the copies for drift: the reference folder %s is not beside this checkout", folder)
 	}
 	for _, m := range Manifests {
 		t.Run(m.Section, func(t *testing.T) {
@@ -45,10 +39,7 @@ func TestCopiesMatchReference(t *testing.T) {
 // TestCopyDirHoldsOnlyTheReference keeps other manifests out of the folder
 // whose files claim to be the reference's.
 func TestCopyDirHoldsOnlyTheReference(t *testing.T) {
-	root, err := gomod.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := gomod.RootForTest(t)
 	entries, err := os.ReadDir(filepath.Join(root, CopyDir))
 	if err != nil {
 		t.Fatal(err)

@@ -71,14 +71,16 @@ func reconciles(t *testing.T) float64 {
 // labels of its executors.
 type faultPool struct{ name string }
 
-// setUp creates what every fault test starts from: the namespace ns of
-// the pool's executors, the local ProviderConfig and one ready pool node,
-// NAME-node.
-func (fp faultPool) setUp(t *testing.T, c client.Client, ns string) {
+// newFaultPool creates what every fault test starts from: a client with
+// the namespaces of the pool's executors (and any more the test needs),
+// the local ProviderConfig and one ready pool node, NAME-node.
+func newFaultPool(t *testing.T, name string, namespaces ...string) (client.Client, faultPool) {
 	t.Helper()
-	createNamespace(t, c, ns)
+	c := newClient(t, namespaces...)
 	ensureLocalProviderConfig(t, c)
-	fp.node(t, c, fp.name+"-node")
+	fp := faultPool{name}
+	fp.node(t, c, name+"-node")
+	return c, fp
 }
 
 func (fp faultPool) node(t *testing.T, c client.Client, name string) {
@@ -159,9 +161,7 @@ func getPC(t *testing.T, c client.Client, name string) *v1alpha1.PoolCapacity {
 func TestReconcileRateUnderFailingExecutors(t *testing.T) {
 	const ns = "team-churn"
 	ctx := context.Background()
-	c := newClient(t)
-	fp := faultPool{"churn"}
-	fp.setUp(t, c, ns)
+	c, fp := newFaultPool(t, "churn", ns)
 	for i := range 40 {
 		createPod(t, c, ns, fmt.Sprintf("pull-%02d", i), "churn-node", fp.labels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending,
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "executor", Image: "e6/exec:typo", State: corev1.ContainerState{
@@ -249,10 +249,7 @@ func kubeconfigFor(t *testing.T, server string) []byte {
 func TestUnreachableCluster(t *testing.T) {
 	const ns = "team-reach"
 	ctx := context.Background()
-	c := newClient(t)
-	fp := faultPool{"reach"}
-	fp.setUp(t, c, ns)
-	createNamespace(t, c, "burstpool-system")
+	c, fp := newFaultPool(t, "reach", ns, "burstpool-system")
 	createPod(t, c, ns, "reach-exec", "reach-node", fp.labels("sales"), nil, running(time.Now().Add(-time.Minute)))
 
 	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "burstpool-system", Name: "blackhole-kubeconfig"},
@@ -374,9 +371,7 @@ func TestRunawayReplicaSet(t *testing.T) {
 	const ns = "team-runaway"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c := newClient(t)
-	fp := faultPool{"runaway"}
-	fp.setUp(t, c, ns)
+	c, fp := newFaultPool(t, "runaway", ns)
 
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rogue"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{qsv1alpha1.LabelQueryService: "rogue"}}}}
@@ -449,9 +444,7 @@ func TestEvictionFailureKeepsStatus(t *testing.T) {
 		user = "capacity-provider-no-evict"
 	)
 	ctx := context.Background()
-	c := newClient(t)
-	fp := faultPool{"noevict"}
-	fp.setUp(t, c, ns)
+	c, fp := newFaultPool(t, "noevict", ns)
 	for _, role := range []string{"burstpool-capacity-observer", "burstpool-capacity-provider"} {
 		if err := c.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role},

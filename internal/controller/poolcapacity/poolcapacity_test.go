@@ -62,11 +62,16 @@ func scheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-func newClient(t *testing.T) client.Client {
+// newClient returns a client of the test API server, with the namespaces
+// created.
+func newClient(t *testing.T, namespaces ...string) client.Client {
 	t.Helper()
 	c, err := client.New(cfg, client.Options{Scheme: scheme(t)})
 	if err != nil {
 		t.Fatalf("cannot create a client: %v", err)
+	}
+	for _, ns := range namespaces {
+		createNamespace(t, c, ns)
 	}
 	return c
 }
@@ -308,12 +313,9 @@ func update(t *testing.T, c client.Client, name string, fn func(*v1alpha1.PoolCa
 
 func TestPoolCapacity(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t)
+	c := newClient(t, "team-a", "team-c", "burstpool-system")
 	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 
-	for _, ns := range []string{"team-a", "team-c", "burstpool-system"} {
-		createNamespace(t, c, ns)
-	}
 	createNode(t, c, "node-1", true)
 	createNode(t, c, "node-2", true)
 	createNode(t, c, "node-3", false)

@@ -45,8 +45,7 @@ func TestLeastPrivilege(t *testing.T) {
 		ns   = "crossplane-system"
 	)
 	ctx := context.Background()
-	c := newClient(t)
-	createNamespace(t, c, ns)
+	c := newClient(t, ns)
 	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}}); err != nil {
 		t.Fatal(err)
 	}

@@ -44,10 +44,8 @@ func view(s capacity.Snapshot, pool string) []string {
 // that both end with the same snapshot.
 func TestWatchAndPollConverge(t *testing.T) {
 	const pool = "converge"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := newClient(t)
-	createNamespace(t, c, "team-w")
+	ctx := t.Context()
+	c := newClient(t, "team-w")
 
 	watching, err := watch.New(cfg, watch.Options{Watch: true, PollInterval: time.Hour, BatchWindow: 10 * time.Millisecond})
 	if err != nil {
@@ -175,10 +173,8 @@ func (p *cuttable) cutWatch() {
 // snapshot in step with the cluster.
 func TestWatchCut(t *testing.T) {
 	const pool = "cut"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := newClient(t)
-	createNamespace(t, c, "team-x")
+	ctx := t.Context()
+	c := newClient(t, "team-x")
 
 	target, err := url.Parse(cfg.Host)
 	if err != nil {

@@ -47,10 +47,7 @@ func queryService(name, ns string, labels map[string]string, executor map[string
 func TestReadSummary(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
-	c := newClient(t)
-	for _, ns := range []string{"wl-a", "wl-b"} {
-		createNamespace(t, c, ns)
-	}
+	c := newClient(t, "wl-a", "wl-b")
 	exec := map[string]any{
 		"image": "ghcr.io/e6data/executor:3.1", "replicas": int64(2),
 		"resources": map[string]any{"cpu": "4", "memory": "16Gi"},
@@ -152,10 +149,7 @@ func createKubernetesProviderConfig(t *testing.T, c client.Client, name, namespa
 func TestRemoteSummary(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
-	c := newClient(t)
-	for _, ns := range []string{"wl-remote", "burstpool-system"} {
-		createNamespace(t, c, ns)
-	}
+	c := newClient(t, "wl-remote", "burstpool-system")
 	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"}, map[string]any{"image": "e6/exec:2"})); err != nil {
 		t.Fatal(err)
 	}

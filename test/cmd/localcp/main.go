@@ -45,23 +45,52 @@ func main() {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
+	cmd, args := os.Args[1], os.Args[2:]
 	var err error
-	switch os.Args[1] {
-	case "up":
-		err = up(os.Args[2:])
-	case "down":
-		err = down(os.Args[2:])
-	case "env":
-		err = env(os.Args[2:])
-	case "status":
-		err = status(os.Args[2:])
+	run, ok := dirCommands[cmd]
+	switch {
+	case ok:
+		err = runDir(cmd, args, run)
+	case cmd == "up":
+		err = up(args)
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "localcp %s: %v\n", os.Args[1], err)
+		fmt.Fprintf(os.Stderr, "localcp %s: %v\n", cmd, err)
 		os.Exit(1)
+	}
+}
+
+// dirCommands are the subcommands whose only flag is --dir, the folder given
+// to up.
+var dirCommands = map[string]func(dir string) error{
+	"down":   localcp.Down,
+	"env":    loaded(func(c *localcp.Cluster) error { printEnv(c); return nil }),
+	"status": loaded(status),
+}
+
+// runDir parses the --dir flag of cmd and runs it on that folder.
+func runDir(cmd string, args []string, run func(dir string) error) error {
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	dir := fs.String("dir", "", "folder given to up (required)")
+	_ = fs.Parse(args)
+	if *dir == "" {
+		return errors.New("--dir is required")
+	}
+	return run(*dir)
+}
+
+// loaded makes a subcommand of the control plane in a folder from one of a
+// loaded control plane.
+func loaded(run func(*localcp.Cluster) error) func(dir string) error {
+	return func(dir string) error {
+		c, err := localcp.Load(dir)
+		if err != nil {
+			return err
+		}
+		return run(c)
 	}
 }
 
@@ -122,28 +151,8 @@ func up(args []string) error {
 	return nil
 }
 
-func down(args []string) error {
-	dir, err := dirFlag("down", args)
-	if err != nil {
-		return err
-	}
-	return localcp.Down(dir)
-}
-
-func env(args []string) error {
-	c, err := loadFlag("env", args)
-	if err != nil {
-		return err
-	}
-	printEnv(c)
-	return nil
-}
-
-func status(args []string) error {
-	c, err := loadFlag("status", args)
-	if err != nil {
-		return err
-	}
+// status lists the processes of c, their readiness times and memory.
+func status(c *localcp.Cluster) error {
 	running := map[int]bool{}
 	for _, p := range c.Running() {
 		running[p.PID] = true
@@ -168,26 +177,6 @@ func status(args []string) error {
 	}
 	fmt.Printf("%-26s %-8s %.1f MiB\n", "total", "", float64(total)/1024)
 	return nil
-}
-
-// dirFlag parses the --dir flag, the only flag of down and env.
-func dirFlag(cmd string, args []string) (string, error) {
-	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
-	dir := fs.String("dir", "", "folder given to up (required)")
-	_ = fs.Parse(args)
-	if *dir == "" {
-		return "", errors.New("--dir is required")
-	}
-	return *dir, nil
-}
-
-// loadFlag loads the control plane in the folder --dir names.
-func loadFlag(cmd string, args []string) (*localcp.Cluster, error) {
-	dir, err := dirFlag(cmd, args)
-	if err != nil {
-		return nil, err
-	}
-	return localcp.Load(dir)
 }
 
 // printEnv prints shell exports: KUBECONFIG and one LOCALCP_PORT_<NAME> per port.

@@ -2,18 +2,13 @@ package devplane
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
-	"time"
+
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // IssueServerCert signs a serving certificate for a function or provider that
@@ -31,46 +26,17 @@ func IssueServerCert(caCertPEM, caKeyPEM []byte, dir string, dnsNames ...string)
 	if err != nil {
 		return fmt.Errorf("cannot read the Crossplane root CA key: %w", err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: firstOr(dnsNames, "localhost")},
-		DNSNames:     append([]string{"localhost"}, dnsNames...),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	der, key, err := localcp.Sign(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: firstOr(dnsNames, "localhost")},
+		DNSNames:    append([]string{"localhost"}, dnsNames...),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}, caCert, caKey)
 	if err != nil {
 		return fmt.Errorf("cannot sign the serving certificate: %w", err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	files := map[string][]byte{
-		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		"ca.crt":  caCertPEM,
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
+	return localcp.WriteTLSDir(dir, der, key, caCertPEM)
 }
 
 func firstOr(ss []string, d string) string {

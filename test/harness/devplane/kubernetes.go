@@ -1,13 +1,11 @@
 package devplane
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/burstpool/burstpool/test/harness/gomod"
@@ -35,18 +33,6 @@ spec:
   - objects.kubernetes.crossplane.io
 `
 
-// Tool returns the path of the pinned binary name, building it first
-// when missing (hack/tool.sh).
-func Tool(ctx context.Context, root, name string) (string, error) {
-	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), name) //nolint:gosec // the repository's own script
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("`hack/tool.sh %s` failed: %w\n%s", name, err, errb.String())
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
 // InstallProviderKubernetes installs provider-kubernetes the way burstpool's
 // own packages are installed: its package (built with crank from the
 // module's package/ folder) is pushed to the stack's loopback registry and
@@ -59,11 +45,11 @@ func (s *Stack) InstallProviderKubernetes(ctx context.Context, forward []int, po
 	var p localcp.Process
 	err := s.step("install provider-kubernetes "+ProviderKubernetesVersion, func() error {
 		root := s.cfg.Root
-		crank, err := Tool(ctx, root, "crank")
+		crank, err := localcp.Tool(ctx, root, "crank")
 		if err != nil {
 			return err
 		}
-		bin, err := Tool(ctx, root, ProviderKubernetesName)
+		bin, err := localcp.Tool(ctx, root, ProviderKubernetesName)
 		if err != nil {
 			return err
 		}

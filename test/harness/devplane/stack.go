@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -151,17 +148,9 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	var pkgs string
+	pkgs := filepath.Join(cfg.Dir, "out")
 	if err := step("build packages (crossplane xpkg build)", func() error {
-		pkgs = filepath.Join(cfg.Dir, "out")
-		cmd := exec.CommandContext(ctx, filepath.Join(cfg.Root, "hack", "package.sh")) //nolint:gosec // the repository's own script
-		cmd.Dir = cfg.Root
-		cmd.Env = append(os.Environ(), "OUTPUT="+pkgs, "PLATFORMS=linux/"+runtime.GOARCH)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("hack/package.sh failed: %w\n%s", err, localcp.TailLines(string(out), 30))
-		}
-		return nil
+		return buildPackages(ctx, cfg.Root, pkgs)
 	}); err != nil {
 		return nil, err
 	}
@@ -173,7 +162,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.functionPort = ports[0]
 	registryPort := ports[1]
 	types := filepath.Join(cfg.Dir, "instance-types.json")
-	if err := writeInstanceTypes(types, cfg.catalog()); err != nil {
+	if err := WriteInstanceTypes(types, cfg.catalog()); err != nil {
 		return nil, err
 	}
 
@@ -293,13 +282,13 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		s.Function, err = Start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
+		s.Function, err = start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
 			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug", "--kwok-catalog", string(cfg.catalog()),
 			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
 		if err != nil {
 			return err
 		}
-		if err := waitPort(ctx, addr, 30*time.Second); err != nil {
+		if err := localcp.WaitPort(ctx, addr, 30*time.Second); err != nil {
 			return fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, s.Function.Tail(20))
 		}
 		return s.ConnectFunction(ctx)
@@ -322,13 +311,13 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 			return err
 		}
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-		s.Provider, err = Start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
+		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
 			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
 			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
 		if err != nil {
 			return err
 		}
-		return waitPort(ctx, s.MetricsAddr, 30*time.Second)
+		return localcp.WaitPort(ctx, s.MetricsAddr, 30*time.Second)
 	}); err != nil {
 		return err
 	}
@@ -387,7 +376,7 @@ func (s *Stack) RestartProvider() error {
 	if err := s.Provider.Stop(10 * time.Second); err != nil {
 		return err
 	}
-	p, err := Start(filepath.Join(s.cfg.Dir, "logs"), "provider-burstpool", s.cfg.StopWithParent, s.Provider.env, s.Provider.path, s.Provider.args...)
+	p, err := s.Provider.again(s.cfg.StopWithParent)
 	if err != nil {
 		return err
 	}
@@ -401,7 +390,7 @@ func (s *Stack) StopFunction() error { return s.Function.Stop(10 * time.Second) 
 
 // StartFunction starts the function again after StopFunction.
 func (s *Stack) StartFunction(ctx context.Context) error {
-	p, err := Start(filepath.Join(s.cfg.Dir, "logs"), "function-pool-compose", s.cfg.StopWithParent, s.Function.env, s.Function.path, s.Function.args...)
+	p, err := s.Function.again(s.cfg.StopWithParent)
 	if err != nil {
 		return err
 	}
@@ -409,7 +398,7 @@ func (s *Stack) StartFunction(ctx context.Context) error {
 	if err := s.save(); err != nil {
 		return err
 	}
-	return waitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), 30*time.Second)
+	return localcp.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), 30*time.Second)
 }
 
 // Down stops the runtimes, the registry and the control plane.
@@ -475,10 +464,6 @@ func (s *Stack) Get(ctx context.Context, gvk schema.GroupVersionKind, ns, name s
 // Karpenter's kwok provider reads them (its INSTANCE_TYPES_FILE_PATH), for
 // further control planes that should offer what the function sizes from.
 func WriteInstanceTypes(path string, cloud sizing.Cloud) error {
-	return writeInstanceTypes(path, cloud)
-}
-
-func writeInstanceTypes(path string, cloud sizing.Cloud) error {
 	cat, err := sizing.LoadCatalog(cloud)
 	if err != nil {
 		return err
@@ -488,29 +473,4 @@ func writeInstanceTypes(path string, cloud sizing.Cloud) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o600)
-}
-
-func goBuild(ctx context.Context, root, out string, pkgs ...string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	args := append([]string{"build", "-o", out + "/"}, pkgs...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build failed: %w\n%s", err, b)
-	}
-	return nil
-}
-
-func waitPort(ctx context.Context, addr string, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return false, nil //nolint:nilerr // not listening yet
-		}
-		_ = c.Close()
-		return true, nil
-	})
 }

@@ -19,10 +19,7 @@ import (
 // committed file.
 func Current(t testing.TB, in, out string, generate func(in []byte) ([]byte, error)) []byte {
 	t.Helper()
-	root, err := gomod.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := gomod.RootForTest(t)
 	src, err := os.ReadFile(filepath.Join(root, in))
 	if err != nil {
 		t.Fatal(err)

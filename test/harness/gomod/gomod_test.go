@@ -7,17 +7,16 @@ import (
 	"testing"
 )
 
+// TestRootFromSubfolder finds the checkout from this package's folder,
+// through RootForTest and so Root.
 func TestRootFromSubfolder(t *testing.T) {
-	root, err := Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := RootForTest(t)
 	want, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if root != want {
-		t.Errorf("Root() = %s, want %s", root, want)
+		t.Errorf("RootForTest() = %s, want %s", root, want)
 	}
 }
 

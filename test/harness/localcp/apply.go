@@ -29,7 +29,7 @@ const FieldManager = "localcp"
 // without a namespace go to "default". A kind the API server does not serve
 // yet (a CRD applied just before) is retried for up to 30 seconds.
 func Apply(ctx context.Context, cfg *rest.Config, manifests []byte) error {
-	objs, err := decode(manifests)
+	objs, err := Decode(manifests)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func CRDNames(dirs ...string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			objs, err := decode(b)
+			objs, err := Decode(b)
 			if err != nil {
 				return nil, fmt.Errorf("cannot read %s: %w", e.Name(), err)
 			}
@@ -185,8 +185,9 @@ func applyOne(ctx context.Context, c client.Client, o *unstructured.Unstructured
 	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(FieldManager), client.ForceOwnership)
 }
 
-// decode splits a YAML or JSON stream into objects, skipping empty documents.
-func decode(manifests []byte) ([]*unstructured.Unstructured, error) {
+// Decode splits a YAML or JSON stream into objects, as Apply reads it,
+// skipping empty documents; an object needs an apiVersion and a kind.
+func Decode(manifests []byte) ([]*unstructured.Unstructured, error) {
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
 	var out []*unstructured.Unstructured
 	for {

@@ -35,7 +35,7 @@ func TestDecode(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			objs, err := decode([]byte(tc.in))
+			objs, err := Decode([]byte(tc.in))
 			if (err != nil) != tc.err {
 				t.Fatalf("%s\ndecode: error %v, want error %t", tc.reason, err, tc.err)
 			}

@@ -100,15 +100,24 @@ func ToolBinaries(ctx context.Context, root string) (Binaries, error) {
 		{"karpenter-kwok", &b.Karpenter},
 		{"crossplane", &b.Crossplane},
 	} {
-		var out, errb bytes.Buffer
-		cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), t.name) //nolint:gosec // the repository's own script
-		cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &errb
-		if err := cmd.Run(); err != nil {
-			return Binaries{}, fmt.Errorf("`hack/tool.sh %s` failed: %w\n%s", t.name, err, errb.String())
+		var err error
+		if *t.dst, err = Tool(ctx, root, t.name); err != nil {
+			return Binaries{}, err
 		}
-		*t.dst = strings.TrimSpace(out.String())
 	}
 	return b, nil
+}
+
+// Tool returns the path of the pinned binary name that hack/tool.sh in the
+// repository at root provides, building it first when the cache lacks it.
+func Tool(ctx context.Context, root, name string) (string, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), name) //nolint:gosec // the repository's own script
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("`hack/tool.sh %s` failed: %w\n%s", name, err, errb.String())
+	}
+	return strings.TrimSpace(out.String()), nil
 }
 
 // Config says what Up starts and where.
@@ -174,9 +183,9 @@ func (c *Config) defaults(ctx context.Context) error {
 		return err
 	}
 	c.Dir = d
-	if c.RelayBinary == "" && (!c.SkipKarpenter || !c.SkipCrossplane) {
-		if c.RelayBinary, err = os.Executable(); err != nil {
-			return fmt.Errorf("cannot find the relay binary: %w", err)
+	if !c.SkipKarpenter || !c.SkipCrossplane {
+		if c.RelayBinary, err = c.relay(); err != nil {
+			return err
 		}
 	}
 	if c.Timeout == 0 {
@@ -200,4 +209,16 @@ func (c *Config) defaults(ctx context.Context) error {
 		c.CrossplaneCRDDir = filepath.Join(m, "cluster", "crds")
 	}
 	return nil
+}
+
+// relay returns RelayBinary, or by default the running executable.
+func (c Config) relay() (string, error) {
+	if c.RelayBinary != "" {
+		return c.RelayBinary, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the relay binary: %w", err)
+	}
+	return exe, nil
 }

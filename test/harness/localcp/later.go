@@ -3,7 +3,6 @@ package localcp
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -29,12 +28,9 @@ func (c *Cluster) StartIsolated(n Isolated) (Process, error) {
 		return Process{}, errors.New("only a control plane started by this process can start further components")
 	}
 	cfg := *c.cfg
-	if cfg.RelayBinary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return Process{}, err
-		}
-		cfg.RelayBinary = exe
+	var err error
+	if cfg.RelayBinary, err = cfg.relay(); err != nil {
+		return Process{}, err
 	}
 	u := &upper{cfg: cfg, c: c, start: time.Now()}
 	return u.startInNetns(netnsComponent{
@@ -50,16 +46,17 @@ func (c *Cluster) Restart(name string, down time.Duration) error {
 	c.mu.Lock()
 	s, ok := c.specs[name]
 	idx := -1
+	var old Process
 	for i, p := range c.Processes {
 		if p.Name == name {
-			idx = i
+			idx, old = i, p
 		}
 	}
 	c.mu.Unlock()
 	if !ok || idx < 0 {
 		return fmt.Errorf("no component %s was started by this process", name)
 	}
-	if err := c.Processes[idx].stop(30 * time.Second); err != nil {
+	if err := old.Stop(30 * time.Second); err != nil {
 		return err
 	}
 	time.Sleep(down)

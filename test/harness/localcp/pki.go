@@ -1,6 +1,7 @@
 package localcp
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -48,21 +50,12 @@ func writePKI(dir string) (pki, error) {
 		SAPub:       filepath.Join(dir, "sa.pub"),
 		TokenFile:   filepath.Join(dir, "tokens.csv"),
 	}
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return pki{}, err
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
+	caDER, caKey, err := Sign(&x509.Certificate{
 		Subject:               pkix.Name{CommonName: "localcp-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	}, nil, nil)
 	if err != nil {
 		return pki{}, fmt.Errorf("cannot make the CA certificate: %w", err)
 	}
@@ -118,27 +111,63 @@ func writePKI(dir string) (pki, error) {
 
 // issueServing makes a serving certificate for 127.0.0.1 (and the API
 // server's names) signed by the CA, and its key.
-func issueServing(cn string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, *ecdsa.PrivateKey, error) {
-	now := time.Now()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.AddDate(1, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+func issueServing(cn string, ca *x509.Certificate, caKey crypto.Signer) ([]byte, *ecdsa.PrivateKey, error) {
+	der, key, err := Sign(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+	}, ca, caKey)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot make the %s serving certificate: %w", cn, err)
 	}
 	return der, key, nil
+}
+
+// Sign makes a P-256 key and a certificate of it from tmpl, with a random
+// serial number and valid from an hour ago for a year, signed by the CA
+// (ca, caKey), or by itself when ca is nil. It returns the certificate's DER
+// and the key.
+func Sign(tmpl, ca *x509.Certificate, caKey crypto.Signer) ([]byte, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := *tmpl
+	now := time.Now()
+	t.SerialNumber, t.NotBefore, t.NotAfter = serial(), now.Add(-time.Hour), now.AddDate(1, 0, 0)
+	if ca == nil {
+		ca, caKey = &t, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, &t, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return der, key, nil
+}
+
+// WriteTLSDir writes a certificate (der) and its key into dir as tls.crt
+// and tls.key, the layout of a server's TLS_SERVER_CERTS_DIR, and the CA
+// that signed it as ca.crt when caPEM is not nil.
+func WriteTLSDir(dir string, der []byte, key *ecdsa.PrivateKey, caPEM []byte) error {
+	keyPEM := keyPEM(key)
+	if keyPEM == nil {
+		return errors.New("cannot encode the private key")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	files := map[string][]byte{"tls.crt": pemBlock("CERTIFICATE", der), "tls.key": keyPEM}
+	if caPEM != nil {
+		files["ca.crt"] = caPEM
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func serial() *big.Int {

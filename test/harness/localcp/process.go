@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,6 +121,17 @@ func (r *reaper) start(s spec, logDir string) (Process, error) {
 	return p, nil
 }
 
+// Start starts path with args as a process group of its own, env added to
+// the environment, its output appended to logDir/name.log. With
+// stopWithParent it gets SIGTERM when this process ends. Stop ends it.
+func Start(logDir, name string, stopWithParent bool, env []string, path string, args ...string) (Process, error) {
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return Process{}, err
+	}
+	r := reaper{withParent: stopWithParent}
+	return r.start(spec{name: name, path: path, args: args, env: env}, logDir)
+}
+
 // statFields returns the fields of /proc/PID/stat after the command name.
 func statFields(pid int) ([]string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -189,10 +199,10 @@ func groupMembers(pgid int) []int {
 	return pids
 }
 
-// stop ends p's process group: SIGTERM, then SIGKILL after grace. It only
+// Stop ends p's process group: SIGTERM, then SIGKILL after grace. It only
 // signals the group when its leader is still the process that was started,
 // or when members of the group it led remain.
-func (p Process) stop(grace time.Duration) error {
+func (p Process) Stop(grace time.Duration) error {
 	if p.PID <= 0 || (!p.alive() && len(groupMembers(p.PID)) == 0) {
 		return nil
 	}
@@ -252,6 +262,9 @@ func RSSKiB(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS")
 }
 
+// Tail returns the last n lines of p's log.
+func (p Process) Tail(n int) string { return tail(p.Log, n) }
+
 // tail returns the last n lines of the file at path.
 func tail(path string, n int) string {
 	b, err := os.ReadFile(path) //nolint:gosec // a log this package wrote
@@ -268,25 +281,4 @@ func TailLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// FreePorts picks n distinct free TCP ports on 127.0.0.1, for example the
-// ports of functions or registries to list in Config.ForwardPorts before Up.
-func FreePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("cannot pick a free port: %w", err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

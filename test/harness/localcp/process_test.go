@@ -2,46 +2,41 @@ package localcp
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestStopOnlyWhatWasStarted checks that stop never signals a process whose
-// PID is recorded but whose start time differs (a reused PID), and that it
-// ends the process group it did start.
+// TestStopOnlyWhatWasStarted checks that Start records the process it
+// started with its log, that Stop never signals a process whose PID is
+// recorded but whose start time differs (a reused PID), and that it ends the
+// process group it did start.
 func TestStopOnlyWhatWasStarted(t *testing.T) {
-	cmd := exec.Command("sleep", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var r reaper
-	r.watch(cmd)
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-
-	ticks, err := startTicks(cmd.Process.Pid)
+	mine, err := Start(t.TempDir(), "sleep", false, nil, "sleep", "60")
 	if err != nil {
 		t.Fatal(err)
 	}
-	stranger := Process{Name: "stranger", PID: cmd.Process.Pid, StartTicks: ticks + 1}
+	t.Cleanup(func() { _ = syscall.Kill(-mine.PID, syscall.SIGKILL) })
+	if want := "localcp: starting sleep 60"; mine.Tail(1) != want {
+		t.Errorf("last line of the log: got %q, want %q", mine.Tail(1), want)
+	}
+
+	stranger := Process{Name: "stranger", PID: mine.PID, StartTicks: mine.StartTicks + 1}
 	if stranger.alive() {
 		t.Fatal("a process with another start time counts as the recorded one")
 	}
-	if err := stranger.stop(time.Second); err != nil {
+	if err := stranger.Stop(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if !(Process{PID: cmd.Process.Pid, StartTicks: ticks}).alive() {
-		t.Fatal("stop signalled a process it did not start")
+	if !mine.alive() {
+		t.Fatal("Stop signalled a process it did not start")
 	}
 
-	mine := Process{Name: "sleep", PID: cmd.Process.Pid, StartTicks: ticks}
-	if err := mine.stop(5 * time.Second); err != nil {
+	if err := mine.Stop(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if mine.alive() {
-		t.Error("the started process is still alive after stop")
+		t.Error("the started process is still alive after Stop")
 	}
 }
 

@@ -129,12 +129,12 @@ func (c *Cluster) Down() error {
 			if p.Name == "kube-apiserver" {
 				grace = 30 * time.Second
 			}
-			errs <- p.stop(grace)
+			errs <- p.Stop(grace)
 		})
 	}
 	wg.Wait()
 	for _, p := range etcd {
-		errs <- p.stop(10 * time.Second)
+		errs <- p.Stop(10 * time.Second)
 	}
 	close(errs)
 	var all []error

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,12 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 // Folders under Config.Dir that Up owns and recreates.
@@ -472,139 +468,4 @@ func (u *upper) startKarpenter(ctx context.Context) error {
 		return err
 	}
 	return u.waitReady(ctx, p, httpOK(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", u.c.Ports["karpenter-health"])))
-}
-
-// Names of the Secrets Crossplane's Helm chart has core init fill.
-const (
-	tlsCASecret     = "crossplane-root-ca"
-	tlsServerSecret = "crossplane-tls-server"
-	tlsClientSecret = "crossplane-tls-client"
-)
-
-func (u *upper) startCrossplane(ctx context.Context) error {
-	if err := u.ensureNamespace(ctx, CrossplaneNS); err != nil {
-		return err
-	}
-	if err := u.applyCRDs(ctx, u.cfg.CrossplaneCRDDir); err != nil {
-		return fmt.Errorf("cannot install Crossplane's CRDs: %w", err)
-	}
-	common := []string{
-		"KUBECONFIG=" + u.c.Kubeconfig,
-		"POD_NAMESPACE=" + CrossplaneNS,
-		"POD_SERVICE_ACCOUNT=crossplane",
-		"TLS_SERVER_SECRET_NAME=" + tlsServerSecret,
-		"TLS_CLIENT_SECRET_NAME=" + tlsClientSecret,
-	}
-	// Init without webhooks: with them it points CRD conversion at core's
-	// Service, which nothing routes to here.
-	if err := u.crossplaneInit(ctx, slices.Concat(common, []string{
-		"ENABLE_WEBHOOKS=false",
-		"CRDS_PATH=" + u.cfg.CrossplaneCRDDir,
-		"TLS_CA_SECRET_NAME=" + tlsCASecret,
-	})); err != nil {
-		return err
-	}
-	clientDir := u.path("crossplane", "tls", "client")
-	if err := u.writeSecret(ctx, CrossplaneNS, tlsClientSecret, clientDir); err != nil {
-		return err
-	}
-	xpkg, xfn := u.path("crossplane", "cache", "xpkg"), u.path("crossplane", "cache", "xfn")
-	for _, d := range []string{xpkg, xfn} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	env := slices.Concat(common, []string{
-		// Core serves its Usage webhook, as a Helm install's does, so
-		// objects in use cannot be deleted (see webhook.go).
-		"ENABLE_WEBHOOKS=true",
-		"TLS_SERVER_CERTS_DIR=" + u.pki.WebhookCertDir,
-		"WEBHOOK_PORT=" + strconv.Itoa(crossplaneWebhookPort),
-		"TLS_CLIENT_CERTS_DIR=" + clientDir,
-		"XPKG_CACHE_DIR=" + xpkg,
-		"XFN_CACHE_DIR=" + xfn,
-		"METRICS_PORT=" + strconv.Itoa(nsMetricsPort),
-		"HEALTH_PROBE_PORT=" + strconv.Itoa(nsHealthPort),
-	}, u.cfg.CrossplaneEnv)
-	p, err := u.startInNetns(netnsComponent{
-		name:    "crossplane",
-		path:    u.cfg.Binaries.Crossplane,
-		args:    append([]string{"core", "start"}, u.cfg.CrossplaneArgs...),
-		env:     env,
-		forward: append([]int{u.c.Ports["apiserver"]}, u.cfg.ForwardPorts...),
-		expose: map[string]int{"crossplane-health": nsHealthPort, "crossplane-metrics": nsMetricsPort,
-			crossplaneWebhookName: crossplaneWebhookPort},
-	})
-	if err != nil {
-		return err
-	}
-	if err := u.waitReady(ctx, p, httpOK(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", u.c.Ports["crossplane-health"]))); err != nil {
-		return err
-	}
-	return u.installUsageWebhook(ctx)
-}
-
-// installUsageWebhook installs Crossplane's Usage webhook configuration,
-// pointed at core through its relay.
-func (u *upper) installUsageWebhook(ctx context.Context) error {
-	c, err := client.New(u.c.Config, client.Options{})
-	if err != nil {
-		return err
-	}
-	ca, err := os.ReadFile(u.pki.CACert)
-	if err != nil {
-		return err
-	}
-	mod, err := gomod.Dir(ctx, CrossplaneModule, CrossplaneVersion)
-	if err != nil {
-		return err
-	}
-	if err := installNoUsagesWebhook(ctx, c, mod, u.c.Ports[crossplaneWebhookName], ca); err != nil {
-		return fmt.Errorf("cannot install Crossplane's Usage webhook: %w", err)
-	}
-	return nil
-}
-
-// crossplaneInit runs `crossplane core init` to completion; it makes the TLS
-// Secrets and applies core's CRDs.
-func (u *upper) crossplaneInit(ctx context.Context, env []string) error {
-	logPath := u.path("logs", "crossplane-init.log")
-	f, err := os.Create(logPath) //nolint:gosec // a log this package writes
-	if err != nil {
-		return err
-	}
-	defer f.Close() //nolint:errcheck // written by the child
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, u.cfg.Binaries.Crossplane, "core", "init") //nolint:gosec // binary from the configuration
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("`crossplane core init` failed: %w; last lines of %s:\n%s", err, logPath, tail(logPath, 40))
-	}
-	return nil
-}
-
-// writeSecret writes each key of Secret ns/name as a file in dir.
-func (u *upper) writeSecret(ctx context.Context, ns, name, dir string) error {
-	c, err := client.New(u.c.Config, client.Options{})
-	if err != nil {
-		return err
-	}
-	s := &corev1.Secret{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
-		return fmt.Errorf("cannot read Secret %s/%s: %w", ns, name, err)
-	}
-	if len(s.Data) == 0 {
-		return fmt.Errorf("the Secret %s/%s that `crossplane core init` fills is empty", ns, name)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	for k, v := range s.Data {
-		if err := os.WriteFile(filepath.Join(dir, k), v, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -51,6 +51,20 @@ func serve(t *testing.T) string {
 	return addr
 }
 
+// pull fetches the manifest ref names from the registry.
+func pull(t *testing.T, ref string) *remote.Descriptor {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Get(r, remote.WithContext(t.Context()))
+	if err != nil {
+		t.Fatalf("pull %s: %v", ref, err)
+	}
+	return d
+}
+
 func TestServeRefusesOtherAddresses(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:0"} {
 		if _, _, err := Serve(t.Context(), addr); err == nil {
@@ -96,20 +110,8 @@ func TestPushXpkg(t *testing.T) {
 	if _, err := PushXpkg(t.Context(), addr, "burstpool/function-pool-compose", "v0.1.0", path); err != nil {
 		t.Fatal(err)
 	}
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := remote.Image(r, remote.WithContext(t.Context()))
-	if err != nil {
-		t.Fatalf("pull %s: %v", ref, err)
-	}
-	got, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != want {
-		t.Errorf("pulled digest %s, want the pushed %s", got, want)
+	if got := pull(t, ref); !got.MediaType.IsImage() || got.Digest != want {
+		t.Errorf("pulled %s of digest %s, want an image of the pushed digest %s", got.MediaType, got.Digest, want)
 	}
 }
 
@@ -121,11 +123,7 @@ func TestPushXpkgIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := remote.Index(r, remote.WithContext(t.Context()))
+	idx, err := pull(t, ref).ImageIndex()
 	if err != nil {
 		t.Fatalf("pull index %s: %v", ref, err)
 	}

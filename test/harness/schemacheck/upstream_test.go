@@ -49,10 +49,7 @@ var moduleCopies = []struct {
 // modules through the module proxy (or the module cache), as make test's
 // binaries do.
 func TestUpstreamCopies(t *testing.T) {
-	root, err := gomod.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := gomod.RootForTest(t)
 	up := filepath.Join(root, filepath.FromSlash(UpstreamDir))
 	for _, m := range moduleCopies {
 		dir, err := gomod.Dir(context.Background(), m.module, m.version)
