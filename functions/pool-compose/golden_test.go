@@ -2,23 +2,19 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/test/harness/golden"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 	"github.com/burstpool/burstpool/test/reference"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // environment is a cluster the golden pools are rendered for: the CRDs it
 // has installed and the data of its EnvironmentConfig, merged over the
@@ -174,21 +170,7 @@ func TestGolden(t *testing.T) {
 				rsp := s.run(t)
 				got := toYAML(t, rsp)
 				path := filepath.Join("testdata", pool, env+".yaml")
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test -update to write it)", err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("%s: -want, +got (go test -update rewrites it):\n%s", path, diff)
-				}
+				golden.File(t, path, got)
 				for _, n := range desiredNames(rsp) {
 					u := desired(rsp, n)
 					if !slices.Contains(kinds, u.GroupVersionKind()) {

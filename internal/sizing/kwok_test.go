@@ -2,16 +2,14 @@ package sizing
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
+	"github.com/burstpool/burstpool/test/harness/golden"
+)
 
 func TestKWOKInstanceTypesJSON(t *testing.T) {
 	cat := &Catalog{Cloud: CloudKWOK, Version: "test", Types: []InstanceType{
@@ -127,17 +125,5 @@ func TestKWOKCatalogGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "kwok-instance-types.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/sizing/ -run TestKWOKCatalogGolden -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("kwok instance types differ from %s (rerun with -update if the change is intended): -want, +got:\n%s", path, diff)
-	}
+	golden.File(t, filepath.Join("testdata", "kwok-instance-types.json"), got)
 }

@@ -1,9 +1,6 @@
 package warmup
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,9 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/test/harness/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestDaemonSet(t *testing.T) {
 	since := time.Date(2026, 5, 1, 12, 0, 0, 0, time.FixedZone("CEST", 2*60*60))
@@ -75,7 +71,7 @@ func TestDaemonSet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", name+".yaml"), got)
+			golden.File(t, filepath.Join("testdata", name+".yaml"), got)
 		})
 	}
 }
@@ -91,24 +87,5 @@ func TestDaemonSetSelectorStable(t *testing.T) {
 	}
 	if diff := cmp.Diff(a.Spec.Template.Annotations, b.Spec.Template.Annotations); diff != "" {
 		t.Errorf("pod annotations changed with the stamp, which would restart pods: -a, +b:\n%s", diff)
-	}
-}
-
-// golden compares got with the file at path, or rewrites the file when the
-// test runs with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/warmup -update to write it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs (run go test ./internal/warmup -update to accept): -want, +got:\n%s", path, cmp.Diff(string(want), string(got)))
 	}
 }

@@ -1,21 +1,18 @@
 package cloudpool
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/test/harness/golden"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // base is a valid LKE input that cases change.
 func base() Input {
@@ -122,19 +119,7 @@ func TestBuild(t *testing.T) {
 			if err != nil {
 				t.Fatalf("cannot marshal: %v", err)
 			}
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("cannot read golden file (run go test -update to write it): %v", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("\n%s\nBuild(...): -want %s, +got:\n%s", tc.reason, path, diff)
-			}
+			golden.File(t, filepath.Join("testdata", tc.golden), got)
 		})
 	}
 }
