@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // TestGRPCBench runs the pool-compose binary over gRPC on loopback
@@ -213,18 +215,9 @@ func (s *server) call(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.
 // cpu is the CPU time s's process has used, user and system.
 func (s *server) cpu(t *testing.T) time.Duration {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
+	d, err := localcp.CPUTime(s.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fields after the command name, which ends with ")": state is
-	// field 3, utime 14 and stime 15.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("cannot read /proc/%d/stat: %q", s.pid, b)
-	}
-	// USER_HZ is 100 on Linux.
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return d
 }

@@ -146,6 +146,28 @@ func statFields(pid int) ([]string, error) {
 	return strings.Fields(string(b[i+1:])), nil
 }
 
+// CPUTime is the user and system CPU time process pid has used.
+func CPUTime(pid int) (time.Duration, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	// utime and stime are fields 14 and 15, in ticks of USER_HZ, which is
+	// 100 on Linux.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
 func startTicks(pid int) (uint64, error) {
 	f, err := statFields(pid)
 	if err != nil {

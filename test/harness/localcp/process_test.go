@@ -46,3 +46,23 @@ func TestRSS(t *testing.T) {
 		t.Errorf("RSSKiB(self) = %d, %v; want a positive size", kib, err)
 	}
 }
+
+func TestCPUTime(t *testing.T) {
+	before, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatalf("CPUTime(self): %v", err)
+	}
+	// Spin until the kernel has charged this process at least two more
+	// ticks; a CPUTime that does not grow never ends the loop, so bound it.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		now, err := CPUTime(os.Getpid())
+		if err != nil {
+			t.Fatalf("CPUTime(self): %v", err)
+		}
+		if now >= before+20*time.Millisecond {
+			return
+		}
+	}
+	t.Errorf("CPUTime(self) stayed at %s through 10 s of spinning", before)
+}
