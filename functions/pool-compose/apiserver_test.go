@@ -22,8 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/burstpool/burstpool/test/harness/apiserver"
 )
 
 // TestTenOfTenThousandAPIServer is TestTenOfTenThousand on a real API
@@ -41,9 +42,6 @@ func TestTenOfTenThousandAPIServer(t *testing.T) {
 	if os.Getenv("BURSTPOOL_LOADTEST") != "1" {
 		t.Skip("set BURSTPOOL_LOADTEST=1 (make loadtest) to run the 10,000-QueryService test on a real API server")
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: export KUBEBUILDER_ASSETS=$(hack/tool.sh envtest)   (from the repository root)")
-	}
 	total := 10000
 	if v := os.Getenv("BURSTPOOL_LOADTEST_QS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -53,12 +51,7 @@ func TestTenOfTenThousandAPIServer(t *testing.T) {
 		total = n
 	}
 	ctrllog.SetLogger(logr.Discard())
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "examples", "crds")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("cannot start the API server: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := apiserver.Start(t, filepath.Join("..", "..", "examples", "crds")).Config
 	cfg.QPS, cfg.Burst = 1000, 2000
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {

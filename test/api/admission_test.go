@@ -7,7 +7,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,8 +21,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
 )
 
@@ -37,28 +37,14 @@ var (
 
 const ns = "e6-pools"
 
+// TestMain runs the package's tests against a real API server and etcd
+// serving the Pool and QueryService CRDs.
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "FAIL: KUBEBUILDER_ASSETS is not set; these tests need a real kube-apiserver and etcd.\n"+
-			"Build them once and point at them with: export KUBEBUILDER_ASSETS=$(hack/tool.sh envtest)   (or run make test)")
-		os.Exit(1)
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "apis", "crds"), filepath.Join("..", "..", "examples", "crds")},
-		ErrorIfCRDPathMissing: true,
-	}
-	var err error
-	if cfg, err = env.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: cannot start the API server:", err)
-		os.Exit(1)
-	}
-	dyn = dynamic.NewForConfigOrDie(cfg)
-	kube = kubernetes.NewForConfigOrDie(cfg)
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "cannot stop the API server:", err)
-	}
-	os.Exit(code)
+	apiserver.Main(m, func(e *envtest.Environment) {
+		cfg = e.Config
+		dyn = dynamic.NewForConfigOrDie(cfg)
+		kube = kubernetes.NewForConfigOrDie(cfg)
+	}, filepath.Join("..", "..", "apis", "crds"), filepath.Join("..", "..", "examples", "crds"))
 }
 
 // createNamespace creates a namespace, ignoring that it may exist.
@@ -77,24 +63,11 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*unstructured.Unstructured
-	for _, doc := range strings.Split(string(b), "\n---") {
-		j, err := yaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if string(j) == "null" {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(j); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
+	objs, err := localcp.Decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return out
+	return objs
 }
 
 // TestReferenceManifestsApplyAsWritten creates each section-4 manifest of

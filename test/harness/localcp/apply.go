@@ -3,6 +3,7 @@ package localcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -191,11 +193,19 @@ func Decode(manifests []byte) ([]*unstructured.Unstructured, error) {
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
 	var out []*unstructured.Unstructured
 	for {
-		m := map[string]any{}
-		if err := d.Decode(&m); err != nil {
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
+			return nil, fmt.Errorf("cannot decode manifests: %w", err)
+		}
+		if len(raw) == 0 {
+			continue
+		}
+		m := map[string]any{}
+		// Numbers as unstructured holds them: int64 where whole.
+		if err := utiljson.Unmarshal(raw, &m); err != nil {
 			return nil, fmt.Errorf("cannot decode manifests: %w", err)
 		}
 		if len(m) == 0 {

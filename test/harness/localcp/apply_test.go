@@ -49,3 +49,17 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeNumbers: whole numbers come back as int64, as in objects read
+// from an API server, so a decoded manifest compares equal to its stored
+// copy and unstructured's NestedInt64 reads it.
+func TestDecodeNumbers(t *testing.T) {
+	objs, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\nspec:\n  whole: 20\n  part: 0.5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"whole": int64(20), "part": 0.5}
+	if diff := cmp.Diff(want, objs[0].Object["spec"]); diff != "" {
+		t.Errorf("decoded spec: -want, +got:\n%s", diff)
+	}
+}
