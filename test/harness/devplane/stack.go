@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -418,15 +417,17 @@ func (s *Stack) Down() error {
 	return errors.Join(errs...)
 }
 
+// stackState records the runtimes a stack started, with their start times,
+// so that another process (make demo-down) stops them and nothing else.
 type stackState struct {
-	PIDs []int `json:"pids"`
+	Processes []localcp.Process `json:"processes"`
 }
 
 func (s *Stack) save() error {
 	st := stackState{}
 	for _, p := range []*Proc{s.Function, s.Provider} {
 		if p != nil {
-			st.PIDs = append(st.PIDs, p.PID)
+			st.Processes = append(st.Processes, p.Process)
 		}
 	}
 	b, err := json.Marshal(st)
@@ -437,14 +438,17 @@ func (s *Stack) save() error {
 }
 
 // DownDir stops a stack that Up started in another process (make demo).
+// A recorded process whose PID now belongs to another process (its start
+// time differs) is left alone.
 func DownDir(dir string) error {
 	var errs []error
 	if b, err := os.ReadFile(filepath.Join(dir, "runtimes.json")); err == nil {
 		st := stackState{}
-		if err := json.Unmarshal(b, &st); err == nil {
-			for _, pid := range st.PIDs {
-				_ = syscall.Kill(-pid, syscall.SIGTERM)
-			}
+		if err := json.Unmarshal(b, &st); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(dir, "runtimes.json"), err))
+		}
+		for _, p := range st.Processes {
+			errs = append(errs, p.Stop(10*time.Second))
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cluster", "state.json")); err == nil {
