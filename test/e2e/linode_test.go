@@ -145,9 +145,7 @@ spec:
 	})
 	t.Logf("executors -> Running on LKE nodes and counted: %s (4.3 applied -> here: %s)", took.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(linodeNS)); err != nil {
-		t.Fatal(err)
-	}
+	mustList(t, ctx, c, pods, client.InNamespace(linodeNS))
 	for _, p := range pods.Items {
 		if !strings.HasPrefix(p.Spec.NodeName, "lke-785603-") {
 			t.Errorf("executor %s runs on %q, want an LKE pool node", p.Name, p.Spec.NodeName)

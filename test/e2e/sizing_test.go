@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
@@ -99,8 +98,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		total, cur := st.TotalExecutors, st.CurrentNodes
 		return locked && int(total) == int(cur)*f.PerNode && cur > 0, fmt.Errorf("executorsHaveRun %v, totalExecutors %d, currentNodes %d", locked, total, cur)
 	})
-	d := devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "", 0, f.CPU, f.Memory, poolv1.ExecutorScheduling{})
-	if err := c.Delete(ctx, d); err != nil {
+	if err := deleteExecutors(ctx, c, analyticsNS, pool+"-qs"); err != nil {
 		t.Errorf("cannot delete the executors: %v", err)
 	}
 }
