@@ -301,6 +301,16 @@ func runningExecutors(ctx context.Context, c client.Client, ns, pool string) (in
 	return podsOn(ctx, c, ns, map[string]string{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
 }
 
+// waitExecutors waits until n pool executors of pool run in ns, failing t
+// with what after timeout, and returns how long it took.
+func waitExecutors(t *testing.T, timeout time.Duration, what string, c client.Client, ns, pool string, n int) time.Duration {
+	t.Helper()
+	return eventually(t, timeout, what, func(ctx context.Context) (bool, error) {
+		got, err := runningExecutors(ctx, c, ns, pool)
+		return got == n, fmt.Errorf("%d of %d executors Running (%v)", got, n, err)
+	})
+}
+
 func poolNodes(t *testing.T, ctx context.Context, c client.Client, pool string) []corev1.Node {
 	t.Helper()
 	nodes := &corev1.NodeList{}

@@ -133,7 +133,7 @@ spec:
 		t.Fatal(err)
 	}
 	took = eventually(t, 3*time.Minute, "executors Running on the LKE nodes and counted", func(ctx context.Context) (bool, error) {
-		n, err := podsOn(ctx, c, linodeNS, map[string]string{qsv1.LabelPool: linodePool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
+		n, err := runningExecutors(ctx, c, linodeNS, linodePool)
 		if err != nil || n != 2 {
 			return false, fmt.Errorf("%d Running (%v)", n, err)
 		}

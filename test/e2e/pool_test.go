@@ -106,13 +106,7 @@ func TestPool(t *testing.T) {
 		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}
-		took := eventually(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", func(ctx context.Context) (bool, error) {
-			n, err := runningExecutors(ctx, c, analyticsNS, e2ePool)
-			if err != nil {
-				return false, err
-			}
-			return n == burstReplicas, fmt.Errorf("%d of %d executors Running", n, burstReplicas)
-		})
+		took := waitExecutors(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", c, analyticsNS, e2ePool, burstReplicas)
 		t.Logf("QueryService burst -> %d executors Running: %s", burstReplicas, took.Round(10*time.Millisecond))
 		nodes := poolNodes(t, ctx, c, e2ePool)
 		if len(nodes) == 0 {

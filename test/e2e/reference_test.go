@@ -97,10 +97,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 			t.Fatal(err)
 		}
 	}
-	took := eventually(t, 4*time.Minute, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", func(ctx context.Context) (bool, error) {
-		n, err := runningExecutors(ctx, c, analyticsNS, "burst-pool")
-		return n == burstAnalytics, fmt.Errorf("%d of %d Running (%v)", n, burstAnalytics, err)
-	})
+	took := waitExecutors(t, 4*time.Minute, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", c, analyticsNS, "burst-pool", burstAnalytics)
 	t.Logf("4.1 burst -> %d executors Running: %s", burstAnalytics, took.Round(100*time.Millisecond))
 	eventually(t, 4*time.Minute, "reporting-cluster's executor Running on an r7gd.16xlarge node of high-memory-pool", func(ctx context.Context) (bool, error) {
 		n, err := runningExecutors(ctx, c, reportingNS, "high-memory-pool")

@@ -208,10 +208,7 @@ metadata: {name: `+poolNS+`}
 	if err := wc.Create(ctx, devplane.ExecutorDeployment(analyticsNS, "analytics-cluster", "registry.example.com/e6data/executor:e2e", replicas, cpu, mem, executorScheduling(t, mc, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 4*time.Minute, "executors Running on Karpenter nodes in west", func(ctx context.Context) (bool, error) {
-		n, err := runningExecutors(ctx, wc, analyticsNS, pool)
-		return n == replicas, fmt.Errorf("%d of %d executors Running (%v)", n, replicas, err)
-	})
+	took = waitExecutors(t, 4*time.Minute, "executors Running on Karpenter nodes in west", wc, analyticsNS, pool, replicas)
 	t.Logf("burst in west -> %d executors Running: %s", replicas, took.Round(100*time.Millisecond))
 	took = eventually(t, 3*time.Minute, "the claim shows west's allocations and counts", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, poolNS, pool)

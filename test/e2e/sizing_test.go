@@ -68,10 +68,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "registry.example.com/e6data/executor:"+pool, executors, f.CPU, f.Memory, executorScheduling(t, c, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), func(ctx context.Context) (bool, error) {
-		n, err := runningExecutors(ctx, c, analyticsNS, pool)
-		return n == executors, fmt.Errorf("%d of %d executors Running (%v)", n, executors, err)
-	})
+	waitExecutors(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), c, analyticsNS, pool, executors)
 	nodes := poolNodes(t, ctx, c, pool)
 	if want := executors / f.PerNode; len(nodes) != want {
 		t.Errorf("%d pool nodes for %d executors at %d per node, want %d", len(nodes), executors, f.PerNode, want)

@@ -204,10 +204,7 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	if err := c.Create(ctx, devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs, tenantCPU, tenantMemory, es)); err != nil {
 		t.Fatal(err)
 	}
-	took := eventually(t, 3*time.Minute, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", func(ctx context.Context) (bool, error) {
-		n, err := podsOn(ctx, c, tenantWS, map[string]string{qsv1.LabelPool: tenantPool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
-		return n == tenantExecs, fmt.Errorf("%d of %d Running (%v)", n, tenantExecs, err)
-	})
+	took := waitExecutors(t, 3*time.Minute, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", c, tenantWS, tenantPool, tenantExecs)
 	t.Logf("tenant-b burst -> %d executors Running: %s", tenantExecs, took.Round(100*time.Millisecond))
 	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, tenantNS, tenantPool)
@@ -301,10 +298,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	}
 	// The allowed QueryService bursts further under Deny.
 	scaleExecutors(t, ctx, c, tenantWS, tenantQS, tenantExecs+1)
-	eventually(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", func(ctx context.Context) (bool, error) {
-		n, err := podsOn(ctx, c, tenantWS, map[string]string{qsv1.LabelPool: tenantPool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
-		return n == tenantExecs+1, fmt.Errorf("%d of %d Running (%v)", n, tenantExecs+1, err)
-	})
+	waitExecutors(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", c, tenantWS, tenantPool, tenantExecs+1)
 	// Leave the pool's nodes to consolidate for the scenarios after.
 	for _, e := range []struct{ ns, qs string }{{tenantWS, tenantQS}, {rogueNS, rogueQS}} {
 		if err := deleteExecutors(ctx, c, e.ns, e.qs); err != nil {
