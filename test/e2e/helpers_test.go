@@ -193,12 +193,18 @@ func countsOf(p *unstructured.Unstructured) string {
 	return b.String()
 }
 
+// readNodePool reads pool's Karpenter NodePool in the cluster c reaches.
+func readNodePool(ctx context.Context, c client.Client, pool string) (*unstructured.Unstructured, error) {
+	np := &unstructured.Unstructured{}
+	np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
+	return np, c.Get(ctx, client.ObjectKey{Name: pool + "-nodepool"}, np)
+}
+
 // nodePoolOwner is the owner mark on pool's NodePool in the cluster c
 // reaches: which claim, of which management cluster, composed it.
 func nodePoolOwner(ctx context.Context, c client.Client, pool string) (string, error) {
-	np := &unstructured.Unstructured{}
-	np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
-	if err := c.Get(ctx, client.ObjectKey{Name: pool + "-nodepool"}, np); err != nil {
+	np, err := readNodePool(ctx, c, pool)
+	if err != nil {
 		return "", err
 	}
 	return np.GetAnnotations()["burstpool.e6data.io/owner"], nil
@@ -338,6 +344,14 @@ func mustQS(t *testing.T, ctx context.Context, c client.Client, ns, name string)
 		t.Fatalf("QueryService %s/%s: %v", ns, name, err)
 	}
 	return u
+}
+
+// executorResources is the CPU and memory of one executor of QueryService
+// qs.
+func executorResources(qs *unstructured.Unstructured) (cpu, mem string) {
+	cpu, _, _ = unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
+	mem, _, _ = unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+	return cpu, mem
 }
 
 // executorScheduling waits for pool ns/name to publish what its executors

@@ -62,7 +62,6 @@ func installSteps(t *testing.T, path string) []string {
 
 var (
 	gvkEC2NodeClass = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
-	gvkNodePool     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
 	gvkEnvConfig    = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
 )
 
@@ -183,7 +182,7 @@ spec:
 		if ok, err := nodeClassesSay(ctx, s, []string{p}, rotated, cluster); !ok {
 			t.Errorf("pool %s lost or changed its EC2NodeClass while Pending: %v", p, err)
 		}
-		if _, err := s.Get(ctx, gvkNodePool, "", p+"-nodepool"); err != nil {
+		if _, err := readNodePool(ctx, s.Client, p); err != nil {
 			t.Errorf("pool %s lost its NodePool while Pending: %v", p, err)
 		}
 	}

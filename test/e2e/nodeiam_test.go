@@ -130,7 +130,7 @@ spec:
 		})
 	}
 	waitCondition("the claim says the pool waits for its role, by name", "False", iamRoleName, "Role "+iamRoleMR)
-	if _, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", iamPool+"-nodepool"); !kerrors.IsNotFound(err) {
+	if _, err := readNodePool(ctx, s.Client, iamPool); !kerrors.IsNotFound(err) {
 		t.Errorf("the NodePool exists before the node role is Ready (%v)", err)
 	}
 	if _, st, err := readPool(ctx, s, poolNS, iamPool); err == nil && st.Phase != "Pending" {
@@ -151,7 +151,7 @@ spec:
 	readyAt := time.Now()
 	waitCondition("NodeIAMReady=True once every IAM object is Ready", "True", iamRoleName)
 	eventually(t, 2*time.Minute, "NodePool, NodeClass with the role, and usages composed", func(ctx context.Context) (bool, error) {
-		if _, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", iamPool+"-nodepool"); err != nil {
+		if _, err := readNodePool(ctx, s.Client, iamPool); err != nil {
 			return false, err
 		}
 		nc, err := s.Get(ctx, gvk("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"), "", iamPool+"-nodeclass")

@@ -101,8 +101,7 @@ func TestPool(t *testing.T) {
 		}
 		// Its operator would create this Deployment, with executors sized
 		// as the QueryService says.
-		cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
-		mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+		cpu, mem := executorResources(qs)
 		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +324,7 @@ spec:
 				return false, err
 			}
 			phase := st.Phase
-			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", e2ePool+"-nodepool")
+			np, err := readNodePool(ctx, s.Client, e2ePool)
 			if err != nil {
 				return false, err
 			}
@@ -415,7 +414,7 @@ spec:
 			if err != nil {
 				return false, err
 			}
-			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", "grow-pool-nodepool")
+			np, err := readNodePool(ctx, s.Client, "grow-pool")
 			if err != nil {
 				return false, err
 			}

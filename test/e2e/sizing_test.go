@@ -59,7 +59,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		if err != nil {
 			return false, err
 		}
-		np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", pool+"-nodepool")
+		np, err := readNodePool(ctx, s.Client, pool)
 		if err != nil {
 			return false, err
 		}

@@ -59,7 +59,7 @@ func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name st
 	}
 	sort.Strings(ps)
 	fmt.Fprintf(&b, "pods %v\n", ps)
-	np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", name+"-nodepool")
+	np, err := readNodePool(ctx, s.Client, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	if !slices.ContainsFunc(es.Tolerations, func(tol poolv1.Toleration) bool { return tol.Key == tenantTaint && tol.Value == tenantNS }) {
 		t.Errorf("%s publishes tolerations %v: want one of its spec.tolerations taint %s=%s", tenantPool, es.Tolerations, tenantTaint, tenantNS)
 	}
-	np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", tenantPool+"-nodepool")
+	np, err := readNodePool(ctx, s.Client, tenantPool)
 	if err != nil {
 		t.Fatal(err)
 	}
