@@ -89,8 +89,9 @@ func TestInstallSteps(t *testing.T) {
 	}
 
 	start := time.Now()
-	s, err := devplane.Prepare(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf,
-		Tag: tag[1], CrossplaneArgs: []string{"--poll-interval=15s"}})
+	cfg := stackConfig(t)
+	cfg.Tag, cfg.CrossplaneArgs = tag[1], []string{"--poll-interval=15s"}
+	s, err := devplane.Prepare(ctx, cfg)
 	if err != nil {
 		t.Fatalf("cannot prepare the control plane and packages: %v", err)
 	}

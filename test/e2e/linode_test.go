@@ -43,11 +43,9 @@ func TestLinodePool(t *testing.T) {
 	ctx := t.Context()
 	root := repoRoot(t)
 	crd := linodeCRD(t, root)
-	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, SkipKarpenter: true, CRDs: []string{crd}})
-	if err != nil {
-		t.Fatalf("cannot bring burstpool up without Karpenter: %v", err)
-	}
-	downWithLogs(t, s)
+	cfg := stackConfig(t)
+	cfg.SkipKarpenter, cfg.CRDs = true, []string{crd}
+	s := stackUp(t, cfg)
 	kc := s.Cluster.Kubeconfig
 	c := s.Client
 	m := reference.Manifests[2]

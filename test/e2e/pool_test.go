@@ -43,11 +43,7 @@ func TestPool(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	root := repoRoot(t)
-	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf})
-	if err != nil {
-		t.Fatalf("cannot bring burstpool up: %v", err)
-	}
-	downWithLogs(t, s)
+	s := stackUp(t, stackConfig(t))
 	for name, d := range s.Took {
 		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))
 	}

@@ -107,9 +107,11 @@ func TestRemoteClusters(t *testing.T) {
 			return err
 		})
 	}
+	mgmt := stackConfig(t)
+	mgmt.SkipKarpenter = true
 	g.Go(func() error {
 		var err error
-		s, err = devplane.Up(gctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, SkipKarpenter: true})
+		s, err = devplane.Up(gctx, mgmt)
 		return err
 	})
 	err := g.Wait()
