@@ -121,15 +121,3 @@ func TestCrossplaneCore(t *testing.T) {
 	testUsageEnforced(t, t.Context(), c) // usage_test.go
 	logUsage(t, cp)
 }
-
-// condition returns the status of condition typ of u, or "".
-func condition(u *unstructured.Unstructured, typ string) string {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
-}

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -19,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
-	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // docRegistry is the registry docs/install.md installs packages from; the
@@ -40,11 +37,9 @@ func installSteps(t *testing.T, path string) []string {
 		inSection    bool
 		inBlock      bool
 		cur          strings.Builder
-		sc           = bufio.NewScanner(bytes.NewReader(b))
 		sectionFound bool
 	)
-	for sc.Scan() {
-		l := sc.Text()
+	for _, l := range strings.Split(string(b), "\n") {
 		switch {
 		case !inBlock && strings.HasPrefix(l, "## "):
 			inSection = l == "## Steps"
@@ -67,7 +62,6 @@ func installSteps(t *testing.T, path string) []string {
 
 var (
 	gvkEC2NodeClass = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
-	gvkNodePool     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
 	gvkEnvConfig    = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
 )
 
@@ -89,14 +83,15 @@ func TestInstallSteps(t *testing.T) {
 	if tag == nil {
 		t.Fatalf("docs/install.md installs no %s/burstpool package", docRegistry)
 	}
-	kubectl, err := exec.CommandContext(ctx, filepath.Join(root, "hack", "tool.sh"), "kubectl").Output() //nolint:gosec // the repository's own script
+	kubectlBin, err := kubectlPath()
 	if err != nil {
 		t.Fatalf("cannot get kubectl (run `hack/tool.sh kubectl`): %v", err)
 	}
 
 	start := time.Now()
-	s, err := devplane.Prepare(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf,
-		Tag: tag[1], CrossplaneArgs: []string{"--poll-interval=15s"}})
+	cfg := stackConfig(t)
+	cfg.Tag, cfg.CrossplaneArgs = tag[1], []string{"--poll-interval=15s"}
+	s, err := devplane.Prepare(ctx, cfg)
 	if err != nil {
 		t.Fatalf("cannot prepare the control plane and packages: %v", err)
 	}
@@ -104,14 +99,8 @@ func TestInstallSteps(t *testing.T) {
 	t.Logf("control plane up, packages pushed in %s", time.Since(start).Round(100*time.Millisecond))
 
 	// The cluster: Karpenter on AWS, and the registry the docs name.
-	crd, err := os.ReadFile(filepath.Join(root, "test", "crds", "upstream", "karpenter.k8s.aws_ec2nodeclasses.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.Apply(ctx, s.Cluster.Config, crd); err != nil {
-		t.Fatal(err)
-	}
-	imageConfig := fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
+	mustApplyFile(t, ctx, s.Cluster.Config, root, "test", "crds", "upstream", "karpenter.k8s.aws_ec2nodeclasses.yaml")
+	mustApply(t, ctx, s.Cluster.Config, fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
 kind: ImageConfig
 metadata:
   name: install-test-registry
@@ -120,10 +109,7 @@ spec:
     - prefix: %s
   rewriteImage:
     prefix: %s/burstpool
-`, docRegistry, s.Registry())
-	if err := localcp.Apply(ctx, s.Cluster.Config, []byte(imageConfig)); err != nil {
-		t.Fatal(err)
-	}
+`, docRegistry, s.Registry()))
 
 	// What Crossplane's pod runtime would do, while the steps install the
 	// packages.
@@ -131,7 +117,7 @@ spec:
 	go func() { runtimes <- s.StartRuntimes(ctx) }()
 
 	bin := t.TempDir()
-	if err := os.Symlink(strings.TrimSpace(string(kubectl)), filepath.Join(bin, "kubectl")); err != nil {
+	if err := os.Symlink(kubectlBin, filepath.Join(bin, "kubectl")); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "KUBECONFIG="+s.Cluster.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -143,7 +129,7 @@ spec:
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Errorf("docs/install.md, sh block %d failed: %v\n--- block ---\n%s--- output ---\n%s", i+1, err, script, out)
-			packageStates(t, filepath.Join(bin, "kubectl"), env, root)
+			packageStates(t, s.Cluster.Kubeconfig)
 			select {
 			case err := <-runtimes:
 				t.Logf("the runtimes' start ended with: %v", err)
@@ -160,13 +146,7 @@ spec:
 	}
 
 	// Tenants' QueryServices, so the basic pool derives its instance type.
-	qs, err := os.ReadFile(filepath.Join(root, "examples", "queryservices.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.Apply(ctx, s.Cluster.Config, qs); err != nil {
-		t.Fatal(err)
-	}
+	mustApplyFile(t, ctx, s.Cluster.Config, root, "examples", "queryservices.yaml")
 
 	role, cluster := docSettings(t, steps)
 	pools := []string{"burst-pool", "r7gd-pool"}
@@ -203,7 +183,7 @@ spec:
 		if ok, err := nodeClassesSay(ctx, s, []string{p}, rotated, cluster); !ok {
 			t.Errorf("pool %s lost or changed its EC2NodeClass while Pending: %v", p, err)
 		}
-		if _, err := s.Get(ctx, gvkNodePool, "", p+"-nodepool"); err != nil {
+		if _, err := readNodePool(ctx, s.Client, p); err != nil {
 			t.Errorf("pool %s lost its NodePool while Pending: %v", p, err)
 		}
 	}
@@ -211,12 +191,10 @@ spec:
 
 // packageStates logs the packages' revisions and their conditions, to
 // tell why an installation step waited in vain.
-func packageStates(t *testing.T, kubectl string, env []string, dir string) {
+func packageStates(t *testing.T, kubeconfig string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), kubectl, "get", "providerrevisions,functionrevisions,configurationrevisions,providers,functions,configurations", //nolint:gosec // fixed arguments
+	out, err := kubectl(t.Context(), kubeconfig, "get", "providerrevisions,functionrevisions,configurationrevisions,providers,functions,configurations",
 		"-o", `custom-columns=KIND:.kind,NAME:.metadata.name,STATE:.spec.desiredState,CONDITIONS:.status.conditions[*].reason,MESSAGES:.status.conditions[*].message`)
-	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.CombinedOutput()
 	t.Logf("package states (%v):\n%s", err, out)
 }
 

@@ -43,11 +43,9 @@ func TestLinodePool(t *testing.T) {
 	ctx := t.Context()
 	root := repoRoot(t)
 	crd := linodeCRD(t, root)
-	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, SkipKarpenter: true, CRDs: []string{crd}})
-	if err != nil {
-		t.Fatalf("cannot bring burstpool up without Karpenter: %v", err)
-	}
-	downWithLogs(t, s)
+	cfg := stackConfig(t)
+	cfg.SkipKarpenter, cfg.CRDs = true, []string{crd}
+	s := stackUp(t, cfg)
 	kc := s.Cluster.Kubeconfig
 	c := s.Client
 	m := reference.Manifests[2]
@@ -133,7 +131,7 @@ spec:
 		t.Fatal(err)
 	}
 	took = eventually(t, 3*time.Minute, "executors Running on the LKE nodes and counted", func(ctx context.Context) (bool, error) {
-		n, err := podsOn(ctx, c, linodeNS, map[string]string{qsv1.LabelPool: linodePool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
+		n, err := runningExecutors(ctx, c, linodeNS, linodePool)
 		if err != nil || n != 2 {
 			return false, fmt.Errorf("%d Running (%v)", n, err)
 		}
@@ -145,9 +143,7 @@ spec:
 	})
 	t.Logf("executors -> Running on LKE nodes and counted: %s (4.3 applied -> here: %s)", took.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
 	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(linodeNS)); err != nil {
-		t.Fatal(err)
-	}
+	mustList(t, ctx, c, pods, client.InNamespace(linodeNS))
 	for _, p := range pods.Items {
 		if !strings.HasPrefix(p.Spec.NodeName, "lke-785603-") {
 			t.Errorf("executor %s runs on %q, want an LKE pool node", p.Name, p.Spec.NodeName)

@@ -108,6 +108,25 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(cont
 	return time.Since(start)
 }
 
+// stackConfig configures a burstpool stack for t: from this checkout, in
+// a folder of t's, stopped with the test binary, narrating to t's log.
+func stackConfig(t *testing.T) devplane.Config {
+	t.Helper()
+	return devplane.Config{Root: repoRoot(t), Dir: t.TempDir(), StopWithParent: true, Say: t.Logf}
+}
+
+// stackUp brings burstpool up as cfg says and stops it when t ends (see
+// downWithLogs).
+func stackUp(t *testing.T, cfg devplane.Config) *devplane.Stack {
+	t.Helper()
+	s, err := devplane.Up(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("cannot bring burstpool up: %v", err)
+	}
+	downWithLogs(t, s)
+	return s
+}
+
 // downWithLogs stops s when t ends, printing the tails of the function's and
 // the provider's logs first if t failed.
 func downWithLogs(t *testing.T, s *devplane.Stack) {

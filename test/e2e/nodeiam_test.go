@@ -3,16 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,11 +47,7 @@ func testNodeIAM(t *testing.T, ctx context.Context, s *devplane.Stack, root stri
 	start := time.Now()
 	var names []string
 	for _, f := range providerAWSCRDs {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(schemacheck.UpstreamDir), f)) //nolint:gosec // a file of the checkout
-		if err != nil {
-			t.Fatal(err)
-		}
-		mustApply(t, ctx, cfg, string(b))
+		mustApplyFile(t, ctx, cfg, root, schemacheck.UpstreamDir, f)
 		names = append(names, strings.TrimSuffix(strings.SplitN(f, "_", 2)[1], ".yaml")+"."+strings.SplitN(f, "_", 2)[0])
 	}
 	if err := localcp.WaitEstablished(ctx, cfg, time.Minute, names...); err != nil {
@@ -69,7 +60,7 @@ func testNodeIAM(t *testing.T, ctx context.Context, s *devplane.Stack, root stri
 	})
 	const cpu, mem = "4", "16Gi"
 	for _, ns := range []string{poolNS, analyticsNS} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		if err := ensureNamespace(ctx, c, ns); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,13 +130,11 @@ spec:
 		})
 	}
 	waitCondition("the claim says the pool waits for its role, by name", "False", iamRoleName, "Role "+iamRoleMR)
-	if _, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", iamPool+"-nodepool"); !kerrors.IsNotFound(err) {
+	if _, err := readNodePool(ctx, s.Client, iamPool); !kerrors.IsNotFound(err) {
 		t.Errorf("the NodePool exists before the node role is Ready (%v)", err)
 	}
-	if p, err := claim(ctx, s, iamPool); err == nil {
-		if ph, _, _ := unstructured.NestedString(p.Object, "status", "phase"); ph != "Pending" {
-			t.Errorf("pool phase %q while its role is not Ready, want Pending", ph)
-		}
+	if _, st, err := readPool(ctx, s, poolNS, iamPool); err == nil && st.Phase != "Pending" {
+		t.Errorf("pool phase %q while its role is not Ready, want Pending", st.Phase)
 	}
 
 	// The provider fails to create the role.
@@ -162,7 +151,7 @@ spec:
 	readyAt := time.Now()
 	waitCondition("NodeIAMReady=True once every IAM object is Ready", "True", iamRoleName)
 	eventually(t, 2*time.Minute, "NodePool, NodeClass with the role, and usages composed", func(ctx context.Context) (bool, error) {
-		if _, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", iamPool+"-nodepool"); err != nil {
+		if _, err := readNodePool(ctx, s.Client, iamPool); err != nil {
 			return false, err
 		}
 		nc, err := s.Get(ctx, gvk("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"), "", iamPool+"-nodeclass")
@@ -202,9 +191,8 @@ spec:
 	})
 	// The executors keep running until the claim is deleted, so the nodes
 	// go only because the pool does; they go with the test.
-	executors := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: analyticsNS, Name: devplane.ExecutorDeploymentName(iamQS)}}
 	t.Cleanup(func() {
-		if err := c.Delete(context.Background(), executors); err != nil && !kerrors.IsNotFound(err) {
+		if err := deleteExecutors(context.Background(), c, analyticsNS, iamQS); client.IgnoreNotFound(err) != nil {
 			t.Errorf("cannot delete the executors: %v", err)
 		}
 	})
@@ -225,12 +213,8 @@ spec:
 	t.Logf("Role deletion refused: %v", refused)
 
 	// Deleting the claim removes the nodes first, then the IAM objects.
-	p := &unstructured.Unstructured{}
-	p.SetGroupVersionKind(gvk(claimAPI, "Pool"))
-	p.SetNamespace(poolNS)
-	p.SetName(iamPool)
 	deleted := time.Now()
-	if err := c.Delete(ctx, p, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+	if err := deleteClaim(ctx, c, poolNS, iamPool); err != nil {
 		t.Fatal(err)
 	}
 	gone := map[string]time.Duration{}

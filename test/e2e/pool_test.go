@@ -10,19 +10,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 	"github.com/burstpool/burstpool/test/harness/localcp"
@@ -49,11 +43,7 @@ func TestPool(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	root := repoRoot(t)
-	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf})
-	if err != nil {
-		t.Fatalf("cannot bring burstpool up: %v", err)
-	}
-	downWithLogs(t, s)
+	s := stackUp(t, stackConfig(t))
 	for name, d := range s.Took {
 		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))
 	}
@@ -107,18 +97,11 @@ func TestPool(t *testing.T) {
 		}
 		// Its operator would create this Deployment, with executors sized
 		// as the QueryService says.
-		cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
-		mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+		cpu, mem := executorResources(qs)
 		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}
-		took := eventually(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", func(ctx context.Context) (bool, error) {
-			n, err := runningExecutors(ctx, c, analyticsNS, e2ePool)
-			if err != nil {
-				return false, err
-			}
-			return n == burstReplicas, fmt.Errorf("%d of %d executors Running", n, burstReplicas)
-		})
+		took := waitExecutors(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", c, analyticsNS, e2ePool, burstReplicas)
 		t.Logf("QueryService burst -> %d executors Running: %s", burstReplicas, took.Round(10*time.Millisecond))
 		nodes := poolNodes(t, ctx, c, e2ePool)
 		if len(nodes) == 0 {
@@ -180,13 +163,10 @@ spec:
 			if err != nil {
 				return false, err
 			}
-			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
-			for _, q := range qss {
-				m := q.(map[string]any)
-				if qsName(m) == "rogue-cluster" {
-					return m["attached"] != true && m["message"] != "", fmt.Errorf("rogue-cluster: %v", m)
-				}
+			if m := attachedOf(p, reportingNS, "rogue-cluster"); m != nil {
+				return m["attached"] != true && m["message"] != "", fmt.Errorf("rogue-cluster: %v", m)
 			}
+			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
 			return false, fmt.Errorf("rogue-cluster not listed in %v", qss)
 		})
 		p, err := claim(ctx, s, e2ePool)
@@ -226,7 +206,7 @@ spec:
 		}
 		// The restarted provider must see what happens next, and keep
 		// when the QueryService first got a pool executor.
-		scaleExecutors(t, ctx, c, burstReplicas+1)
+		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, burstReplicas+1)
 		took := eventually(t, 2*time.Minute, "the restarted provider counts a new executor and keeps allocatedAt", func(ctx context.Context) (bool, error) {
 			after, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
@@ -236,7 +216,7 @@ spec:
 			return st.OccupiedExecutors == burstReplicas+1 && at == allocatedAt, fmt.Errorf("occupied %d allocatedAt %q (was %q)", st.OccupiedExecutors, at, allocatedAt)
 		})
 		t.Logf("provider restart -> new executor counted, allocatedAt kept: %s", took.Round(10*time.Millisecond))
-		scaleExecutors(t, ctx, c, burstReplicas)
+		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, burstReplicas)
 		eventually(t, 2*time.Minute, "back to the burst's executors", func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
@@ -255,11 +235,7 @@ spec:
 			t.Fatal(err)
 		}
 		time.Sleep(20 * time.Second)
-		for _, o := range []struct{ api, kind, name string }{
-			{karpenterAPI, "NodePool", e2ePool + "-nodepool"},
-			{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", e2ePool + "-nodeclass"},
-			{capacityAPI, "PoolCapacity", e2ePool + "-capacity"},
-		} {
+		for _, o := range composed(e2ePool) {
 			if _, err := s.Get(ctx, gvk(o.api, o.kind), "", o.name); err != nil {
 				t.Errorf("%s %s is gone while the function was down: %v", o.kind, o.name, err)
 			}
@@ -280,7 +256,7 @@ spec:
 	})
 
 	t.Run("ScaleDown", func(t *testing.T) {
-		scaleExecutors(t, ctx, c, 0)
+		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 0)
 		eventually(t, 2*time.Minute, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
 			p, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
@@ -315,7 +291,7 @@ spec:
 			n, err := podsOn(ctx, c, poolNS, map[string]string{qsv1.LabelPool: e2ePool, qsv1.LabelComponent: qsv1.ComponentPlaceholder}, warm[0].Name)
 			return n == 1, err
 		})
-		scaleExecutors(t, ctx, c, 1)
+		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 1)
 		took := eventually(t, time.Minute, "the executor runs on the warm node", func(ctx context.Context) (bool, error) {
 			n, err := podsOn(ctx, c, analyticsNS, map[string]string{qsv1.LabelPool: e2ePool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, warm[0].Name)
 			return n == 1, err
@@ -326,12 +302,12 @@ spec:
 		}
 		eventually(t, time.Minute, "the placeholder Deployment scales to zero once the slot is occupied", func(ctx context.Context) (bool, error) {
 			d := &appsv1.Deployment{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: poolNS, Name: e2ePool + "-placeholder"}, d); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: poolNS, Name: e2ePool + "-placeholder"}, d); err != nil {
 				return false, err
 			}
 			return d.Spec.Replicas != nil && *d.Spec.Replicas == 0, fmt.Errorf("replicas %v", d.Spec.Replicas)
 		})
-		scaleExecutors(t, ctx, c, 0)
+		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 0)
 	})
 
 	t.Run("SuspendResume", func(t *testing.T) {
@@ -344,16 +320,16 @@ spec:
 				return false, err
 			}
 			phase := st.Phase
-			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", e2ePool+"-nodepool")
+			np, err := readNodePool(ctx, s.Client, e2ePool)
 			if err != nil {
 				return false, err
 			}
 			cpu, _, _ := unstructured.NestedString(np.Object, "spec", "limits", "cpu")
-			ds := &appsv1.DaemonSetList{}
-			if err := c.List(ctx, ds, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: e2ePool, qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
+			ds, err := daemonSets(ctx, c, client.InNamespace(poolNS), warmups(e2ePool))
+			if err != nil {
 				return false, err
 			}
-			return phase == "Suspended" && cpu == "0" && len(ds.Items) > 0, fmt.Errorf("phase %s, NodePool cpu limit %q, %d warmup DaemonSets", phase, cpu, len(ds.Items))
+			return phase == "Suspended" && cpu == "0" && len(ds) > 0, fmt.Errorf("phase %s, NodePool cpu limit %q, %d warmup DaemonSets", phase, cpu, len(ds))
 		})
 		t.Logf("suspend -> Suspended: %s", took.Round(10*time.Millisecond))
 		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
@@ -409,10 +385,7 @@ spec:
 		}
 		t.Cleanup(func() {
 			for _, name := range []string{"grow-pool", "fixed-pool"} {
-				d := &appsv1.Deployment{}
-				d.SetNamespace(analyticsNS)
-				d.SetName(devplane.ExecutorDeploymentName(name + "-small"))
-				if err := c.Delete(context.Background(), d); err != nil && !kerrors.IsNotFound(err) {
+				if err := deleteExecutors(context.Background(), c, analyticsNS, name+"-small"); client.IgnoreNotFound(err) != nil {
 					t.Errorf("cannot delete the executors of %s: %v", name, err)
 				}
 			}
@@ -437,7 +410,7 @@ spec:
 			if err != nil {
 				return false, err
 			}
-			np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", "grow-pool-nodepool")
+			np, err := readNodePool(ctx, s.Client, "grow-pool")
 			if err != nil {
 				return false, err
 			}
@@ -449,12 +422,8 @@ spec:
 				return false, err
 			}
 			it := st.DerivedInstanceType
-			qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
-			for _, q := range qss {
-				m := q.(map[string]any)
-				if qsName(m) == "fixed-pool-large" {
-					return it == before && m["compatible"] != true && m["message"] != "", fmt.Errorf("type %s, large QS %v", it, m)
-				}
+			if m := attachedOf(p, analyticsNS, "fixed-pool-large"); m != nil {
+				return it == before && m["compatible"] != true && m["message"] != "", fmt.Errorf("type %s, large QS %v", it, m)
 			}
 			return false, fmt.Errorf("fixed-pool-large not listed")
 		})
@@ -491,28 +460,20 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 	})
 
 	t.Run("DeleteClaim", func(t *testing.T) {
-		p := &unstructured.Unstructured{}
-		p.SetGroupVersionKind(gvk(claimAPI, "Pool"))
-		p.SetNamespace(poolNS)
-		p.SetName(e2ePool)
-		if err := c.Delete(ctx, p, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		if err := deleteClaim(ctx, c, poolNS, e2ePool); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 3*time.Minute, "everything the claim created is gone", func(ctx context.Context) (bool, error) {
-			for _, o := range []struct{ api, kind, name string }{
-				{karpenterAPI, "NodePool", e2ePool + "-nodepool"},
-				{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", e2ePool + "-nodeclass"},
-				{capacityAPI, "PoolCapacity", e2ePool + "-capacity"},
-			} {
+			for _, o := range composed(e2ePool) {
 				if _, err := s.Get(ctx, gvk(o.api, o.kind), "", o.name); !kerrors.IsNotFound(err) {
 					return false, fmt.Errorf("%s %s still there (%v)", o.kind, o.name, err)
 				}
 			}
-			ds := &appsv1.DaemonSetList{}
-			if err := c.List(ctx, ds, client.MatchingLabels{qsv1.LabelPool: e2ePool}); err != nil {
+			ds, err := daemonSets(ctx, c, client.MatchingLabels{qsv1.LabelPool: e2ePool})
+			if err != nil {
 				return false, err
 			}
-			return len(ds.Items) == 0, fmt.Errorf("%d DaemonSets left", len(ds.Items))
+			return len(ds) == 0, fmt.Errorf("%d DaemonSets left", len(ds))
 		})
 		took := eventually(t, 3*time.Minute, "Karpenter drains and removes the pool's nodes", func(ctx context.Context) (bool, error) {
 			n := len(poolNodes(t, ctx, c, e2ePool))
@@ -520,45 +481,6 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 		})
 		t.Logf("claim deleted -> pool nodes gone: %s", took.Round(10*time.Millisecond))
 	})
-}
-
-// executorScheduling waits for pool ns/name to publish what its executors
-// must carry (status.executorScheduling), and returns it: e2e executors
-// follow the published contract, as a QueryService operator does.
-func executorScheduling(t *testing.T, c client.Client, ns, name string) poolv1.ExecutorScheduling {
-	t.Helper()
-	var es poolv1.ExecutorScheduling
-	eventually(t, 2*time.Minute, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
-		var err error
-		es, err = devplane.PoolExecutorScheduling(ctx, c, ns, name)
-		return err == nil, err
-	})
-	return es
-}
-
-func gvk(apiVersion, kind string) schemaGVK {
-	gv := strings.SplitN(apiVersion, "/", 2)
-	return schemaGVK{Group: gv[0], Version: gv[1], Kind: kind}
-}
-
-func claim(ctx context.Context, s *devplane.Stack, name string) (*unstructured.Unstructured, error) {
-	return s.Get(ctx, gvk(claimAPI, "Pool"), poolNS, name)
-}
-
-// readPool reads the Pool claim ns/name, and its status as the Pool API
-// types it.
-func readPool(ctx context.Context, s *devplane.Stack, ns, name string) (*unstructured.Unstructured, poolv1.PoolStatus, error) {
-	var st poolv1.PoolStatus
-	u, err := claimIn(ctx, s, ns, name)
-	if err != nil {
-		return nil, st, err
-	}
-	if m, ok := u.Object["status"].(map[string]any); ok {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
-			return nil, st, fmt.Errorf("the status of pool %s/%s: %w", ns, name, err)
-		}
-	}
-	return u, st, nil
 }
 
 // poolManifest is the Pool claim ns/name with spec, the YAML of the fields
@@ -633,103 +555,14 @@ spec:
 `, name, analyticsNS, pool, name, cpu, mem, pool, poolNS)
 }
 
-func scaleExecutors(t *testing.T, ctx context.Context, c client.Client, n int32) {
-	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: analyticsNS, Name: devplane.ExecutorDeploymentName(e2eQSName)}, d); err != nil {
-		t.Fatal(err)
+// composed names what a pool composes on the simulated cloud beside its
+// warmup DaemonSets: its NodePool, NodeClass and PoolCapacity.
+func composed(pool string) []struct{ api, kind, name string } {
+	return []struct{ api, kind, name string }{
+		{karpenterAPI, "NodePool", pool + "-nodepool"},
+		{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", pool + "-nodeclass"},
+		{capacityAPI, "PoolCapacity", pool + "-capacity"},
 	}
-	d.Spec.Replicas = &n
-	if err := c.Update(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// podsOn counts the Running, not terminating pods in ns with labels on node
-// (any node when node is empty).
-func podsOn(ctx context.Context, c client.Client, ns string, labels map[string]string, node string) (int, error) {
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, p := range pods.Items {
-		if (node == "" || p.Spec.NodeName == node) && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// runningExecutors counts the Running pool executors of pool in ns, on any
-// node.
-func runningExecutors(ctx context.Context, c client.Client, ns, pool string) (int, error) {
-	return podsOn(ctx, c, ns, map[string]string{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
-}
-
-func poolNodes(t *testing.T, ctx context.Context, c client.Client, pool string) []corev1.Node {
-	t.Helper()
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes, client.MatchingLabels{qsv1.LabelPool: pool}); err != nil {
-		t.Fatal(err)
-	}
-	return nodes.Items
-}
-
-func readyNodes(ns []corev1.Node) []corev1.Node {
-	var out []corev1.Node
-	for _, n := range ns {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && n.DeletionTimestamp == nil && !n.Spec.Unschedulable {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
-}
-
-// allocationOf is the status.allocations entry of QueryService ns/qs.
-func allocationOf(p *unstructured.Unstructured, ns, qs string) map[string]any {
-	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
-	for _, a := range as {
-		m := a.(map[string]any)
-		q, _ := m["queryService"].(map[string]any)
-		if q["namespace"] == ns && q["name"] == qs {
-			return m
-		}
-	}
-	return nil
-}
-
-func allocation(p *unstructured.Unstructured, ns, qs string) int64 {
-	n, _ := allocationOf(p, ns, qs)["poolExecutors"].(int64)
-	return n
-}
-
-func allocatedAtOf(p *unstructured.Unstructured, ns, qs string) string {
-	at, _ := allocationOf(p, ns, qs)["allocatedAt"].(string)
-	return at
-}
-
-// qsName is the QueryService name of a status entry.
-func qsName(m map[string]any) any {
-	q, _ := m["queryService"].(map[string]any)
-	return q["name"]
-}
-
-func countsOf(p *unstructured.Unstructured) string {
-	var b strings.Builder
-	for _, f := range []string{"totalExecutors", "availableExecutors", "occupiedExecutors", "currentNodes"} {
-		n, _, _ := unstructured.NestedInt64(p.Object, "status", f)
-		fmt.Fprintf(&b, "%s=%d ", f, n)
-	}
-	as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
-	for _, a := range as {
-		m := a.(map[string]any)
-		q, _ := m["queryService"].(map[string]any)
-		fmt.Fprintf(&b, "%v/%v=%v@%v ", q["namespace"], q["name"], m["poolExecutors"], m["allocatedAt"])
-	}
-	return b.String()
 }
 
 func annotated(name string) *unstructured.Unstructured {
@@ -740,28 +573,6 @@ func annotated(name string) *unstructured.Unstructured {
 	p.SetAnnotations(map[string]string{"e2e.burstpool.io/poke": time.Now().Format(time.RFC3339Nano)})
 	return p
 }
-
-func mustQS(t *testing.T, ctx context.Context, c client.Client, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(qsv1.GroupVersionKind)
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
-		t.Fatalf("QueryService %s/%s: %v", ns, name, err)
-	}
-	return u
-}
-
-func mustApply(t *testing.T, ctx context.Context, cfg restConfig, manifest string) {
-	t.Helper()
-	if err := localcp.Apply(ctx, cfg, []byte(manifest)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-type (
-	schemaGVK  = schema.GroupVersionKind
-	restConfig = *rest.Config
-)
 
 // kubeRaw GETs path from the API server as a server-side table, as kubectl
 // get does.

@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 	"github.com/burstpool/burstpool/test/reference"
 )
@@ -100,10 +97,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 			t.Fatal(err)
 		}
 	}
-	took := eventually(t, 4*time.Minute, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", func(ctx context.Context) (bool, error) {
-		n, err := runningExecutors(ctx, c, analyticsNS, "burst-pool")
-		return n == burstAnalytics, fmt.Errorf("%d of %d Running (%v)", n, burstAnalytics, err)
-	})
+	took := waitExecutors(t, 4*time.Minute, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", c, analyticsNS, "burst-pool", burstAnalytics)
 	t.Logf("4.1 burst -> %d executors Running: %s", burstAnalytics, took.Round(100*time.Millisecond))
 	eventually(t, 4*time.Minute, "reporting-cluster's executor Running on an r7gd.16xlarge node of high-memory-pool", func(ctx context.Context) (bool, error) {
 		n, err := runningExecutors(ctx, c, reportingNS, "high-memory-pool")
@@ -118,18 +112,13 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 		if err != nil {
 			return false, err
 		}
-		as, _, _ := unstructured.NestedSlice(p.Object, "status", "allocations")
-		for _, a := range as {
-			m := a.(map[string]any)
-			q, _ := m["queryService"].(map[string]any)
-			if q["name"] == "analytics-cluster" && q["namespace"] == analyticsNS {
-				pe, _ := m["poolExecutors"].(int64)
-				re, _ := m["regularExecutors"].(int64)
-				at, _ := m["allocatedAt"].(string)
-				return pe == burstAnalytics && re == 4 && at != "", fmt.Errorf("allocation %v", m)
-			}
+		if m := allocationOf(p, analyticsNS, "analytics-cluster"); m != nil {
+			pe, _ := m["poolExecutors"].(int64)
+			re, _ := m["regularExecutors"].(int64)
+			at, _ := m["allocatedAt"].(string)
+			return pe == burstAnalytics && re == 4 && at != "", fmt.Errorf("allocation %v", m)
 		}
-		return false, fmt.Errorf("no allocation of analytics-cluster in %v", as)
+		return false, fmt.Errorf("no allocation of analytics-cluster in %s", countsOf(p))
 	})
 }
 
@@ -316,11 +305,11 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 			t.Errorf("kubectl get secret e6data-registry-secret:\n%s", out)
 		}
 		// 4.2 pulls with its pullSecret.
-		dss := &appsv1.DaemonSetList{}
-		if err := s.Client.List(ctx, dss, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: "high-memory-pool", qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil || len(dss.Items) == 0 {
-			t.Fatalf("high-memory-pool's warmup DaemonSets: %d (%v)", len(dss.Items), err)
+		dss, err := daemonSets(ctx, s.Client, client.InNamespace(poolNS), warmups("high-memory-pool"))
+		if err != nil || len(dss) == 0 {
+			t.Fatalf("high-memory-pool's warmup DaemonSets: %d (%v)", len(dss), err)
 		}
-		for _, d := range dss.Items {
+		for _, d := range dss {
 			if ps := d.Spec.Template.Spec.ImagePullSecrets; len(ps) != 1 || ps[0].Name != "e6data-registry-secret" {
 				t.Errorf("DaemonSet %s pulls with %v, want the pool's pullSecret e6data-registry-secret", d.Name, ps)
 			}
@@ -330,12 +319,12 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		before := len(listed)
 		run(t, "kubectl delete ds -l e6data.io/pool=burst-pool,e6data.io/component=warmup", ns...)
 		took := eventually(t, 3*time.Minute, "the warmup DaemonSets come back", func(ctx context.Context) (bool, error) {
-			l := &appsv1.DaemonSetList{}
-			if err := s.Client.List(ctx, l, client.InNamespace(poolNS), client.MatchingLabels{qsv1.LabelPool: "burst-pool", qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
+			l, err := daemonSets(ctx, s.Client, client.InNamespace(poolNS), warmups("burst-pool"))
+			if err != nil {
 				return false, err
 			}
 			fresh := 0
-			for _, d := range l.Items {
+			for _, d := range l {
 				if d.DeletionTimestamp == nil {
 					fresh++
 				}

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
@@ -108,9 +107,11 @@ func TestRemoteClusters(t *testing.T) {
 			return err
 		})
 	}
+	mgmt := stackConfig(t)
+	mgmt.SkipKarpenter = true
 	g.Go(func() error {
 		var err error
-		s, err = devplane.Up(gctx, devplane.Config{Root: root, Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, SkipKarpenter: true})
+		s, err = devplane.Up(gctx, mgmt)
 		return err
 	})
 	err := g.Wait()
@@ -146,7 +147,7 @@ func TestRemoteClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := mc.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(devplane.CrossplaneNS, w.name+"-kubeconfig"), Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
+		if err := mc.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: devplane.CrossplaneNS, Name: w.name + "-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}); err != nil {
 			t.Fatal(err)
 		}
 		mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: kubernetes.crossplane.io/v1alpha1
@@ -185,21 +186,16 @@ metadata: {name: `+poolNS+`}
 	const pool = "burst-pool"
 	wc := west.client
 	took := eventually(t, 4*time.Minute, "burst-pool's NodePool, NodeClass and warmup DaemonSets in west, marked as the pool's", func(ctx context.Context) (bool, error) {
-		np := &unstructured.Unstructured{}
-		np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
-		if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
-			return false, err
-		}
-		if got := np.GetAnnotations()["burstpool.e6data.io/owner"]; got != "mgmt/"+poolNS+"/"+pool {
-			return false, fmt.Errorf("NodePool owner %q", got)
+		if got, err := nodePoolOwner(ctx, wc, pool); err != nil || got != "mgmt/"+poolNS+"/"+pool {
+			return false, fmt.Errorf("NodePool owner %q (%v)", got, err)
 		}
 		nc := &unstructured.Unstructured{}
 		nc.SetGroupVersionKind(gvk("karpenter.kwok.sh/v1alpha1", "KWOKNodeClass"))
 		if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodeclass"}, nc); err != nil {
 			return false, err
 		}
-		n, err := warmupDaemonSets(ctx, wc, pool)
-		return err == nil && n > 0, fmt.Errorf("%d warmup DaemonSets (%v)", n, err)
+		ds, err := daemonSets(ctx, wc, warmups(pool))
+		return err == nil && len(ds) > 0, fmt.Errorf("%d warmup DaemonSets (%v)", len(ds), err)
 	})
 	t.Logf("4.1 applied -> NodePool, NodeClass and warmup DaemonSets in west: %s", took.Round(100*time.Millisecond))
 	if n := len(poolNodes(t, ctx, mc, pool)); n != 0 {
@@ -208,28 +204,21 @@ metadata: {name: `+poolNS+`}
 
 	// A QueryService in west bursts executors onto Karpenter's nodes there.
 	qs := mustQS(t, ctx, wc, analyticsNS, "analytics-cluster")
-	cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
-	mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+	cpu, mem := executorResources(qs)
 	const replicas = 2
 	if err := wc.Create(ctx, devplane.ExecutorDeployment(analyticsNS, "analytics-cluster", "registry.example.com/e6data/executor:e2e", replicas, cpu, mem, executorScheduling(t, mc, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 4*time.Minute, "executors Running on Karpenter nodes in west", func(ctx context.Context) (bool, error) {
-		n, err := runningExecutors(ctx, wc, analyticsNS, pool)
-		return n == replicas, fmt.Errorf("%d of %d executors Running (%v)", n, replicas, err)
-	})
+	took = waitExecutors(t, 4*time.Minute, "executors Running on Karpenter nodes in west", wc, analyticsNS, pool, replicas)
 	t.Logf("burst in west -> %d executors Running: %s", replicas, took.Round(100*time.Millisecond))
 	took = eventually(t, 3*time.Minute, "the claim shows west's allocations and counts", func(ctx context.Context) (bool, error) {
-		p, err := claim(ctx, s, pool)
+		p, st, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
 		}
-		ready := int64(len(readyNodes(poolNodes(t, ctx, wc, pool))))
-		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-		cur, _, _ := unstructured.NestedInt64(p.Object, "status", "currentNodes")
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		return occ == replicas && cur == ready && ready > 0 && allocation(p, analyticsNS, "analytics-cluster") == replicas && phase == "Active",
-			fmt.Errorf("phase %s, %s; west has %d ready pool nodes", phase, countsOf(p), ready)
+		ready := int32(len(readyNodes(poolNodes(t, ctx, wc, pool))))
+		return st.OccupiedExecutors == replicas && st.CurrentNodes == ready && ready > 0 && allocation(p, analyticsNS, "analytics-cluster") == replicas && st.Phase == "Active",
+			fmt.Errorf("phase %s, %s; west has %d ready pool nodes", st.Phase, countsOf(p), ready)
 	})
 	t.Logf("claim reports west's executors and nodes: %s (%s after apply)", took.Round(100*time.Millisecond), time.Since(applied).Round(100*time.Millisecond))
 	westNodes := len(poolNodes(t, ctx, wc, pool))
@@ -249,7 +238,7 @@ metadata: {name: `+poolNS+`}
 
 	// (c) A pool of the same name in east leaves west alone.
 	const eastNS = "e6-pools-east"
-	if err := east.client.Create(ctx, &corev1.Namespace{ObjectMeta: objectMeta("", eastNS)}); err != nil {
+	if err := ensureNamespace(ctx, east.client, eastNS); err != nil {
 		t.Fatal(err)
 	}
 	mustApply(t, ctx, cfg, `apiVersion: v1
@@ -267,24 +256,16 @@ spec:
   workloadCluster: {providerConfigName: east}
 `)
 	took = eventually(t, 4*time.Minute, "east's burst-pool warm slot on a Karpenter node in east", func(ctx context.Context) (bool, error) {
-		np := &unstructured.Unstructured{}
-		np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
-		if err := east.client.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
-			return false, err
-		}
-		if got := np.GetAnnotations()["burstpool.e6data.io/owner"]; got != "mgmt/"+eastNS+"/"+pool {
-			return false, fmt.Errorf("east NodePool owner %q", got)
+		if got, err := nodePoolOwner(ctx, east.client, pool); err != nil || got != "mgmt/"+eastNS+"/"+pool {
+			return false, fmt.Errorf("east NodePool owner %q (%v)", got, err)
 		}
 		n := len(readyNodes(poolNodes(t, ctx, east.client, pool)))
 		return n == 1, fmt.Errorf("%d ready pool nodes in east", n)
 	})
 	t.Logf("same-named pool in east -> its node in east: %s", took.Round(100*time.Millisecond))
-	np := &unstructured.Unstructured{}
-	np.SetGroupVersionKind(gvk(karpenterAPI, "NodePool"))
-	if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
+	if got, err := nodePoolOwner(ctx, wc, pool); err != nil {
 		t.Fatal(err)
-	}
-	if got := np.GetAnnotations()["burstpool.e6data.io/owner"]; got != "mgmt/"+poolNS+"/"+pool {
+	} else if got != "mgmt/"+poolNS+"/"+pool {
 		t.Errorf("east's pool touched west's NodePool: owner %q", got)
 	}
 	if n := len(poolNodes(t, ctx, wc, pool)); n != westNodes {
@@ -314,20 +295,18 @@ spec:
 		t.Errorf("the management cluster has %d provider-kubernetes Objects after the outage, had %d", n, mgmtObjects)
 	}
 	took = eventually(t, remoteConvergeBound, "burst-pool whole again after west came back", func(ctx context.Context) (bool, error) {
-		p, err := claim(ctx, s, pool)
+		p, st, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
 		}
-		st, reason, msg := conditionFields(p, "WorkloadClusterReachable")
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		occ, _, _ := unstructured.NestedInt64(p.Object, "status", "occupiedExecutors")
-		return st == "True" && phase == "Active" && occ == replicas, fmt.Errorf("reachable %s %s (%s), phase %s, occupied %d", st, reason, msg, phase, occ)
+		reachable, reason, msg := conditionFields(p, "WorkloadClusterReachable")
+		return reachable == "True" && st.Phase == "Active" && st.OccupiedExecutors == replicas, fmt.Errorf("reachable %s %s (%s), phase %s, occupied %d", reachable, reason, msg, st.Phase, st.OccupiedExecutors)
 	})
 	t.Logf("west back -> pool converged in %s (bound %s)", took.Round(100*time.Millisecond), remoteConvergeBound)
 	if n := len(poolNodes(t, ctx, wc, pool)); n != westNodes {
 		t.Errorf("west has %d pool nodes after the outage, had %d", n, westNodes)
 	}
-	if err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np); err != nil {
+	if _, err := nodePoolOwner(ctx, wc, pool); err != nil {
 		t.Errorf("west's NodePool after the outage: %v", err)
 	}
 
@@ -336,11 +315,11 @@ spec:
 		t.Fatal(err)
 	}
 	took = eventually(t, 4*time.Minute, "west's NodePool, warmup DaemonSets and pool nodes gone", func(ctx context.Context) (bool, error) {
-		err := wc.Get(ctx, types.NamespacedName{Name: pool + "-nodepool"}, np)
-		n, derr := warmupDaemonSets(ctx, wc, pool)
+		_, err := nodePoolOwner(ctx, wc, pool)
+		ds, derr := daemonSets(ctx, wc, warmups(pool))
 		nodes := len(poolNodes(t, ctx, wc, pool))
-		return client.IgnoreNotFound(err) == nil && err != nil && derr == nil && n == 0 && nodes == 0,
-			fmt.Errorf("NodePool: %v; %d warmup DaemonSets; %d nodes", err, n, nodes)
+		return client.IgnoreNotFound(err) == nil && err != nil && derr == nil && len(ds) == 0 && nodes == 0,
+			fmt.Errorf("NodePool: %v; %d warmup DaemonSets (%v); %d nodes", err, len(ds), derr, nodes)
 	})
 	t.Logf("claim deleted -> west's objects and nodes gone: %s", took.Round(100*time.Millisecond))
 	if n := len(readyNodes(poolNodes(t, ctx, east.client, pool))); n != 1 {
@@ -349,38 +328,13 @@ spec:
 	t.Logf("TestRemoteClusters took %s", time.Since(start).Round(time.Second))
 }
 
-func objectMeta(ns, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: ns, Name: name}
-}
-
-// warmupDaemonSets counts the warmup DaemonSets of pool in its namespace.
-func warmupDaemonSets(ctx context.Context, c client.Client, pool string) (int, error) {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(gvk("apps/v1", "DaemonSetList"))
-	if err := c.List(ctx, l, client.MatchingLabels{qsv1.LabelPool: pool, qsv1.LabelComponent: qsv1.ComponentWarmup}); err != nil {
-		return 0, err
-	}
-	return len(l.Items), nil
-}
-
 // countObjects counts provider-kubernetes' Objects.
 func countObjects(t *testing.T, ctx context.Context, c client.Client) int {
 	t.Helper()
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(gvk("kubernetes.crossplane.io/v1alpha2", "ObjectList"))
-	if err := c.List(ctx, l); err != nil {
-		t.Fatal(err)
-	}
+	mustList(t, ctx, c, l)
 	return len(l.Items)
-}
-
-// conditionFields returns the status, reason and message of a condition.
-func conditionFields(u *unstructured.Unstructured, typ string) (string, string, string) {
-	m := conditionOf(u, typ)
-	st, _ := m["status"].(string)
-	r, _ := m["reason"].(string)
-	msg, _ := m["message"].(string)
-	return st, r, msg
 }
 
 // cpuTime is the user and system CPU time pid has used.

@@ -3,15 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,18 +32,7 @@ const (
 // runningOf lists the Running, not terminating pool executors of
 // QueryService qs on the share pool.
 func runningOf(ctx context.Context, c client.Client, qs string) ([]string, error) {
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(analyticsNS), client.MatchingLabels{qsv1.LabelPool: sharePool, qsv1.LabelQueryService: qs}); err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			out = append(out, p.Name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return runningPods(ctx, c, analyticsNS, map[string]string{qsv1.LabelPool: sharePool, qsv1.LabelQueryService: qs}, "")
 }
 
 // testFairShare: a pool of four executors with a share of two for each of
@@ -60,11 +44,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	// Enforced shares evict pods: the opt-in eviction role of
 	// deploy/provider, applied as docs/install.md says for such pools.
-	roles, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "provider", "rbac-evictions.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustApply(t, ctx, cfg, string(roles))
+	mustApplyFile(t, ctx, cfg, repoRoot(t), "deploy", "provider", "rbac-evictions.yaml")
 	c := s.Client
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
@@ -88,7 +68,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		return len(r) == shareMax, fmt.Errorf("%d of %d Running (%v)", len(r), shareMax, err)
 	})
 	t.Logf("share-a fills the pool's %d slots: %s", shareMax, took.Round(100*time.Millisecond))
-	others := podsByPool(t, ctx, c, poolNS, e2ePool)
+	_, others := placement(t, ctx, c, poolNS, e2ePool)
 
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareNext, "registry.example.com/e6data/executor:share", shareEach, "2", "4Gi", es)); err != nil {
 		t.Fatal(err)
@@ -121,19 +101,13 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	if strings.Join(a0, ",") != strings.Join(a1, ",") || len(b1) != shareEach {
 		t.Errorf("not settled: share-a %v then %v, share-b %v", a0, a1, b1)
 	}
-	after := podsByPool(t, ctx, c, poolNS, e2ePool)
-	for pod, node := range others {
-		if strings.HasPrefix(pod, analyticsNS+"/") && after[pod] != node {
-			t.Errorf("%s's executor %s moved (%s -> %q) while share-pool enforced its shares", e2ePool, pod, node, after[pod])
-		}
-	}
-	ev := &corev1.EventList{}
-	if err := c.List(ctx, ev); err != nil {
-		t.Fatal(err)
+	_, after := placement(t, ctx, c, poolNS, e2ePool)
+	if moved := executorsMoved(others, after); len(moved) > 0 {
+		t.Errorf("%s's executors moved while share-pool enforced its shares: %v", e2ePool, moved)
 	}
 	evicted := 0
-	for _, e := range ev.Items {
-		if e.InvolvedObject.Name == sharePool+"-capacity" && e.Reason == "EvictedOverShareExecutor" {
+	for _, e := range capacityEvents(t, ctx, c, sharePool) {
+		if e.Reason == "EvictedOverShareExecutor" {
 			evicted += int(max(e.Count, 1))
 			if !strings.Contains(e.Message, analyticsNS+"/"+shareFirst) {
 				t.Errorf("evicted a pod not of share-a: %s", e.Message)
@@ -156,10 +130,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		}
 	}
 	for _, qs := range []string{shareFirst, shareNext} {
-		d := &appsv1.Deployment{}
-		d.SetNamespace(analyticsNS)
-		d.SetName(devplane.ExecutorDeploymentName(qs))
-		if err := c.Delete(ctx, d); err != nil {
+		if err := deleteExecutors(ctx, c, analyticsNS, qs); err != nil {
 			t.Error(err)
 		}
 	}

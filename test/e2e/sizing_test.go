@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
@@ -60,7 +59,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		if err != nil {
 			return false, err
 		}
-		np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", pool+"-nodepool")
+		np, err := readNodePool(ctx, s.Client, pool)
 		if err != nil {
 			return false, err
 		}
@@ -69,10 +68,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "registry.example.com/e6data/executor:"+pool, executors, f.CPU, f.Memory, executorScheduling(t, c, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), func(ctx context.Context) (bool, error) {
-		n, err := runningExecutors(ctx, c, analyticsNS, pool)
-		return n == executors, fmt.Errorf("%d of %d executors Running (%v)", n, executors, err)
-	})
+	waitExecutors(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), c, analyticsNS, pool, executors)
 	nodes := poolNodes(t, ctx, c, pool)
 	if want := executors / f.PerNode; len(nodes) != want {
 		t.Errorf("%d pool nodes for %d executors at %d per node, want %d", len(nodes), executors, f.PerNode, want)
@@ -99,8 +95,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		total, cur := st.TotalExecutors, st.CurrentNodes
 		return locked && int(total) == int(cur)*f.PerNode && cur > 0, fmt.Errorf("executorsHaveRun %v, totalExecutors %d, currentNodes %d", locked, total, cur)
 	})
-	d := devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "", 0, f.CPU, f.Memory, poolv1.ExecutorScheduling{})
-	if err := c.Delete(ctx, d); err != nil {
+	if err := deleteExecutors(ctx, c, analyticsNS, pool+"-qs"); err != nil {
 		t.Errorf("cannot delete the executors: %v", err)
 	}
 }

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -35,16 +34,6 @@ const (
 	tenantMemory = "4Gi"
 )
 
-// claimIn reads the Pool claim ns/name.
-func claimIn(ctx context.Context, s *devplane.Stack, ns, name string) (*unstructured.Unstructured, error) {
-	return s.Get(ctx, gvk(claimAPI, "Pool"), ns, name)
-}
-
-// identity selects what carries pool ns/name's identity labels.
-func identity(ns, name string) client.MatchingLabels {
-	return client.MatchingLabels{qsv1.LabelPool: name, qsv1.LabelPoolNamespace: ns}
-}
-
 // poolState is what must not change about a pool while another tenant
 // acts: its nodes, its pods and where they run, its NodePool's spec
 // generation and owner, and its counts.
@@ -53,9 +42,7 @@ func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name st
 	c := s.Client
 	var b strings.Builder
 	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes, identity(ns, name)); err != nil {
-		t.Fatal(err)
-	}
+	mustList(t, ctx, c, nodes, identity(ns, name))
 	var ns1 []string
 	for _, n := range nodes.Items {
 		ns1 = append(ns1, n.Name)
@@ -63,9 +50,7 @@ func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name st
 	sort.Strings(ns1)
 	fmt.Fprintf(&b, "nodes %v\n", ns1)
 	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.MatchingLabels{qsv1.LabelPool: name}); err != nil {
-		t.Fatal(err)
-	}
+	mustList(t, ctx, c, pods, client.MatchingLabels{qsv1.LabelPool: name})
 	var ps []string
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil {
@@ -74,7 +59,7 @@ func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name st
 	}
 	sort.Strings(ps)
 	fmt.Fprintf(&b, "pods %v\n", ps)
-	np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", name+"-nodepool")
+	np, err := readNodePool(ctx, s.Client, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +103,10 @@ spec:
 		if err != nil {
 			return false, err
 		}
-		phase := st.Phase
-		cond := conditionOf(p, "NodesProvisioned")
-		ok := phase == "Failed" && cond["status"] == "False" && cond["reason"] == "NameTaken" &&
-			strings.Contains(fmt.Sprint(cond["message"]), "PoolCapacity burst-pool-capacity belongs to pool e6-pools/burst-pool")
-		return ok, fmt.Errorf("phase %q NodesProvisioned %v", phase, cond)
+		status, reason, msg := conditionFields(p, "NodesProvisioned")
+		ok := st.Phase == "Failed" && status == "False" && reason == "NameTaken" &&
+			strings.Contains(msg, "PoolCapacity burst-pool-capacity belongs to pool e6-pools/burst-pool")
+		return ok, fmt.Errorf("phase %q NodesProvisioned %s %s: %s", st.Phase, status, reason, msg)
 	})
 	t.Logf("second burst-pool refused on its claim: %s", took.Round(100*time.Millisecond))
 	// Give Crossplane, Karpenter and the provider time to act, had the
@@ -132,10 +116,8 @@ spec:
 		t.Errorf("e6-pools/burst-pool changed while tenant-b/burst-pool was refused:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	for _, l := range []client.ObjectList{&corev1.PodList{}, &corev1.NodeList{}} {
-		if err := c.List(ctx, l, identity(tenantNS, "burst-pool")); err != nil {
-			t.Fatal(err)
-		}
-		if n := len(itemsOf(l)); n != 0 {
+		mustList(t, ctx, c, l, identity(tenantNS, "burst-pool"))
+		if n := meta.LenList(l); n != 0 {
 			t.Errorf("the refused pool has %d %T items", n, l)
 		}
 	}
@@ -146,36 +128,6 @@ spec:
 	if capa.GetLabels()[qsv1.LabelPoolNamespace] != poolNS {
 		t.Errorf("PoolCapacity burst-pool-capacity now belongs to %v", capa.GetLabels())
 	}
-}
-
-func itemsOf(l client.ObjectList) []any {
-	switch l := l.(type) {
-	case *corev1.PodList:
-		out := make([]any, 0, len(l.Items))
-		for _, p := range l.Items {
-			out = append(out, p)
-		}
-		return out
-	case *corev1.NodeList:
-		out := make([]any, 0, len(l.Items))
-		for _, n := range l.Items {
-			out = append(out, n)
-		}
-		return out
-	}
-	return nil
-}
-
-// conditionOf is the condition typ of an object's status.
-func conditionOf(u *unstructured.Unstructured, typ string) map[string]any {
-	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range cs {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			return m
-		}
-	}
-	return nil
 }
 
 // tenantPoolManifest is tenant-b's own pool under a name of its own, with a
@@ -219,47 +171,11 @@ func waitAttached(t *testing.T, s *devplane.Stack, ns, name, qsNS, qs string) {
 		if err != nil {
 			return false, err
 		}
-		qss, _, _ := unstructured.NestedSlice(p.Object, "status", "attachedQueryServices")
-		for _, q := range qss {
-			m := q.(map[string]any)
-			ref, _ := m["queryService"].(map[string]any)
-			if ref["name"] == qs && ref["namespace"] == qsNS {
-				return m["attached"] == true, fmt.Errorf("%v", m)
-			}
+		if m := attachedOf(p, qsNS, qs); m != nil {
+			return m["attached"] == true, fmt.Errorf("%v", m)
 		}
 		return false, fmt.Errorf("%s/%s not listed", qsNS, qs)
 	})
-}
-
-// nodesOf is the set of nodes that carry pool ns/name's identity.
-func nodesOf(t *testing.T, ctx context.Context, c client.Client, ns, name string) map[string]bool {
-	t.Helper()
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes, identity(ns, name)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	for _, n := range nodes.Items {
-		out[n.Name] = true
-	}
-	return out
-}
-
-// podsByPool lists the running pods of pool ns/name (executors,
-// placeholders, warmup) as "namespace/name" -> node.
-func podsByPool(t *testing.T, ctx context.Context, c client.Client, ns, name string) map[string]string {
-	t.Helper()
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, identity(ns, name)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
-			out[p.Namespace+"/"+p.Name] = p.Spec.NodeName
-		}
-	}
-	return out
 }
 
 // testSecondTenantPool: tenant-b's own pool, named differently, with a
@@ -276,7 +192,7 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	if !slices.ContainsFunc(es.Tolerations, func(tol poolv1.Toleration) bool { return tol.Key == tenantTaint && tol.Value == tenantNS }) {
 		t.Errorf("%s publishes tolerations %v: want one of its spec.tolerations taint %s=%s", tenantPool, es.Tolerations, tenantTaint, tenantNS)
 	}
-	np, err := s.Get(ctx, gvk(karpenterAPI, "NodePool"), "", tenantPool+"-nodepool")
+	np, err := readNodePool(ctx, s.Client, tenantPool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,14 +200,11 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		t.Errorf("NodePool %s-nodepool taints %v lack %s", tenantPool, taints, tenantTaint)
 	}
 	waitAttached(t, s, tenantNS, tenantPool, tenantWS, tenantQS)
-	firstBefore := podsByPool(t, ctx, c, poolNS, e2ePool)
+	_, firstBefore := placement(t, ctx, c, poolNS, e2ePool)
 	if err := c.Create(ctx, devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs, tenantCPU, tenantMemory, es)); err != nil {
 		t.Fatal(err)
 	}
-	took := eventually(t, 3*time.Minute, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", func(ctx context.Context) (bool, error) {
-		n, err := podsOn(ctx, c, tenantWS, map[string]string{qsv1.LabelPool: tenantPool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
-		return n == tenantExecs, fmt.Errorf("%d of %d Running (%v)", n, tenantExecs, err)
-	})
+	took := waitExecutors(t, 3*time.Minute, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", c, tenantWS, tenantPool, tenantExecs)
 	t.Logf("tenant-b burst -> %d executors Running: %s", tenantExecs, took.Round(100*time.Millisecond))
 	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, tenantNS, tenantPool)
@@ -304,22 +217,20 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	// for unauthorized.
 	time.Sleep(15 * time.Second)
 
-	first, second := nodesOf(t, ctx, c, poolNS, e2ePool), nodesOf(t, ctx, c, tenantNS, tenantPool)
-	for pod, node := range podsByPool(t, ctx, c, tenantNS, tenantPool) {
+	first, firstAfter := placement(t, ctx, c, poolNS, e2ePool)
+	second, secondPods := placement(t, ctx, c, tenantNS, tenantPool)
+	for pod, node := range secondPods {
 		if first[node] {
 			t.Errorf("tenant-b's pod %s runs on %s, a node of %s/%s", pod, node, poolNS, e2ePool)
 		}
 	}
-	for pod, node := range podsByPool(t, ctx, c, poolNS, e2ePool) {
+	for pod, node := range firstAfter {
 		if second[node] {
 			t.Errorf("%s's pod %s runs on %s, a node of tenant-b's pool", e2ePool, pod, node)
 		}
 	}
-	firstAfter := podsByPool(t, ctx, c, poolNS, e2ePool)
-	for pod, node := range firstBefore {
-		if strings.HasPrefix(pod, analyticsNS+"/") && firstAfter[pod] != node {
-			t.Errorf("%s's executor %s was on %s and is now %q: tenant-b's pool touched it", e2ePool, pod, node, firstAfter[pod])
-		}
+	if moved := executorsMoved(firstBefore, firstAfter); len(moved) > 0 {
+		t.Errorf("%s's executors moved: tenant-b's pool touched them: %v", e2ePool, moved)
 	}
 	for _, p := range []struct{ ns, name string }{{poolNS, e2ePool}, {tenantNS, tenantPool}} {
 		capa, err := s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", p.name+"-capacity")
@@ -329,12 +240,8 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		if un, _, _ := unstructured.NestedSlice(capa.Object, "status", "atProvider", "unauthorizedExecutors"); len(un) > 0 {
 			t.Errorf("%s/%s reports unauthorized executors %v", p.ns, p.name, un)
 		}
-		ev := &corev1.EventList{}
-		if err := c.List(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ev.Items {
-			if e.InvolvedObject.Name == p.name+"-capacity" && strings.Contains(e.Message, "Deleted pod") {
+		for _, e := range capacityEvents(t, ctx, c, p.name) {
+			if strings.Contains(e.Message, "Deleted pod") {
 				t.Errorf("%s/%s evicted: %s", p.ns, p.name, e.Message)
 			}
 		}
@@ -385,28 +292,16 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	})
 	t.Logf("rogue executor rejected at admission (%s): %s", took.Round(100*time.Millisecond), msg)
 	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(rogueNS)); err != nil {
-		t.Fatal(err)
-	}
+	mustList(t, ctx, c, pods, client.InNamespace(rogueNS))
 	if len(pods.Items) != 0 {
 		t.Errorf("%d pods of %s exist; admission should have kept every one out", len(pods.Items), rogueQS)
 	}
 	// The allowed QueryService bursts further under Deny.
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: tenantWS, Name: devplane.ExecutorDeploymentName(tenantQS)}, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Replicas = ptr.To[int32](tenantExecs + 1)
-	if err := c.Update(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", func(ctx context.Context) (bool, error) {
-		n, err := podsOn(ctx, c, tenantWS, map[string]string{qsv1.LabelPool: tenantPool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, "")
-		return n == tenantExecs+1, fmt.Errorf("%d of %d Running (%v)", n, tenantExecs+1, err)
-	})
+	scaleExecutors(t, ctx, c, tenantWS, tenantQS, tenantExecs+1)
+	waitExecutors(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", c, tenantWS, tenantPool, tenantExecs+1)
 	// Leave the pool's nodes to consolidate for the scenarios after.
-	for _, ns := range []string{tenantWS, rogueNS} {
-		if err := c.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns)); err != nil {
+	for _, e := range []struct{ ns, qs string }{{tenantWS, tenantQS}, {rogueNS, rogueQS}} {
+		if err := deleteExecutors(ctx, c, e.ns, e.qs); err != nil {
 			t.Error(err)
 		}
 	}

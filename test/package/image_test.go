@@ -166,15 +166,7 @@ func TestRuntimeImageThroughRegistry(t *testing.T) {
 
 	t.Run("PerPlatform", func(t *testing.T) {
 		for i, p := range platforms {
-			ref, err := ocireg.PushXpkg(t.Context(), addr, "burstpool/hello", p.Architecture, tarballs[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			img := pullImage(t, ref, nil)
-			got, bin := summarize(t, img)
-			if diff := cmp.Diff(wantSummary(p.Architecture), got); diff != "" {
-				t.Errorf("image pulled from %s: -want, +got:\n%s", ref, diff)
-			}
+			_, _, bin := pushRuntime(t, addr, "burstpool/hello", p.Architecture, tarballs[i])
 			runIfNative(t, p.Architecture, bin)
 		}
 	})
@@ -185,11 +177,7 @@ func TestRuntimeImageThroughRegistry(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range platforms {
-			img := pullImage(t, ref, &p)
-			got, _ := summarize(t, img)
-			if diff := cmp.Diff(wantSummary(p.Architecture), got); diff != "" {
-				t.Errorf("%s image pulled from index %s: -want, +got:\n%s", p.String(), ref, diff)
-			}
+			checkRuntime(t, ref, &p, p.Architecture)
 		}
 	})
 }
@@ -241,15 +229,7 @@ func TestFunctionPackageEmbedsRuntime(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("crank xpkg build: %v\n%s", err, out.String())
 		}
-		ref, err := ocireg.PushXpkg(t.Context(), addr, "burstpool/function-buckets", p.Architecture, xpkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img := pullImage(t, ref, nil)
-		got, _ := summarize(t, img)
-		if diff := cmp.Diff(wantSummary(p.Architecture), got); diff != "" {
-			t.Errorf("runtime of the package pulled from %s: -want, +got:\n%s", ref, diff)
-		}
+		ref, img, _ := pushRuntime(t, addr, "burstpool/function-buckets", p.Architecture, xpkg)
 		layers, err := img.Layers()
 		if err != nil {
 			t.Fatal(err)
@@ -315,6 +295,32 @@ func serveRegistry(t *testing.T) string {
 	}
 	t.Cleanup(stop)
 	return addr
+}
+
+// pushRuntime pushes the image or package tarball at path to the registry
+// at addr as repo:arch, and checks the runtime image pulled back with
+// checkRuntime. It returns the reference, the image and its hello binary.
+func pushRuntime(t *testing.T, addr, repo, arch, path string) (string, v1.Image, []byte) {
+	t.Helper()
+	ref, err := ocireg.PushXpkg(t.Context(), addr, repo, arch, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, bin := checkRuntime(t, ref, nil, arch)
+	return ref, img, bin
+}
+
+// checkRuntime pulls ref (resolved to platform p when given) and checks its
+// runtime layer and config against wantSummary(arch). It returns the image
+// and its hello binary.
+func checkRuntime(t *testing.T, ref string, p *v1.Platform, arch string) (v1.Image, []byte) {
+	t.Helper()
+	img := pullImage(t, ref, p)
+	got, bin := summarize(t, img)
+	if diff := cmp.Diff(wantSummary(arch), got); diff != "" {
+		t.Errorf("runtime image pulled from %s (platform %v): -want, +got:\n%s", ref, p, diff)
+	}
+	return img, bin
 }
 
 // pullImage pulls ref, resolving an index to platform p when p is given.
