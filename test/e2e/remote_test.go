@@ -227,12 +227,12 @@ metadata: {name: `+poolNS+`}
 	logUsage(t, s.Cluster)
 	for _, w := range []*workloadPlane{west, east} {
 		for _, u := range w.cluster.Usage() {
-			t.Logf("RSS %-5s %-24s pid %-7d %6.1f MiB  CPU %s", w.name, u.Name, u.PID, float64(u.RSSKiB)/1024, cpuTime(u.PID))
+			t.Logf("RSS %-5s %-24s pid %-7d %6.1f MiB  CPU %s", w.name, u.Name, u.PID, float64(u.RSSKiB)/1024, u.CPU)
 		}
 	}
 	for _, u := range s.Cluster.Usage() {
 		if u.Name == devplane.ProviderKubernetesName {
-			t.Logf("provider-kubernetes: RSS %.1f MiB, CPU %s", float64(u.RSSKiB)/1024, cpuTime(u.PID))
+			t.Logf("provider-kubernetes: RSS %.1f MiB, CPU %s", float64(u.RSSKiB)/1024, u.CPU)
 		}
 	}
 
@@ -335,24 +335,6 @@ func countObjects(t *testing.T, ctx context.Context, c client.Client) int {
 	l.SetGroupVersionKind(gvk("kubernetes.crossplane.io/v1alpha2", "ObjectList"))
 	mustList(t, ctx, c, l)
 	return len(l.Items)
-}
-
-// cpuTime is the user and system CPU time pid has used.
-func cpuTime(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "?"
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return "?"
-	}
-	var ut, st int64
-	_, _ = fmt.Sscan(f[11], &ut)
-	_, _ = fmt.Sscan(f[12], &st)
-	// USER_HZ is 100 on Linux.
-	return (time.Duration(ut+st) * 10 * time.Millisecond).String()
 }
 
 func readFile(p string) string {

@@ -169,13 +169,15 @@ func status(c *localcp.Cluster) error {
 		}
 		fmt.Printf("%-26s %-8d %-8s %s\n", p.Name, p.PID, st, ready)
 	}
-	fmt.Printf("\n%-26s %-8s %s\n", "COMPONENT", "PID", "RSS")
+	fmt.Printf("\n%-26s %-8s %-12s %s\n", "COMPONENT", "PID", "RSS", "CPU")
 	var total int64
+	var cpu time.Duration
 	for _, u := range c.Usage() {
-		fmt.Printf("%-26s %-8d %.1f MiB\n", u.Name, u.PID, float64(u.RSSKiB)/1024)
+		fmt.Printf("%-26s %-8d %-12s %s\n", u.Name, u.PID, fmt.Sprintf("%.1f MiB", float64(u.RSSKiB)/1024), u.CPU)
 		total += u.RSSKiB
+		cpu += u.CPU
 	}
-	fmt.Printf("%-26s %-8s %.1f MiB\n", "total", "", float64(total)/1024)
+	fmt.Printf("%-26s %-8s %-12s %s\n", "total", "", fmt.Sprintf("%.1f MiB", float64(total)/1024), cpu)
 	return nil
 }
 

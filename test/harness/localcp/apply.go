@@ -3,7 +3,6 @@ package localcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -193,19 +193,19 @@ func Decode(manifests []byte) ([]*unstructured.Unstructured, error) {
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
 	var out []*unstructured.Unstructured
 	for {
-		var raw json.RawMessage
+		var raw runtime.RawExtension
 		if err := d.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
 			return nil, fmt.Errorf("cannot decode manifests: %w", err)
 		}
-		if len(raw) == 0 {
+		if len(raw.Raw) == 0 {
 			continue
 		}
 		m := map[string]any{}
 		// Numbers as unstructured holds them: int64 where whole.
-		if err := utiljson.Unmarshal(raw, &m); err != nil {
+		if err := utiljson.Unmarshal(raw.Raw, &m); err != nil {
 			return nil, fmt.Errorf("cannot decode manifests: %w", err)
 		}
 		if len(m) == 0 {

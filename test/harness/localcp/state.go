@@ -152,30 +152,38 @@ func (c *Cluster) Down() error {
 	return nil
 }
 
-// Usage is the resident memory of one component process.
+// Usage is the resident memory and CPU time of one component process.
 type Usage struct {
 	Name   string
 	PID    int
 	RSSKiB int64
+	// CPU is the user and system CPU time the process has used; zero when
+	// it could not be read.
+	CPU time.Duration
 }
 
-// Usage reads VmRSS of every running component. For a component in its own
-// network namespace the component itself (the relay's child) is reported
-// under its name and the relay inside the namespace as NAME-nsrelay.
+// Usage reads VmRSS and CPU time of every running component. For a
+// component in its own network namespace the component itself (the relay's
+// child) is reported under its name and the relay inside the namespace as
+// NAME-nsrelay.
 func (c *Cluster) Usage() []Usage {
 	var out []Usage
 	for _, p := range c.Running() {
-		if !p.NetNS {
-			kib, _ := RSSKiB(p.PID)
-			out = append(out, Usage{Name: p.Name, PID: p.PID, RSSKiB: kib})
+		if p.NetNS {
+			for _, ch := range children(p.PID) {
+				out = append(out, usage(p.Name, ch))
+			}
+			out = append(out, usage(p.Name+"-nsrelay", p.PID))
 			continue
 		}
-		for _, ch := range children(p.PID) {
-			kib, _ := RSSKiB(ch)
-			out = append(out, Usage{Name: p.Name, PID: ch, RSSKiB: kib})
-		}
-		kib, _ := RSSKiB(p.PID)
-		out = append(out, Usage{Name: p.Name + "-nsrelay", PID: p.PID, RSSKiB: kib})
+		out = append(out, usage(p.Name, p.PID))
 	}
 	return out
+}
+
+// usage reads what process pid holds; a value it cannot read stays zero.
+func usage(name string, pid int) Usage {
+	kib, _ := RSSKiB(pid)
+	cpu, _ := CPUTime(pid)
+	return Usage{Name: name, PID: pid, RSSKiB: kib, CPU: cpu}
 }
