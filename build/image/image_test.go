@@ -2,7 +2,6 @@ package image
 
 import (
 	"archive/tar"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/burstpool/burstpool/test/harness/ocireg"
 )
 
 var amd64 = v1.Platform{OS: "linux", Architecture: "amd64"}
@@ -47,27 +48,16 @@ func layerEntries(t *testing.T, img v1.Image) []entry {
 	if mt != types.OCILayer {
 		t.Errorf("layer media type %s, want %s", mt, types.OCILayer)
 	}
-	rc, err := layers[0].Uncompressed()
+	entries, err := ocireg.Layer(img, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = rc.Close() }()
-	var got []entry
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return got
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, entry{Name: h.Name, Type: h.Typeflag, Mode: h.Mode, UID: h.Uid, GID: h.Gid, ModTime: h.ModTime.UTC(), Data: string(b)})
+	got := make([]entry, 0, len(entries))
+	for _, e := range entries {
+		h := e.Header
+		got = append(got, entry{Name: h.Name, Type: h.Typeflag, Mode: h.Mode, UID: h.Uid, GID: h.Gid, ModTime: h.ModTime.UTC(), Data: string(e.Data)})
 	}
+	return got
 }
 
 func TestBuildLayer(t *testing.T) {

@@ -94,35 +94,21 @@ func summarize(t *testing.T, img v1.Image) (summary, []byte) {
 			s.Labels[k] = v
 		}
 	}
-	layers, err := img.Layers()
+	entries, err := ocireg.Layer(img, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := layers[0].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = rc.Close() }()
 	var hello []byte
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return s, hello
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg {
+	for _, e := range entries {
+		if e.Header.Typeflag != tar.TypeReg {
 			continue
 		}
-		s.Files["/"+h.Name] = h.Mode
-		if h.Name == "usr/local/bin/hello" {
-			if hello, err = io.ReadAll(tr); err != nil {
-				t.Fatal(err)
-			}
+		s.Files["/"+e.Header.Name] = e.Header.Mode
+		if e.Header.Name == "usr/local/bin/hello" {
+			hello = e.Data
 		}
 	}
+	return s, hello
 }
 
 func wantSummary(arch string) summary {
