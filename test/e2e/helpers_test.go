@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -346,14 +345,6 @@ func mustQS(t *testing.T, ctx context.Context, c client.Client, ns, name string)
 	return u
 }
 
-// executorResources is the CPU and memory of one executor of QueryService
-// qs.
-func executorResources(qs *unstructured.Unstructured) (cpu, mem string) {
-	cpu, _, _ = unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
-	mem, _, _ = unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
-	return cpu, mem
-}
-
 // executorScheduling waits for pool ns/name to publish what its executors
 // must carry (status.executorScheduling), and returns it: e2e executors
 // follow the published contract, as a QueryService operator does.
@@ -372,12 +363,7 @@ func executorScheduling(t *testing.T, c client.Client, ns, name string) poolv1.E
 // Deployment to n, as its operator would.
 func scaleExecutors(t *testing.T, ctx context.Context, c client.Client, ns, qs string, n int32) {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: devplane.ExecutorDeploymentName(qs)}, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Replicas = ptr.To(n)
-	if err := c.Update(ctx, d); err != nil {
+	if err := devplane.ScaleExecutors(ctx, c, ns, qs, n); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -97,7 +97,7 @@ func TestPool(t *testing.T) {
 		}
 		// Its operator would create this Deployment, with executors sized
 		// as the QueryService says.
-		cpu, mem := executorResources(qs)
+		cpu, mem := devplane.ExecutorResources(qs)
 		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}

@@ -204,7 +204,7 @@ metadata: {name: `+poolNS+`}
 
 	// A QueryService in west bursts executors onto Karpenter's nodes there.
 	qs := mustQS(t, ctx, wc, analyticsNS, "analytics-cluster")
-	cpu, mem := executorResources(qs)
+	cpu, mem := devplane.ExecutorResources(qs)
 	const replicas = 2
 	if err := wc.Create(ctx, devplane.ExecutorDeployment(analyticsNS, "analytics-cluster", "registry.example.com/e6data/executor:e2e", replicas, cpu, mem, executorScheduling(t, mc, poolNS, pool))); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -101,8 +100,7 @@ func run(ctx context.Context, dir string) error {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: qsNS, Name: qsName}, qs); err != nil {
 		return err
 	}
-	cpu, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
-	mem, _, _ := unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+	cpu, mem := devplane.ExecutorResources(qs)
 	sched, err := devplane.PoolExecutorScheduling(ctx, c, poolNS, pool)
 	if err != nil {
 		return err
@@ -117,13 +115,7 @@ func run(ctx context.Context, dir string) error {
 	}
 
 	step("%s scales down to one executor", qsName)
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: qsNS, Name: devplane.ExecutorDeploymentName(qsName)}, d); err != nil {
-		return err
-	}
-	one := int32(1)
-	d.Spec.Replicas = &one
-	if err := c.Update(ctx, d); err != nil {
+	if err := devplane.ScaleExecutors(ctx, c, qsNS, qsName, 1); err != nil {
 		return err
 	}
 	if err := watchPool(ctx, c, "one executor left, the rest of the pool is available", func(st status) bool {

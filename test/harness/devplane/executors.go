@@ -83,3 +83,22 @@ func ExecutorDeployment(ns, qs, image string, replicas int32, cpu, mem string, s
 		},
 	}
 }
+
+// ExecutorResources is the CPU and memory of one executor of the
+// QueryService qs (spec.executor.resources), as its operator requests them.
+func ExecutorResources(qs *unstructured.Unstructured) (cpu, mem string) {
+	cpu, _, _ = unstructured.NestedString(qs.Object, "spec", "executor", "resources", "cpu")
+	mem, _, _ = unstructured.NestedString(qs.Object, "spec", "executor", "resources", "memory")
+	return cpu, mem
+}
+
+// ScaleExecutors sets the replicas of QueryService ns/qs's pool executor
+// Deployment to n, as its operator would.
+func ScaleExecutors(ctx context.Context, c client.Client, ns, qs string, n int32) error {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ExecutorDeploymentName(qs)}, d); err != nil {
+		return err
+	}
+	d.Spec.Replicas = &n
+	return c.Update(ctx, d)
+}
