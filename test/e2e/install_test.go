@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 // docRegistry is the registry docs/install.md installs packages from; the
@@ -76,7 +77,7 @@ var (
 // when a required setting is deleted.
 func TestInstallSteps(t *testing.T) {
 	ctx := t.Context()
-	root := repoRoot(t)
+	root := gomod.RootForTest(t)
 	doc := filepath.Join(root, "docs", "install.md")
 	steps := installSteps(t, doc)
 	tag := regexp.MustCompile(regexp.QuoteMeta(docRegistry) + `/burstpool:(\S+)`).FindStringSubmatch(strings.Join(steps, "\n"))

@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/reference"
 )
 
 // kubectlPath builds (once) and returns the real kubectl binary.
 var kubectlPath = sync.OnceValues(func() (string, error) {
-	root, err := repoRootDir()
+	root, err := gomod.Root()
 	if err != nil {
 		return "", err
 	}

@@ -18,6 +18,7 @@ import (
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
 )
@@ -41,7 +42,7 @@ const (
 func TestLinodePool(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	root := repoRoot(t)
+	root := gomod.RootForTest(t)
 	crd := linodeCRD(t, root)
 	cfg := stackConfig(t)
 	cfg.SkipKarpenter, cfg.CRDs = true, []string{crd}

@@ -28,25 +28,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// repoRoot is the root of the checkout that holds this package.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := repoRootDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
-// repoRootDir is repoRoot for code without a *testing.T.
-func repoRootDir() (string, error) { return gomod.Root() }
-
 // controlPlane starts a local control plane for t and stops it when t ends.
 // A missing binary fails the test with the hack/tool.sh command that builds it.
 func controlPlane(t *testing.T, mutate func(*localcp.Config)) *localcp.Cluster {
 	t.Helper()
 	ctx := t.Context()
-	bins, err := localcp.ToolBinaries(ctx, repoRoot(t))
+	bins, err := localcp.ToolBinaries(ctx, gomod.RootForTest(t))
 	if err != nil {
 		t.Fatalf("cannot get the control plane binaries (run `hack/tool.sh all` or `make tools`): %v", err)
 	}
@@ -112,7 +99,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(cont
 // a folder of t's, stopped with the test binary, narrating to t's log.
 func stackConfig(t *testing.T) devplane.Config {
 	t.Helper()
-	return devplane.Config{Root: repoRoot(t), Dir: t.TempDir(), StopWithParent: true, Say: t.Logf}
+	return devplane.Config{Root: gomod.RootForTest(t), Dir: t.TempDir(), StopWithParent: true, Say: t.Logf}
 }
 
 // stackUp brings burstpool up as cfg says and stops it when t ends (see

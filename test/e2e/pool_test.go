@@ -19,6 +19,7 @@ import (
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
@@ -42,7 +43,7 @@ const (
 func TestPool(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	root := repoRoot(t)
+	root := gomod.RootForTest(t)
 	s := stackUp(t, stackConfig(t))
 	for name, d := range s.Took {
 		t.Logf("step %-70s %s", name, d.Round(100*time.Millisecond))

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
 )
@@ -80,7 +81,7 @@ func startWorkloadPlane(ctx context.Context, root, dir, name string) (*workloadP
 func TestRemoteClusters(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	root := repoRoot(t)
+	root := gomod.RootForTest(t)
 	start := time.Now()
 
 	// The three planes come up together.

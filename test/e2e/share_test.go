@@ -12,6 +12,7 @@ import (
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 const (
@@ -44,7 +45,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	// Enforced shares evict pods: the opt-in eviction role of
 	// deploy/provider, applied as docs/install.md says for such pools.
-	mustApplyFile(t, ctx, cfg, repoRoot(t), "deploy", "provider", "rbac-evictions.yaml")
+	mustApplyFile(t, ctx, cfg, gomod.RootForTest(t), "deploy", "provider", "rbac-evictions.yaml")
 	c := s.Client
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
