@@ -151,7 +151,8 @@ func up(args []string) error {
 	return nil
 }
 
-// status lists the processes of c, their readiness times and memory.
+// status lists the processes of c, their readiness times, memory and CPU
+// time.
 func status(c *localcp.Cluster) error {
 	running := map[int]bool{}
 	for _, p := range c.Running() {
