@@ -225,7 +225,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
 		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
 		Ready:   make(map[resource.Name]resource.Ready, len(out.Ready)),
-		Status:  out.Status, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
+		Status:  out.Status, CountsUnknown: out.CountsUnknown, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
 	}
 	var held []taken
 	// own decides the management policy of the Object named rn, noting
@@ -313,8 +313,9 @@ func usedByObject(u *unstructured.Unstructured, pc string) *unstructured.Unstruc
 	return c
 }
 
-// nameTaken keeps every remote object as observed and fails the pool,
-// naming who holds which names.
+// nameTaken keeps every remote object as observed, disarms the
+// PoolCapacity (it counts, and evicts nothing) and fails the pool, naming
+// who holds which names.
 func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []taken, previous map[string]string) Output {
 	for n := range w.Desired {
 		if isRemoteObject(n) {
@@ -329,6 +330,12 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 		}
 	}
 	w.Preserve = slices.DeleteFunc(w.Preserve, isRemoteObject)
+	if u := w.Desired[rnRemoteCapacity]; u != nil {
+		w.Desired[rnRemoteCapacity] = disarmed(u)
+	}
+	if l, ok := w.Lazy[rnRemoteCapacity]; ok {
+		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return disarmed(l.Build()) }}
+	}
 	for _, n := range sortedNames(observed) {
 		if isRemoteObject(n) {
 			w.Preserve = append(w.Preserve, n)
@@ -339,7 +346,7 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 		msgs = append(msgs, fmt.Sprintf("%s is held by %s", t.name, t.holder))
 	}
 	msg := "the workload cluster already has objects of the pool's names, which burstpool does not overwrite: " + strings.Join(msgs, "; ") +
-		": rename the pool, or delete or rename those objects"
+		": rename the pool, or delete or rename those objects; meanwhile the pool's PoolCapacity only counts and evicts nothing"
 	w.Status.Phase, w.Status.Message = poolv1alpha1.PhaseFailed, msg
 	w.Conditions = slices.DeleteFunc(slices.Clone(w.Conditions), func(c Condition) bool { return c.Type == CondProvisioned })
 	w.Conditions = append(w.Conditions, Condition{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonNameTaken, Message: msg})

@@ -235,18 +235,19 @@ func checkObject(t *testing.T, o *unstructured.Unstructured, policy, pc, mark st
 	}
 }
 
-func TestRemoteNameTaken(t *testing.T) {
+// heldNodePool composes the remote pool spec in west, where another
+// management cluster's pool already holds the NodePool's name (the rest is
+// free), and returns the response to that.
+func heldNodePool(t *testing.T, spec string) *fnv1.RunFunctionResponse {
+	t.Helper()
 	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
-	s := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}}
+	s := scenario{XR: xpool("burst", "pools", spec), Environment: []string{remoteEnv}, QueryServices: []string{}}
 	summary := summaryOf(t, []string{analytics}, kwokCRDs)
 	s.Observed = observeAs(t, s.run(t), summary, nil)
 	rsp := s.run(t)
-
-	// West has a NodePool of that name already, made by another
-	// management cluster's pool; the rest is free.
 	objs := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if isRemoteObject(resource.Name(n)) {
+		if strings.HasPrefix(n, rnRemotePrefix) && n != "remote-capacity" {
 			objs[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
@@ -255,8 +256,11 @@ func TestRemoteNameTaken(t *testing.T) {
 		"metadata": map[string]any{"name": "burst-nodepool", "annotations": map[string]any{annotationOwner: "other/pools/burst"}},
 	}, "True", "")
 	s.Observed = observeAs(t, rsp, summary, objs)
-	rsp = s.run(t)
+	return s.run(t)
+}
 
+func TestRemoteNameTaken(t *testing.T) {
+	rsp := heldNodePool(t, remotePool)
 	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonNameTaken {
 		t.Errorf("NodesProvisioned %s", got)
 	}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// composedFrom runs s until its objects are composed and healthy, the way
+// Crossplane calls the function on each reconcile, and returns them as
+// observed. A remote pool (one whose settings name a workload cluster)
+// first composes only its PoolCapacity; the capacity provider's summary
+// brings the rest.
+func composedFrom(t *testing.T, s scenario) map[string]string {
+	t.Helper()
+	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
+	summary := summaryOf(t, []string{analytics}, kwokCRDs)
+	status := func(n string, u *unstructured.Unstructured) map[string]any {
+		if n == string(rnRemoteCapacity) {
+			return map[string]any{"atProvider": map[string]any{"workloadCluster": summary, "totalExecutors": int64(4), "nodes": map[string]any{"ready": int64(2)}},
+				"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		}
+		if strings.HasPrefix(n, rnRemotePrefix) {
+			m := u.DeepCopy().Object["spec"].(map[string]any)["forProvider"].(map[string]any)["manifest"]
+			return map[string]any{"atProvider": map[string]any{"manifest": m}, "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		}
+		return healthy(2, 2)(n, u)
+	}
+	for range 3 {
+		rsp := s.run(t)
+		if f := fatal(rsp); f != "" {
+			t.Fatalf("composing: %s", f)
+		}
+		s.Observed = observe(t, rsp, status)
+	}
+	return s.Observed
+}
+
+// found is the XPool's status of a pool composed from its
+// EnvironmentConfig (condition SettingsFound True).
+const found = "  conditions:\n  - {type: SettingsFound, status: \"True\", reason: Found}\n  - {type: NodesProvisioned, status: \"True\", reason: Provisioned}\n"
+
+// defaults is the XPool's status of a pool composed from the
+// Composition's defaults.
+const defaults = "  conditions:\n  - {type: SettingsFound, status: \"False\", reason: UsingDefaults}\n"
+
+// lost are the observed objects that rsp no longer desires: Crossplane
+// deletes them.
+func lost(observed map[string]string, rsp *fnv1.RunFunctionResponse) []string {
+	var out []string
+	for _, n := range sortedKeys(observed) {
+		if _, ok := rsp.GetDesired().GetResources()[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestNoFaultRemovesCapacity replays each fault that made the function
+// leave a composed pool's objects out of desired state, which Crossplane
+// then deletes (composed resources a function no longer desires are
+// garbage collected: Crossplane's "Composition Functions" documentation,
+// "desired state"). Every case composes the pool first, then runs the
+// fault.
+func TestNoFaultRemovesCapacity(t *testing.T) {
+	remoteSettings := environmentConfig("burstpool", "  workloadCluster:\n    providerConfigName: west\n  clusterName: mgmt\n")
+	lkeSettings := environmentConfig("burstpool", "  provisioning:\n    method: lke\n    clusterId: \"777\"\n    manageNodePool: true\n")
+	local := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs}
+	type want struct {
+		Lost []string
+		// Conditions are the reasons of the conditions named.
+		Conditions map[string]string
+		Phase      string
+	}
+	cases := map[string]struct {
+		reason string
+		before scenario
+		// fault turns the composed pool's scenario into the faulty one.
+		fault func(s scenario) scenario
+		want  want
+	}{
+		"SettingsMissingRemotePool": {
+			reason: "A remote pool whose workload cluster came from its EnvironmentConfig keeps every Object when the EnvironmentConfig is deleted, and is Pending saying which one.",
+			before: scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteSettings}, QueryServices: []string{}},
+			fault: func(s scenario) scenario {
+				s.Environment = nil
+				return s
+			},
+			want: want{Conditions: map[string]string{"SettingsFound": "FALSE/SettingsNotFound", "NodesProvisioned": "FALSE/SettingsNotFound"}, Phase: "Pending"},
+		},
+		"SettingsRenamedLKEPool": {
+			reason: "A managed LKE pool whose cluster ID came from its EnvironmentConfig keeps its cloud node pool when the EnvironmentConfig is renamed.",
+			before: scenario{XR: xpool("burst", "pools", basicSpec), Environment: []string{lkeSettings}, QueryServices: allQS, CRDs: linodeCRDs},
+			fault: func(s scenario) scenario {
+				// The input still selects burstpool by name: Crossplane
+				// finds no EnvironmentConfig of that name and supplies
+				// none.
+				s.Environment = nil
+				return s
+			},
+			want: want{Conditions: map[string]string{"SettingsFound": "FALSE/SettingsNotFound", "NodesProvisioned": "FALSE/SettingsNotFound"}, Phase: "Pending"},
+		},
+		"NameTakenAfterComposing": {
+			reason: "A pool that composed its objects and then finds its PriorityClass name held by another namespace's pool (a create race) keeps what it composed and refuses to compose more.",
+			before: local,
+			fault: func(s scenario) scenario {
+				s.Existing = map[string]string{"placeholder-priorityclass": "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: burst-placeholder\n  labels: {e6data.io/pool: burst, e6data.io/pool-namespace: other}\n"}
+				return s
+			},
+			want: want{Conditions: map[string]string{"NodesProvisioned": "FALSE/NameTaken"}, Phase: "Failed"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := tc.before
+			s.Observed = composedFrom(t, s)
+			if len(s.Environment) > 0 {
+				s.XR = withStatus(s.XR, found)
+			} else {
+				s.XR = withStatus(s.XR, defaults)
+			}
+			rsp := tc.fault(s).run(t)
+			got := want{Lost: lost(s.Observed, rsp), Conditions: map[string]string{}, Phase: status(rsp)["phase"].(string)}
+			c := conditions(rsp)
+			for k := range tc.want.Conditions {
+				got.Conditions[k] = c[k]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n%d objects composed before the fault; after it (-want +got):\n%s", tc.reason, len(s.Observed), diff)
+			}
+		})
+	}
+}
+
+// TestRefusedRemotePoolEvictsNothing replays a remote pool refused its
+// names in the workload cluster (another management cluster's pool holds
+// its NodePool) whose PoolCapacity still carried its eviction and share
+// policies: the capacity provider evicts the pods its selectors find,
+// which may be the other pool's.
+func TestRefusedRemotePoolEvictsNothing(t *testing.T) {
+	spec := remotePool + "  unauthorizedExecutors: Evict\n  queryServiceLimits: {maxPoolExecutors: 2, enforce: true}\n"
+	rsp := heldNodePool(t, spec)
+
+	if got := conditions(rsp)["NodesProvisioned"]; got != "FALSE/NameTaken" {
+		t.Fatalf("NodesProvisioned %s, want FALSE/NameTaken", got)
+	}
+	c := desired(rsp, string(rnRemoteCapacity))
+	if c == nil {
+		t.Fatal("the refused pool desires no PoolCapacity: it would no longer count its own executors")
+	}
+	got, _, _ := unstructured.NestedMap(c.Object, "spec", "forProvider", "policies")
+	want := map[string]any{"deleteFailedExecutors": false, "unauthorizedExecutors": "Report", "enforceShares": false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the refused pool's PoolCapacity policies (-want +got):\n%s", diff)
+	}
+}
+
+// TestStaleCapacityIsUnknown replays a PoolCapacity whose watch of the
+// pool's cluster fell behind (Stale=True) or that cannot reach it
+// (Ready=False): the Pool showed its last figures as current.
+func TestStaleCapacityIsUnknown(t *testing.T) {
+	const since = "2026-11-22T11:40:00Z"
+	cases := map[string]struct {
+		reason     string
+		conditions []any
+		wantCounts bool
+		wantCond   string
+	}{
+		"Current": {
+			reason:     "A current PoolCapacity's figures are the Pool's counts.",
+			conditions: []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Stale", "status": "False"}},
+			wantCounts: true, wantCond: "TRUE/Observed",
+		},
+		"Stale": {
+			reason:     "A stale PoolCapacity's figures are left out, and CapacityObserved says since when.",
+			conditions: []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Stale", "status": "True", "reason": "ObserverBehind", "message": "watch failing"}},
+			wantCond:   "FALSE/Stale",
+		},
+		"Unreachable": {
+			reason:     "A PoolCapacity that cannot reach the pool's cluster (Ready=False) is stale too.",
+			conditions: []any{map[string]any{"type": "Ready", "status": "False", "reason": "ClusterUnreachable", "message": "connection refused"}},
+			wantCond:   "FALSE/Stale",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs}
+			s.Observed = observe(t, s.run(t), func(n string, u *unstructured.Unstructured) map[string]any {
+				st := healthy(3, 4)(n, u)
+				if n == "capacity" {
+					st["conditions"] = tc.conditions
+					st["atProvider"].(map[string]any)["lastObservedTime"] = since
+				}
+				return st
+			})
+			rsp := s.run(t)
+			st := status(rsp)
+			var counts []string
+			for _, k := range []string{"totalExecutors", "availableExecutors", "occupiedExecutors", "pendingExecutors", "currentNodes"} {
+				if _, ok := st[k]; ok {
+					counts = append(counts, k)
+				}
+			}
+			if got := len(counts) == 5; got != tc.wantCounts || (!got && len(counts) > 0) {
+				t.Errorf("%s\nstatus counts %v, want all five: %v", tc.reason, counts, tc.wantCounts)
+			}
+			if got := conditions(rsp)["CapacityObserved"]; got != tc.wantCond {
+				t.Errorf("%s\nCapacityObserved %s, want %s", tc.reason, got, tc.wantCond)
+			}
+			if msg := conditionMessage(rsp, "CapacityObserved"); !tc.wantCounts && !strings.Contains(msg, since) {
+				t.Errorf("%s\nCapacityObserved message %q does not say since when (%s)", tc.reason, msg, since)
+			}
+		})
+	}
+}
