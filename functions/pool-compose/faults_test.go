@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,8 +17,12 @@ import (
 // brings the rest.
 func composedFrom(t *testing.T, s scenario) map[string]string {
 	t.Helper()
-	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
-	summary := summaryOf(t, []string{analytics}, kwokCRDs)
+	// The workload cluster holds the scenario's QueryServices.
+	qss := s.QueryServices
+	if len(qss) == 0 {
+		qss = []string{qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)}
+	}
+	summary := summaryOf(t, qss, kwokCRDs)
 	status := func(n string, u *unstructured.Unstructured) map[string]any {
 		if n == string(rnRemoteCapacity) {
 			return map[string]any{"atProvider": map[string]any{"workloadCluster": summary, "totalExecutors": int64(4), "nodes": map[string]any{"ready": int64(2)}},
@@ -212,6 +217,152 @@ func TestStaleCapacityIsUnknown(t *testing.T) {
 			}
 			if msg := conditionMessage(rsp, "CapacityObserved"); !tc.wantCounts && !strings.Contains(msg, since) {
 				t.Errorf("%s\nCapacityObserved message %q does not say since when (%s)", tc.reason, msg, since)
+			}
+		})
+	}
+}
+
+// TestExistingNamesKept checks the move to names that hold the pool's
+// namespace: an object composed under the earlier names keeps its name.
+// Renaming a composed object makes Crossplane delete it and create
+// another; provider-kubernetes deletes an Object's workload cluster object
+// with it (its NodePool, and Karpenter then the nodes), and provider-aws
+// deletes an IAM role whose external name changes for a new one.
+func TestExistingNamesKept(t *testing.T) {
+	renamed := func(observed map[string]string, names map[string]string) map[string]string {
+		out := map[string]string{}
+		for n, y := range observed {
+			out[n] = y
+			newName, ok := names[n]
+			if !ok {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON([]byte(y)); err != nil {
+				t.Fatal(err)
+			}
+			u.SetName(newName)
+			if n == string(rnNodeRole) {
+				u.SetAnnotations(map[string]string{annotationExternalName: "test-cluster-burst-node"})
+			}
+			b, err := u.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[n] = string(b)
+		}
+		return out
+	}
+	cases := map[string]struct {
+		reason string
+		s      scenario
+		// earlier are the names the objects were composed under, by
+		// composed-resource name.
+		earlier map[string]string
+	}{
+		"RemoteObjects": {
+			reason: "A remote pool's Objects and PoolCapacity keep the names they were composed under.",
+			s:      scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}},
+			earlier: map[string]string{
+				"remote-capacity": "west-pools-burst-capacity", "remote-nodepool": "west-nodepool-burst-nodepool",
+				"remote-nodeclass": "west-kwoknodeclass-burst-nodeclass",
+			},
+		},
+		"NodeIAM": {
+			reason:  "A pool's node IAM objects keep their names, and the role its IAM name.",
+			s:       scenario{Environment: []string{environmentConfig(DefaultEnvironmentConfig, nodeIAMSettings)}, XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
+			earlier: map[string]string{"node-iam-role": "burst-node-role", "node-iam-access-entry": "burst-node-access"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := tc.s
+			s.Observed = renamed(composedFrom(t, s), tc.earlier)
+			if len(s.Environment) > 0 {
+				s.XR = withStatus(s.XR, found)
+			}
+			rsp := s.run(t)
+			got := map[string]string{}
+			for n := range tc.earlier {
+				if u := desired(rsp, n); u != nil {
+					got[n] = u.GetName()
+				}
+			}
+			if diff := cmp.Diff(tc.earlier, got); diff != "" {
+				t.Errorf("%s\nnames (-want +got):\n%s", tc.reason, diff)
+			}
+			if role := desired(rsp, string(rnNodeRole)); role != nil {
+				if n := role.GetAnnotations()[annotationExternalName]; n != "test-cluster-burst-node" {
+					t.Errorf("%s\nthe role's IAM name is %q, want the earlier test-cluster-burst-node", tc.reason, n)
+				}
+			}
+		})
+	}
+}
+
+// TestNamesDoNotCollide replays pools whose management-cluster objects
+// shared names: remote Objects left out the pool's namespace and joined
+// parts with dashes, so team-a/burst and team/a-burst (or team-a/burst and
+// team-b/burst) wanted one Object, and two pools of one name wanted one
+// node IAM role. Objects, PoolCapacities and IAM managed resources are
+// cluster-scoped, and Crossplane composes an object of a taken name for
+// neither or replaces it (provider-aws adopts an IAM role by its external
+// name), so one pool hid or replaced another's.
+func TestNamesDoNotCollide(t *testing.T) {
+	remote := func(pool, ns string) scenario {
+		return scenario{XR: xpool(pool, ns, remotePool), Environment: []string{remoteEnv},
+			QueryServices: []string{qs("analytics", "team-a", pool, ns, "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)}}
+	}
+	iam := func(pool, ns string) scenario {
+		spec := "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n"
+		return scenario{Environment: []string{environmentConfig(DefaultEnvironmentConfig, nodeIAMSettings)}, XR: xpool(pool, ns, spec), CRDs: awsCRDs,
+			QueryServices: []string{qs("analytics", "team-a", pool, ns, "ghcr.io/e6data/executor:3.1", "8", "60Gi", nil)}}
+	}
+	remoteKinds := map[string]bool{"Object": true, "PoolCapacity": true}
+	iamKinds := map[string]bool{"Role": true, "RolePolicyAttachment": true, "AccessEntry": true, "ClusterUsage": true, "IAM role": true}
+	cases := map[string]struct {
+		reason string
+		a, b   scenario
+		// kinds are those whose names the pools must not share: a
+		// local pool's own cluster-scoped names are guarded by the
+		// name-taken check instead.
+		kinds map[string]bool
+	}{
+		"RemotePoolNamespaces": {reason: "Remote pools burst of team-a and of team-b share no Object or PoolCapacity name.", a: remote("burst", "team-a"), b: remote("burst", "team-b"), kinds: remoteKinds},
+		"RemoteDashes":         {reason: "Remote pools team-a/burst and team/a-burst share no Object or PoolCapacity name.", a: remote("burst", "team-a"), b: remote("a-burst", "team"), kinds: remoteKinds},
+		"NodeIAM":              {reason: "Pools burst of team-a and of team-b share no node IAM object or role name.", a: iam("burst", "team-a"), b: iam("burst", "team-b"), kinds: iamKinds},
+	}
+	// names are the cluster-scoped objects a pool composes in the
+	// management cluster, and its node role's IAM name.
+	names := func(t *testing.T, s scenario, kinds map[string]bool) map[string]bool {
+		observed := composedFrom(t, s)
+		out := map[string]bool{}
+		for _, y := range observed {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON([]byte(y)); err != nil {
+				t.Fatal(err)
+			}
+			if kinds[u.GetKind()] {
+				out[u.GetKind()+" "+u.GetName()] = true
+			}
+			if n := u.GetAnnotations()["crossplane.io/external-name"]; n != "" && kinds["IAM role"] {
+				out["IAM role "+n] = true
+			}
+		}
+		return out
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			a, b := names(t, tc.a, tc.kinds), names(t, tc.b, tc.kinds)
+			var shared []string
+			for n := range a {
+				if b[n] {
+					shared = append(shared, n)
+				}
+			}
+			slices.Sort(shared)
+			if len(a) < 2 || len(shared) > 0 {
+				t.Errorf("%s\n%d names, shared: %v", tc.reason, len(a), shared)
 			}
 		})
 	}
