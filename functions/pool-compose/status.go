@@ -26,7 +26,7 @@ type StatusArgs struct {
 	// Waiting are the desired objects the pool waits for.
 	Waiting []string
 	// Taken is set when another pool holds the pool's names, so it
-	// composes nothing.
+	// composes nothing more.
 	Taken bool
 }
 
