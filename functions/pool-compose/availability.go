@@ -32,9 +32,9 @@ func (s Settings) settingsRead() []string {
 }
 
 // settingsAvailability decides what a pool does when Crossplane finds no
-// EnvironmentConfig of the selection (deleted, renamed, relabelled, or not
-// readable by Crossplane's service account: Crossplane returns none of
-// them either way). Settings are where a pool's workload cluster, cluster
+// EnvironmentConfig of the selection (deleted, renamed or relabelled:
+// Crossplane returns none; one it is not allowed to read fails the
+// reconcile before the function runs, which changes nothing). Settings are where a pool's workload cluster, cluster
 // ID and node IAM come from; composing such a pool from the Composition's
 // defaults would turn it local and drop its cloud node pool, and Crossplane
 // deletes what a function leaves out of desired state. So a pool that has
@@ -50,7 +50,7 @@ func settingsAvailability(in Input) Outcome {
 	what := "EnvironmentConfig " + in.Settings.target
 	prev := in.PreviousConditions[CondSettings]
 	if len(in.Observed) > 0 && (prev == reasonSettingsFound || prev == reasonSettingsNotFound) {
-		msg := fmt.Sprintf("%s, which holds the settings this pool was composed with, is not found (deleted, renamed, or not readable by Crossplane): "+
+		msg := fmt.Sprintf("%s, which holds the settings this pool was composed with, is not found (deleted, renamed or relabelled): "+
 			"the pool keeps its %d composed objects as they are and changes nothing until it is back. Restore %s (kubectl get environmentconfigs), "+
 			"or point the Composition's function input environmentConfig at its new name; to compose the pool from the Composition's defaults instead, create %s with empty data",
 			what, len(in.Observed), what, what)

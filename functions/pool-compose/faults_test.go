@@ -108,6 +108,15 @@ func TestNoFaultRemovesCapacity(t *testing.T) {
 			},
 			want: want{Conditions: map[string]string{"SettingsFound": "FALSE/SettingsNotFound", "NodesProvisioned": "FALSE/SettingsNotFound"}, Phase: "Pending"},
 		},
+		"SettingsInvalidRemotePool": {
+			reason: "A remote pool whose EnvironmentConfig gains a setting of the wrong type keeps every Object, and is Pending naming the field.",
+			before: scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteSettings}, QueryServices: []string{}},
+			fault: func(s scenario) scenario {
+				s.Environment = []string{remoteSettings + "  warmup: not-an-object\n"}
+				return s
+			},
+			want: want{Conditions: map[string]string{"SettingsFound": "TRUE/Found", "NodesProvisioned": "FALSE/SettingsInvalid"}, Phase: "Pending"},
+		},
 		"NameTakenAfterComposing": {
 			reason: "A pool that composed its objects and then finds its PriorityClass name held by another namespace's pool (a create race) keeps what it composed and refuses to compose more.",
 			before: local,
