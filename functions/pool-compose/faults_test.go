@@ -94,7 +94,7 @@ func TestNoFaultRemovesCapacity(t *testing.T) {
 				s.Environment = nil
 				return s
 			},
-			want: want{Conditions: map[string]string{"SettingsFound": "FALSE/SettingsNotFound", "NodesProvisioned": "FALSE/SettingsNotFound"}, Phase: "Pending"},
+			want: want{Conditions: map[string]string{"SettingsFound": "FALSE/SettingsNotFound", "NodesProvisioned": "FALSE/SettingsNotFound", "CapacityObserved": "TRUE/Observed"}, Phase: "Pending"},
 		},
 		"SettingsRenamedLKEPool": {
 			reason: "A managed LKE pool whose cluster ID came from its EnvironmentConfig keeps its cloud node pool when the EnvironmentConfig is renamed.",

@@ -63,8 +63,17 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 }
 
 // waitingStatus is the status of a pool that waits for its settings: what
-// was observed and decided before stays, and the phase says what to fix.
+// was observed and decided before stays, and the phase says what to fix. A
+// remote pool whose settings named its workload cluster is composed
+// locally while it waits, so its PoolCapacity is read under its remote
+// composed-resource name.
 func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (poolv1alpha1.PoolStatus, Outcome) {
+	if f.Capacity == nil && in.Observed[rnRemoteCapacity] != nil {
+		f.Capacity = observeCapacity(in.Observed[rnRemoteCapacity])
+		if f.Capacity != nil {
+			f.CapacityStale = capacityStaleness(in.Observed[rnRemoteCapacity])
+		}
+	}
 	observedStatus(&st, in.Previous, nil, current(f))
 	st.AttachedQueryServices = in.Previous.AttachedQueryServices
 	st.Sizing = in.Previous.Sizing
