@@ -376,3 +376,70 @@ func TestNamesDoNotCollide(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsAvailability checks what the SettingsFound condition
+// remembers: a pool composed from its EnvironmentConfig waits when it is
+// not found; a new pool, or one composed from the Composition's defaults,
+// goes on from the defaults and says so; a pool being deleted never waits.
+func TestSettingsAvailability(t *testing.T) {
+	composed := map[string]string{"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\n"}
+	cases := map[string]struct {
+		reason      string
+		environment []string
+		status      string
+		observed    map[string]string
+		deleting    bool
+		want        string
+		wantPending bool
+	}{
+		"Found": {
+			reason:      "A pool whose EnvironmentConfig is found says where its settings come from.",
+			environment: []string{environmentConfig("burstpool", "  clusterName: prod\n")},
+			want:        "TRUE/Found",
+		},
+		"NewPoolWithoutSettings": {
+			reason: "A pool with nothing composed goes on from the Composition's defaults, and says the EnvironmentConfig is not found.",
+			want:   "FALSE/UsingDefaults",
+		},
+		"ComposedFromDefaults": {
+			reason:   "A pool composed from the defaults before goes on from them.",
+			status:   defaults,
+			observed: composed,
+			want:     "FALSE/UsingDefaults",
+		},
+		"ComposedFromSettings": {
+			reason:   "A pool composed from its EnvironmentConfig waits for it, keeping its objects.",
+			status:   found,
+			observed: composed,
+			want:     "FALSE/SettingsNotFound", wantPending: true,
+		},
+		"Deleting": {
+			reason:   "A pool being deleted does not wait for its settings.",
+			status:   found,
+			observed: composed,
+			deleting: true,
+			want:     "",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := xpool("burst", "pools", basicSpec)
+			if tc.deleting {
+				xr = strings.Replace(xr, "metadata:\n", "metadata:\n  deletionTimestamp: \"2026-11-22T12:00:00Z\"\n", 1)
+			}
+			if tc.status != "" {
+				xr = withStatus(xr, tc.status)
+			}
+			s := scenario{XR: xr, Environment: tc.environment, Observed: tc.observed, QueryServices: allQS, CRDs: kwokCRDs}
+			rsp := s.run(t)
+			got := conditions(rsp)["SettingsFound"]
+			pending := status(rsp)["phase"] == "Pending"
+			if got != tc.want || pending != tc.wantPending {
+				t.Errorf("%s\nSettingsFound %q, Pending %v; want %q, %v", tc.reason, got, pending, tc.want, tc.wantPending)
+			}
+			if l := lost(tc.observed, rsp); len(l) > 0 && !tc.deleting {
+				t.Errorf("%s\nlost %v", tc.reason, l)
+			}
+		})
+	}
+}
