@@ -259,7 +259,9 @@ func Compute(in Input) Output {
 	settings := awaitSettings(in, f)
 	out.add(settings)
 	if settings.Problem != nil {
-		st, o := waitingStatus(in, f, status, out.problem)
+		wf := waitingFacts(in, f)
+		out.CountsUnknown = wf.CapacityStale != nil
+		st, o := waitingStatus(in, wf, status, out.problem)
 		out.Status = st
 		out.add(o)
 		return out.Output

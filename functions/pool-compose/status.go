@@ -62,18 +62,23 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	return st, o
 }
 
-// waitingStatus is the status of a pool that waits for its settings: what
-// was observed and decided before stays, and the phase says what to fix. A
+// waitingFacts are the facts of a pool that waits for its settings. A
 // remote pool whose settings named its workload cluster is composed
 // locally while it waits, so its PoolCapacity is read under its remote
 // composed-resource name.
-func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (poolv1alpha1.PoolStatus, Outcome) {
+func waitingFacts(in Input, f Facts) Facts {
 	if f.Capacity == nil && in.Observed[rnRemoteCapacity] != nil {
 		f.Capacity = observeCapacity(in.Observed[rnRemoteCapacity])
 		if f.Capacity != nil {
 			f.CapacityStale = capacityStaleness(in.Observed[rnRemoteCapacity])
 		}
 	}
+	return f
+}
+
+// waitingStatus is the status of a pool that waits for its settings: what
+// was observed and decided before stays, and the phase says what to fix.
+func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (poolv1alpha1.PoolStatus, Outcome) {
 	observedStatus(&st, in.Previous, nil, current(f))
 	st.AttachedQueryServices = in.Previous.AttachedQueryServices
 	st.Sizing = in.Previous.Sizing
