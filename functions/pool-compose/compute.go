@@ -79,10 +79,13 @@ type Output struct {
 	// observed state is kept unchanged.
 	Preserve []resource.Name
 
-	Status       poolv1alpha1.PoolStatus
-	Conditions   []Condition
-	Results      []Result
-	RequeueAfter time.Duration
+	Status poolv1alpha1.PoolStatus
+	// CountsUnknown leaves the status's executor and node counts out: the
+	// PoolCapacity's figures are not current (Facts.CapacityStale).
+	CountsUnknown bool
+	Conditions    []Condition
+	Results       []Result
+	RequeueAfter  time.Duration
 }
 
 // Lazy is a desired object that Build makes from the inputs Key encodes:
@@ -207,6 +210,8 @@ type Facts struct {
 	Scheduling Scheduling
 	// Capacity is what the PoolCapacity observed; nil before it reports.
 	Capacity *CapacityObservation
+	// CapacityStale says why Capacity is not current; nil when it is.
+	CapacityStale *Staleness
 	// ExecutorsHaveRun locks the pool's instance type.
 	ExecutorsHaveRun bool
 	// Static tells whether the pool runs on existing nodes.
@@ -220,6 +225,9 @@ func establish(in Input) (Facts, error) {
 		Detection: Detect(in.Spec.Provisioning, in.Config.Provisioning, in.CRDs),
 		PerNode:   max(in.Spec.ExecutorsPerNode, 1),
 		Capacity:  observeCapacity(in.Observed[rnCapacity]),
+	}
+	if f.Capacity != nil {
+		f.CapacityStale = capacityStaleness(in.Observed[rnCapacity])
 	}
 	f.ExecutorsHaveRun = executorsHaveRun(in.Previous.Sizing, f.Capacity)
 	f.Static = static(in, f.Detection)
@@ -242,14 +250,18 @@ func establish(in Input) (Facts, error) {
 func Compute(in Input) Output {
 	f, attachErr := establish(in)
 	out := newAssembly()
+	out.CountsUnknown = f.CapacityStale != nil
 	if attachErr != nil {
 		out.add(Outcome{Problem: failed("InvalidSelector", attachErr.Error())})
 	}
 	status := poolv1alpha1.PoolStatus{Cloud: f.Detection.Cloud, ProvisioningMethod: f.Detection.Method}
 
-	if o := awaitSettings(in, f); o.Problem != nil {
-		out.add(o)
-		st, o := waitingStatus(in, f, status, out.problem)
+	settings := awaitSettings(in, f)
+	out.add(settings)
+	if settings.Problem != nil {
+		wf := waitingFacts(in, f)
+		out.CountsUnknown = wf.CapacityStale != nil
+		st, o := waitingStatus(in, wf, status, out.problem)
 		out.Status = st
 		out.add(o)
 		return out.Output
@@ -257,9 +269,11 @@ func Compute(in Input) Output {
 
 	warm, o := decideWarm(in, f)
 	if t, taken := TakenName(in.Pool, in.Namespace, in.Existing); taken {
-		// Another namespace's pool holds the name: compose nothing, so
-		// nothing of that pool is touched, and say so on the claim.
-		o.Lazy, o.Ready = nil, nil
+		// Another namespace's pool holds the name: compose nothing more,
+		// so nothing of that pool is touched, keep what this pool
+		// composed already, and say so on the claim.
+		o.Desired, o.Lazy, o.Ready = nil, nil, nil
+		o.preserve(OwnObjects(in.Pool, in.Namespace, in.Observed)...)
 		out.add(o)
 		out.add(Outcome{Problem: failed("NameTaken", t.Message(in.Pool, in.Namespace))})
 		st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Warm: warm, Problem: out.problem, Taken: true})
