@@ -42,8 +42,9 @@ func queryService(name, ns string, labels map[string]string, executor map[string
 }
 
 // TestReadSummary reads a workload cluster summary from a real API server:
-// QueryServices by name and by label, each once, cut to the fields the
-// function reads, and which CRDs exist.
+// QueryServices by name (those the query names and those the pool
+// attaches) and by label (only those pointing at the pool), each once, cut
+// to the fields the function reads, and which CRDs exist.
 func TestReadSummary(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
@@ -59,6 +60,11 @@ func TestReadSummary(t *testing.T) {
 		queryService("labelled", "wl-b", map[string]string{"e6data.io/pool": "burst"}, exec),
 		queryService("both", "wl-a", map[string]string{"e6data.io/pool": "burst"}, exec),
 		queryService("other", "wl-b", map[string]string{"e6data.io/pool": "other"}, exec),
+		// Labelled for the pool but pointing elsewhere: anyone can label
+		// a QueryService of their own.
+		queryService("stray", "wl-b", map[string]string{"e6data.io/pool": "burst"}, map[string]any{"poolRef": map[string]any{"name": "burst", "namespace": "elsewhere"}}),
+		// Attached to the pool (by an earlier summary) and read by name.
+		queryService("attached", "wl-b", nil, exec),
 	} {
 		if err := c.Create(ctx, q); err != nil {
 			t.Fatal(err)
@@ -70,7 +76,9 @@ func TestReadSummary(t *testing.T) {
 		CRDs:           []string{"queryservices.e6data.io", "nodepools.karpenter.sh"},
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	s, err := poolcapacity.ReadSummary(ctx, c, q, now)
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "burst", Namespace: "pools"}, WorkloadCluster: q,
+		QueryServices: []v1alpha1.AttachedQueryService{{Name: "attached", Namespace: "wl-b"}}}
+	s, err := poolcapacity.ReadSummary(ctx, c, spec, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +86,7 @@ func TestReadSummary(t *testing.T) {
 	for _, qs := range s.QueryServices {
 		names = append(names, qs.Namespace+"/"+qs.Name)
 	}
-	if diff := cmp.Diff([]string{"wl-a/both", "wl-a/named", "wl-b/labelled"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"wl-a/both", "wl-a/named", "wl-b/attached", "wl-b/labelled"}, names); diff != "" {
 		t.Errorf("QueryServices (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"queryservices.e6data.io"}, s.CRDs); diff != "" {
@@ -150,7 +158,8 @@ func TestRemoteSummary(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
 	c := newClient(t, "wl-remote", "burstpool-system")
-	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"}, map[string]any{"image": "e6/exec:2"})); err != nil {
+	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"},
+		map[string]any{"image": "e6/exec:2", "poolRef": map[string]any{"name": pool, "namespace": "team-a"}})); err != nil {
 		t.Fatal(err)
 	}
 	createKubeconfigSecret(t, c, "workload-observer", "wl-kubeconfig")
