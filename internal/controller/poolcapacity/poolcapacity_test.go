@@ -19,24 +19,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
-	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
-	"github.com/burstpool/burstpool/internal/metrics"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/harness/capacityprovider"
 )
 
 const (
@@ -78,8 +69,7 @@ func newClient(t *testing.T, namespaces ...string) client.Client {
 
 // provider is one run of the capacity provider, in process.
 type provider struct {
-	cancel  context.CancelFunc
-	done    chan error
+	*capacityprovider.Provider
 	metrics *prometheus.Registry
 }
 
@@ -91,60 +81,19 @@ func startProvider(t *testing.T, w watch.Options) *provider {
 // startProviderAs runs the provider with the identity of as.
 func startProviderAs(t *testing.T, as *rest.Config, w watch.Options) *provider {
 	t.Helper()
-	mgr, err := ctrl.NewManager(as, ctrl.Options{
-		Scheme:                 scheme(t),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatalf("cannot create a manager: %v", err)
-	}
-	reg := prometheus.NewRegistry()
-	o := poolcapacity.Options{
-		Options: controller.Options{
-			Logger:                  logging.NewNopLogger(),
-			GlobalRateLimiter:       ratelimiter.NewGlobal(100),
-			PollInterval:            2 * time.Second,
-			MaxConcurrentReconciles: 2,
-		},
-		Watch:   w,
-		Metrics: metrics.New(reg),
-	}
-	if err := capacitycontroller.Setup(mgr, o); err != nil {
-		t.Fatalf("cannot set up the controllers: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &provider{cancel: cancel, done: make(chan error, 1), metrics: reg}
-	go func() { p.done <- mgr.Start(ctx) }()
-	return p
+	p := capacityprovider.Start(t, as, scheme(t), w)
+	return &provider{Provider: p, metrics: p.Metrics}
 }
 
 func (p *provider) stop(t *testing.T) {
 	t.Helper()
-	p.cancel()
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Errorf("the provider stopped with an error: %v", err)
-		}
-	case <-time.After(timeout):
-		t.Fatal("the provider did not stop")
-	}
+	p.Stop(t, timeout)
 }
 
 // eventually retries check until it returns nil or the timeout passes.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s did not happen within %s: %v", what, timeout, err)
+	apiserver.Eventually(t, what, timeout, check)
 }
 
 // createKubeconfigSecret adds the API server user name, with cluster-admin

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/harness/apiserver"
 )
 
 // installWorkloadCRDs installs the QueryService CRD and provider-kubernetes'
@@ -32,14 +32,7 @@ func installWorkloadCRDs(t *testing.T) {
 	}
 }
 
-func queryService(name, ns string, labels map[string]string, executor map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"executor": executor}}}
-	u.SetGroupVersionKind(qsv1alpha1.GroupVersionKind)
-	u.SetName(name)
-	u.SetNamespace(ns)
-	u.SetLabels(labels)
-	return u
-}
+var queryService = apiserver.QueryService
 
 // TestReadSummary reads a workload cluster summary from a real API server:
 // QueryServices by name (those the query names and those the pool
