@@ -3,6 +3,7 @@ package poolcapacity_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -158,9 +159,11 @@ func createPod(t *testing.T, c client.Client, ns, name, node string, labels, ann
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
-			NodeName:    node,
-			Containers:  []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
-			Tolerations: []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
+			NodeName: node,
+			// Executors ask for their pool's nodes.
+			NodeSelector: map[string]string{qsv1alpha1.LabelPool: labels[qsv1alpha1.LabelPool]},
+			Containers:   []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
+			Tolerations:  []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
 		},
 	}
 	if err := c.Create(ctx, p); err != nil {
@@ -277,9 +280,12 @@ func TestPoolCapacity(t *testing.T) {
 			Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, FinishedAt: metav1.Time{Time: start}},
 		}}},
 	})
-	createPod(t, c, "team-a", "sales-exec-pending", "", executorLabels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending})
+	// Waiting for room on the pool: the scheduler's verdict on a pod no
+	// node has room for (PodScheduled False, reason Unschedulable).
+	createPod(t, c, "team-a", "sales-exec-pending", "", executorLabels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}})
 	createPod(t, c, "team-c", "rogue-exec-1", "node-2", executorLabels("rogue"), nil, running(start))
-	createPod(t, c, "burstpool-system", "warm-typo-1", "node-1",
+	createPod(t, c, "team-a", "warm-typo-1", "node-1",
 		map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
 		map[string]string{warmup.AnnotationImage: "e6/exec:typo"},
 		corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "pull", Image: "e6/exec:typo", State: corev1.ContainerState{
@@ -409,17 +415,21 @@ burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="ready"} 2
 		w := want
 		w.Total, w.Available, w.Occupied, w.Ready = 2, 1, 1, 1
 		w.Allocations = []string{"team-a/sales pool=1 regular=3 allocated=true"}
-		w.Failures = []string{"team-a/sales-exec-2 NodeLost 0", "team-a/sales-exec-oom OOMKilled 137", "team-c/rogue-exec-1 NodeLost 0"}
+		// The foreign pod on the deleted node is on the pool no more:
+		// only the attached namespace's executor is lost with it.
+		w.Failures = []string{"team-a/sales-exec-2 NodeLost 0", "team-a/sales-exec-oom OOMKilled 137"}
+		w.Unauthorized = nil
 		converges(t, c, "analytics", w)
 		want = w
 	})
 
 	t.Run("DeleteFailedExecutors", func(t *testing.T) {
+		createPod(t, c, "team-c", "rogue-exec-2", "node-1", executorLabels("rogue"), nil, running(start))
 		update(t, c, "analytics", func(pc *v1alpha1.PoolCapacity) {
 			pc.Spec.ForProvider.Policies.DeleteFailedExecutors = true
 			pc.Spec.ForProvider.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
 		})
-		for _, k := range []client.ObjectKey{{Namespace: "team-a", Name: "sales-exec-oom"}, {Namespace: "team-c", Name: "rogue-exec-1"}} {
+		for _, k := range []client.ObjectKey{{Namespace: "team-a", Name: "sales-exec-oom"}, {Namespace: "team-c", Name: "rogue-exec-2"}} {
 			eventually(t, "deleting pod "+k.String(), func() error {
 				got := &corev1.Pod{}
 				err := c.Get(ctx, k, got)
@@ -445,6 +455,8 @@ burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="ready"} 2
 		}
 		w := want
 		w.Unauthorized = nil // the terminating pod no longer counts.
+		// Its eviction is recorded as the disruption it is.
+		w.Failures = append(slices.Clone(w.Failures), "team-c/rogue-exec-2 Disrupted 0")
 		converges(t, c, "analytics", w)
 	})
 
