@@ -268,19 +268,17 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, o plac
 		}
 	}
 
-	if p.State == PodDeleted {
-		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
-			t.present = true
-		}
+	t, ok := attached[qsKey{p.Namespace, qs}]
+	if p.State != PodPending && p.State != PodRunning && p.State != PodDeleted {
 		return
 	}
-	if p.State != PodPending && p.State != PodRunning {
-		return
+	if ok {
+		t.present = true
 	}
-	if p.State == PodPending && p.NodeName == "" && !waits(spec, p) {
-		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
-			t.present = true
-		}
+	if p.State == PodDeleted || (p.State == PodPending && p.NodeName == "" && !waits(spec, p)) {
+		// Terminating, or not waiting for the pool (gated, not yet
+		// tried, aimed elsewhere): its QueryService's allocation goes
+		// on, and nothing else counts.
 		return
 	}
 	if p.State == PodPending {
@@ -296,10 +294,6 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, o plac
 		obs.OccupiedExecutors++
 	case onNode:
 		obs.DrainingExecutors++
-	}
-	t, ok := attached[qsKey{p.Namespace, qs}]
-	if ok {
-		t.present = true
 	}
 	if !ok {
 		obs.UnauthorizedExecutors = append(obs.UnauthorizedExecutors, v1alpha1.UnauthorizedExecutor{Pod: p.Name, Namespace: p.Namespace, QueryService: qs})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -364,7 +363,7 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 		t.Fatal(err)
 	}
 	const strangers = v1alpha1.MaxSummaryQueryServices + 1
-	parallel(t, strangers, 8, func(i int) error {
+	apiserver.Parallel(t, strangers, 8, func(i int) error {
 		return cc.c.Create(ctx, apiserver.QueryService(fmt.Sprintf("aa-%04d", i), attackerNS, label, pointing))
 	})
 	pc := victimCapacity(10)
@@ -389,32 +388,5 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 	}
 	if !s.Truncated {
 		t.Errorf("a summary of %d of %d labelled QueryServices does not say it is truncated", len(s.QueryServices), strangers+1)
-	}
-}
-
-// parallel runs fn for 0..n-1 on workers goroutines and fails the test on
-// the first error.
-func parallel(t *testing.T, n, workers int, fn func(i int) error) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	next := make(chan int)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := fn(i); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		t.Fatal(err)
 	}
 }

@@ -182,3 +182,34 @@ func TestRemoteSummary(t *testing.T) {
 		return nil
 	})
 }
+
+// TestReadSummaryIgnoresStrangers: 1,001 QueryServices labelled for a pool
+// but pointing at another (anyone may label a QueryService of their own),
+// named to sort first, neither fill the summary's 1,000 entries nor push
+// out the pool's own QueryService, which its label alone brings.
+func TestReadSummaryIgnoresStrangers(t *testing.T) {
+	installWorkloadCRDs(t)
+	ctx := context.Background()
+	c := newClient(t, "strangers", "own-team")
+	label := map[string]string{"e6data.io/pool": "crowded"}
+	elsewhere := map[string]any{"poolRef": map[string]any{"name": "crowded", "namespace": "strangers"}}
+	parallel(t, v1alpha1.MaxSummaryQueryServices+1, 8, func(i int) error {
+		return c.Create(ctx, queryService(fmt.Sprintf("aa-%04d", i), "strangers", label, elsewhere))
+	})
+	if err := c.Create(ctx, queryService("zz-own", "own-team", label, map[string]any{"poolRef": map[string]any{"name": "crowded", "namespace": "pools"}})); err != nil {
+		t.Fatal(err)
+	}
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "crowded", Namespace: "pools"},
+		WorkloadCluster: &v1alpha1.WorkloadClusterQuery{LabelSelectors: []map[string]string{label}}}
+	s, err := poolcapacity.ReadSummary(ctx, c, spec, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, q := range s.QueryServices {
+		names = append(names, q.Namespace+"/"+q.Name)
+	}
+	if diff := cmp.Diff([]string{"own-team/zz-own"}, names); diff != "" || s.Truncated {
+		t.Errorf("summary (truncated %t) (-want +got):\n%s", s.Truncated, diff)
+	}
+}

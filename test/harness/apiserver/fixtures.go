@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -33,4 +34,35 @@ func QueryService(name, namespace string, labels map[string]string, executor map
 	u.SetNamespace(namespace)
 	u.SetLabels(labels)
 	return u
+}
+
+// Parallel runs fn for 0..n-1 on workers goroutines, as a test creates
+// many objects, and fails the test with one of fn's errors.
+func Parallel(t testing.TB, n, workers int, fn func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
 }
