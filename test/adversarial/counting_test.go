@@ -3,7 +3,7 @@ package adversarial
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +14,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,8 @@ import (
 	"github.com/burstpool/burstpool/internal/watch"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/capacityprovider"
+	"github.com/burstpool/burstpool/test/harness/fnrun"
+	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
 // The pool under attack: the reference's burst pool, and the tenant it
@@ -59,8 +62,7 @@ func countingScheme(t *testing.T) *runtime.Scheme {
 func startCountingCluster(t *testing.T, namespaces ...string) countingCluster {
 	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	root := filepath.Join("..", "..")
-	env := apiserver.Start(t, filepath.Join(root, "package", "provider", "crds"), filepath.Join(root, "examples", "crds"))
+	env := apiserver.Start(t, fnrun.CRDPaths(gomod.RootForTest(t))...)
 	c, err := client.New(env.Config, client.Options{Scheme: countingScheme(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -346,47 +348,146 @@ func TestForeignWaitersEvictNobody(t *testing.T) {
 }
 
 // TestLabelledStrangersNeverDetach replays "1,001 labelled strangers push
-// a pool's own QueryService out": a remote pool's summary lists at most
-// 1,000 QueryServices, and the pool's selector (the reference's
-// e6data.io/pool: burst-pool) matches any QueryService anyone labels so.
-// Strangers create 1,001 of them, named to sort first and pointing at the
-// pool; the pool's own attached QueryService stays in the summary the
-// pool-compose function attaches from, and the summary says it is
-// truncated.
+// a pool's own QueryService out": a remote pool's summary of its workload
+// cluster lists at most 1,000 QueryServices, and the pool's selector (the
+// reference's e6data.io/pool: burst-pool) matches any QueryService anyone
+// labels so. The pool attaches its tenant's QueryService; then a stranger
+// creates 1,001 labelled QueryServices pointing at the pool, named to sort
+// first. The capacity provider's summary still lists the attached one
+// (and says it is truncated), and the pool-compose function, served over
+// gRPC and composing from that PoolCapacity, keeps it attached.
 func TestLabelledStrangersNeverDetach(t *testing.T) {
 	cc := startCountingCluster(t)
 	ctx := context.Background()
-	label := map[string]string{qsv1alpha1.LabelPool: victimPool}
-	pointing := map[string]any{"image": "ghcr.io/e6data/executor:3.1", "poolRef": map[string]any{"name": victimPool, "namespace": victimNS}}
-	own := apiserver.QueryService(tenantQS, tenantNS, label, pointing)
-	if err := cc.c.Create(ctx, own); err != nil {
+	// The workload cluster is this API server, through ProviderConfig
+	// west; the platform's settings send every pool there.
+	if err := cc.c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "west"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
 		t.Fatal(err)
 	}
+	settings := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"workloadCluster": map[string]any{"providerConfigName": "west"}}}}
+	settings.SetAPIVersion("apiextensions.crossplane.io/v1beta1")
+	settings.SetKind("EnvironmentConfig")
+	settings.SetName("burstpool")
+	if err := cc.c.Create(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	label := map[string]string{qsv1alpha1.LabelPool: victimPool}
+	pointing := map[string]any{"image": "ghcr.io/e6data/executor:3.1", "resources": map[string]any{"cpu": "4", "memory": "16Gi"},
+		"poolRef": map[string]any{"name": victimPool, "namespace": victimNS}}
+	if err := cc.c.Create(ctx, apiserver.QueryService(tenantQS, tenantNS, label, pointing)); err != nil {
+		t.Fatal(err)
+	}
+	xr, err := fnrun.XPool(victimPool, victimNS, "maxExecutors: 10\nexecutorsPerNode: 2\nqueryServiceSelector:\n  matchLabels: {e6data.io/pool: burst-pool}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := fnrun.Start(t)
+	input := map[string]any{
+		"apiVersion": "pool.fn.burstpool.io/v1beta1", "kind": "Input",
+		"aws": map[string]any{"role": "KarpenterNodeRole", "subnetSelectorTerms": []any{map[string]any{"id": "subnet-1"}}, "securityGroupSelectorTerms": []any{map[string]any{"id": "sg-1"}}},
+	}
+	// compose runs one reconcile of the pool with the PoolCapacity as the
+	// API server holds it, applies the PoolCapacity it desires as
+	// Crossplane would, keeps the status it writes, and returns the
+	// QueryServices it attaches.
+	var capacityName string
+	compose := func() []string {
+		t.Helper()
+		observed := map[string]*unstructured.Unstructured{}
+		if capacityName != "" {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("PoolCapacity"))
+			if err := cc.c.Get(ctx, client.ObjectKey{Name: capacityName}, u); err != nil {
+				t.Fatal(err)
+			}
+			observed["remote-capacity"] = u
+		}
+		rsp, err := fn.Compose(ctx, cc.c, fnrun.Request{XR: xr, Observed: observed, Input: input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := fnrun.Desired(rsp)["remote-capacity"]
+		if !ok {
+			t.Fatalf("the pool composes no PoolCapacity; status %v", fnrun.Status(rsp))
+		}
+		if capacityName == "" {
+			capacityName = want.GetName()
+			if err := cc.c.Create(ctx, want); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			u := observed["remote-capacity"]
+			u.Object["spec"] = want.Object["spec"]
+			if err := cc.c.Update(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		xr.Object["status"] = fnrun.Status(rsp)
+		var out []string
+		for _, a := range asMaps(xr.Object["status"].(map[string]any)["attachedQueryServices"]) {
+			if a["attached"] == true {
+				q := a["queryService"].(map[string]any)
+				out = append(out, fmt.Sprint(q["namespace"], "/", q["name"]))
+			}
+		}
+		return out
+	}
+	summary := func(what string, ready func(*v1alpha1.WorkloadClusterSummary) error) *v1alpha1.WorkloadClusterSummary {
+		t.Helper()
+		var s *v1alpha1.WorkloadClusterSummary
+		eventually(t, what, func() error {
+			pc := &v1alpha1.PoolCapacity{}
+			if err := cc.c.Get(ctx, client.ObjectKey{Name: capacityName}, pc); err != nil {
+				return err
+			}
+			if s = pc.Status.AtProvider.WorkloadCluster; s == nil {
+				return fmt.Errorf("no summary yet")
+			}
+			return ready(s)
+		})
+		return s
+	}
+
+	compose() // the PoolCapacity, waiting for the workload cluster
+	cc.runProvider(t)
+	summary("the first summary", func(*v1alpha1.WorkloadClusterSummary) error { return nil })
+	own := tenantNS + "/" + tenantQS
+	if diff := cmp.Diff([]string{own}, compose()); diff != "" {
+		t.Fatalf("before the attack, attached (-want +got):\n%s", diff)
+	}
+
 	const strangers = v1alpha1.MaxSummaryQueryServices + 1
 	apiserver.Parallel(t, strangers, 8, func(i int) error {
 		return cc.c.Create(ctx, apiserver.QueryService(fmt.Sprintf("aa-%04d", i), attackerNS, label, pointing))
 	})
-	pc := victimCapacity(10)
-	pc.Spec.ForProvider.WorkloadCluster = &v1alpha1.WorkloadClusterQuery{LabelSelectors: []map[string]string{label}}
-	if err := cc.c.Create(ctx, pc); err != nil {
-		t.Fatal(err)
-	}
-	cc.runProvider(t)
-	var s *v1alpha1.WorkloadClusterSummary
-	eventually(t, "burst-pool's workload cluster summary", func() error {
-		if s = cc.capacity(t, pc.Name).Status.AtProvider.WorkloadCluster; s == nil {
-			return fmt.Errorf("no summary yet")
+	// The summary is read again every 15 s (poolcapacity.SummaryRefresh).
+	s := summary("a summary that reads the strangers", func(s *v1alpha1.WorkloadClusterSummary) error {
+		if !s.Truncated {
+			return fmt.Errorf("%d QueryServices listed, not truncated", len(s.QueryServices))
 		}
 		return nil
 	})
 	listed := false
 	for _, q := range s.QueryServices {
-		listed = listed || (q.Namespace == tenantNS && q.Name == tenantQS)
+		listed = listed || q.Namespace+"/"+q.Name == own
 	}
 	if !listed {
-		t.Errorf("the summary of %d QueryServices leaves out the pool's own %s/%s: pool-compose would detach it", len(s.QueryServices), tenantNS, tenantQS)
+		t.Errorf("the summary of %d QueryServices leaves out the pool's own %s", len(s.QueryServices), own)
 	}
-	if !s.Truncated {
-		t.Errorf("a summary of %d of %d labelled QueryServices does not say it is truncated", len(s.QueryServices), strangers+1)
+	if got := compose(); !slices.Contains(got, own) {
+		t.Errorf("after the attack the pool detached its own QueryService %s; it attaches %d others", own, len(got))
 	}
+}
+
+// asMaps returns the maps a list value holds.
+func asMaps(v any) []map[string]any {
+	l, _ := v.([]any)
+	out := make([]map[string]any, 0, len(l))
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
