@@ -114,14 +114,14 @@ const summaryPage = 500
 
 // ReadSummary reads what spec.workloadCluster asks for from the workload
 // cluster c reads: which of its CRDs exist, and its QueryServices, each
-// once, in namespace/name order. QueryServices the query names (the pool's
-// allowedQueryServices and inheritNodeConfigFrom) and those spec attaches
-// are read by name and always listed; of the QueryServices a label
-// selector matches, only those whose spec.executor.poolRef names the pool
-// are kept, up to MaxSummaryQueryServices in all, and Truncated says when
-// more matched. Anyone may label a QueryService in their own namespace, so
-// labelled strangers never push out a QueryService the pool names or
-// attaches.
+// once, in namespace/name order. Of the QueryServices a label selector
+// matches, only those whose spec.executor.poolRef names the pool are kept.
+// The QueryServices the query names (the pool's allowedQueryServices and
+// inheritNodeConfigFrom) and those spec attaches are always listed (read
+// by name unless a label selector brought them), then as many of the
+// others as fit in MaxSummaryQueryServices; Truncated says when more
+// matched. Anyone may label a QueryService in their own namespace, so
+// labelled strangers never push out one the pool names or attaches.
 func ReadSummary(ctx context.Context, c client.Reader, spec v1alpha1.PoolCapacityParameters, now time.Time) (*v1alpha1.WorkloadClusterSummary, error) {
 	q := spec.WorkloadCluster
 	s := &v1alpha1.WorkloadClusterSummary{Query: QueryDigest(q), ObservedAt: metav1.Time{Time: now.UTC().Truncate(time.Second)}}
@@ -135,6 +135,14 @@ func ReadSummary(ctx context.Context, c client.Reader, spec v1alpha1.PoolCapacit
 		case !kerrors.IsNotFound(err):
 			return nil, errors.Wrapf(err, "cannot get CustomResourceDefinition %s", name)
 		}
+	}
+	labelled := map[string]*unstructured.Unstructured{}
+	for _, sel := range q.LabelSelectors {
+		truncated, err := listPointing(ctx, c, sel, spec.Pool, labelled)
+		if err != nil {
+			return nil, err
+		}
+		s.Truncated = s.Truncated || truncated
 	}
 	named := slices.Clone(q.QueryServices)
 	for _, a := range spec.QueryServices {
@@ -150,6 +158,11 @@ func ReadSummary(ctx context.Context, c client.Reader, spec v1alpha1.PoolCapacit
 			s.Truncated = true
 			break
 		}
+		if u, ok := labelled[k]; ok {
+			// Listed already: no request.
+			found[k] = u
+			continue
+		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(qsGVK)
 		err := c.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, u)
@@ -160,14 +173,6 @@ func ReadSummary(ctx context.Context, c client.Reader, spec v1alpha1.PoolCapacit
 		default:
 			return nil, errors.Wrapf(err, "cannot get QueryService %s/%s", r.Namespace, r.Name)
 		}
-	}
-	labelled := map[string]*unstructured.Unstructured{}
-	for _, sel := range q.LabelSelectors {
-		truncated, err := listPointing(ctx, c, sel, spec.Pool, labelled)
-		if err != nil {
-			return nil, err
-		}
-		s.Truncated = s.Truncated || truncated
 	}
 	budget := v1alpha1.MaxSummaryQueryServices - len(found)
 	for _, k := range slices.Sorted(maps.Keys(labelled)) {
