@@ -15,6 +15,7 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
@@ -480,14 +481,15 @@ func WorkloadQuery(reqs *fnv1.Requirements) *capv1alpha1.WorkloadClusterQuery {
 }
 
 // Summary reads the workload cluster summary of an observed PoolCapacity:
-// the QueryServices and which detection CRDs exist. ok is false until the
-// provider has published one.
-func Summary(capacity *structpb.Struct) ([]QueryService, map[string]bool, bool) {
+// the QueryServices and which detection CRDs exist. truncated says that
+// more QueryServices matched than the summary lists. ok is false until
+// the provider has published one.
+func Summary(capacity *structpb.Struct) (qss []QueryService, crds map[string]bool, truncated, ok bool) {
 	s := field(capacity, "status", "atProvider", "workloadCluster").GetStructValue()
 	if s == nil {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
-	crds := make(map[string]bool, len(detectionCRDs))
+	crds = make(map[string]bool, len(detectionCRDs))
 	for _, crd := range detectionCRDs {
 		crds[crd] = false
 	}
@@ -495,11 +497,66 @@ func Summary(capacity *structpb.Struct) ([]QueryService, map[string]bool, bool) 
 		crds[v.GetStringValue()] = true
 	}
 	items := field(s, "queryServices").GetListValue().GetValues()
-	qss := make([]QueryService, 0, len(items))
+	qss = make([]QueryService, 0, len(items))
 	for _, v := range items {
 		qss = append(qss, summaryQueryService(v.GetStructValue()))
 	}
-	return qss, crds, true
+	return qss, crds, field(s, "truncated").GetBoolValue(), true
+}
+
+// Condition type and reason that say a workload cluster summary was cut
+// short.
+const (
+	CondSummaryComplete    = "WorkloadSummaryComplete"
+	reasonSummaryTruncated = "WorkloadSummaryTruncated"
+	reasonSummaryComplete  = "WorkloadSummaryComplete"
+)
+
+// KeepAttached returns qss with the QueryServices the pool attached before
+// (previous, its status.attachedQueryServices) that a truncated summary
+// leaves out, rebuilt from what that status says of them (instance type,
+// requests) with the labels sel pins and a poolRef naming the pool, so that
+// they attach as before; kept names them. A QueryService missing from a
+// truncated summary may still exist: the summary lists at most 1,000, and
+// anyone may label a QueryService of their own to fill them.
+func KeepAttached(qss []QueryService, previous []poolv1alpha1.AttachedQueryService, sel *metav1.LabelSelector, pool, ns string) (out []QueryService, kept []string) {
+	have := make(map[string]bool, len(qss))
+	for _, q := range qss {
+		have[q.Namespace+"/"+q.Name] = true
+	}
+	out = qss
+	for _, a := range previous {
+		r := a.QueryService
+		k := r.Namespace + "/" + r.Name
+		if !a.Attached || have[k] {
+			continue
+		}
+		have[k] = true
+		q := QueryService{Name: r.Name, Namespace: r.Namespace, Labels: structLabels{}}
+		for k, v := range selectorLabels(sel) {
+			q.Labels[k] = structpb.NewStringValue(v)
+		}
+		e := &q.Spec.Executor
+		e.InstanceType, e.PoolRef = a.InstanceType, &qsv1alpha1.PoolReference{Name: pool, Namespace: ns}
+		e.Resources.CPU = quantity(structpb.NewStringValue(a.RequiredCPU))
+		e.Resources.Memory = quantity(structpb.NewStringValue(a.RequiredMemory))
+		out = append(out, q)
+		kept = append(kept, k)
+	}
+	return out, kept
+}
+
+// summaryCondition says whether the workload cluster summary is complete,
+// and which attachments a truncated one kept.
+func summaryCondition(truncated bool, kept []string) Condition {
+	if !truncated {
+		return Condition{Type: CondSummaryComplete, Status: metav1.ConditionTrue, Reason: reasonSummaryComplete}
+	}
+	msg := "the capacity provider's summary of the workload cluster lists only part of the QueryServices labelled for this pool (more than 1,000 point at it); no QueryService is detached while it is truncated"
+	if len(kept) > 0 {
+		msg += "; kept attached although missing from it: " + strings.Join(kept, ", ")
+	}
+	return Condition{Type: CondSummaryComplete, Status: metav1.ConditionFalse, Reason: reasonSummaryTruncated, Message: msg}
 }
 
 // summaryQueryService reads one QueryService of a summary, which has the
@@ -593,7 +650,11 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 	rin.Existing = maps.Clone(in.Existing)
 	delete(rin.Existing, rnPriorityClass)
 	delete(rin.Existing, rnCapacity)
-	qss, crds, ok := Summary(in.Observed[rnRemoteCapacity])
+	qss, crds, truncated, ok := Summary(in.Observed[rnRemoteCapacity])
+	var kept []string
+	if truncated {
+		qss, kept = KeepAttached(qss, in.Previous.AttachedQueryServices, in.Spec.QueryServiceSelector, in.Pool, in.Namespace)
+	}
 	rin.QueryServices, rin.CRDs = qss, crds
 	waiting := !ok && !in.Deleting
 	var out Output
@@ -610,6 +671,13 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 			if _, d := out.Desired[n]; !d {
 				out.Preserve = append(out.Preserve, n)
 			}
+		}
+	}
+	if ok {
+		sc := summaryCondition(truncated, kept)
+		out.Conditions = append(out.Conditions, sc)
+		if truncated && in.PreviousConditions[CondSummaryComplete] != sc.Reason {
+			out.Results = append(out.Results, Result{Warning: true, Reason: sc.Reason, Message: sc.Message})
 		}
 	}
 	reach := Reachability(in.Observed, pc)

@@ -139,8 +139,18 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	}
 
 	attached := make(map[qsKey]*qsTally, len(spec.QueryServices))
+	attachedNS := make(map[string]bool, len(spec.QueryServices))
 	for _, qs := range spec.QueryServices {
 		attached[qsKey{qs.Namespace, qs.Name}] = &qsTally{}
+		attachedNS[qs.Namespace] = true
+	}
+	// where tells where an executor is: bound to a node of the pool, or to
+	// a node since deleted; ok is false for a pod that is not the pool's
+	// to count.
+	where := func(p *Pod) (o placement, ok bool) {
+		o.givesSlots, o.onPool = poolNodes[p.NodeName]
+		o.nodeLost = p.NodeName != "" && !o.onPool && snap.NodeGone(p.NodeName)
+		return o, counts(p, o, attachedNS)
 	}
 	prevFailures := make(map[failureKey]v1alpha1.Failure, len(prev.Failures))
 	for _, f := range prev.Failures {
@@ -157,8 +167,12 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	snap.Pods(pool, func(p *Pod) bool {
 		switch {
 		case matches(spec.ExecutorSelector, p.Labels):
-			res.executor(spec, p, snap, poolNodes, attached, prevFailures, seen, &failures, &obs, &req, now)
-		case len(spec.WarmupSelector) > 0 && matches(spec.WarmupSelector, p.Labels):
+			if o, ok := where(p); ok {
+				res.executor(spec, p, o, attached, prevFailures, seen, &failures, &obs, &req, now)
+			}
+		case len(spec.WarmupSelector) > 0 && matches(spec.WarmupSelector, p.Labels) && p.Namespace == spec.Pool.Namespace:
+			// The pool's warmup DaemonSets run in the pool's namespace;
+			// a pod elsewhere with their labels is anyone's.
 			warmup(p, warm, warmReady)
 		}
 		return true
@@ -166,7 +180,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	// Executors deleted since they failed count for nothing, but their
 	// failure is recorded: a drain or a spot reclaim leaves its reason.
 	snap.Departed(pool, func(p *Pod) bool {
-		if matches(spec.ExecutorSelector, p.Labels) {
+		if _, ok := where(p); ok && matches(spec.ExecutorSelector, p.Labels) {
 			if d, failed := Diagnose(p, false); failed {
 				res.failure(p, d, prevFailures, seen, &failures, now)
 			}
@@ -213,11 +227,39 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	return res
 }
 
-// executor accounts for one pool executor pod.
-func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap Snapshot, poolNodes map[string]bool, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, req *requests, now time.Time) {
+// A placement is where an executor pod is bound.
+type placement struct {
+	// onPool: bound to a node of the pool; givesSlots: that node gives
+	// slots.
+	onPool, givesSlots bool
+	// nodeLost: bound to a node since deleted.
+	nodeLost bool
+}
+
+// counts reports whether executor p is the pool's to count: it is bound to
+// a pool node, or it comes from the namespace of an attached QueryService
+// and is not bound (yet) or its node is gone. Anyone may create a pod with
+// the pool's labels in a namespace of their own; unless it gets onto the
+// pool's nodes it moves no counter, failure record or eviction.
+func counts(p *Pod, o placement, attachedNS map[string]bool) bool {
+	return o.onPool || (attachedNS[p.Namespace] && (p.NodeName == "" || o.nodeLost))
+}
+
+// waits reports whether an unbound pending executor waits for room on the
+// pool: it asks for the pool's nodes (aims) and the scheduler found none
+// with room (Unschedulable). A pod held by scheduling gates, not yet tried,
+// or aiming at other nodes waits for nothing the pool could give. This is
+// the test Karpenter's provisioner applies before it launches nodes for a
+// pod (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go,
+// FailedToSchedule: PodScheduled False with reason Unschedulable).
+func waits(spec v1alpha1.PoolCapacityParameters, p *Pod) bool {
+	return p.Unschedulable && aims(spec, p.Aim)
+}
+
+// executor accounts for one pool executor pod that counts, placed at o.
+func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, o placement, attached map[qsKey]*qsTally, prevFailures map[failureKey]v1alpha1.Failure, seen map[failureKey]struct{}, failures *[]v1alpha1.Failure, obs *v1alpha1.PoolCapacityObservation, req *requests, now time.Time) {
 	qs := p.Labels[qsv1alpha1.LabelQueryService]
-	givesSlots, onPool := poolNodes[p.NodeName]
-	nodeLost := p.NodeName != "" && !onPool && snap.NodeGone(p.NodeName)
+	givesSlots, onPool, nodeLost := o.givesSlots, o.onPool, o.nodeLost
 
 	if d, failed := Diagnose(p, nodeLost); failed {
 		recorded := res.failure(p, d, prevFailures, seen, failures, now)
@@ -226,13 +268,17 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		}
 	}
 
-	if p.State == PodDeleted {
-		if t, ok := attached[qsKey{p.Namespace, qs}]; ok {
-			t.present = true
-		}
+	t, ok := attached[qsKey{p.Namespace, qs}]
+	if p.State != PodPending && p.State != PodRunning && p.State != PodDeleted {
 		return
 	}
-	if p.State != PodPending && p.State != PodRunning {
+	if ok {
+		t.present = true
+	}
+	if p.State == PodDeleted || (p.State == PodPending && p.NodeName == "" && !waits(spec, p)) {
+		// Terminating, or not waiting for the pool (gated, not yet
+		// tried, aimed elsewhere): its QueryService's allocation goes
+		// on, and nothing else counts.
 		return
 	}
 	if p.State == PodPending {
@@ -248,10 +294,6 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, snap S
 		obs.OccupiedExecutors++
 	case onNode:
 		obs.DrainingExecutors++
-	}
-	t, ok := attached[qsKey{p.Namespace, qs}]
-	if ok {
-		t.present = true
 	}
 	if !ok {
 		obs.UnauthorizedExecutors = append(obs.UnauthorizedExecutors, v1alpha1.UnauthorizedExecutor{Pod: p.Name, Namespace: p.Namespace, QueryService: qs})

@@ -21,6 +21,10 @@ func executor(ns, name, pool, qs string, opts ...podOpt) *Pod {
 		},
 		State:   PodPending,
 		Started: t0,
+		// Not yet bound: the scheduler found no room on the pool's nodes,
+		// which it asks for.
+		Unschedulable: true,
+		Aim:           &Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: pool}},
 	}
 	for _, o := range opts {
 		o(p)
@@ -30,7 +34,7 @@ func executor(ns, name, pool, qs string, opts ...podOpt) *Pod {
 
 func warmPod(name, pool, image, node string, opts ...podOpt) *Pod {
 	p := &Pod{
-		Namespace: "burstpool-system", Name: name, Pool: pool, Image: image, NodeName: node,
+		Namespace: "team-a", Name: name, Pool: pool, Image: image, NodeName: node,
 		Labels: map[string]string{
 			qsv1alpha1.LabelPool:      pool,
 			qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup,
@@ -43,11 +47,14 @@ func warmPod(name, pool, image, node string, opts ...podOpt) *Pod {
 	return p
 }
 
-func on(node string) podOpt { return func(p *Pod) { p.NodeName = node } }
+// on binds the pod to node.
+func on(node string) podOpt { return func(p *Pod) { bind(p, node) } }
 
 func running(node string) podOpt {
-	return func(p *Pod) { p.NodeName = node; p.State = PodRunning }
+	return func(p *Pod) { bind(p, node); p.State = PodRunning }
 }
+
+func bind(p *Pod, node string) { p.NodeName, p.Unschedulable, p.Aim = node, false, nil }
 
 func state(s PodState) podOpt { return func(p *Pod) { p.State = s } }
 

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 )
 
 // PodState is the closed set of states a pod can be in, as the snapshot sees
@@ -123,6 +125,15 @@ type Pod struct {
 	// or empty.
 	Owner string
 
+	// Unschedulable is true while the scheduler finds no node with room
+	// for the pod: its PodScheduled condition is False with reason
+	// Unschedulable. A pod held by scheduling gates (reason
+	// SchedulingGated) or not yet tried by the scheduler is not.
+	Unschedulable bool
+
+	// Aim is which nodes an unbound pod asks for; nil once it is bound.
+	Aim *Aim
+
 	Containers []Container
 }
 
@@ -131,6 +142,15 @@ type Disruption struct {
 	Reason  string
 	Message string
 	At      time.Time
+}
+
+// An Aim is what of a pod's spec decides which nodes it may go to.
+type Aim struct {
+	// NodeSelector is spec.nodeSelector, with the single-valued In
+	// requirements of its one required node-affinity term, if it has
+	// exactly one.
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
 }
 
 // Key returns the pod's key.
@@ -198,6 +218,28 @@ func tolerates(tol corev1.Toleration, t Taint) bool {
 		return tol.Key != "" && tol.Value == t.Value
 	}
 	return false
+}
+
+// aims reports whether an unbound pod asks for the pool's nodes: its node
+// selector holds the pool's, and it tolerates every taint the pool's
+// executors are given tolerations for (PoolCapacity
+// spec.forProvider.tolerations, the Pool's status.executorScheduling).
+func aims(spec v1alpha1.PoolCapacityParameters, a *Aim) bool {
+	if a == nil || !matches(spec.NodeSelector, a.NodeSelector) {
+		return false
+	}
+	taints := make([]Taint, 0, len(spec.Tolerations))
+	for _, tol := range spec.Tolerations {
+		if tol.Key == "" {
+			continue
+		}
+		t := Taint{Key: tol.Key, Value: tol.Value, Effect: string(tol.Effect)}
+		if t.Effect == "" {
+			t.Effect = string(corev1.TaintEffectNoSchedule)
+		}
+		taints = append(taints, t)
+	}
+	return tolerated(a.Tolerations, taints)
 }
 
 // matches reports whether labels carry every key and value of sel.

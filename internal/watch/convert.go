@@ -100,6 +100,12 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			out.Disruption = &capacity.Disruption{Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time}
 		}
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			out.Unschedulable = true
+		}
+	}
+	if p.Spec.NodeName == "" && out.State == capacity.PodPending {
+		out.Aim = aim(&p.Spec)
 	}
 	out.CPUMillis, out.MemoryBytes = requests(&p.Spec)
 	if o := metav1.GetControllerOf(p); o != nil {
@@ -116,6 +122,36 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		}
 	}
 	return out
+}
+
+// aim returns which nodes a pod asks for: its node selector, with the
+// single-valued In requirements of its required node affinity when that
+// has exactly one term (the terms are ORed, so with more no label is
+// required of every node), and its tolerations.
+func aim(spec *corev1.PodSpec) *capacity.Aim {
+	a := &capacity.Aim{NodeSelector: internLabels(spec.NodeSelector), Tolerations: spec.Tolerations}
+	na := spec.Affinity
+	if na == nil || na.NodeAffinity == nil || na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return a
+	}
+	terms := na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 1 {
+		return a
+	}
+	for _, r := range terms[0].MatchExpressions {
+		if r.Operator != corev1.NodeSelectorOpIn || len(r.Values) != 1 {
+			continue
+		}
+		if a.NodeSelector == nil {
+			a.NodeSelector = map[string]string{}
+		}
+		if v, ok := a.NodeSelector[r.Key]; ok && v != r.Values[0] {
+			// Contradicts the node selector: no node has both.
+			return &capacity.Aim{Tolerations: spec.Tolerations}
+		}
+		a.NodeSelector[intern(r.Key)] = intern(r.Values[0])
+	}
+	return a
 }
 
 // requests returns the CPU (in millicores) and memory (in bytes) a pod

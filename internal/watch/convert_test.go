@@ -76,6 +76,13 @@ func TestNode(t *testing.T) {
 func TestPod(t *testing.T) {
 	start := metav1.Time{Time: time.Unix(100, 0)}
 	labels := map[string]string{qsv1alpha1.LabelPool: "p", "other": "x"}
+	tolerations := []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: "p", Effect: corev1.TaintEffectNoSchedule}}
+	// The scheduler's verdict on a pod no node has room for
+	// (k8s.io/api/core/v1 PodReasonUnschedulable).
+	unschedulable := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}
+	affinity := func(terms ...corev1.NodeSelectorTerm) *corev1.Affinity {
+		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
+	}
 	cases := map[string]struct {
 		reason string
 		pod    corev1.Pod
@@ -122,6 +129,43 @@ func TestPod(t *testing.T) {
 			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodRunning, Started: start.Time,
 				Transitioned: start.Add(time.Minute), ResourceVersion: "42", CPUMillis: 3000, MemoryBytes: 1536 << 20,
 				Disruption: &capacity.Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: start.Add(time.Minute)}},
+		},
+		"UnschedulablePod": {
+			reason: "An unbound pending pod keeps what it asks for (its node selector, with its one required node-affinity term's single-valued In requirements, and its tolerations) and whether the scheduler found it no room.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "u", Labels: labels, CreationTimestamp: start},
+				Spec: corev1.PodSpec{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"}, Tolerations: tolerations,
+					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: qsv1alpha1.LabelPoolNamespace, Operator: corev1.NodeSelectorOpIn, Values: []string{"team-a"}},
+						{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}},
+					}})},
+				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}}},
+			want: capacity.Pod{Namespace: "ns", Name: "u", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Unschedulable: true,
+				Aim: &capacity.Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p", qsv1alpha1.LabelPoolNamespace: "team-a"}, Tolerations: tolerations}},
+		},
+		"GatedPod": {
+			reason: "A pod held by a scheduling gate (PodScheduled False, SchedulingGated) is not unschedulable; two affinity terms (ORed) require no label.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g", Labels: labels, CreationTimestamp: start},
+				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "hold"}},
+					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"p"}}}},
+						corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}})},
+				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+					{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated}}}},
+			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Aim: &capacity.Aim{}},
+		},
+		"ContradictoryAffinity": {
+			reason: "A node-affinity requirement that contradicts the node selector asks for no node at all.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", Labels: labels, CreationTimestamp: start},
+				Spec: corev1.PodSpec{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"},
+					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"q"}}}})},
+				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}}},
+			want: capacity.Pod{Namespace: "ns", Name: "c", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Unschedulable: true, Aim: &capacity.Aim{}},
+		},
+		"BoundPendingPod": {
+			reason: "A bound pod keeps no aim: where it runs is decided.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Labels: labels, CreationTimestamp: start},
+				Spec:   corev1.PodSpec{NodeName: "n", NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"}},
+				Status: corev1.PodStatus{Phase: corev1.PodPending}},
+			want: capacity.Pod{Namespace: "ns", Name: "b", Pool: "p", Labels: labels, NodeName: "n", State: capacity.PodPending, Started: start.Time},
 		},
 	}
 	for name, tc := range cases {

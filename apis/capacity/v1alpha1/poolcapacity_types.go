@@ -341,11 +341,14 @@ type WorkloadClusterSummary struct {
 	// +optional
 	CRDs []string `json:"crds,omitempty"`
 	// QueryServices lists the QueryServices found, by namespace and name,
-	// with the fields the pool-compose function reads, at most 1,000.
+	// with the fields the pool-compose function reads, at most 1,000:
+	// every one the query names or the pool attaches, then those a label
+	// selector matches whose spec.executor.poolRef names the pool.
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
 	QueryServices []QueryServiceSummary `json:"queryServices,omitempty"`
-	// Truncated tells that more QueryServices matched than are listed.
+	// Truncated tells that more QueryServices matched than are listed: a
+	// QueryService missing from a truncated summary may still exist.
 	// +optional
 	Truncated bool `json:"truncated,omitempty"`
 	// Query is a digest of the query this summary answers.

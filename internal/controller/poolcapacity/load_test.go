@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/harness/apiserver"
 )
 
 // loadParam reads a positive integer from the environment, or def.
@@ -62,33 +62,7 @@ func heapMiB() float64 {
 // parallel runs fn for 0..n-1 on workers goroutines.
 func parallel(t *testing.T, n, workers int, fn func(i int) error) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(i); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		t.Fatal(err)
-	default:
-	}
+	apiserver.Parallel(t, n, workers, fn)
 }
 
 // TestLoad puts BURSTPOOL_LOADTEST_PODS executor pods (default 10,000) on

@@ -3,6 +3,7 @@ package poolcapacity_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,24 +20,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
-	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
-	"github.com/burstpool/burstpool/internal/metrics"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/harness/capacityprovider"
 )
 
 const (
@@ -78,8 +70,7 @@ func newClient(t *testing.T, namespaces ...string) client.Client {
 
 // provider is one run of the capacity provider, in process.
 type provider struct {
-	cancel  context.CancelFunc
-	done    chan error
+	*capacityprovider.Provider
 	metrics *prometheus.Registry
 }
 
@@ -91,60 +82,19 @@ func startProvider(t *testing.T, w watch.Options) *provider {
 // startProviderAs runs the provider with the identity of as.
 func startProviderAs(t *testing.T, as *rest.Config, w watch.Options) *provider {
 	t.Helper()
-	mgr, err := ctrl.NewManager(as, ctrl.Options{
-		Scheme:                 scheme(t),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatalf("cannot create a manager: %v", err)
-	}
-	reg := prometheus.NewRegistry()
-	o := poolcapacity.Options{
-		Options: controller.Options{
-			Logger:                  logging.NewNopLogger(),
-			GlobalRateLimiter:       ratelimiter.NewGlobal(100),
-			PollInterval:            2 * time.Second,
-			MaxConcurrentReconciles: 2,
-		},
-		Watch:   w,
-		Metrics: metrics.New(reg),
-	}
-	if err := capacitycontroller.Setup(mgr, o); err != nil {
-		t.Fatalf("cannot set up the controllers: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &provider{cancel: cancel, done: make(chan error, 1), metrics: reg}
-	go func() { p.done <- mgr.Start(ctx) }()
-	return p
+	p := capacityprovider.Start(t, as, scheme(t), w)
+	return &provider{Provider: p, metrics: p.Metrics}
 }
 
 func (p *provider) stop(t *testing.T) {
 	t.Helper()
-	p.cancel()
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Errorf("the provider stopped with an error: %v", err)
-		}
-	case <-time.After(timeout):
-		t.Fatal("the provider did not stop")
-	}
+	p.Stop(t, timeout)
 }
 
 // eventually retries check until it returns nil or the timeout passes.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s did not happen within %s: %v", what, timeout, err)
+	apiserver.Eventually(t, what, timeout, check)
 }
 
 // createKubeconfigSecret adds the API server user name, with cluster-admin
@@ -209,9 +159,11 @@ func createPod(t *testing.T, c client.Client, ns, name, node string, labels, ann
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
-			NodeName:    node,
-			Containers:  []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
-			Tolerations: []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
+			NodeName: node,
+			// Executors ask for their pool's nodes.
+			NodeSelector: map[string]string{qsv1alpha1.LabelPool: labels[qsv1alpha1.LabelPool]},
+			Containers:   []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
+			Tolerations:  []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
 		},
 	}
 	if err := c.Create(ctx, p); err != nil {
@@ -328,9 +280,12 @@ func TestPoolCapacity(t *testing.T) {
 			Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137, FinishedAt: metav1.Time{Time: start}},
 		}}},
 	})
-	createPod(t, c, "team-a", "sales-exec-pending", "", executorLabels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending})
+	// Waiting for room on the pool: the scheduler's verdict on a pod no
+	// node has room for (PodScheduled False, reason Unschedulable).
+	createPod(t, c, "team-a", "sales-exec-pending", "", executorLabels("sales"), nil, corev1.PodStatus{Phase: corev1.PodPending,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, LastTransitionTime: metav1.Now()}}})
 	createPod(t, c, "team-c", "rogue-exec-1", "node-2", executorLabels("rogue"), nil, running(start))
-	createPod(t, c, "burstpool-system", "warm-typo-1", "node-1",
+	createPod(t, c, "team-a", "warm-typo-1", "node-1",
 		map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
 		map[string]string{warmup.AnnotationImage: "e6/exec:typo"},
 		corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "pull", Image: "e6/exec:typo", State: corev1.ContainerState{
@@ -460,17 +415,21 @@ burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="ready"} 2
 		w := want
 		w.Total, w.Available, w.Occupied, w.Ready = 2, 1, 1, 1
 		w.Allocations = []string{"team-a/sales pool=1 regular=3 allocated=true"}
-		w.Failures = []string{"team-a/sales-exec-2 NodeLost 0", "team-a/sales-exec-oom OOMKilled 137", "team-c/rogue-exec-1 NodeLost 0"}
+		// The foreign pod on the deleted node is on the pool no more:
+		// only the attached namespace's executor is lost with it.
+		w.Failures = []string{"team-a/sales-exec-2 NodeLost 0", "team-a/sales-exec-oom OOMKilled 137"}
+		w.Unauthorized = nil
 		converges(t, c, "analytics", w)
 		want = w
 	})
 
 	t.Run("DeleteFailedExecutors", func(t *testing.T) {
+		createPod(t, c, "team-c", "rogue-exec-2", "node-1", executorLabels("rogue"), nil, running(start))
 		update(t, c, "analytics", func(pc *v1alpha1.PoolCapacity) {
 			pc.Spec.ForProvider.Policies.DeleteFailedExecutors = true
 			pc.Spec.ForProvider.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
 		})
-		for _, k := range []client.ObjectKey{{Namespace: "team-a", Name: "sales-exec-oom"}, {Namespace: "team-c", Name: "rogue-exec-1"}} {
+		for _, k := range []client.ObjectKey{{Namespace: "team-a", Name: "sales-exec-oom"}, {Namespace: "team-c", Name: "rogue-exec-2"}} {
 			eventually(t, "deleting pod "+k.String(), func() error {
 				got := &corev1.Pod{}
 				err := c.Get(ctx, k, got)
@@ -496,6 +455,8 @@ burstpool_pool_nodes{pool="analytics",pool_namespace="team-a",state="ready"} 2
 		}
 		w := want
 		w.Unauthorized = nil // the terminating pod no longer counts.
+		// Its eviction is recorded as the disruption it is.
+		w.Failures = append(slices.Clone(w.Failures), "team-c/rogue-exec-2 Disrupted 0")
 		converges(t, c, "analytics", w)
 	})
 

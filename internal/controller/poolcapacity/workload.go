@@ -103,11 +103,27 @@ func NeedsSummary(q *v1alpha1.WorkloadClusterQuery, prev *v1alpha1.WorkloadClust
 	return prev == nil || prev.Query != QueryDigest(q) || now.Sub(prev.ObservedAt.Time) >= SummaryRefresh
 }
 
-// ReadSummary reads what q asks for from the workload cluster c reads:
-// which of its CRDs exist, and its QueryServices (by name, and by each
-// label selector), each once, in namespace/name order, at most
-// MaxSummaryQueryServices.
-func ReadSummary(ctx context.Context, c client.Reader, q *v1alpha1.WorkloadClusterQuery, now time.Time) (*v1alpha1.WorkloadClusterSummary, error) {
+// maxSummaryScan bounds how many labelled QueryServices one summary reads
+// (in pages of summaryPage) looking for those that point at the pool; a
+// summary that stops there is Truncated.
+const maxSummaryScan = 10 * v1alpha1.MaxSummaryQueryServices
+
+// summaryPage is how many QueryServices one list request of a summary asks
+// for.
+const summaryPage = 500
+
+// ReadSummary reads what spec.workloadCluster asks for from the workload
+// cluster c reads: which of its CRDs exist, and its QueryServices, each
+// once, in namespace/name order. Of the QueryServices a label selector
+// matches, only those whose spec.executor.poolRef names the pool are kept.
+// The QueryServices the query names (the pool's allowedQueryServices and
+// inheritNodeConfigFrom) and those spec attaches are always listed (read
+// by name unless a label selector brought them), then as many of the
+// others as fit in MaxSummaryQueryServices; Truncated says when more
+// matched. Anyone may label a QueryService in their own namespace, so
+// labelled strangers never push out one the pool names or attaches.
+func ReadSummary(ctx context.Context, c client.Reader, spec v1alpha1.PoolCapacityParameters, now time.Time) (*v1alpha1.WorkloadClusterSummary, error) {
+	q := spec.WorkloadCluster
 	s := &v1alpha1.WorkloadClusterSummary{Query: QueryDigest(q), ObservedAt: metav1.Time{Time: now.UTC().Truncate(time.Second)}}
 	for _, name := range q.CRDs {
 		u := &unstructured.Unstructured{}
@@ -120,41 +136,103 @@ func ReadSummary(ctx context.Context, c client.Reader, q *v1alpha1.WorkloadClust
 			return nil, errors.Wrapf(err, "cannot get CustomResourceDefinition %s", name)
 		}
 	}
+	labelled := map[string]*unstructured.Unstructured{}
+	for _, sel := range q.LabelSelectors {
+		truncated, err := listPointing(ctx, c, sel, spec.Pool, labelled)
+		if err != nil {
+			return nil, err
+		}
+		s.Truncated = s.Truncated || truncated
+	}
+	named := slices.Clone(q.QueryServices)
+	for _, a := range spec.QueryServices {
+		named = append(named, v1alpha1.PoolRef{Name: a.Name, Namespace: a.Namespace})
+	}
 	found := map[string]*unstructured.Unstructured{}
-	for _, r := range q.QueryServices {
+	for _, r := range named {
+		k := r.Namespace + "/" + r.Name
+		if _, ok := found[k]; ok {
+			continue
+		}
+		if len(found) == v1alpha1.MaxSummaryQueryServices {
+			s.Truncated = true
+			break
+		}
+		if u, ok := labelled[k]; ok {
+			// Listed already: no request.
+			found[k] = u
+			continue
+		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(qsGVK)
 		err := c.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, u)
 		switch {
 		case err == nil:
-			found[r.Namespace+"/"+r.Name] = u
+			found[k] = u
 		case kerrors.IsNotFound(err), isNoMatch(err):
 		default:
 			return nil, errors.Wrapf(err, "cannot get QueryService %s/%s", r.Namespace, r.Name)
 		}
 	}
-	for _, sel := range q.LabelSelectors {
-		l := &unstructured.UnstructuredList{}
-		l.SetGroupVersionKind(qsGVK.GroupVersion().WithKind(qsGVK.Kind + "List"))
-		err := c.List(ctx, l, client.MatchingLabels(sel), client.Limit(v1alpha1.MaxSummaryQueryServices+1))
-		if err != nil && !isNoMatch(err) {
-			return nil, errors.Wrapf(err, "cannot list QueryServices labelled %v", sel)
+	budget := v1alpha1.MaxSummaryQueryServices - len(found)
+	for _, k := range slices.Sorted(maps.Keys(labelled)) {
+		if _, ok := found[k]; ok {
+			continue
 		}
-		if l.GetContinue() != "" || len(l.Items) > v1alpha1.MaxSummaryQueryServices {
+		if budget == 0 {
 			s.Truncated = true
+			break
 		}
-		for i := range l.Items {
-			found[l.Items[i].GetNamespace()+"/"+l.Items[i].GetName()] = &l.Items[i]
-		}
+		found[k] = labelled[k]
+		budget--
 	}
-	keys := slices.Sorted(maps.Keys(found))
-	if len(keys) > v1alpha1.MaxSummaryQueryServices {
-		keys, s.Truncated = keys[:v1alpha1.MaxSummaryQueryServices], true
-	}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(found)) {
 		s.QueryServices = append(s.QueryServices, SummarizeQueryService(found[k]))
 	}
 	return s, nil
+}
+
+// listPointing adds to into the QueryServices labelled sel whose
+// spec.executor.poolRef names pool (its namespace defaults to the
+// QueryService's own), reading page by page; truncated is true when it
+// stopped after maxSummaryScan of them.
+func listPointing(ctx context.Context, c client.Reader, sel map[string]string, pool v1alpha1.PoolRef, into map[string]*unstructured.Unstructured) (truncated bool, err error) {
+	for cont, scanned := "", 0; ; {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(qsGVK.GroupVersion().WithKind(qsGVK.Kind + "List"))
+		err := c.List(ctx, l, client.MatchingLabels(sel), client.Limit(summaryPage), client.Continue(cont))
+		if isNoMatch(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, errors.Wrapf(err, "cannot list QueryServices labelled %v", sel)
+		}
+		for i := range l.Items {
+			if u := &l.Items[i]; pointsAt(u, pool) {
+				into[u.GetNamespace()+"/"+u.GetName()] = u
+			}
+		}
+		scanned += len(l.Items)
+		if cont = l.GetContinue(); cont == "" {
+			return false, nil
+		}
+		if scanned >= maxSummaryScan {
+			return true, nil
+		}
+	}
+}
+
+// pointsAt tells whether QueryService u's spec.executor.poolRef names pool.
+func pointsAt(u *unstructured.Unstructured, pool v1alpha1.PoolRef) bool {
+	r, ok, _ := unstructured.NestedStringMap(u.Object, "spec", "executor", "poolRef")
+	if !ok || r["name"] != pool.Name {
+		return false
+	}
+	ns := r["namespace"]
+	if ns == "" {
+		ns = u.GetNamespace()
+	}
+	return ns == pool.Namespace
 }
 
 // isNoMatch tells that the cluster has no QueryService kind: no
@@ -224,7 +302,7 @@ func (e *external) summarize(ctx context.Context, spec v1alpha1.PoolCapacityPara
 	if !NeedsSummary(q, prev, now) {
 		return nil
 	}
-	s, err := ReadSummary(ctx, e.obs.Client(), q, now)
+	s, err := ReadSummary(ctx, e.obs.Client(), spec, now)
 	if err != nil {
 		return errors.Wrapf(err, "cannot summarize the workload cluster of ProviderConfig %q for pool %q", e.config, spec.Pool.Name)
 	}

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/harness/apiserver"
 )
 
 // installWorkloadCRDs installs the QueryService CRD and provider-kubernetes'
@@ -32,18 +32,12 @@ func installWorkloadCRDs(t *testing.T) {
 	}
 }
 
-func queryService(name, ns string, labels map[string]string, executor map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"executor": executor}}}
-	u.SetGroupVersionKind(qsv1alpha1.GroupVersionKind)
-	u.SetName(name)
-	u.SetNamespace(ns)
-	u.SetLabels(labels)
-	return u
-}
+var queryService = apiserver.QueryService
 
 // TestReadSummary reads a workload cluster summary from a real API server:
-// QueryServices by name and by label, each once, cut to the fields the
-// function reads, and which CRDs exist.
+// QueryServices by name (those the query names and those the pool
+// attaches) and by label (only those pointing at the pool), each once, cut
+// to the fields the function reads, and which CRDs exist.
 func TestReadSummary(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
@@ -59,6 +53,11 @@ func TestReadSummary(t *testing.T) {
 		queryService("labelled", "wl-b", map[string]string{"e6data.io/pool": "burst"}, exec),
 		queryService("both", "wl-a", map[string]string{"e6data.io/pool": "burst"}, exec),
 		queryService("other", "wl-b", map[string]string{"e6data.io/pool": "other"}, exec),
+		// Labelled for the pool but pointing elsewhere: anyone can label
+		// a QueryService of their own.
+		queryService("stray", "wl-b", map[string]string{"e6data.io/pool": "burst"}, map[string]any{"poolRef": map[string]any{"name": "burst", "namespace": "elsewhere"}}),
+		// Attached to the pool (by an earlier summary) and read by name.
+		queryService("attached", "wl-b", nil, exec),
 	} {
 		if err := c.Create(ctx, q); err != nil {
 			t.Fatal(err)
@@ -70,7 +69,9 @@ func TestReadSummary(t *testing.T) {
 		CRDs:           []string{"queryservices.e6data.io", "nodepools.karpenter.sh"},
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	s, err := poolcapacity.ReadSummary(ctx, c, q, now)
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "burst", Namespace: "pools"}, WorkloadCluster: q,
+		QueryServices: []v1alpha1.AttachedQueryService{{Name: "attached", Namespace: "wl-b"}}}
+	s, err := poolcapacity.ReadSummary(ctx, c, spec, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestReadSummary(t *testing.T) {
 	for _, qs := range s.QueryServices {
 		names = append(names, qs.Namespace+"/"+qs.Name)
 	}
-	if diff := cmp.Diff([]string{"wl-a/both", "wl-a/named", "wl-b/labelled"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"wl-a/both", "wl-a/named", "wl-b/attached", "wl-b/labelled"}, names); diff != "" {
 		t.Errorf("QueryServices (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"queryservices.e6data.io"}, s.CRDs); diff != "" {
@@ -150,7 +151,8 @@ func TestRemoteSummary(t *testing.T) {
 	installWorkloadCRDs(t)
 	ctx := context.Background()
 	c := newClient(t, "wl-remote", "burstpool-system")
-	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"}, map[string]any{"image": "e6/exec:2"})); err != nil {
+	if err := c.Create(ctx, queryService("sales", "wl-remote", map[string]string{"e6data.io/pool": "wl-pool"},
+		map[string]any{"image": "e6/exec:2", "poolRef": map[string]any{"name": pool, "namespace": "team-a"}})); err != nil {
 		t.Fatal(err)
 	}
 	createKubeconfigSecret(t, c, "workload-observer", "wl-kubeconfig")
@@ -179,4 +181,35 @@ func TestRemoteSummary(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestReadSummaryIgnoresStrangers: 1,001 QueryServices labelled for a pool
+// but pointing at another (anyone may label a QueryService of their own),
+// named to sort first, neither fill the summary's 1,000 entries nor push
+// out the pool's own QueryService, which its label alone brings.
+func TestReadSummaryIgnoresStrangers(t *testing.T) {
+	installWorkloadCRDs(t)
+	ctx := context.Background()
+	c := newClient(t, "strangers", "own-team")
+	label := map[string]string{"e6data.io/pool": "crowded"}
+	elsewhere := map[string]any{"poolRef": map[string]any{"name": "crowded", "namespace": "strangers"}}
+	parallel(t, v1alpha1.MaxSummaryQueryServices+1, 8, func(i int) error {
+		return c.Create(ctx, queryService(fmt.Sprintf("aa-%04d", i), "strangers", label, elsewhere))
+	})
+	if err := c.Create(ctx, queryService("zz-own", "own-team", label, map[string]any{"poolRef": map[string]any{"name": "crowded", "namespace": "pools"}})); err != nil {
+		t.Fatal(err)
+	}
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "crowded", Namespace: "pools"},
+		WorkloadCluster: &v1alpha1.WorkloadClusterQuery{LabelSelectors: []map[string]string{label}}}
+	s, err := poolcapacity.ReadSummary(ctx, c, spec, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, q := range s.QueryServices {
+		names = append(names, q.Namespace+"/"+q.Name)
+	}
+	if diff := cmp.Diff([]string{"own-team/zz-own"}, names); diff != "" || s.Truncated {
+		t.Errorf("summary (truncated %t) (-want +got):\n%s", s.Truncated, diff)
+	}
 }

@@ -1,0 +1,493 @@
+package adversarial
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/warmup"
+	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/harness/capacityprovider"
+	"github.com/burstpool/burstpool/test/harness/fnrun"
+	"github.com/burstpool/burstpool/test/harness/gomod"
+)
+
+// The pool under attack: the reference's burst pool, and the tenant it
+// attaches.
+const (
+	victimPool   = "burst-pool"
+	victimNS     = "e6-pools"
+	tenantNS     = "workspace-analytics"
+	tenantQS     = "analytics-cluster"
+	attackerNS   = "tenant-b"
+	countTimeout = 30 * time.Second
+)
+
+// countingCluster is a real API server serving the capacity provider's
+// CRDs and the QueryService CRD, and a client of it.
+type countingCluster struct {
+	cfg *rest.Config
+	c   client.Client
+}
+
+func countingScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, policyv1.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func startCountingCluster(t *testing.T, namespaces ...string) countingCluster {
+	t.Helper()
+	ctrl.SetLogger(logr.Discard())
+	env := apiserver.Start(t, fnrun.CRDPaths(gomod.RootForTest(t))...)
+	c, err := client.New(env.Config, client.Options{Scheme: countingScheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, ns := range append(namespaces, victimNS, tenantNS, attackerNS) {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
+		t.Fatal(err)
+	}
+	return countingCluster{cfg: env.Config, c: c}
+}
+
+// runProvider runs the capacity provider's controllers in process until
+// the test ends.
+func (cc countingCluster) runProvider(t *testing.T) {
+	t.Helper()
+	p := capacityprovider.Start(t, cc.cfg, countingScheme(t), watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	t.Cleanup(func() { p.Stop(t, countTimeout) })
+}
+
+// poolNode creates a Ready node of the victim pool, labelled and tainted
+// as burstpool's pool nodes are.
+func (cc countingCluster) poolNode(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS}}}
+	n.Spec.Taints = poolTaints()
+	if err := cc.c.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	if err := cc.c.Status().Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func poolTaints() []corev1.Taint {
+	return []corev1.Taint{
+		{Key: qsv1alpha1.TaintPool, Value: victimPool, Effect: corev1.TaintEffectNoSchedule},
+		{Key: qsv1alpha1.TaintPoolNamespace, Value: victimNS, Effect: corev1.TaintEffectNoSchedule},
+	}
+}
+
+// poolTolerations are the pool's status.executorScheduling tolerations.
+func poolTolerations() []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range poolTaints() {
+		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
+	}
+	return out
+}
+
+// executorLabels are the labels of the pool's executors of QueryService qs
+// (status.executorScheduling.labels, and the QueryService's name).
+func executorLabels(qs string) map[string]string {
+	return map[string]string{
+		qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS,
+		qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentExecutor,
+		qsv1alpha1.LabelQueryService: qs,
+	}
+}
+
+// podOpts shape a pod the test creates.
+type podOpts struct {
+	labels, annotations map[string]string
+	node                string
+	cpu                 string
+	nodeSelector        map[string]string
+	gates               []string
+	status              corev1.PodStatus
+}
+
+// pod creates a pod and then sets its status, as the scheduler and the
+// kubelet would.
+func (cc countingCluster) pod(t *testing.T, ns, name string, o podOpts) {
+	t.Helper()
+	ctx := context.Background()
+	c := corev1.Container{Name: "executor", Image: "ghcr.io/e6data/executor:3.1"}
+	if o.cpu != "" {
+		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(o.cpu)}
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: o.labels, Annotations: o.annotations},
+		Spec: corev1.PodSpec{NodeName: o.node, NodeSelector: o.nodeSelector, Tolerations: poolTolerations(),
+			Containers: []corev1.Container{c}},
+	}
+	for _, g := range o.gates {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
+	}
+	if err := cc.c.Create(ctx, p); err != nil {
+		t.Fatalf("cannot create pod %s/%s: %v", ns, name, err)
+	}
+	p.Status = o.status
+	if err := cc.c.Status().Update(ctx, p); err != nil {
+		t.Fatalf("cannot set the status of pod %s/%s: %v", ns, name, err)
+	}
+}
+
+// poolSelector is the victim pool's node selector, which its executors
+// use as theirs.
+func poolSelector() map[string]string {
+	return map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS}
+}
+
+// unschedulable is the status the scheduler gives a pod no node has room
+// for: Pending, PodScheduled False with reason Unschedulable.
+func unschedulable() corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/2 nodes are available: 2 Too many pods.", LastTransitionTime: metav1.Now()}}}
+}
+
+func runningSince(at time.Time) corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: at}}
+}
+
+// victimCapacity is the victim pool's PoolCapacity as pool-compose
+// composes it, attaching the tenant's QueryService.
+func victimCapacity(maxExecutors int32) *v1alpha1.PoolCapacity {
+	pc := &v1alpha1.PoolCapacity{
+		ObjectMeta: metav1.ObjectMeta{Name: victimPool + "-capacity"},
+		Spec: v1alpha1.PoolCapacitySpec{ForProvider: v1alpha1.PoolCapacityParameters{
+			Pool:             v1alpha1.PoolRef{Name: victimPool, Namespace: victimNS},
+			NodeSelector:     poolSelector(),
+			ExecutorSelector: map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool},
+			WarmupSelector:   map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
+			Tolerations:      poolTolerations(),
+			ExecutorsPerNode: 2,
+			MaxExecutors:     maxExecutors,
+			QueryServices:    []v1alpha1.AttachedQueryService{{Name: tenantQS, Namespace: tenantNS}},
+		}},
+	}
+	pc.SetProviderConfigReference(&xpv2.Reference{Name: "default"})
+	return pc
+}
+
+// eventually retries check until it returns nil, or fails the test after
+// countTimeout.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	apiserver.Eventually(t, what, countTimeout, check)
+}
+
+func (cc countingCluster) capacity(t *testing.T, name string) *v1alpha1.PoolCapacity {
+	t.Helper()
+	pc := &v1alpha1.PoolCapacity{}
+	if err := cc.c.Get(context.Background(), client.ObjectKey{Name: name}, pc); err != nil {
+		t.Fatal(err)
+	}
+	return pc
+}
+
+// moved is what of a pool's status pods can move.
+type moved struct {
+	Occupied, Pending int32
+	RequestedCPU      string
+	Failures          []string
+	WarmupFailures    []string
+	Unauthorized      []string
+}
+
+func movedOf(o v1alpha1.PoolCapacityObservation) moved {
+	m := moved{Occupied: o.OccupiedExecutors, Pending: o.PendingExecutors}
+	if o.Requested != nil {
+		m.RequestedCPU = o.Requested.CPU.String()
+	}
+	for _, f := range o.Failures {
+		m.Failures = append(m.Failures, f.Namespace+"/"+f.Pod+": "+f.Message)
+	}
+	for _, w := range o.WarmupFailures {
+		m.WarmupFailures = append(m.WarmupFailures, w.Image+": "+w.Message)
+	}
+	for _, u := range o.UnauthorizedExecutors {
+		m.Unauthorized = append(m.Unauthorized, u.Namespace+"/"+u.Pod)
+	}
+	return m
+}
+
+// TestForeignPodsMoveNoCounter replays "Rewrite another pool's status":
+// a tenant who may create pods only in their own namespace creates pods
+// that carry burst-pool's labels, node selector and tolerations: 30
+// pending executors of 64 CPUs (pending 0 -> 30, requested to 1,920
+// cores), a failed executor with a message of their choosing, and a fake
+// warmup pod that cannot pull its image. None of them is on the pool's
+// nodes or in a namespace the pool attaches, so burst-pool's status shows
+// only its tenant's executor.
+func TestForeignPodsMoveNoCounter(t *testing.T) {
+	cc := startCountingCluster(t)
+	ctx := context.Background()
+	cc.poolNode(t, "burst-1")
+	cc.pod(t, tenantNS, "analytics-exec-0", podOpts{labels: executorLabels(tenantQS), node: "burst-1", cpu: "8", status: runningSince(time.Now().Add(-time.Hour))})
+
+	for i := range 30 {
+		cc.pod(t, attackerNS, fmt.Sprintf("fake-exec-%02d", i), podOpts{labels: executorLabels(tenantQS), nodeSelector: poolSelector(), cpu: "64", status: unschedulable()})
+	}
+	cc.pod(t, attackerNS, "fake-failed", podOpts{labels: executorLabels(tenantQS), nodeSelector: poolSelector(),
+		status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "burst-pool is being decommissioned: move your QueryServices to pool cheap-pool"}})
+	warm := map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup}
+	cc.pod(t, attackerNS, "fake-warmup", podOpts{labels: warm, annotations: map[string]string{warmup.AnnotationImage: "ghcr.io/e6data/executor:3.1"}, nodeSelector: poolSelector(),
+		status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "executor", Image: "ghcr.io/e6data/executor:3.1",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "registry says: this image is withdrawn, stop using burst-pool"}}}}}})
+
+	pc := victimCapacity(10)
+	if err := cc.c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	cc.runProvider(t)
+	var got moved
+	eventually(t, "burst-pool's status", func() error {
+		o := cc.capacity(t, pc.Name).Status.AtProvider
+		if o.ObservedAt.IsZero() || o.TotalExecutors == 0 {
+			return fmt.Errorf("not observed yet: %+v", o)
+		}
+		got = movedOf(o)
+		return nil
+	})
+	want := moved{Occupied: 1, RequestedCPU: "8"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("foreign pods moved burst-pool's status (-want +got):\n%s", diff)
+	}
+}
+
+// TestForeignWaitersEvictNobody replays "with shares enforced, two
+// unschedulable waiting pods get a tenant's running executors evicted
+// every round": the pool's four slots are full with analytics-cluster's
+// executors, above its share of two, and pods labelled as executors of
+// the other attached QueryService (share two) appear: two in that
+// QueryService's namespace that can never run on the pool (one held by a
+// scheduling gate, one that asks for other nodes), and two unschedulable
+// ones in a foreign namespace. None of them waits for the pool, so no
+// round evicts anything.
+func TestForeignWaitersEvictNobody(t *testing.T) {
+	const sharedNS, sharedQS = "workspace-ads", "ads-cluster"
+	cc := startCountingCluster(t, sharedNS)
+	ctx := context.Background()
+	cc.poolNode(t, "burst-1")
+	cc.poolNode(t, "burst-2")
+	start := time.Now().Add(-time.Hour)
+	var victims []string
+	for i := range 4 {
+		name := fmt.Sprintf("analytics-exec-%d", i)
+		cc.pod(t, tenantNS, name, podOpts{labels: executorLabels(tenantQS), node: fmt.Sprintf("burst-%d", i%2+1), status: runningSince(start.Add(time.Duration(i) * time.Minute))})
+		victims = append(victims, name)
+	}
+	pc := victimCapacity(4)
+	fp := &pc.Spec.ForProvider
+	fp.QueryServices = []v1alpha1.AttachedQueryService{{Name: tenantQS, Namespace: tenantNS, MaxPoolExecutors: 2}, {Name: sharedQS, Namespace: sharedNS, MaxPoolExecutors: 2}}
+	fp.Policies.EnforceShares = true
+	if err := cc.c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+
+	cc.pod(t, sharedNS, "gated", podOpts{labels: executorLabels(sharedQS), nodeSelector: poolSelector(), gates: []string{"example.com/hold"},
+		status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated, LastTransitionTime: metav1.Now()}}}})
+	cc.pod(t, sharedNS, "elsewhere", podOpts{labels: executorLabels(sharedQS), nodeSelector: map[string]string{"kubernetes.io/hostname": "no-such-node"}, status: unschedulable()})
+	for i := range 2 {
+		cc.pod(t, attackerNS, fmt.Sprintf("waiter-%d", i), podOpts{labels: executorLabels(sharedQS), nodeSelector: poolSelector(), status: unschedulable()})
+	}
+	cc.runProvider(t)
+	eventually(t, "burst-pool's status", func() error {
+		if o := cc.capacity(t, pc.Name).Status.AtProvider; o.ObservedAt.IsZero() {
+			return fmt.Errorf("not observed yet: %+v", o)
+		}
+		return nil
+	})
+	// Three rounds of the pool's policies.
+	time.Sleep(3 * capacityprovider.PollInterval)
+	for _, name := range victims {
+		p := &corev1.Pod{}
+		err := cc.c.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: name}, p)
+		switch {
+		case err != nil:
+			t.Errorf("executor %s/%s is gone: %v", tenantNS, name, err)
+		case p.DeletionTimestamp != nil:
+			t.Errorf("executor %s/%s was evicted for pods that do not wait for the pool", tenantNS, name)
+		}
+	}
+}
+
+// TestLabelledStrangersNeverDetach replays "1,001 labelled strangers push
+// a pool's own QueryService out": a remote pool's summary of its workload
+// cluster lists at most 1,000 QueryServices, and the pool's selector (the
+// reference's e6data.io/pool: burst-pool) matches any QueryService anyone
+// labels so. The pool attaches its tenant's QueryService; then a stranger
+// creates 1,001 labelled QueryServices pointing at the pool, named to sort
+// first. The capacity provider's summary still lists the attached one
+// (and says it is truncated), and the pool-compose function, served over
+// gRPC and composing from that PoolCapacity, keeps it attached.
+func TestLabelledStrangersNeverDetach(t *testing.T) {
+	cc := startCountingCluster(t)
+	ctx := context.Background()
+	// The workload cluster is this API server, through ProviderConfig
+	// west; the platform's settings send every pool there.
+	if err := cc.c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "west"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
+		t.Fatal(err)
+	}
+	settings := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"workloadCluster": map[string]any{"providerConfigName": "west"}}}}
+	settings.SetAPIVersion("apiextensions.crossplane.io/v1beta1")
+	settings.SetKind("EnvironmentConfig")
+	settings.SetName("burstpool")
+	if err := cc.c.Create(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	label := map[string]string{qsv1alpha1.LabelPool: victimPool}
+	pointing := map[string]any{"image": "ghcr.io/e6data/executor:3.1", "resources": map[string]any{"cpu": "4", "memory": "16Gi"},
+		"poolRef": map[string]any{"name": victimPool, "namespace": victimNS}}
+	if err := cc.c.Create(ctx, apiserver.QueryService(tenantQS, tenantNS, label, pointing)); err != nil {
+		t.Fatal(err)
+	}
+	xr, err := fnrun.XPool(victimPool, victimNS, "maxExecutors: 10\nexecutorsPerNode: 2\nqueryServiceSelector:\n  matchLabels: {e6data.io/pool: burst-pool}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := fnrun.Start(t)
+	input := map[string]any{
+		"apiVersion": "pool.fn.burstpool.io/v1beta1", "kind": "Input",
+		"aws": map[string]any{"role": "KarpenterNodeRole", "subnetSelectorTerms": []any{map[string]any{"id": "subnet-1"}}, "securityGroupSelectorTerms": []any{map[string]any{"id": "sg-1"}}},
+	}
+	// compose runs one reconcile of the pool with the PoolCapacity as the
+	// API server holds it, applies the PoolCapacity it desires as
+	// Crossplane would, keeps the status it writes, and returns the
+	// QueryServices it attaches.
+	var capacityName string
+	compose := func() []string {
+		t.Helper()
+		observed := map[string]*unstructured.Unstructured{}
+		if capacityName != "" {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("PoolCapacity"))
+			if err := cc.c.Get(ctx, client.ObjectKey{Name: capacityName}, u); err != nil {
+				t.Fatal(err)
+			}
+			observed["remote-capacity"] = u
+		}
+		rsp, err := fn.Compose(ctx, cc.c, fnrun.Request{XR: xr, Observed: observed, Input: input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := fnrun.Desired(rsp)["remote-capacity"]
+		if !ok {
+			t.Fatalf("the pool composes no PoolCapacity; status %v", fnrun.Status(rsp))
+		}
+		if capacityName == "" {
+			capacityName = want.GetName()
+			if err := cc.c.Create(ctx, want); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			u := observed["remote-capacity"]
+			u.Object["spec"] = want.Object["spec"]
+			if err := cc.c.Update(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		xr.Object["status"] = fnrun.Status(rsp)
+		var out []string
+		for _, a := range asMaps(xr.Object["status"].(map[string]any)["attachedQueryServices"]) {
+			if a["attached"] == true {
+				q := a["queryService"].(map[string]any)
+				out = append(out, fmt.Sprint(q["namespace"], "/", q["name"]))
+			}
+		}
+		return out
+	}
+	summary := func(what string, ready func(*v1alpha1.WorkloadClusterSummary) error) *v1alpha1.WorkloadClusterSummary {
+		t.Helper()
+		var s *v1alpha1.WorkloadClusterSummary
+		eventually(t, what, func() error {
+			pc := &v1alpha1.PoolCapacity{}
+			if err := cc.c.Get(ctx, client.ObjectKey{Name: capacityName}, pc); err != nil {
+				return err
+			}
+			if s = pc.Status.AtProvider.WorkloadCluster; s == nil {
+				return fmt.Errorf("no summary yet")
+			}
+			return ready(s)
+		})
+		return s
+	}
+
+	compose() // the PoolCapacity, waiting for the workload cluster
+	cc.runProvider(t)
+	summary("the first summary", func(*v1alpha1.WorkloadClusterSummary) error { return nil })
+	own := tenantNS + "/" + tenantQS
+	if diff := cmp.Diff([]string{own}, compose()); diff != "" {
+		t.Fatalf("before the attack, attached (-want +got):\n%s", diff)
+	}
+
+	const strangers = v1alpha1.MaxSummaryQueryServices + 1
+	apiserver.Parallel(t, strangers, 8, func(i int) error {
+		return cc.c.Create(ctx, apiserver.QueryService(fmt.Sprintf("aa-%04d", i), attackerNS, label, pointing))
+	})
+	// The summary is read again every 15 s (poolcapacity.SummaryRefresh).
+	s := summary("a summary that reads the strangers", func(s *v1alpha1.WorkloadClusterSummary) error {
+		if !s.Truncated {
+			return fmt.Errorf("%d QueryServices listed, not truncated", len(s.QueryServices))
+		}
+		return nil
+	})
+	listed := false
+	for _, q := range s.QueryServices {
+		listed = listed || q.Namespace+"/"+q.Name == own
+	}
+	if !listed {
+		t.Errorf("the summary of %d QueryServices leaves out the pool's own %s", len(s.QueryServices), own)
+	}
+	if got := compose(); !slices.Contains(got, own) {
+		t.Errorf("after the attack the pool detached its own QueryService %s; it attaches %d others", own, len(got))
+	}
+}
+
+// asMaps returns the maps a list value holds.
+func asMaps(v any) []map[string]any {
+	l, _ := v.([]any)
+	out := make([]map[string]any, 0, len(l))
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
