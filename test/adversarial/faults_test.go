@@ -19,7 +19,7 @@ import (
 	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
-// These tests replay the faults of issue #22 that deleted a pool's
+// These tests replay the faults that used to delete a pool's
 // capacity: Crossplane deletes every composed resource a function leaves
 // out of its desired state (Crossplane v2.4 internal/controller/
 // apiextensions/composite: composed resources absent from the desired
