@@ -255,7 +255,7 @@ func newDeriver(in Input) (*deriver, error) {
 	d.alloc = make([]need, len(cat.Types))
 	for i, t := range cat.Types {
 		d.nom[i] = need{milli(t.CPU), value(t.Memory)}
-		c, m := allocatable(cloud, d.nom[i].cpu, d.nom[i].mem, dsCPU, dsMem)
+		c, m := allocatable(cloud, &cat.Types[i], dsCPU, dsMem)
 		d.alloc[i] = need{c, m}
 	}
 	d.execs = make([]executor, len(in.Executors))
