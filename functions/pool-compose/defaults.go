@@ -120,6 +120,13 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 			bad(fmt.Sprintf("catalogOverrides[%d]", i), "needs a name, a cpu count and a memory quantity")
 		}
 	}
+	if sz := c.Sizing; sz != nil {
+		for i, d := range sz.NodeDaemonSets {
+			if _, err := nodeDaemonSetRequests(d); d.Name == "" || err != nil {
+				bad(fmt.Sprintf("sizing.nodeDaemonSets[%d]", i), "needs a name and cpu and memory quantities such as 100m and 128Mi")
+			}
+		}
+	}
 	errs = append(errs, ValidateNodeIAM(c.AWS.NodeIAM)...) // node IAM (iam.go)
 	return errs
 }

@@ -50,7 +50,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64) 
 	nc, err := NodeClass(NodeClassArgs{
 		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
 		Kind: kind, LocalNVMe: res.LocalNVMe, Config: cfg,
-		Kubelet: sizing.KubeletFor(sizing.Cloud(f.Detection.Cloud)),
+		Kubelet: res.Kubelet,
 	})
 	if err != nil {
 		o.Problem = failed("NodeClassIncomplete", err.Error())
@@ -134,9 +134,10 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		// launch, so one type's spot shortage does not stall the pool.
 		types["minValues"] = int64(spotMinValues)
 	}
-	reqs := []any{
-		types,
-		requirement(labelOS, "linux"),
+	reqs := []any{types}
+	autoMode := a.NodeClass == nodeClassKinds[methodEKSAutoMode]
+	if !autoMode { // EKS Auto Mode does not support the kubernetes.io/os requirement
+		reqs = append(reqs, requirement(labelOS, "linux"))
 	}
 	if a.Arch != "" {
 		reqs = append(reqs, requirement(labelArch, a.Arch))
@@ -163,7 +164,12 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		"requirements": reqs,
 		"taints":       cloudpool.TaintList(a.Taints),
 	}
-	if a.Tuning.ExpireAfter != "" {
+	switch {
+	case autoMode:
+		// Auto Mode nodes live at most 21 days, grace period included.
+		tmplSpec["expireAfter"] = autoModeExpireAfter(a.Tuning.ExpireAfter)
+		tmplSpec["terminationGracePeriod"] = durationString(autoModeTerminationGrace)
+	case a.Tuning.ExpireAfter != "":
 		tmplSpec["expireAfter"] = a.Tuning.ExpireAfter
 	}
 	spec := map[string]any{
@@ -391,9 +397,14 @@ func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 // gceNodeClass is the spec of a karpenter.k8s.gcp/v1alpha1 GCENodeClass.
 func gceNodeClass(a NodeClassArgs) map[string]any {
 	gcp := a.Config.GCP
-	spec := map[string]any{
-		"imageSelectorTerms": []any{map[string]any{"family": gcp.ImageFamily, "channel": gcp.ImageChannel}},
+	// The GCENodeClass's CEL: a family needs a channel or a version, and
+	// channel is only supported for family ContainerOptimizedOS; Ubuntu
+	// images follow the latest version.
+	term := map[string]any{"family": gcp.ImageFamily, "version": "latest"}
+	if gcp.ImageFamily == defaultGCPImageFamily {
+		term = map[string]any{"family": gcp.ImageFamily, "channel": gcp.ImageChannel}
 	}
+	spec := map[string]any{"imageSelectorTerms": []any{term}}
 	if gcp.ServiceAccount != "" {
 		spec["serviceAccount"] = gcp.ServiceAccount
 	}

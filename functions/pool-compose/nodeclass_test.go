@@ -61,21 +61,29 @@ func TestRuleModelAndNodeClassAgree(t *testing.T) {
 }
 
 // TestEC2NodeClassReservesWhatTheModelSubtracts recomputes the memory
-// allocatable of every AWS catalog type from the EC2NodeClass's own
-// figures (capacity less the 7.5% VM overhead, kubeReserved.memory and
-// evictionHard) and compares it with the sizing model's.
+// allocatable of every AWS catalog type from the figures of the
+// EC2NodeClass a pool of that type gets (capacity less 64Mi CMA on arm64
+// and the 7.5% VM overhead, as Karpenter's AWS provider's memory() does,
+// then its kubeReserved.memory and evictionHard) and compares it with the
+// sizing model's. Its maxPods must not exceed the pods the type's ENIs
+// address (the VPC CNI gives no pod an address beyond them).
 func TestEC2NodeClassReservesWhatTheModelSubtracts(t *testing.T) {
-	k := sizing.KubeletFor(sizing.CloudAWS)
-	spec := kubeletConfig(k, true)
-	reserved := resource.MustParse(spec["kubeReserved"].(map[string]any)["memory"].(string))
-	eviction := resource.MustParse(spec["evictionHard"].(map[string]any)["memory.available"].(string))
 	cat, err := sizing.LoadCatalog(sizing.CloudAWS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, it := range cat.Types {
+		spec := kubeletConfig(sizing.KubeletFor(sizing.CloudAWS, it), true)
+		if pods := spec["maxPods"].(int64); pods > it.Pods {
+			t.Errorf("%s: the EC2NodeClass sets maxPods %d, more than the %d pods its network addresses", it.Name, pods, it.Pods)
+		}
+		reserved := resource.MustParse(spec["kubeReserved"].(map[string]any)["memory"].(string))
+		eviction := resource.MustParse(spec["evictionHard"].(map[string]any)["memory.available"].(string))
 		mib := it.Memory.Value() >> 20
-		capacity := (mib - (mib*sizing.VMMemoryOverheadPermille+999)/1000) << 20
+		if it.Arch == sizing.ArchARM64 {
+			mib -= 64
+		}
+		capacity := (mib - (mib*75+999)/1000) << 20
 		want := capacity - reserved.Value() - eviction.Value()
 		alloc := sizing.NodeAllocatable(sizing.CloudAWS, it)
 		if got := alloc.Memory.Value(); got != want {

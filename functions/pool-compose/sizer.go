@@ -38,6 +38,14 @@ func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 		if len(extra) > 0 {
 			cat = cat.WithOverrides(extra)
 		}
+		if in.Method == methodEKSAutoMode {
+			for _, p := range []struct{ field, name string }{{"spec.instanceConfig.instanceType", in.InstanceType}, {"the type inherited from " + in.InheritQueryService, in.InheritInstanceType}} {
+				if it, ok := cat.Lookup(p.name); ok && autoModeRefuses(it) != "" {
+					return SizeResult{}, errors.Errorf("%s: EKS Auto Mode never launches %s: %s; choose a type with more than 1 vCPU", p.field, p.name, autoModeRefuses(it))
+				}
+			}
+			cat = cat.Without(func(it sizing.InstanceType) bool { return autoModeRefuses(it) != "" })
+		}
 		return derive(cat, in)
 	}
 }
@@ -75,11 +83,13 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 		out.Offered = append(out.Offered, OfferedType{Name: o.Name, PerNode: clampInt32(o.PerNode), Reason: o.Reason})
 	}
 	offered := append([]string{res.InstanceType}, res.SpotTypes...)
+	var offeredTypes []sizing.InstanceType
 	for _, name := range offered {
 		it, ok := cat.Lookup(name)
 		if !ok {
 			continue
 		}
+		offeredTypes = append(offeredTypes, it)
 		if it.CPU.Cmp(out.Capacity.CPU) > 0 {
 			out.Capacity.CPU = it.CPU.DeepCopy()
 		}
@@ -90,6 +100,7 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 			out.LocalNVMe = it.LocalNVMeGiB > 0
 		}
 	}
+	out.Kubelet = sizing.KubeletFor(sizing.Cloud(in.Cloud), offeredTypes...)
 	for _, c := range res.Compatibility {
 		out.Compatibility = append(out.Compatibility, Compatibility{
 			QueryService: c.QueryService, Compatible: c.Compatible,

@@ -370,3 +370,19 @@ func (c *Catalog) Family(family string) []InstanceType {
 	slices.SortFunc(out, compareSize)
 	return out
 }
+
+// Without returns a new catalog holding c's types but those drop reports
+// true for, for a cloud mode that never launches them.
+func (c *Catalog) Without(drop func(InstanceType) bool) *Catalog {
+	out := &Catalog{Cloud: c.Cloud, Version: c.Version, Region: c.Region, index: map[string]int{}}
+	for _, t := range c.Types {
+		if drop(t) {
+			continue
+		}
+		t.CPU = t.CPU.DeepCopy()
+		t.Memory = t.Memory.DeepCopy()
+		out.index[t.Name] = len(out.Types)
+		out.Types = append(out.Types, t)
+	}
+	return out
+}

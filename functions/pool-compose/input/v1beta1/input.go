@@ -93,6 +93,38 @@ type Input struct {
 	// Crossplane runs in. A Pool's spec.workloadCluster wins over it.
 	// +optional
 	WorkloadCluster *WorkloadCluster `json:"workloadCluster,omitempty"`
+
+	// Sizing tunes the allocatable model that sizes pool nodes.
+	// +optional
+	Sizing *Sizing `json:"sizing,omitempty"`
+}
+
+// Sizing tunes the allocatable model that sizes pool nodes.
+type Sizing struct {
+	// NodeDaemonSets are the cluster's own DaemonSet pods that run on every
+	// pool node (those that tolerate the pool's taint: kube-proxy, the CNI,
+	// log and metrics agents), each with its pod's requests. Sizing
+	// subtracts them from every node, as Karpenter does before it launches
+	// one. Unset, the cluster's add-on defaults: on EKS with Karpenter
+	// kube-proxy (100m) and aws-node (aws-node 25m and aws-eks-nodeagent
+	// 25m), none elsewhere; [] counts none.
+	// +listType=atomic
+	// +optional
+	NodeDaemonSets []NodeDaemonSet `json:"nodeDaemonSets,omitempty"`
+}
+
+// NodeDaemonSet is one DaemonSet pod on every pool node.
+type NodeDaemonSet struct {
+	// Name of the DaemonSet, for messages.
+	Name string `json:"name"`
+
+	// CPU the pod requests (its containers' sum), for example 100m.
+	// +optional
+	CPU string `json:"cpu,omitempty"`
+
+	// Memory the pod requests, for example 128Mi.
+	// +optional
+	Memory string `json:"memory,omitempty"`
 }
 
 // WorkloadCluster points pools at a workload cluster other than the
@@ -283,7 +315,9 @@ type GCP struct {
 	// +optional
 	ImageFamily string `json:"imageFamily,omitempty"`
 
-	// ImageChannel is the GKE release channel the image follows.
+	// ImageChannel is the GKE release channel the image follows; only
+	// ContainerOptimizedOS images have one (Ubuntu images follow their
+	// latest version).
 	// +kubebuilder:validation:Enum=rapid;regular;stable;extended;cluster
 	// +kubebuilder:default=stable
 	// +optional
@@ -319,7 +353,9 @@ type Karpenter struct {
 	// +optional
 	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
 
-	// ExpireAfter is the longest a pool node lives.
+	// ExpireAfter is the longest a pool node lives. On EKS Auto Mode it is
+	// at most 480h: Auto Mode nodes live at most 21 days, and pools give
+	// them its default 24h terminationGracePeriod.
 	// +kubebuilder:default="720h"
 	// +optional
 	ExpireAfter string `json:"expireAfter,omitempty"`
