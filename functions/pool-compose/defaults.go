@@ -16,6 +16,7 @@ import (
 const (
 	defaultNamespace        = "burstpool-system"
 	defaultAMIAlias         = "al2023@latest"
+	defaultRootVolumeImage  = "20Gi"
 	defaultEphemeralStorage = "80Gi"
 	defaultGCPImageFamily   = "ContainerOptimizedOS"
 	defaultGCPImageChannel  = "stable"
@@ -37,6 +38,7 @@ const (
 func Default(c *v1beta1.Input) {
 	orDefault(&c.Namespace, defaultNamespace)
 	orDefault(&present(&c.AWS).AMIAlias, defaultAMIAlias)
+	orDefault(&c.AWS.RootVolumePerImage, defaultRootVolumeImage)
 	orDefault(&present(&c.EKSAutoMode).EphemeralStorageSize, defaultEphemeralStorage)
 	gcp := present(&c.GCP)
 	orDefault(&gcp.ImageFamily, defaultGCPImageFamily)
@@ -109,6 +111,9 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 	}
 	if u := c.Capacity.UnauthorizedExecutors; !slices.Contains(unauthorizedPolicies, u) {
 		bad("capacity.unauthorizedExecutors", "%q is not Report, Evict or Deny", u)
+	}
+	if q, err := resource.ParseQuantity(c.AWS.RootVolumePerImage); err != nil || q.Sign() < 0 {
+		bad("aws.rootVolumePerImage", "%q is not a quantity such as 20Gi", c.AWS.RootVolumePerImage)
 	}
 	if _, err := resource.ParseQuantity(c.EKSAutoMode.EphemeralStorageSize); err != nil {
 		bad("eksAutoMode.ephemeralStorageSize", "%q is not a quantity such as 80Gi", c.EKSAutoMode.EphemeralStorageSize)

@@ -176,7 +176,7 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	events := sizeEvents(in, f, res)
 	minNodes, maxNodes := nodeRange(in.Spec.MinExecutors, in.Spec.MaxExecutors, f.PerNode, in.Spec.Suspend)
 	if isKarpenter(f.Detection.Method) {
-		n.NodePoolName, n.NodeClassName, o = decideKarpenter(in, f, si.Spot, res, maxNodes)
+		n.NodePoolName, n.NodeClassName, o = decideKarpenter(in, f, si.Spot, res, maxNodes, images)
 		if o.Problem == nil {
 			events = append(events, archWarnings(in.Spec, arch, res)...)
 		}

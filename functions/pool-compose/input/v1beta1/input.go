@@ -247,6 +247,16 @@ type AWS struct {
 	// +optional
 	AMIAlias string `json:"amiAlias,omitempty"`
 
+	// RootVolumePerImage is the room the node's volume that holds
+	// container images (the root volume; Bottlerocket's data volume) gets
+	// for each warm image, beside the 20Gi Karpenter gives it by default,
+	// on types without local NVMe (those keep images on a RAID0 of their
+	// instance store). Warmup pulls every warm image on every node, and
+	// multi-GB images fill the default volume (DiskPressure evictions).
+	// +kubebuilder:default="20Gi"
+	// +optional
+	RootVolumePerImage string `json:"rootVolumePerImage,omitempty"`
+
 	// NodeIAM composes each pool's node IAM role, its policy attachments
 	// and its EKS access entry with Upbound's provider-aws family, instead
 	// of naming a role made by hand in Role. Needs the burstpool-aws
