@@ -359,3 +359,66 @@ func TestVendorGCPImageFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestVendorNodeAgentsPreemptExecutors replays a node packed with executors
+// before its agents land (a QueryService with a new image attaches after
+// the node filled): without a priority above the executors' the new
+// warmup pod stays Pending and ImagesWarm never turns True. The scheduler
+// preempts lower-priority pods only for a pod of higher priority whose
+// class allows it (Kubernetes, "Pod Priority and Preemption":
+// preemptionPolicy PreemptLowerPriority, the default). system-node-critical
+// is not the default because GKE admits it only in namespaces with a
+// ResourceQuota for it (Kubernetes, "Resource Quotas": limit priority class
+// consumption by default), so each pool composes its own class.
+func TestVendorNodeAgentsPreemptExecutors(t *testing.T) {
+	spec := basicSpec + "  storageAgent: {enabled: true, image: ghcr.io/e6data/storage-agent:1.0}\n"
+	cases := map[string]struct {
+		reason   string
+		settings string
+		class    string
+		composed bool
+	}{
+		"PoolClass": {
+			reason: "Unset, the agents run at the pool's own class, which preempts executors.",
+			class:  "burst-node-agent", composed: true,
+		},
+		"NamedClass": {
+			reason:   "warmup.priorityClassName names an existing class (system-node-critical where the cluster admits it); none is composed.",
+			settings: "  warmup: {helperImage: ghcr.io/burstpool/warm:v0.1.0, priorityClassName: system-node-critical}\n",
+			class:    "system-node-critical",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+				XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: awsCRDs, Catalog: true}.run(t)
+			agents := 0
+			for _, n := range desiredNames(rsp) {
+				u := desired(rsp, n)
+				if u.GetKind() != "DaemonSet" {
+					continue
+				}
+				agents++
+				if got, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "priorityClassName"); got != tc.class {
+					t.Errorf("%s\nDaemonSet %s runs at priority class %q, want %q", tc.reason, n, got, tc.class)
+				}
+			}
+			if agents < 3 {
+				t.Errorf("%s\n%d DaemonSets, want two warmups and the storage agent", tc.reason, agents)
+			}
+			pc := desired(rsp, "node-agent-priorityclass")
+			if (pc != nil) != tc.composed {
+				t.Fatalf("%s\nnode-agent PriorityClass composed: %v, want %v", tc.reason, pc != nil, tc.composed)
+			}
+			if pc == nil {
+				return
+			}
+			v, _, _ := unstructured.NestedFieldNoCopy(pc.Object, "value")
+			value := count(map[string]any{"v": v}, "v")
+			policy, _, _ := unstructured.NestedString(pc.Object, "preemptionPolicy")
+			if pc.GetName() != tc.class || value <= 0 || value > 1000000000 || policy != "PreemptLowerPriority" {
+				t.Errorf("%s\nPriorityClass %s value %d preemptionPolicy %s: want %s above executors (0), within user classes (1000000000), preempting", tc.reason, pc.GetName(), value, policy, tc.class)
+			}
+		})
+	}
+}

@@ -391,6 +391,15 @@ type Warmup struct {
 	// +kubebuilder:default="ghcr.io/burstpool/warm:v0.1.0"
 	// +optional
 	HelperImage string `json:"helperImage,omitempty"`
+
+	// PriorityClassName names an existing PriorityClass for the pool's
+	// node agents (warmup and storage-agent pods), for example
+	// system-node-critical where the cluster admits it outside
+	// kube-system. Empty, the function composes one per pool,
+	// "{pool}-node-agent", of value 1000000 that preempts lower
+	// priorities, so an agent lands on a node packed with executors.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // Placeholder configures the warm-slot placeholders.
