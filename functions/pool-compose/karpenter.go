@@ -477,10 +477,11 @@ func aksNodeClass(a NodeClassArgs) map[string]any {
 	if az.OSDiskSizeGB > 0 {
 		spec["osDiskSizeGB"] = int64(az.OSDiskSizeGB)
 	}
-	// The AKSNodeClass sets maxPods only; AKS itself reserves memory and
-	// evicts at 750Mi, as the model assumes.
-	if a.Kubelet.MaxPods > 0 {
-		spec["maxPods"] = int64(a.Kubelet.MaxPods)
+	// AKS itself reserves memory and evicts at 750Mi, as the model
+	// assumes; maxPods is the cluster's (its network plugin's default)
+	// unless the settings name one.
+	if az.MaxPods > 0 {
+		spec["maxPods"] = int64(az.MaxPods)
 	}
 	return spec
 }

@@ -34,9 +34,9 @@ func TestRuleModelAndNodeClassAgree(t *testing.T) {
 			want: map[string]any{"maxPods": int64(110), "evictionHard": map[string]any{"memory.available": "100Mi"}},
 		},
 		"AKSNodeClass": {
-			reason: "Azure: the AKSNodeClass has maxPods only (110, not Azure CNI's 30); AKS evicts at 750Mi as the model assumes.",
+			reason: "Azure: AKS reserves by size and evicts at 750Mi as the model assumes; maxPods is left to the cluster's network plugin (Azure CNI node subnet: 30, Azure/karpenter-provider-azure pkg/utils/utils.go GetMaxPods), never a blanket 110.",
 			cloud:  sizing.CloudAzure, path: []string{"spec", "maxPods"},
-			want: map[string]any{"v": int64(110)},
+			want: map[string]any{"v": nil},
 		},
 	}
 	for name, tc := range cases {

@@ -422,3 +422,33 @@ func TestVendorNodeAgentsPreemptExecutors(t *testing.T) {
 		})
 	}
 }
+
+// TestVendorAzureMaxPods replays an AKSNodeClass that asks for 110 pods on
+// a cluster whose Azure CNI gives every pod a node-subnet address: Azure
+// reserves maxPods addresses per node in the subnet, and Karpenter's Azure
+// provider defaults to 30 on that plugin, 250 on overlay and 110 on kubenet
+// (Azure/karpenter-provider-azure pkg/utils/utils.go, GetMaxPods). The
+// AKSNodeClass leaves it to that default unless azure.maxPods sets it.
+func TestVendorAzureMaxPods(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		settings string
+		want     any
+	}{
+		"ClusterDefault": {reason: "Unset: no maxPods, the provider's default for the cluster's network plugin."},
+		"Set":            {reason: "azure.maxPods is written as set.", settings: "  azure: {maxPods: 50}\n", want: float64(50)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{crdNodePool, crdAKSNodeClass}, Catalog: true}.run(t)
+			nc := desired(rsp, "nodeclass")
+			if nc == nil {
+				t.Fatalf("%s\nno AKSNodeClass: %v", tc.reason, results(rsp))
+			}
+			if diff := cmp.Diff(tc.want, nc.Object["spec"].(map[string]any)["maxPods"]); diff != "" {
+				t.Errorf("%s\nmaxPods: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -145,6 +145,10 @@ func KubeletFor(c Cloud, types ...InstanceType) Kubelet {
 	switch c {
 	case CloudKWOK:
 		return Kubelet{}
+	case CloudAzure:
+		// AKS reserves by size, not by pods: the NodeClass leaves maxPods
+		// to the cluster's network plugin.
+		return Kubelet{EvictionHardMemory: m.eviction}
 	case CloudAWS:
 		return Kubelet{MaxPods: int32(pods), KubeReservedMemory: m.memory(0, pods), EvictionHardMemory: m.eviction}
 	default:

@@ -134,14 +134,22 @@ func TestAllocatableIsKarpenters(t *testing.T) {
 		kubelet := sizing.KubeletFor(tc.cloud, it)
 		// AWS: the EC2NodeClass sets maxPods to the pods the type's ENIs
 		// address (DescribeInstanceTypes), at most 110, and kube-reserved
-		// memory to 11Mi a pod + 255Mi; GCP and Azure reserve memory by
-		// size, not by pods.
+		// memory to 11Mi a pod + 255Mi; the GCENodeClass sets 110; the
+		// AKSNodeClass leaves it to the cluster's network plugin. GCP and
+		// Azure reserve memory by size, not by pods.
 		wantPods := int64(110)
-		if tc.cloud == sizing.CloudAWS && it.Pods > 0 {
+		switch {
+		case tc.cloud == sizing.CloudAWS && it.Pods > 0:
 			wantPods = min(wantPods, it.Pods)
+		case tc.cloud == sizing.CloudAzure:
+			wantPods = 0
 		}
 		if int64(kubelet.MaxPods) != wantPods {
 			t.Errorf("%s: the NodeClass sets maxPods %d, want %d", tc.name, kubelet.MaxPods, wantPods)
+		}
+		pods := fmt.Sprint(wantPods)
+		if wantPods == 0 {
+			pods = "the cluster's"
 		}
 		gib := it.Memory.AsApproximateFloat64() / (1 << 30)
 		kCPU, kMem := karpenterAllocatable(tc.cloud, it.Arch, it.CPU.Value(), gib, wantPods)
@@ -149,7 +157,7 @@ func TestAllocatableIsKarpenters(t *testing.T) {
 		if diff := cmp.Diff([2]int64{kCPU, kMem}, [2]int64{got.CPU.MilliValue(), got.Memory.Value()}); diff != "" {
 			t.Errorf("%s %s: burstpool's allocatable (milli-CPU, bytes) is not Karpenter's: -karpenter, +burstpool:\n%s", tc.cloud, tc.name, diff)
 		}
-		fmt.Fprintf(&table, "| %s | %s | %s / %s | %d | %s | %s |\n", tc.cloud, tc.name, it.CPU.String(), it.Memory.String(), wantPods,
+		fmt.Fprintf(&table, "| %s | %s | %s / %s | %s | %s | %s |\n", tc.cloud, tc.name, it.CPU.String(), it.Memory.String(), pods,
 			figures(kCPU, kMem), figures(got.CPU.MilliValue(), got.Memory.Value()))
 	}
 	doc, err := os.ReadFile("../../docs/sizing.md")

@@ -353,6 +353,16 @@ type Azure struct {
 	// OSDiskSizeGB of pool nodes.
 	// +optional
 	OSDiskSizeGB int32 `json:"osDiskSizeGB,omitempty"`
+
+	// MaxPods of pool nodes. Unset, Karpenter's Azure provider chooses by
+	// the cluster's network plugin (30 on Azure CNI with node subnet
+	// addresses, which it reserves per pod in the subnet; 250 on overlay
+	// or with no plugin; 110 with kubenet). AKS's reservations do not
+	// depend on it, so sizing does not either.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=250
+	// +optional
+	MaxPods int32 `json:"maxPods,omitempty"`
 }
 
 // Karpenter tunes NodePools.
