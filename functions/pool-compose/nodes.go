@@ -10,6 +10,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Nodes is the decision on the pool's nodes: their size, their
@@ -50,12 +51,13 @@ var eksAddOnDaemonSets = []v1beta1.NodeDaemonSet{
 
 // clusterDaemonSets are the cluster's own DaemonSet pods on every pool
 // node: sizing.nodeDaemonSets, else the defaults of the cluster's add-ons
-// (EKS with Karpenter; EKS Auto Mode runs its networking outside pods).
-func clusterDaemonSets(cfg *v1beta1.Input, d Detection) []v1beta1.NodeDaemonSet {
+// (EKS with Karpenter, or a kwok cluster that simulates it; EKS Auto Mode
+// runs its networking outside pods).
+func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) []v1beta1.NodeDaemonSet {
 	if cfg != nil && cfg.Sizing != nil && cfg.Sizing.NodeDaemonSets != nil {
 		return cfg.Sizing.NodeDaemonSets
 	}
-	if d.Cloud == cloudAWS && d.Method == methodKarpenter {
+	if d.Method == methodKarpenter && (d.Cloud == cloudAWS || d.Cloud == cloudKWOK && simulated == sizing.CloudAWS) {
 		return eksAddOnDaemonSets
 	}
 	return nil
@@ -99,7 +101,7 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 		si.SpotNeighbours = si.SpotNeighbours || ic.SpotNeighbourGenerations
 		si.AllowMetal = ic.AllowMetal
 	}
-	for _, d := range clusterDaemonSets(in.Config, f.Detection) {
+	for _, d := range clusterDaemonSets(in.Config, f.Detection, in.KWOKCatalog) {
 		if r, err := nodeDaemonSetRequests(d); err == nil { // ValidateInput refuses the others
 			si.Overhead = append(si.Overhead, PodRequests{Containers: []Resources{r}})
 		}

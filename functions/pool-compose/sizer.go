@@ -14,7 +14,8 @@ import (
 // plus the input's overrides. Pools on a kwok cluster are sized from
 // kwokCatalog when it is set: the catalog whose types that cluster's
 // Karpenter kwok provider offers (for example aws, so a pool naming
-// r7gd.16xlarge gets r7gd.16xlarge nodes), with kwok's node allocatable.
+// r7gd.16xlarge gets r7gd.16xlarge nodes), with that cloud's allocatable,
+// which the simulated nodes offer (sizing.KWOKInstanceTypesJSON).
 func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) func(SizeInput) (SizeResult, error) {
 	extra := make([]sizing.InstanceType, 0, len(overrides))
 	for _, o := range overrides {
@@ -30,6 +31,7 @@ func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 		from := sizing.Cloud(in.Cloud)
 		if from == sizing.CloudKWOK && kwokCatalog != "" {
 			from = kwokCatalog
+			in.Cloud = string(from)
 		}
 		cat, err := sizing.LoadCatalog(from)
 		if err != nil {
