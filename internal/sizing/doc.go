@@ -50,6 +50,9 @@
 //	       choice), 100Mi eviction.
 //	kwok   (Karpenter's kwok provider): 100m and 10Mi, nothing else.
 //
+// Pods. A node runs at most maxPods pods, its DaemonSet pods included, so
+// it holds at most maxPods less one pod per DaemonSet executors.
+//
 // KubeletFor is what a NodeClass must set for the nodes to reserve what
 // the model subtracts (maxPods, and on AWS the memory kube-reserved).
 //

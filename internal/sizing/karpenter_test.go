@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -172,4 +173,43 @@ func TestAllocatableIsKarpenters(t *testing.T) {
 // figures shows milli-CPU and bytes as the docs table does.
 func figures(cpu, mem int64) string {
 	return fmt.Sprintf("%dm / %d bytes (%.2fMi)", cpu, mem, math.Floor(float64(mem)/(1<<20)*100)/100)
+}
+
+// TestExecutorsPerNodeWithinThePodsTheNetworkHolds replays a pool whose
+// nodes run out of pod addresses before CPU or memory: an r7gd.medium's
+// VPC CNI addresses 8 pods (2 ENIs x (4 - 1) + 2; aws/karpenter-provider-aws
+// pkg/providers/instancetype/types.go, ENILimitedPods), the kubelet is
+// given that maxPods, and two DaemonSet pods take two of them, so eight
+// small executors do not fit although their CPU and memory would.
+func TestExecutorsPerNodeWithinThePodsTheNetworkHolds(t *testing.T) {
+	small := sizing.Executor{QueryService: "a/small", CPU: resource.MustParse("50m"), Memory: resource.MustParse("256Mi")}
+	daemonSets := sizing.Overhead{DaemonSets: []sizing.PodRequests{
+		{Containers: []sizing.Resources{{CPU: resource.MustParse("100m")}}},
+		{Containers: []sizing.Resources{{CPU: resource.MustParse("50m")}}},
+	}}
+	cases := map[string]struct {
+		reason  string
+		perNode int32
+		want    bool
+		message string
+	}{
+		"SixFit": {reason: "Six executors and two DaemonSet pods are the node's eight.", perNode: 6, want: true},
+		"EightDoNot": {
+			reason: "Eight executors and two DaemonSet pods are ten: incompatible, saying so.", perNode: 8,
+			message: "r7gd.medium allocatable is 0.79 CPU / 6.9Gi / 6 pods beside its DaemonSets",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := sizing.Derive(sizing.Input{Cloud: sizing.CloudAWS, InstanceType: "r7gd.medium", ExecutorsPerNode: tc.perNode,
+				Executors: []sizing.Executor{small}, Overhead: daemonSets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := got.Compatibility[0]
+			if c.Compatible != tc.want || !strings.Contains(c.Message, tc.message) {
+				t.Errorf("%s\ncompatible=%v (%q), want %v with %q", tc.reason, c.Compatible, c.Message, tc.want, tc.message)
+			}
+		})
+	}
 }
