@@ -39,9 +39,9 @@ func compatibilityOf(t *testing.T, st map[string]any, ns, name string) (bool, st
 // TestVendorExecutorFitsKarpentersNode replays an executor that fits the
 // allocatable model but not the node Karpenter would launch: Karpenter
 // subtracts the DaemonSets of the cluster from a NodePool's types before it
-// launches a node (kubernetes-sigs/karpenter pkg/controllers/provisioning/
-// scheduling: daemonOverhead), so an executor larger than what is left
-// gets no NodeClaim and stays Pending. An m7i.2xlarge (8 vCPU, 32Gi,
+// launches a node (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/
+// provisioning/scheduling/nodeclaim.go, daemonOverheadGroups), so an
+// executor larger than what is left gets no NodeClaim and stays Pending. An m7i.2xlarge (8 vCPU, 32Gi,
 // amd64, 58 ENI-limited pods) has 8000m - 90m = 7910m and 32768Mi - 2458Mi
 // VM overhead - 893Mi (11 x 58 + 255) - 100Mi = 29317Mi allocatable
 // (aws/karpenter-provider-aws pkg/providers/instancetype/types.go); an EKS
