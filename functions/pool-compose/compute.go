@@ -303,6 +303,7 @@ func Compute(in Input) Output {
 		out.add(Outcome{Preserve: []resource.Name{rnPlaceholder, rnPriorityClass}})
 	}
 	out.add(decideStorageAgent(in, f))
+	out.add(decideAgentPriority(in, f, len(warm.DaemonSets)))
 	out.add(decideAdmission(in, f))
 
 	st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Nodes: nodes, Warm: warm, Problem: out.problem, Waiting: out.waiting})

@@ -16,6 +16,7 @@ import (
 const (
 	defaultNamespace        = "burstpool-system"
 	defaultAMIAlias         = "al2023@latest"
+	defaultRootVolumeImage  = "20Gi"
 	defaultEphemeralStorage = "80Gi"
 	defaultGCPImageFamily   = "ContainerOptimizedOS"
 	defaultGCPImageChannel  = "stable"
@@ -37,6 +38,7 @@ const (
 func Default(c *v1beta1.Input) {
 	orDefault(&c.Namespace, defaultNamespace)
 	orDefault(&present(&c.AWS).AMIAlias, defaultAMIAlias)
+	orDefault(&c.AWS.RootVolumePerImage, defaultRootVolumeImage)
 	orDefault(&present(&c.EKSAutoMode).EphemeralStorageSize, defaultEphemeralStorage)
 	gcp := present(&c.GCP)
 	orDefault(&gcp.ImageFamily, defaultGCPImageFamily)
@@ -110,6 +112,9 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 	if u := c.Capacity.UnauthorizedExecutors; !slices.Contains(unauthorizedPolicies, u) {
 		bad("capacity.unauthorizedExecutors", "%q is not Report, Evict or Deny", u)
 	}
+	if q, err := resource.ParseQuantity(c.AWS.RootVolumePerImage); err != nil || q.Sign() < 0 {
+		bad("aws.rootVolumePerImage", "%q is not a quantity such as 20Gi", c.AWS.RootVolumePerImage)
+	}
 	if _, err := resource.ParseQuantity(c.EKSAutoMode.EphemeralStorageSize); err != nil {
 		bad("eksAutoMode.ephemeralStorageSize", "%q is not a quantity such as 80Gi", c.EKSAutoMode.EphemeralStorageSize)
 	}
@@ -118,6 +123,13 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 		_, e2 := resource.ParseQuantity(o.Memory)
 		if o.Name == "" || e1 != nil || e2 != nil {
 			bad(fmt.Sprintf("catalogOverrides[%d]", i), "needs a name, a cpu count and a memory quantity")
+		}
+	}
+	if sz := c.Sizing; sz != nil {
+		for i, d := range sz.NodeDaemonSets {
+			if _, err := nodeDaemonSetRequests(d); d.Name == "" || err != nil {
+				bad(fmt.Sprintf("sizing.nodeDaemonSets[%d]", i), "needs a name and cpu and memory quantities such as 100m and 128Mi")
+			}
 		}
 	}
 	errs = append(errs, ValidateNodeIAM(c.AWS.NodeIAM)...) // node IAM (iam.go)

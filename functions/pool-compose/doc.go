@@ -7,7 +7,10 @@
 // Every pool gets a PoolCapacity "{pool}-capacity" (the capacity provider
 // counts the pool's nodes and executors into it), one warmup DaemonSet per
 // warm image "{pool}-warmup-{hash}", and, with spec.storageAgent, the
-// DaemonSet "{pool}-storage-agent". Then, by provisioning method:
+// DaemonSet "{pool}-storage-agent"; these node agents run at the
+// PriorityClass "{pool}-node-agent" (value 1000000, preempting executors on
+// a full node; agents.go), or at the class warmup.priorityClassName names.
+// Then, by provisioning method:
 //
 //   - karpenter, eks-auto-mode: a karpenter.sh/v1 NodePool "{pool}-nodepool"
 //     and a NodeClass "{pool}-nodeclass" of the cloud (EC2NodeClass,
@@ -52,7 +55,8 @@
 //     coreweave.go); keepNodeIAM keeps the role when nodes were not
 //     decided.
 //  5. decideCapacity (capacity.go), decidePlaceholders (placeholders.go),
-//     decideStorageAgent (storage.go), decideAdmission (admission.go).
+//     decideStorageAgent (storage.go), decideAgentPriority (agents.go),
+//     decideAdmission (admission.go).
 //  6. decideStatus (status.go): the XPool's status, its conditions and its
 //     phase, from everything decided before.
 //

@@ -223,6 +223,7 @@ type OwnedName struct {
 var ownedNames = []OwnedName{
 	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
 	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
+	{Resource: rnAgentPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxNodeAgent},
 }
 
 // Requirements are the resources the function asks Crossplane for when

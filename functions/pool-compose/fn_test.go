@@ -85,7 +85,7 @@ func summarize(rsp *fnv1.RunFunctionResponse, want summary) summary {
 func TestRunFunction(t *testing.T) {
 	wd := "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.0")
 	wa := "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.1")
-	karpenterObjects := []string{"access-policy", "access-policy-binding", "capacity", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wd, wa}
+	karpenterObjects := []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wd, wa}
 
 	cases := map[string]struct {
 		reason string
@@ -193,17 +193,17 @@ func TestRunFunction(t *testing.T) {
 		"LinodeWithNodeSelector": {
 			reason: "A Linode pool with nodeSelector uses the existing LKE nodes.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  nodeSelector: {lke.linode.com/pool-id: \"42\"}\n"), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}},
 		},
 		"LinodeManaged": {
 			reason: "With manageNodePool the pool gets an LKE node pool sized from min and max executors.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {manageNodePool: true}\n"), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "cloud-nodepool", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/CloudNodePool"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "cloud-nodepool", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/CloudNodePool"}},
 		},
 		"ProvisioningOverridesDetection": {
 			reason: "spec.provisioning picks the method even when other CRDs are installed.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  nodeSelector: {pool: a}\n  provisioning: {method: static}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "placeholder", "placeholder-priorityclass", wd, wa}, Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}, Phase: "Creating"},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}, Phase: "Creating"},
 		},
 		"InvalidSpecIsFatal": {
 			reason: "A spec that bypassed the schema (maxExecutors 0) is refused with a message naming the field.",
@@ -242,12 +242,12 @@ func TestRunFunction(t *testing.T) {
 					"nodepool":  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
 					"nodeclass": "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\nspec: {}\n",
 				}},
-			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "nodeclass", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/SizingFailed"}},
+			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/SizingFailed"}},
 		},
 		"SelectorAttachesAcrossNamespaces": {
 			reason: "queryServiceSelector allows matching QueryServices in any namespace; only those pointing here attach, and one pointing here but not allowed is reported.",
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: e6data.io/burst, operator: In, values: [enabled]}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wa}, Phase: "Creating"},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass", wa}, Phase: "Creating"},
 		},
 		"PullSecretElsewhereWarns": {
 			reason: "An imagePullSecret outside the pool namespace is reported and not used.",
@@ -300,7 +300,7 @@ func TestRunFunction(t *testing.T) {
 		"KarpenterWithoutNodeClassCRD": {
 			reason: "Asking for Karpenter where its CRDs are missing fails with what to install.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {cloud: gcp, method: karpenter}\n"), QueryServices: allQS, CRDs: nil},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/ProvisioningUnsupported"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/ProvisioningUnsupported"}},
 		},
 	}
 	for name, tc := range cases {

@@ -74,6 +74,7 @@ func fakeSize(in SizeInput) (SizeResult, error) {
 		InstanceType: it, DerivedFrom: "test", Arch: "amd64",
 		Allocatable: Resources{CPU: apiresource.MustParse("15"), Memory: apiresource.MustParse("120Gi")},
 		Capacity:    Resources{CPU: apiresource.MustParse("16"), Memory: apiresource.MustParse("128Gi")},
+		Kubelet:     sizing.KubeletFor(sizing.Cloud(in.Cloud)),
 	}
 	if in.Spot {
 		res.SpotTypes = []string{it, "m-32x-amd64-linux"}

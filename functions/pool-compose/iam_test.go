@@ -87,7 +87,7 @@ func TestNodeIAM(t *testing.T) {
 		return []string{environmentConfig(DefaultEnvironmentConfig, data)}
 	}
 	warm := []string{"warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.0"), "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.1")}
-	base := append([]string{"access-policy", "access-policy-binding", "capacity"}, warm...)
+	base := append([]string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass"}, warm...)
 	karpenter := append([]string{"nodeclass", "nodepool", "placeholder", "placeholder-priorityclass"}, base...)
 	type want struct {
 		Objects []string

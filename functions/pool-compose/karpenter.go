@@ -36,7 +36,7 @@ const (
 
 // decideKarpenter decides the pool's Karpenter NodePool, which launches up
 // to nodes nodes of the sized types, and its NodeClass.
-func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64) (nodePool, nodeClass string, o Outcome) {
+func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
 	kind := nodeClassKindOf(f.Detection)
 	cfg := in.Config
 	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
@@ -49,8 +49,8 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64) 
 	}
 	nc, err := NodeClass(NodeClassArgs{
 		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
-		Kind: kind, LocalNVMe: res.LocalNVMe, Config: cfg,
-		Kubelet: sizing.KubeletFor(sizing.Cloud(f.Detection.Cloud)),
+		Kind: kind, LocalNVMe: res.LocalNVMe, Images: images, Config: cfg,
+		Kubelet: res.Kubelet,
 	})
 	if err != nil {
 		o.Problem = failed("NodeClassIncomplete", err.Error())
@@ -134,9 +134,10 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		// launch, so one type's spot shortage does not stall the pool.
 		types["minValues"] = int64(spotMinValues)
 	}
-	reqs := []any{
-		types,
-		requirement(labelOS, "linux"),
+	reqs := []any{types}
+	autoMode := a.NodeClass == nodeClassKinds[methodEKSAutoMode]
+	if !autoMode { // EKS Auto Mode does not support the kubernetes.io/os requirement
+		reqs = append(reqs, requirement(labelOS, "linux"))
 	}
 	if a.Arch != "" {
 		reqs = append(reqs, requirement(labelArch, a.Arch))
@@ -163,7 +164,12 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		"requirements": reqs,
 		"taints":       cloudpool.TaintList(a.Taints),
 	}
-	if a.Tuning.ExpireAfter != "" {
+	switch {
+	case autoMode:
+		// Auto Mode nodes live at most 21 days, grace period included.
+		tmplSpec["expireAfter"] = autoModeExpireAfter(a.Tuning.ExpireAfter)
+		tmplSpec["terminationGracePeriod"] = durationString(autoModeTerminationGrace)
+	case a.Tuning.ExpireAfter != "":
 		tmplSpec["expireAfter"] = a.Tuning.ExpireAfter
 	}
 	spec := map[string]any{
@@ -241,7 +247,9 @@ type NodeClassArgs struct {
 	Kind            NodeClassKind
 	// LocalNVMe asks AWS for a RAID0 instance store over NVMe disks.
 	LocalNVMe bool
-	Config    *v1beta1.Input
+	// Images is the number of warm images every node pulls.
+	Images int
+	Config *v1beta1.Input
 	// Kubelet is what the sizing model assumes of the nodes' kubelet.
 	Kubelet sizing.Kubelet
 }
@@ -363,8 +371,56 @@ func ec2NodeClass(a NodeClassArgs) (map[string]any, error) {
 	}
 	if a.LocalNVMe {
 		spec["instanceStorePolicy"] = "RAID0"
+	} else if bdm := imageVolume(aws, a.Images); bdm != nil {
+		spec["blockDeviceMappings"] = []any{bdm}
 	}
 	return spec, nil
+}
+
+// defaultEBSVolume is the size, in GiB, of the volume Karpenter gives
+// images when a NodeClass names none (its AMI families' default block
+// device mapping).
+const defaultEBSVolume = 20
+
+// imageVolume is the block device mapping of the volume that holds a
+// node's container images, sized for images warm images: the default
+// 20Gi plus aws.rootVolumePerImage for each, as gp3, encrypted. It is the
+// AMI family's ephemeral block device as Karpenter's AWS provider names it
+// (pkg/providers/amifamily: /dev/xvda on AL2023 and AL2, the root volume;
+// /dev/xvdb on Bottlerocket, its data volume; /dev/sda1 on Windows), and
+// Karpenter takes it as the node's ephemeral-storage. Nil when images is
+// 0 or the family is unknown (Karpenter's default then applies).
+func imageVolume(aws *v1beta1.AWS, images int) map[string]any {
+	per, err := resource.ParseQuantity(aws.RootVolumePerImage)
+	if images <= 0 || err != nil {
+		return nil
+	}
+	family, _, _ := strings.Cut(aws.AMIAlias, "@")
+	device, root := "", true
+	switch {
+	case family == "al2023" || family == "al2":
+		device = "/dev/xvda"
+	case family == "bottlerocket":
+		device, root = "/dev/xvdb", false
+	case strings.HasPrefix(family, "windows"):
+		device = "/dev/sda1"
+	default:
+		return nil
+	}
+	gib := defaultEBSVolume + int64(images)*((per.Value()+(1<<30)-1)>>30)
+	bdm := map[string]any{
+		"deviceName": device,
+		"ebs": map[string]any{
+			"volumeSize":          fmt.Sprintf("%dGi", gib),
+			"volumeType":          "gp3",
+			"encrypted":           true,
+			"deleteOnTermination": true,
+		},
+	}
+	if root {
+		bdm["rootVolume"] = true
+	}
+	return bdm
 }
 
 // eksNodeClass is the spec of an eks.amazonaws.com/v1 NodeClass (EKS Auto
@@ -391,9 +447,14 @@ func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 // gceNodeClass is the spec of a karpenter.k8s.gcp/v1alpha1 GCENodeClass.
 func gceNodeClass(a NodeClassArgs) map[string]any {
 	gcp := a.Config.GCP
-	spec := map[string]any{
-		"imageSelectorTerms": []any{map[string]any{"family": gcp.ImageFamily, "channel": gcp.ImageChannel}},
+	// The GCENodeClass's CEL: a family needs a channel or a version, and
+	// channel is only supported for family ContainerOptimizedOS; Ubuntu
+	// images follow the latest version.
+	term := map[string]any{"family": gcp.ImageFamily, "version": "latest"}
+	if gcp.ImageFamily == defaultGCPImageFamily {
+		term = map[string]any{"family": gcp.ImageFamily, "channel": gcp.ImageChannel}
 	}
+	spec := map[string]any{"imageSelectorTerms": []any{term}}
 	if gcp.ServiceAccount != "" {
 		spec["serviceAccount"] = gcp.ServiceAccount
 	}
@@ -416,10 +477,11 @@ func aksNodeClass(a NodeClassArgs) map[string]any {
 	if az.OSDiskSizeGB > 0 {
 		spec["osDiskSizeGB"] = int64(az.OSDiskSizeGB)
 	}
-	// The AKSNodeClass sets maxPods only; AKS itself reserves memory and
-	// evicts at 750Mi, as the model assumes.
-	if a.Kubelet.MaxPods > 0 {
-		spec["maxPods"] = int64(a.Kubelet.MaxPods)
+	// AKS itself reserves memory and evicts at 750Mi, as the model
+	// assumes; maxPods is the cluster's (its network plugin's default)
+	// unless the settings name one.
+	if az.MaxPods > 0 {
+		spec["maxPods"] = int64(az.MaxPods)
 	}
 	return spec
 }

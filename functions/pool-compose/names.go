@@ -20,11 +20,14 @@ const (
 	// type, kept while it drains.
 	rnCloudPoolDraining resource.Name = "cloud-nodepool-draining"
 	rnPriorityClass     resource.Name = "placeholder-priorityclass"
-	rnPlaceholder       resource.Name = "placeholder"
-	rnStorageAgent      resource.Name = "storage-agent"
-	rnCapacity          resource.Name = "capacity"
-	rnAccessPolicy      resource.Name = "access-policy"
-	rnAccessBinding     resource.Name = "access-policy-binding"
+	// rnAgentPriorityClass is the priority of the pool's node agents
+	// (warmup and storage agent).
+	rnAgentPriorityClass resource.Name = "node-agent-priorityclass"
+	rnPlaceholder        resource.Name = "placeholder"
+	rnStorageAgent       resource.Name = "storage-agent"
+	rnCapacity           resource.Name = "capacity"
+	rnAccessPolicy       resource.Name = "access-policy"
+	rnAccessBinding      resource.Name = "access-policy-binding"
 )
 
 // Object name suffixes: the pool's objects are "{pool}{suffix}".
@@ -34,6 +37,7 @@ const (
 	sfxPlaceholder  = "-placeholder"
 	sfxStorageAgent = "-storage-agent"
 	sfxCapacity     = "-capacity"
+	sfxNodeAgent    = "-node-agent"
 )
 
 // Crossplane's claim labels on a composite resource.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 // TestRuleModelAndNodeClassAgree: the kubelet settings the sizing model
@@ -33,9 +34,9 @@ func TestRuleModelAndNodeClassAgree(t *testing.T) {
 			want: map[string]any{"maxPods": int64(110), "evictionHard": map[string]any{"memory.available": "100Mi"}},
 		},
 		"AKSNodeClass": {
-			reason: "Azure: the AKSNodeClass has maxPods only (110, not Azure CNI's 30); AKS evicts at 750Mi as the model assumes.",
+			reason: "Azure: AKS reserves by size and evicts at 750Mi as the model assumes; maxPods is left to the cluster's network plugin (Azure CNI node subnet: 30, Azure/karpenter-provider-azure pkg/utils/utils.go GetMaxPods), never a blanket 110.",
 			cloud:  sizing.CloudAzure, path: []string{"spec", "maxPods"},
-			want: map[string]any{"v": int64(110)},
+			want: map[string]any{"v": nil},
 		},
 	}
 	for name, tc := range cases {
@@ -61,25 +62,98 @@ func TestRuleModelAndNodeClassAgree(t *testing.T) {
 }
 
 // TestEC2NodeClassReservesWhatTheModelSubtracts recomputes the memory
-// allocatable of every AWS catalog type from the EC2NodeClass's own
-// figures (capacity less the 7.5% VM overhead, kubeReserved.memory and
-// evictionHard) and compares it with the sizing model's.
+// allocatable of every AWS catalog type from the figures of the
+// EC2NodeClass a pool of that type gets (capacity less 64Mi CMA on arm64
+// and the 7.5% VM overhead, as Karpenter's AWS provider's memory() does,
+// then its kubeReserved.memory and evictionHard) and compares it with the
+// sizing model's. Its maxPods must not exceed the pods the type's ENIs
+// address (the VPC CNI gives no pod an address beyond them).
 func TestEC2NodeClassReservesWhatTheModelSubtracts(t *testing.T) {
-	k := sizing.KubeletFor(sizing.CloudAWS)
-	spec := kubeletConfig(k, true)
-	reserved := resource.MustParse(spec["kubeReserved"].(map[string]any)["memory"].(string))
-	eviction := resource.MustParse(spec["evictionHard"].(map[string]any)["memory.available"].(string))
 	cat, err := sizing.LoadCatalog(sizing.CloudAWS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, it := range cat.Types {
+		spec := kubeletConfig(sizing.KubeletFor(sizing.CloudAWS, it), true)
+		if pods := spec["maxPods"].(int64); pods > it.Pods {
+			t.Errorf("%s: the EC2NodeClass sets maxPods %d, more than the %d pods its network addresses", it.Name, pods, it.Pods)
+		}
+		reserved := resource.MustParse(spec["kubeReserved"].(map[string]any)["memory"].(string))
+		eviction := resource.MustParse(spec["evictionHard"].(map[string]any)["memory.available"].(string))
 		mib := it.Memory.Value() >> 20
-		capacity := (mib - (mib*sizing.VMMemoryOverheadPermille+999)/1000) << 20
+		if it.Arch == sizing.ArchARM64 {
+			mib -= 64
+		}
+		capacity := (mib - (mib*75+999)/1000) << 20
 		want := capacity - reserved.Value() - eviction.Value()
 		alloc := sizing.NodeAllocatable(sizing.CloudAWS, it)
 		if got := alloc.Memory.Value(); got != want {
 			t.Errorf("%s: the model allows %d bytes, the EC2NodeClass's figures %d", it.Name, got, want)
 		}
+	}
+}
+
+// TestEC2NodeClassImageVolume replays warm images filling the default 20Gi
+// volume of a node without local NVMe (DiskPressure evicts the pods
+// warmup pulls them for): the volume that holds images is sized from the
+// warm set. It is the AMI family's ephemeral block device as Karpenter's
+// AWS provider names it (aws/karpenter-provider-aws pkg/providers/
+// amifamily, EphemeralBlockDevice: /dev/xvda on AL2023, /dev/xvdb on
+// Bottlerocket), and the EC2NodeClass schema allows one rootVolume.
+func TestEC2NodeClassImageVolume(t *testing.T) {
+	reg, err := schemacheck.Upstream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol := func(device, size string, root bool) any {
+		m := map[string]any{"deviceName": device, "ebs": map[string]any{"volumeSize": size, "volumeType": "gp3", "encrypted": true, "deleteOnTermination": true}}
+		if root {
+			m["rootVolume"] = true
+		}
+		return []any{m}
+	}
+	cases := map[string]struct {
+		reason    string
+		alias     string
+		perImage  string
+		images    int
+		localNVMe bool
+		want      any
+	}{
+		"TwoImagesOnAL2023": {
+			reason: "20Gi and 20Gi for each of two images: a 60Gi root volume.",
+			alias:  "al2023@latest", perImage: "20Gi", images: 2, want: vol("/dev/xvda", "60Gi", true),
+		},
+		"Bottlerocket": {
+			reason: "Bottlerocket keeps images on its data volume, /dev/xvdb, not on its root.",
+			alias:  "bottlerocket@latest", perImage: "20Gi", images: 1, want: vol("/dev/xvdb", "40Gi", false),
+		},
+		"LargerImages": {
+			reason: "aws.rootVolumePerImage sets the room for each image.",
+			alias:  "al2023@latest", perImage: "50Gi", images: 3, want: vol("/dev/xvda", "170Gi", true),
+		},
+		"LocalNVMeKeepsImagesOnInstanceStore": {
+			reason: "A type with NVMe keeps images on its RAID0 instance store; the root volume stays the default.",
+			alias:  "al2023@latest", perImage: "20Gi", images: 2, localNVMe: true,
+		},
+		"NoImages": {
+			reason: "Nothing to warm: Karpenter's default volume.",
+			alias:  "al2023@latest", perImage: "20Gi",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := &v1beta1.Input{AWS: &v1beta1.AWS{Role: "r", AMIAlias: tc.alias, RootVolumePerImage: tc.perImage}}
+			nc, err := NodeClass(NodeClassArgs{Pool: "p", ClusterName: "c", Kind: nodeClassKinds["aws"], Config: cfg, LocalNVMe: tc.localNVMe, Images: tc.images, Kubelet: sizing.KubeletFor(sizing.CloudAWS)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, nc.Object["spec"].(map[string]any)["blockDeviceMappings"]); diff != "" {
+				t.Errorf("%s\nblockDeviceMappings: -want, +got:\n%s", tc.reason, diff)
+			}
+			if err := reg.Validate(nc); err != nil {
+				t.Errorf("%s\nthe EC2NodeClass is invalid: %v", tc.reason, err)
+			}
+		})
 	}
 }

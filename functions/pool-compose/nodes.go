@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Nodes is the decision on the pool's nodes: their size, their
@@ -36,6 +38,51 @@ func overhead(spec poolv1alpha1.PoolSpec, images int) []PodRequests {
 	return out
 }
 
+// eksAddOnDaemonSets are the DaemonSet pods an EKS cluster's default add-ons
+// run on every node, each tolerating every taint, with their default
+// requests: kube-proxy 100m (the EKS kube-proxy add-on's DaemonSet), and
+// aws-node, the Amazon VPC CNI, 25m for its aws-node container and 25m for
+// aws-eks-nodeagent (amazon-vpc-cni-k8s config/master/aws-k8s-cni.yaml).
+// Neither requests memory.
+var eksAddOnDaemonSets = []v1beta1.NodeDaemonSet{
+	{Name: "kube-proxy", CPU: "100m"},
+	{Name: "aws-node", CPU: "50m"},
+}
+
+// clusterDaemonSets are the cluster's own DaemonSet pods on every pool
+// node: sizing.nodeDaemonSets, else the defaults of the cluster's add-ons
+// (EKS with Karpenter, or a kwok cluster that simulates it; EKS Auto Mode
+// runs its networking outside pods).
+func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) []v1beta1.NodeDaemonSet {
+	if cfg != nil && cfg.Sizing != nil && cfg.Sizing.NodeDaemonSets != nil {
+		return cfg.Sizing.NodeDaemonSets
+	}
+	if d.Method == methodKarpenter && (d.Cloud == cloudAWS || d.Cloud == cloudKWOK && simulated == sizing.CloudAWS) {
+		return eksAddOnDaemonSets
+	}
+	return nil
+}
+
+// nodeDaemonSetRequests parses a cluster DaemonSet's requests; an empty
+// quantity is none.
+func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (Resources, error) {
+	var r Resources
+	for _, f := range []struct {
+		in  string
+		out *resource.Quantity
+	}{{d.CPU, &r.CPU}, {d.Memory, &r.Memory}} {
+		if f.in == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(f.in)
+		if err != nil {
+			return Resources{}, err
+		}
+		*f.out = q
+	}
+	return r, nil
+}
+
 // sizeInput gathers the sizing request, and decides the architecture of a
 // pool sized from the catalog.
 func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
@@ -45,6 +92,7 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 		Previous:         in.Previous.DerivedInstanceType,
 		ExecutorsHaveRun: f.ExecutorsHaveRun,
 		Overhead:         overhead(in.Spec, images),
+		Method:           f.Detection.Method,
 		SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
 	}
 	if ic := in.Spec.InstanceConfig; ic != nil {
@@ -52,6 +100,11 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 		si.AutoUpgrade, si.Spot = ic.AutoUpgrade, ic.SpotEnabled
 		si.SpotNeighbours = si.SpotNeighbours || ic.SpotNeighbourGenerations
 		si.AllowMetal = ic.AllowMetal
+	}
+	for _, d := range clusterDaemonSets(in.Config, f.Detection, in.KWOKCatalog) {
+		if r, err := nodeDaemonSetRequests(d); err == nil { // ValidateInput refuses the others
+			si.Overhead = append(si.Overhead, PodRequests{Containers: []Resources{r}})
+		}
 	}
 	arch := architecture(in, f.Attached, si.Cloud, si.Previous, si.ExecutorsHaveRun)
 	si.Arch = arch.Arch
@@ -125,7 +178,7 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	events := sizeEvents(in, f, res)
 	minNodes, maxNodes := nodeRange(in.Spec.MinExecutors, in.Spec.MaxExecutors, f.PerNode, in.Spec.Suspend)
 	if isKarpenter(f.Detection.Method) {
-		n.NodePoolName, n.NodeClassName, o = decideKarpenter(in, f, si.Spot, res, maxNodes)
+		n.NodePoolName, n.NodeClassName, o = decideKarpenter(in, f, si.Spot, res, maxNodes, images)
 		if o.Problem == nil {
 			events = append(events, archWarnings(in.Spec, arch, res)...)
 		}

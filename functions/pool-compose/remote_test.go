@@ -123,7 +123,7 @@ func TestRemoteLifecycle(t *testing.T) {
 	summary := summaryOf(t, []string{analytics}, kwokCRDs)
 	s.Observed = observeAs(t, rsp, summary, nil)
 	rsp = s.run(t)
-	want := []string{"remote-access-policy", "remote-access-policy-binding", "remote-capacity", "remote-nodeclass", "remote-nodepool", "remote-placeholder", "remote-placeholder-priorityclass"}
+	want := []string{"remote-access-policy", "remote-access-policy-binding", "remote-capacity", "remote-node-agent-priorityclass", "remote-nodeclass", "remote-nodepool", "remote-placeholder", "remote-placeholder-priorityclass"}
 	got := []string{}
 	for _, n := range desiredNames(rsp) {
 		if !strings.HasPrefix(n, "remote-warmup") {

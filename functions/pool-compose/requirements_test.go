@@ -106,8 +106,9 @@ func TestNotAllowedReported(t *testing.T) {
 // function tells a taken name from its own before it composes anything.
 func TestOwnerRequirements(t *testing.T) {
 	want := map[string]*fnv1.ResourceSelector{
-		reqOwnerPrefix + string(rnCapacity):      {ApiVersion: "capacity.e6data.io/v1alpha1", Kind: "PoolCapacity", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-capacity"}},
-		reqOwnerPrefix + string(rnPriorityClass): {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-placeholder"}},
+		reqOwnerPrefix + string(rnCapacity):           {ApiVersion: "capacity.e6data.io/v1alpha1", Kind: "PoolCapacity", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-capacity"}},
+		reqOwnerPrefix + string(rnPriorityClass):      {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-placeholder"}},
+		reqOwnerPrefix + string(rnAgentPriorityClass): {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-node-agent"}},
 	}
 	for _, spec := range []poolv1alpha1.PoolSpec{{}, {AllowedQueryServices: []poolv1alpha1.QueryServiceReference{{Name: "a"}}}} {
 		got := Requirements("burst", "pools", spec).GetResources()

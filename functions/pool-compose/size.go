@@ -2,12 +2,16 @@ package main
 
 import (
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // SizeInput is what the pool's sizing needs: the pool's instance settings
 // and the executors of its attached QueryServices.
 type SizeInput struct {
-	Cloud          string
+	Cloud string
+	// Method provisions the nodes (karpenter, eks-auto-mode, ...).
+	Method         string
 	InstanceType   string
 	InstanceFamily string
 	AutoUpgrade    bool
@@ -22,7 +26,8 @@ type SizeInput struct {
 	// (it then moves only upward, with AutoUpgrade).
 	Previous         string
 	ExecutorsHaveRun bool
-	// Overhead are the per-node DaemonSet pods (warmup, storage agent).
+	// Overhead are the per-node DaemonSet pods: the pool's (warmup,
+	// storage agent) and the cluster's (sizing.nodeDaemonSets).
 	Overhead []PodRequests
 	// Arch is the architecture of a pool sized from the catalog.
 	Arch string
@@ -59,6 +64,10 @@ type SizeResult struct {
 	// Capacity is the largest raw size among the offered types, for
 	// NodePool limits.
 	Capacity Resources
+	// Kubelet is what the model assumes of the nodes' kubelet, for the
+	// NodeClass to set: maxPods the fewest pods any offered type's network
+	// holds.
+	Kubelet sizing.Kubelet
 	// LocalNVMe tells whether InstanceType has instance-store NVMe disks.
 	LocalNVMe     bool
 	Compatibility []Compatibility

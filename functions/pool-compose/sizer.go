@@ -14,7 +14,8 @@ import (
 // plus the input's overrides. Pools on a kwok cluster are sized from
 // kwokCatalog when it is set: the catalog whose types that cluster's
 // Karpenter kwok provider offers (for example aws, so a pool naming
-// r7gd.16xlarge gets r7gd.16xlarge nodes), with kwok's node allocatable.
+// r7gd.16xlarge gets r7gd.16xlarge nodes), with that cloud's allocatable,
+// which the simulated nodes offer (sizing.KWOKInstanceTypesJSON).
 func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) func(SizeInput) (SizeResult, error) {
 	extra := make([]sizing.InstanceType, 0, len(overrides))
 	for _, o := range overrides {
@@ -30,6 +31,7 @@ func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 		from := sizing.Cloud(in.Cloud)
 		if from == sizing.CloudKWOK && kwokCatalog != "" {
 			from = kwokCatalog
+			in.Cloud = string(from)
 		}
 		cat, err := sizing.LoadCatalog(from)
 		if err != nil {
@@ -37,6 +39,14 @@ func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 		}
 		if len(extra) > 0 {
 			cat = cat.WithOverrides(extra)
+		}
+		if in.Method == methodEKSAutoMode {
+			for _, p := range []struct{ field, name string }{{"spec.instanceConfig.instanceType", in.InstanceType}, {"the type inherited from " + in.InheritQueryService, in.InheritInstanceType}} {
+				if it, ok := cat.Lookup(p.name); ok && autoModeRefuses(it) != "" {
+					return SizeResult{}, errors.Errorf("%s: EKS Auto Mode never launches %s: %s; choose a type with more than 1 vCPU", p.field, p.name, autoModeRefuses(it))
+				}
+			}
+			cat = cat.Without(func(it sizing.InstanceType) bool { return autoModeRefuses(it) != "" })
 		}
 		return derive(cat, in)
 	}
@@ -75,11 +85,13 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 		out.Offered = append(out.Offered, OfferedType{Name: o.Name, PerNode: clampInt32(o.PerNode), Reason: o.Reason})
 	}
 	offered := append([]string{res.InstanceType}, res.SpotTypes...)
+	var offeredTypes []sizing.InstanceType
 	for _, name := range offered {
 		it, ok := cat.Lookup(name)
 		if !ok {
 			continue
 		}
+		offeredTypes = append(offeredTypes, it)
 		if it.CPU.Cmp(out.Capacity.CPU) > 0 {
 			out.Capacity.CPU = it.CPU.DeepCopy()
 		}
@@ -90,6 +102,7 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 			out.LocalNVMe = it.LocalNVMeGiB > 0
 		}
 	}
+	out.Kubelet = sizing.KubeletFor(sizing.Cloud(in.Cloud), offeredTypes...)
 	for _, c := range res.Compatibility {
 		out.Compatibility = append(out.Compatibility, Compatibility{
 			QueryService: c.QueryService, Compatible: c.Compatible,

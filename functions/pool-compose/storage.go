@@ -19,6 +19,7 @@ func decideStorageAgent(in Input, f Facts) Outcome {
 	u := StorageAgent(StorageAgentArgs{
 		Pool: in.Pool, Namespace: in.Namespace, Image: sa.Image,
 		Resources: storageResources(sa), Scheduling: f.Scheduling,
+		PriorityClassName: agentPriorityClass(in),
 	})
 	o.desire(rnStorageAgent, u, daemonSetReady(in.Observed[rnStorageAgent]), true)
 	return o

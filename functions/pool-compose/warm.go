@@ -38,6 +38,8 @@ type WarmArgs struct {
 	HelperImage string
 	PullSecrets []string
 	Scheduling  Scheduling
+	// PriorityClassName is the warmup pods' priority class.
+	PriorityClassName string
 	// Observed are the observed warmup DaemonSets by composed-resource name.
 	Observed map[resource.Name]*structpb.Struct
 	Failures []WarmupFailure
@@ -95,6 +97,8 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 			NodeSelector: a.Scheduling.NodeSelector,
 			Labels:       objectLabels(a.Pool, a.Namespace),
 			UnusedSince:  e.UnusedSince,
+
+			PriorityClassName: a.PriorityClassName,
 		}
 		rn := resource.Name(e.Name)
 		p.DaemonSets[rn] = Lazy{Key: lazyKey("warmup", dsIn), Build: func() *unstructured.Unstructured { return toUnstructured(warmup.DaemonSet(dsIn)) }}
@@ -243,6 +247,7 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 		QSImages: images, Retention: retention,
 		HelperImage: in.Config.Warmup.HelperImage, PullSecrets: names,
 		Scheduling: f.Scheduling, Observed: observed, Failures: failures,
+		PriorityClassName: agentPriorityClass(in),
 	})
 	for _, msg := range p.Problems {
 		o.event(true, "UnreadableWarmupAnnotation", msg)

@@ -44,12 +44,18 @@ func (s Scheduling) affinity() *corev1.Affinity {
 // PriorityClass returns the low priority that placeholders run at: it never
 // preempts anything, and every real executor preempts it.
 func PriorityClass(name, pool, ns string, value int32) *unstructured.Unstructured {
+	return priorityClass(name, pool, ns, value, corev1.PreemptNever,
+		"burstpool placeholders that hold warm executor slots of pool "+pool+"; executors preempt them.")
+}
+
+// priorityClass is a pool's PriorityClass.
+func priorityClass(name, pool, ns string, value int32, policy corev1.PreemptionPolicy, description string) *unstructured.Unstructured {
 	pc := &schedulingv1.PriorityClass{
 		TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
 		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: objectLabels(pool, ns)},
 		Value:            value,
-		PreemptionPolicy: ptr.To(corev1.PreemptNever),
-		Description:      "burstpool placeholders that hold warm executor slots of pool " + pool + "; executors preempt them.",
+		PreemptionPolicy: ptr.To(policy),
+		Description:      description,
 	}
 	return toUnstructured(pc)
 }
@@ -123,6 +129,8 @@ type StorageAgentArgs struct {
 	Image           string
 	Resources       Resources
 	Scheduling      Scheduling
+	// PriorityClassName is the agent pods' priority class.
+	PriorityClassName string
 }
 
 // storageAgentDefaults are the agent's requests when the Pool sets none.
@@ -141,9 +149,10 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
-					NodeSelector: maps.Clone(a.Scheduling.NodeSelector),
-					Affinity:     a.Scheduling.affinity(),
-					Tolerations:  a.Scheduling.Tolerations,
+					NodeSelector:      maps.Clone(a.Scheduling.NodeSelector),
+					Affinity:          a.Scheduling.affinity(),
+					Tolerations:       a.Scheduling.Tolerations,
+					PriorityClassName: a.PriorityClassName,
 					Containers: []corev1.Container{{
 						Name:            "agent",
 						Image:           a.Image,

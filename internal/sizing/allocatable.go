@@ -6,21 +6,30 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// MaxPods is the kubelet's maxPods that the allocatable model assumes on
-// every Karpenter-provisioned cloud. Pool nodes run few pods (executors,
-// the pool's DaemonSets and the cluster's), so pools set the kubelet's
-// maxPods to this value rather than the ENI-derived limit; AWS memory
-// kube-reserved depends on it.
+// MaxPods is the most pods the allocatable model lets a node run: the
+// kubelet's default maxPods, which pools set on every Karpenter cloud
+// unless the node's network holds fewer (InstanceType.Pods, on AWS the VPC
+// CNI's ENI-limited pods: 8 on r7gd.medium). AWS memory kube-reserved
+// depends on it.
 const MaxPods = 110
 
 // EvictionHardMemory is the kubelet's default memory.available hard
 // eviction threshold, in bytes (100Mi).
 const EvictionHardMemory = 100 * mebibyte
 
-// VMMemoryOverheadPermille is the share of nominal memory, in thousandths,
-// that a VM does not report as capacity (firmware, kernel, hypervisor). It
-// is Karpenter's default vmMemoryOverheadPercent, 0.075.
-const VMMemoryOverheadPermille = 75
+// VMMemoryOverheadPercent is the share of nominal memory that a VM does not
+// report as capacity (firmware, kernel, hypervisor): Karpenter's default
+// vmMemoryOverheadPercent on AWS, GCP and Azure.
+const VMMemoryOverheadPercent = 0.075
+
+// CMAMemory is the memory Karpenter's AWS provider takes from arm64
+// (Graviton) types before the VM overhead: their contiguous memory
+// allocator reservation, 64Mi.
+const CMAMemory = 64 * mebibyte
+
+// KubeProxyCPU is the CPU, in milli-CPU, that Karpenter's GCP provider
+// reserves on every node for GKE's kube-proxy mirror pod (system-reserved).
+const KubeProxyCPU = 100
 
 const (
 	mebibyte = int64(1) << 20
@@ -93,7 +102,7 @@ func (o Overhead) sum() (cpu, mem int64) {
 // zero. The formulas are in the package documentation.
 func Allocatable(c Cloud, it InstanceType, o Overhead) Resources {
 	dsCPU, dsMem := o.sum()
-	cpu, mem := allocatable(c, milli(it.CPU), value(it.Memory), dsCPU, dsMem)
+	cpu, mem := allocatable(c, &it, dsCPU, dsMem)
 	return Resources{CPU: *resource.NewMilliQuantity(cpu, resource.DecimalSI), Memory: *resource.NewQuantity(mem, resource.BinarySI)}
 }
 
@@ -120,56 +129,81 @@ type Kubelet struct {
 	EvictionHardMemory int64
 }
 
-// KubeletFor returns what the model assumes of the kubelet on cloud c.
-func KubeletFor(c Cloud) Kubelet {
+// KubeletFor returns what the model assumes of the kubelet of the nodes of
+// a NodeClass on cloud c that launches the given types: maxPods is the
+// fewest pods any of them holds (MaxPods, or the type's network limit),
+// so no node is promised more pods than its network can address, and on
+// AWS the memory kube-reserved follows from it (11Mi x maxPods + 255Mi).
+// A type offered with more pods than maxPods then reserves less than the
+// model subtracts for it, never more.
+func KubeletFor(c Cloud, types ...InstanceType) Kubelet {
 	m := modelFor(c)
+	pods := int64(MaxPods)
+	for i := range types {
+		pods = min(pods, maxPods(c, &types[i]))
+	}
 	switch c {
 	case CloudKWOK:
 		return Kubelet{}
+	case CloudAzure:
+		// AKS reserves by size, not by pods: the NodeClass leaves maxPods
+		// to the cluster's network plugin.
+		return Kubelet{EvictionHardMemory: m.eviction}
 	case CloudAWS:
-		return Kubelet{MaxPods: MaxPods, KubeReservedMemory: m.fixedMem, EvictionHardMemory: m.eviction}
+		return Kubelet{MaxPods: int32(pods), KubeReservedMemory: m.memory(0, pods), EvictionHardMemory: m.eviction}
 	default:
-		return Kubelet{MaxPods: MaxPods, EvictionHardMemory: m.eviction}
+		return Kubelet{MaxPods: int32(pods), EvictionHardMemory: m.eviction}
 	}
 }
 
 // allocatable works in milli-CPU and bytes.
-func allocatable(c Cloud, cpu, mem, dsCPU, dsMem int64) (int64, int64) {
+func allocatable(c Cloud, it *InstanceType, dsCPU, dsMem int64) (int64, int64) {
 	m := modelFor(c)
+	cpu, mem := milli(it.CPU), value(it.Memory)
 	cpuOut := cpu - m.reservedCPU(cpu) - dsCPU
 	capMem := mem
-	if m.vmOverhead {
-		mib := mem / mebibyte
-		capMem = (mib - ceilDiv(mib*VMMemoryOverheadPermille, 1000)) * mebibyte
+	if m.capacity != nil {
+		capMem = m.capacity(mem, it.Arch)
 	}
-	memOut := capMem - m.reservedMemory(mem) - m.eviction - dsMem
+	memOut := capMem - m.reservedMemory(mem, maxPods(c, it)) - m.eviction - dsMem
 	return max(cpuOut, 0), max(memOut, 0)
 }
 
-// tier is one bracket of a tiered reservation: the share rate (in parts
-// per 100000) of the amount up to upTo (exclusive of the previous tier's
-// bound).
-type tier struct {
-	upTo int64
-	rate int64
+// maxPods is the pods one node of it runs under the model: MaxPods, or
+// fewer where the node's network holds fewer.
+func maxPods(c Cloud, it *InstanceType) int64 {
+	if c == CloudAWS && it.Pods > 0 {
+		return min(it.Pods, MaxPods)
+	}
+	return MaxPods
 }
 
-// model is how one cloud's nodes reserve resources.
+// model is how one cloud's nodes reserve resources, as that cloud's
+// Karpenter provider predicts a node's allocatable. Each function follows
+// the provider's own arithmetic, float rounding included, so the model and
+// Karpenter agree to the byte.
 type model struct {
-	cpuTiers []tier // milli-CPU brackets
-	fixedCPU int64  // milli-CPU reserved whatever the size
-
-	memTiers []tier // byte brackets
-	memSmall int64  // reserved instead of the tiers below 1Gi (0: tiers apply)
-	fixedMem int64  // bytes reserved whatever the size
-
-	eviction   int64
-	vmOverhead bool
+	// capacity is the memory capacity of a node of nominal memory mem
+	// (bytes) and arch; nil when it is the nominal memory.
+	capacity func(mem int64, arch string) int64
+	// cpu is the milli-CPU kube- and system-reserved of a node of cpu
+	// milli-CPU.
+	cpu func(cpu int64) int64
+	// memory is the bytes kube- and system-reserved of a node of nominal
+	// memory mem running pods pods.
+	memory func(mem, pods int64) int64
+	// eviction is the memory.available hard eviction threshold.
+	eviction int64
 }
+
+func (m model) reservedCPU(cpu int64) int64 { return m.cpu(cpu) }
+
+func (m model) reservedMemory(mem, pods int64) int64 { return m.memory(mem, pods) }
 
 var (
-	// CPU brackets Karpenter's AWS provider and GKE use: 6% of the first
-	// core, 1% of the second, 0.5% of the next two, 0.25% above four.
+	// CPU brackets Karpenter's AWS and GCP providers use (GKE's): 6% of
+	// the first core, 1% of the second, 0.5% of the next two, 0.25%
+	// above four.
 	cpuTiersEKS = []tier{{1000, 6000}, {2000, 1000}, {4000, 500}, {math.MaxInt64, 250}}
 	// CPU brackets of Karpenter's Azure provider (AKS): 6%, 4%, 2% of the
 	// next two, 1% above four.
@@ -183,30 +217,152 @@ var (
 func modelFor(c Cloud) model {
 	switch c {
 	case CloudAWS:
-		return model{cpuTiers: cpuTiersEKS, fixedMem: (11*MaxPods + 255) * mebibyte, eviction: EvictionHardMemory, vmOverhead: true}
+		return model{capacity: awsCapacity, cpu: floorTiers(cpuTiersEKS), memory: awsKubeReserved, eviction: EvictionHardMemory}
+	case CloudGCP:
+		return model{capacity: gcpCapacity, cpu: withFixed(floorTiers(cpuTiersEKS), KubeProxyCPU), memory: gcpKubeReserved, eviction: EvictionHardMemory}
 	case CloudAzure:
-		return model{cpuTiers: cpuTiersAKS, memTiers: memTiersGKE, eviction: 750 * mebibyte, vmOverhead: true}
+		return model{capacity: azureCapacity, cpu: azureReservedCPU, memory: azureKubeReserved, eviction: 750 * mebibyte}
 	case CloudKWOK:
-		return model{fixedCPU: 100, fixedMem: 10 * mebibyte}
-	default: // GCP, Linode, DigitalOcean, CoreWeave and any other.
-		return model{cpuTiers: cpuTiersEKS, memTiers: memTiersGKE, memSmall: 255 * mebibyte, eviction: EvictionHardMemory, vmOverhead: true}
+		return model{cpu: func(int64) int64 { return 100 }, memory: func(int64, int64) int64 { return 10 * mebibyte }}
+	default: // Linode, DigitalOcean, CoreWeave and any other.
+		return model{capacity: mibCapacity, cpu: ceilTiers(cpuTiersEKS), memory: gkeCeil, eviction: EvictionHardMemory}
 	}
 }
 
-func (m model) reservedCPU(cpu int64) int64 {
-	return m.fixedCPU + tiered(m.cpuTiers, cpu)
+// awsCapacity is Karpenter's AWS provider's memory capacity: the nominal
+// MiB, less CMAMemory on arm64, less VMMemoryOverheadPercent of that
+// rounded up to a MiB (pkg/providers/instancetype/types.go, memory).
+func awsCapacity(mem int64, arch string) int64 {
+	if arch == ArchARM64 {
+		mem -= CMAMemory
+	}
+	return mibCapacity(mem, arch)
 }
 
-func (m model) reservedMemory(mem int64) int64 {
-	if m.memSmall > 0 && mem < gibibyte {
-		return m.fixedMem + m.memSmall
-	}
-	r := tiered(m.memTiers, mem)
-	if len(m.memTiers) > 0 {
-		r = ceilDiv(r, mebibyte) * mebibyte // whole MiB, rounded up
-	}
-	return m.fixedMem + r
+// mibCapacity is the whole MiB of mem less VMMemoryOverheadPercent of them
+// rounded up to a MiB.
+func mibCapacity(mem int64, _ string) int64 {
+	mib := max(mem/mebibyte, 0)
+	overhead := int64(math.Ceil(float64(mib*mebibyte) * VMMemoryOverheadPercent / 1024 / 1024))
+	return max(mib-overhead, 0) * mebibyte
 }
+
+// gcpCapacity is Karpenter's GCP provider's: the bytes less
+// VMMemoryOverheadPercent of them, truncated (pkg/providers/instancetype/
+// types.go, memory).
+func gcpCapacity(mem int64, _ string) int64 {
+	return mem - int64(float64(mem)*VMMemoryOverheadPercent)
+}
+
+// azureCapacity is Karpenter's Azure provider's: the whole GiB less
+// VMMemoryOverheadPercent of them, rounded up to a byte
+// (CalculateMemoryWithoutOverhead).
+func azureCapacity(mem int64, _ string) int64 {
+	b := mem / gibibyte * gibibyte
+	return b - int64(math.Ceil(float64(b)*VMMemoryOverheadPercent))
+}
+
+// awsKubeReserved is 11Mi a pod plus 255Mi.
+func awsKubeReserved(_, pods int64) int64 {
+	return (11*pods + 255) * mebibyte
+}
+
+// gcpKubeReserved is GKE's memory brackets on whole MiB, each bracket's
+// share truncated to a MiB; 255Mi on nodes of at most 1Gi
+// (ResolveReservedMemoryMiB).
+func gcpKubeReserved(mem, _ int64) int64 {
+	mib := mem / mebibyte
+	if mib <= 1024 {
+		return 255 * mebibyte
+	}
+	var r, lower int64
+	for _, t := range memTiersGKE {
+		if mib <= lower {
+			break
+		}
+		upper := min(mib, t.upTo/mebibyte)
+		r += int64(float64(upper-lower) * t.share())
+		lower = t.upTo / mebibyte
+	}
+	return r * mebibyte
+}
+
+// azureKubeReserved is AKS's memory brackets over the GiB as a float,
+// truncated to a MiB (KubeReservedResources).
+func azureKubeReserved(mem, _ int64) int64 {
+	return int64(1024*taxed(memTiersGKE, float64(mem)/float64(gibibyte), float64(gibibyte))) * mebibyte
+}
+
+// azureReservedCPU is AKS's CPU brackets over the vCPUs as a float,
+// truncated to a milli-CPU (KubeReservedResources).
+func azureReservedCPU(cpu int64) int64 {
+	return int64(1000 * taxed(cpuTiersAKS, float64(cpu)/1000, 1000))
+}
+
+// taxed sums each bracket's share of amount as Karpenter's Azure provider
+// does (TaxBrackets.Calculate), with the brackets' bounds divided by unit.
+func taxed(ts []tier, amount, unit float64) float64 {
+	var tax, lower float64
+	for _, t := range ts {
+		if lower > amount {
+			continue
+		}
+		upper := math.MaxFloat64
+		if t.upTo != math.MaxInt64 {
+			upper = float64(t.upTo) / unit
+		}
+		tax += (min(upper, amount) - lower) * t.share()
+		lower = upper
+	}
+	return tax
+}
+
+// floorTiers is a bracketed reservation whose every bracket's share is
+// truncated to a whole unit, as Karpenter's AWS and GCP providers compute
+// CPU kube-reserved.
+func floorTiers(ts []tier) func(int64) int64 {
+	return func(amount int64) int64 {
+		var r, lower int64
+		for _, t := range ts {
+			if amount <= lower {
+				break
+			}
+			r += int64(float64(min(amount, t.upTo)-lower) * t.share())
+			lower = t.upTo
+		}
+		return r
+	}
+}
+
+// ceilTiers is a bracketed reservation rounded up to a whole unit.
+func ceilTiers(ts []tier) func(int64) int64 {
+	return func(amount int64) int64 { return tiered(ts, amount) }
+}
+
+// withFixed adds a fixed reservation to f's.
+func withFixed(f func(int64) int64, fixed int64) func(int64) int64 {
+	return func(amount int64) int64 { return f(amount) + fixed }
+}
+
+// gkeCeil is GKE's memory brackets rounded up to a MiB, and 255Mi below
+// 1Gi: the conservative choice on clouds that publish no formula.
+func gkeCeil(mem, _ int64) int64 {
+	if mem < gibibyte {
+		return 255 * mebibyte
+	}
+	return ceilDiv(tiered(memTiersGKE, mem), mebibyte) * mebibyte
+}
+
+// tier is one bracket of a tiered reservation: the share rate (in parts
+// per 100000) of the amount up to upTo (exclusive of the previous tier's
+// bound).
+type tier struct {
+	upTo int64
+	rate int64
+}
+
+// share is the tier's rate as a fraction (0.06 for 6%).
+func (t tier) share() float64 { return float64(t.rate) / 100000 }
 
 // tiered sums each bracket's share of amount, rounded up to a whole unit.
 func tiered(ts []tier, amount int64) int64 {

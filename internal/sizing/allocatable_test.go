@@ -47,34 +47,34 @@ func TestAllocatable(t *testing.T) {
 		want   Resources
 	}{
 		"AWSr7gd4xlarge": {
-			reason: "16 vCPU less 60+10+10+12x2.5 = 110m; 131072Mi less ceil(7.5%) = 9831Mi VM overhead, 11x110+255 = 1465Mi kube-reserved and 100Mi eviction.",
+			reason: "16 vCPU less 60+10+10+12x2.5 = 110m; 131072Mi less 64Mi CMA (arm64) = 131008Mi, less ceil(7.5%) = 9826Mi VM overhead, 11x110+255 = 1465Mi kube-reserved (maxPods 110, below its 234 ENI-limited pods) and 100Mi eviction.",
 			args:   args{cloud: CloudAWS, it: mustType(t, CloudAWS, "r7gd.4xlarge")},
-			want:   res("15890m", "119676Mi"),
+			want:   res("15890m", "119617Mi"),
 		},
 		"AWSr7gd16xlarge": {
-			reason: "64 vCPU less 230m; 524288Mi less 39322Mi, 1465Mi and 100Mi.",
+			reason: "64 vCPU less 230m; 524288Mi less 64Mi CMA, 39317Mi VM overhead, 1465Mi and 100Mi.",
 			args:   args{cloud: CloudAWS, it: mustType(t, CloudAWS, "r7gd.16xlarge")},
-			want:   res("63770m", "483401Mi"),
+			want:   res("63770m", "483342Mi"),
 		},
 		"AWSr7gd4xlargeWithPoolDaemonSets": {
 			reason: "The pool's DaemonSets take 210m and 544Mi more.",
 			args:   args{cloud: CloudAWS, it: mustType(t, CloudAWS, "r7gd.4xlarge"), overhead: poolOverhead},
-			want:   res("15680m", "119132Mi"),
+			want:   res("15680m", "119073Mi"),
 		},
 		"AWSm7gMedium": {
-			reason: "1 vCPU less 60m; 4096Mi less 308Mi, 1465Mi and 100Mi.",
+			reason: "1 vCPU less 60m; 4096Mi less 64Mi CMA, 303Mi VM overhead, 11x8+255 = 343Mi kube-reserved (its network holds 8 pods: 2 ENIs x (4-1) + 2) and 100Mi.",
 			args:   args{cloud: CloudAWS, it: mustType(t, CloudAWS, "m7g.medium")},
-			want:   res("940m", "2223Mi"),
+			want:   res("940m", "3286Mi"),
 		},
 		"GCPn2Highmem8": {
-			reason: "8 vCPU less 90m; 65536Mi less 4916Mi VM overhead, 1024+819.2+819.2+2949.12 = 5612Mi (rounded up) kube-reserved and 100Mi eviction.",
+			reason: "8 vCPU less 90m kube-reserved and 100m for kube-proxy; 68719476736 bytes less 7.5% truncated (5153960755), 1024+819+819+2949 = 5611Mi kube-reserved (each bracket truncated) and 100Mi eviction.",
 			args:   args{cloud: CloudGCP, it: mustType(t, CloudGCP, "n2-highmem-8")},
-			want:   res("7910m", "54908Mi"),
+			want:   res("7810m", "57577098445"),
 		},
 		"AzureE16dsv5": {
-			reason: "AKS brackets: 16 vCPU less 60+40+2x20+12x10 = 260m; 131072Mi less 9831Mi, 1024+819.2+819.2+6881.28 = 9544Mi and a 750Mi eviction threshold.",
+			reason: "AKS brackets: 16 vCPU less 60+40+2x20+12x10 = 260m; 137438953472 bytes less 7.5% rounded up (10307921511), 1024 x 9.32 = 9543Mi (truncated) and a 750Mi eviction threshold.",
 			args:   args{cloud: CloudAzure, it: mustType(t, CloudAzure, "Standard_E16ds_v5")},
-			want:   res("15740m", "110947Mi"),
+			want:   res("15740m", "116338039193"),
 		},
 		"DigitalOceanSmallest": {
 			reason: "1Gi is not under 1Gi, so the brackets apply: 1024Mi less 77Mi VM overhead, 256Mi and 100Mi.",
@@ -82,9 +82,9 @@ func TestAllocatable(t *testing.T) {
 			want:   res("940m", "591Mi"),
 		},
 		"GCPUnderOneGi": {
-			reason: "Under 1Gi GKE reserves a flat 255Mi: 512Mi less 39Mi, 255Mi and 100Mi.",
+			reason: "Under 1Gi GKE reserves a flat 255Mi: 536870912 bytes less 40265318, 255Mi and 100Mi; 1 vCPU less 60m and 100m for kube-proxy.",
 			args:   args{cloud: CloudGCP, it: InstanceType{Name: "tiny", CPU: resource.MustParse("1"), Memory: resource.MustParse("512Mi")}},
-			want:   res("940m", "118Mi"),
+			want:   res("840m", "124361114"),
 		},
 		"KWOK": {
 			reason: "The kwok provider reserves 100m and 10Mi and nothing else.",
@@ -116,7 +116,7 @@ func TestAllocatable(t *testing.T) {
 
 func TestNodeAllocatable(t *testing.T) {
 	got := NodeAllocatable(CloudAWS, mustType(t, CloudAWS, "r7gd.4xlarge"))
-	if diff := cmp.Diff(res("15890m", "119676Mi"), got); diff != "" {
+	if diff := cmp.Diff(res("15890m", "119617Mi"), got); diff != "" {
 		t.Errorf("NodeAllocatable is Allocatable without pool DaemonSets: -want, +got:\n%s", diff)
 	}
 }

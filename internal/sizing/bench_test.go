@@ -43,14 +43,14 @@ func BenchmarkDerive(b *testing.B) {
 						b.Fatal(err)
 					}
 					it, _ := cat.Lookup(got.InstanceType)
-					alloc := need{got.Allocatable.CPU.MilliValue(), got.Allocatable.Memory.Value()}
+					alloc := need{cpu: got.Allocatable.CPU.MilliValue(), mem: got.Allocatable.Memory.Value(), pods: MaxPods}
 					compatible = 0
 					for _, c := range got.Compatibility {
 						if !c.Compatible {
 							continue
 						}
 						compatible++
-						if !fits(1, need{c.RequiredCPU.MilliValue(), c.RequiredMemory.Value()}, alloc) {
+						if !fits(1, need{cpu: c.RequiredCPU.MilliValue(), mem: c.RequiredMemory.Value(), pods: 1}, alloc) {
 							b.Fatalf("%s is compatible with %s but does not fit", c.QueryService, got.InstanceType)
 						}
 					}

@@ -59,6 +59,10 @@ type InstanceType struct {
 	// LocalNVMeGiB is the total local NVMe (or local SSD) disk in GiB, 0
 	// when the type has none.
 	LocalNVMeGiB int64
+	// Pods is how many pods the node's network gives an address to, 0
+	// when the cloud sets no per-type limit (on AWS the VPC CNI's
+	// ENI-limited pods).
+	Pods int64
 	// PricePerHour is the on-demand price in USD in the catalog's reference
 	// region. It ranks types; it is approximate.
 	PricePerHour float64
@@ -108,6 +112,7 @@ type typeRecord struct {
 	CPU       resource.Quantity  `json:"cpu"`
 	Memory    resource.Quantity  `json:"memory"`
 	LocalNVMe *resource.Quantity `json:"localNVMe,omitempty"`
+	Pods      int64              `json:"pods,omitempty"`
 	Price     float64            `json:"price"`
 }
 
@@ -172,6 +177,7 @@ func parseCatalog(c Cloud) (*Catalog, error) {
 				CPU:          t.CPU,
 				Memory:       t.Memory,
 				Arch:         fam.Arch,
+				Pods:         t.Pods,
 				PricePerHour: t.Price,
 			}
 			if it.Size == "" {
@@ -362,5 +368,21 @@ func (c *Catalog) Family(family string) []InstanceType {
 		}
 	}
 	slices.SortFunc(out, compareSize)
+	return out
+}
+
+// Without returns a new catalog holding c's types but those drop reports
+// true for, for a cloud mode that never launches them.
+func (c *Catalog) Without(drop func(InstanceType) bool) *Catalog {
+	out := &Catalog{Cloud: c.Cloud, Version: c.Version, Region: c.Region, index: map[string]int{}}
+	for _, t := range c.Types {
+		if drop(t) {
+			continue
+		}
+		t.CPU = t.CPU.DeepCopy()
+		t.Memory = t.Memory.DeepCopy()
+		out.index[t.Name] = len(out.Types)
+		out.Types = append(out.Types, t)
+	}
 	return out
 }

@@ -22,27 +22,27 @@ func TestLoadCatalogTypes(t *testing.T) {
 		"AWSr7gd8xlarge": {
 			reason: "Graviton3 with 1x1900 GB NVMe: 1900x10^9 bytes are 1769 GiB.",
 			cloud:  CloudAWS, name: "r7gd.8xlarge",
-			want: InstanceType{Name: "r7gd.8xlarge", Family: "r7gd", Size: "8xlarge", CPU: q("32"), Memory: q("256Gi"), Arch: "arm64", LocalNVMeGiB: 1769, PricePerHour: 2.32218},
+			want: InstanceType{Name: "r7gd.8xlarge", Family: "r7gd", Size: "8xlarge", CPU: q("32"), Memory: q("256Gi"), Arch: "arm64", LocalNVMeGiB: 1769, Pods: 234, PricePerHour: 2.32218},
 		},
 		"AWSr6gd8xlarge": {
 			reason: "Graviton2 with 1x1900 GB NVMe.",
 			cloud:  CloudAWS, name: "r6gd.8xlarge",
-			want: InstanceType{Name: "r6gd.8xlarge", Family: "r6gd", Size: "8xlarge", CPU: q("32"), Memory: q("256Gi"), Arch: "arm64", LocalNVMeGiB: 1769, PricePerHour: 1.8432},
+			want: InstanceType{Name: "r6gd.8xlarge", Family: "r6gd", Size: "8xlarge", CPU: q("32"), Memory: q("256Gi"), Arch: "arm64", LocalNVMeGiB: 1769, Pods: 234, PricePerHour: 1.8432},
 		},
 		"AWSx2gd16xlarge": {
 			reason: "16 GiB per vCPU, 2x1900 GB NVMe.",
 			cloud:  CloudAWS, name: "x2gd.16xlarge",
-			want: InstanceType{Name: "x2gd.16xlarge", Family: "x2gd", Size: "16xlarge", CPU: q("64"), Memory: q("1024Gi"), Arch: "arm64", LocalNVMeGiB: 3539, PricePerHour: 5.344},
+			want: InstanceType{Name: "x2gd.16xlarge", Family: "x2gd", Size: "16xlarge", CPU: q("64"), Memory: q("1024Gi"), Arch: "arm64", LocalNVMeGiB: 3539, Pods: 737, PricePerHour: 5.344},
 		},
 		"AWSi4iMetal": {
 			reason: "8x3750 GB NVMe.",
 			cloud:  CloudAWS, name: "i4i.metal",
-			want: InstanceType{Name: "i4i.metal", Family: "i4i", Size: "metal", CPU: q("128"), Memory: q("1024Gi"), Arch: "amd64", LocalNVMeGiB: 27939, PricePerHour: 10.9824},
+			want: InstanceType{Name: "i4i.metal", Family: "i4i", Size: "metal", CPU: q("128"), Memory: q("1024Gi"), Arch: "amd64", LocalNVMeGiB: 27939, Pods: 737, PricePerHour: 10.9824},
 		},
 		"AWSr7iMetal48xl": {
 			reason: "Sizes with a dash keep it.",
 			cloud:  CloudAWS, name: "r7i.metal-48xl",
-			want: InstanceType{Name: "r7i.metal-48xl", Family: "r7i", Size: "metal-48xl", CPU: q("192"), Memory: q("1536Gi"), Arch: "amd64", PricePerHour: 12.7008},
+			want: InstanceType{Name: "r7i.metal-48xl", Family: "r7i", Size: "metal-48xl", CPU: q("192"), Memory: q("1536Gi"), Arch: "amd64", Pods: 737, PricePerHour: 12.7008},
 		},
 		"GCPn2Highmem128": {
 			reason: "The largest n2-highmem has 864 GB, not 8 per vCPU.",

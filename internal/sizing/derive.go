@@ -146,14 +146,18 @@ type Offered struct {
 	Reason string
 }
 
-// need is a per-executor request in milli-CPU and bytes.
-type need struct{ cpu, mem int64 }
+// need is a per-executor request in milli-CPU, bytes and pods (1 for an
+// executor), or what a node has left of them.
+type need struct{ cpu, mem, pods int64 }
 
-func (n need) max(o need) need { return need{max(n.cpu, o.cpu), max(n.mem, o.mem)} }
+func (n need) max(o need) need {
+	return need{cpu: max(n.cpu, o.cpu), mem: max(n.mem, o.mem), pods: max(n.pods, o.pods)}
+}
 
-// fits reports whether per executors of need n fit in a.
+// fits reports whether per executors of need n fit in a: their CPU, their
+// memory, and as many pods as the node has left.
 func fits(per int64, n, a need) bool {
-	return n.cpu <= a.cpu/per && n.mem <= a.mem/per
+	return n.cpu <= a.cpu/per && n.mem <= a.mem/per && n.pods*per <= a.pods
 }
 
 // executor is one attached executor, pointer-free so sorting is cheap.
@@ -254,13 +258,14 @@ func newDeriver(in Input) (*deriver, error) {
 	d.nom = make([]need, len(cat.Types))
 	d.alloc = make([]need, len(cat.Types))
 	for i, t := range cat.Types {
-		d.nom[i] = need{milli(t.CPU), value(t.Memory)}
-		c, m := allocatable(cloud, d.nom[i].cpu, d.nom[i].mem, dsCPU, dsMem)
-		d.alloc[i] = need{c, m}
+		d.nom[i] = need{cpu: milli(t.CPU), mem: value(t.Memory), pods: maxPods(cloud, &cat.Types[i])}
+		c, m := allocatable(cloud, &cat.Types[i], dsCPU, dsMem)
+		// The node's DaemonSet pods take pods as well as resources.
+		d.alloc[i] = need{cpu: c, mem: m, pods: max(d.nom[i].pods-int64(len(in.Overhead.DaemonSets)), 0)}
 	}
 	d.execs = make([]executor, len(in.Executors))
 	for i, e := range in.Executors {
-		d.execs[i] = executor{src: i, need: need{milli(e.CPU), value(e.Memory)}}
+		d.execs[i] = executor{src: i, need: need{cpu: milli(e.CPU), mem: value(e.Memory), pods: 1}}
 	}
 	slices.SortFunc(d.execs, func(a, b executor) int {
 		return cmp.Or(strings.Compare(in.Executors[a.src].QueryService, in.Executors[b.src].QueryService),
@@ -605,6 +610,9 @@ func (d *deriver) slots(req need, i int) int64 {
 	if req.mem > 0 {
 		n = min(n, d.alloc[i].mem/req.mem)
 	}
+	if req.pods > 0 {
+		n = min(n, d.alloc[i].pods/req.pods)
+	}
 	return n
 }
 
@@ -785,9 +793,14 @@ func (d *deriver) needs(e executor) string {
 	return fmt.Sprintf("executor needs %s CPU / %s x %d per node", src.CPU.String(), src.Memory.String(), d.per)
 }
 
-// show describes allocatable CPU and memory, rounded down.
+// show describes allocatable CPU and memory, rounded down, and the pods
+// the node has left when they are fewer than ExecutorsPerNode.
 func (d *deriver) show(a need) string {
-	return FormatCPU(a.cpu) + " CPU / " + FormatMemory(a.mem)
+	s := FormatCPU(a.cpu) + " CPU / " + FormatMemory(a.mem)
+	if a.pods < d.per {
+		s += fmt.Sprintf(" / %d pods beside its DaemonSets", a.pods)
+	}
+	return s
 }
 
 // FormatCPU writes milli-CPU as cores with up to two decimals, rounded

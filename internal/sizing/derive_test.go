@@ -41,13 +41,17 @@ var (
 )
 
 // Allocatable of AWS types with poolOverhead (210m, 544Mi), worked by hand
-// as in TestAllocatable.
+// as in TestAllocatable: arm64 (Graviton) types lose 64Mi CMA before the VM
+// overhead, and types whose network holds fewer than 110 pods reserve
+// 11Mi a pod for fewer pods (r7gd.medium 8, the xlarges 58).
 var (
-	r7gdMedium  = res("730m", "5468Mi")
-	r7gd4xlarge = res("15680m", "119132Mi")
-	r7gd8xlarge = res("31640m", "240374Mi") // also r6gd.8xlarge, r6i.8xlarge
-	r7gd16xl    = res("63560m", "482857Mi")
-	xlarge4vCPU = res("3710m", "5468Mi") // c7g.xlarge, c6i.xlarge
+	r7gdMedium  = res("730m", "6531Mi")
+	r7gd4xlarge = res("15680m", "119073Mi")
+	r7gd8xlarge = res("31640m", "240315Mi") // also r6gd.8xlarge
+	r6i8xlarge  = res("31640m", "240374Mi")
+	r7gd16xl    = res("63560m", "482798Mi")
+	c7gXlarge   = res("3710m", "5981Mi")
+	c6iXlarge   = res("3710m", "6040Mi")
 )
 
 // ignoreOffered leaves the offered set, with its reasons, and the count
@@ -71,7 +75,7 @@ func TestDerive(t *testing.T) {
 			want: Result{
 				InstanceType: "r6gd.8xlarge", DerivedFrom: "spec.instanceConfig.instanceType", Arch: "arm64", Allocatable: r7gd8xlarge,
 				Compatibility: []Compatibility{
-					misfit("team-a/etl", "30", "60Gi", "r6gd.8xlarge", "executor needs 30 CPU / 60Gi x 4 per node; r6gd.8xlarge allocatable is 31.64 CPU / 234.7Gi; choose a larger spec.instanceConfig.instanceType or lower spec.executorsPerNode"),
+					misfit("team-a/etl", "30", "60Gi", "r6gd.8xlarge", "executor needs 30 CPU / 60Gi x 4 per node; r6gd.8xlarge allocatable is 31.64 CPU / 234.6Gi; choose a larger spec.instanceConfig.instanceType or lower spec.executorsPerNode"),
 					fit("team-b/adhoc", "4", "8Gi", "r6gd.8xlarge"),
 				},
 			},
@@ -149,7 +153,7 @@ func TestDerive(t *testing.T) {
 				InstanceType: "r7gd.4xlarge", DerivedFrom: "instanceFamily r7gd sized for QueryService/analytics/q30", Arch: "arm64", Allocatable: r7gd4xlarge,
 				Compatibility: []Compatibility{
 					fit("analytics/q30", "15", "30Gi", "r7gd.4xlarge"),
-					misfit("bi/huge", "120", "500Gi", "r7gd.4xlarge", "executor needs 120 CPU / 500Gi x 1 per node; largest r7gd (r7gd.16xlarge) allocatable is 63.56 CPU / 471.5Gi; choose a larger spec.instanceConfig.instanceFamily or lower spec.executorsPerNode or the executor's requests"),
+					misfit("bi/huge", "120", "500Gi", "r7gd.4xlarge", "executor needs 120 CPU / 500Gi x 1 per node; largest r7gd (r7gd.16xlarge) allocatable is 63.56 CPU / 471.4Gi; choose a larger spec.instanceConfig.instanceFamily or lower spec.executorsPerNode or the executor's requests"),
 				},
 			},
 		},
@@ -159,7 +163,7 @@ func TestDerive(t *testing.T) {
 			want: Result{
 				InstanceType: "r7gd.medium", DerivedFrom: "instanceFamily r7gd: no attached QueryService fits, smallest size", Arch: "arm64", Allocatable: r7gdMedium,
 				Compatibility: []Compatibility{
-					misfit("bi/huge", "120", "500Gi", "r7gd.medium", "executor needs 120 CPU / 500Gi x 1 per node; largest r7gd (r7gd.16xlarge) allocatable is 63.56 CPU / 471.5Gi; choose a larger spec.instanceConfig.instanceFamily or lower spec.executorsPerNode or the executor's requests"),
+					misfit("bi/huge", "120", "500Gi", "r7gd.medium", "executor needs 120 CPU / 500Gi x 1 per node; largest r7gd (r7gd.16xlarge) allocatable is 63.56 CPU / 471.4Gi; choose a larger spec.instanceConfig.instanceFamily or lower spec.executorsPerNode or the executor's requests"),
 				},
 			},
 		},
@@ -196,7 +200,7 @@ func TestDerive(t *testing.T) {
 				InstanceType: "r7gd.8xlarge", DerivedFrom: "previous r7gd.8xlarge kept: executors have run on it and spec.instanceConfig.autoUpgrade is off", Arch: "arm64", Allocatable: r7gd8xlarge,
 				Kept: "executors have run on it and spec.instanceConfig.autoUpgrade is off",
 				Compatibility: []Compatibility{
-					misfit("analytics/q120", "60", "120Gi", "r7gd.8xlarge", "executor needs 60 CPU / 120Gi x 1 per node; the pool keeps r7gd.8xlarge (allocatable 31.64 CPU / 234.7Gi) because executors have run on it and spec.instanceConfig.autoUpgrade is off; set it to true to move the pool up to r7gd.16xlarge"),
+					misfit("analytics/q120", "60", "120Gi", "r7gd.8xlarge", "executor needs 60 CPU / 120Gi x 1 per node; the pool keeps r7gd.8xlarge (allocatable 31.64 CPU / 234.6Gi) because executors have run on it and spec.instanceConfig.autoUpgrade is off; set it to true to move the pool up to r7gd.16xlarge"),
 					fit("analytics/q60", "30", "60Gi", "r7gd.8xlarge"),
 				},
 			},
@@ -231,7 +235,7 @@ func TestDerive(t *testing.T) {
 			in: Input{Catalog: aws, InstanceFamily: "r7gd", Spot: true, Inherit: &Inherited{QueryService: "etl/warehouse", InstanceType: "r6i.8xlarge"}, Overhead: poolOverhead,
 				Executors: []Executor{q30, exec("etl/warehouse", "40", "60Gi")}},
 			want: Result{
-				InstanceType: "r6i.8xlarge", DerivedFrom: "QueryService/etl/warehouse", Arch: "amd64", Allocatable: r7gd8xlarge,
+				InstanceType: "r6i.8xlarge", DerivedFrom: "QueryService/etl/warehouse", Arch: "amd64", Allocatable: r6i8xlarge,
 				Compatibility: []Compatibility{
 					fit("analytics/q30", "15", "30Gi", "r6i.8xlarge"),
 					misfit("etl/warehouse", "40", "60Gi", "r6i.8xlarge", "executor needs 40 CPU / 60Gi x 1 per node; r6i.8xlarge allocatable is 31.64 CPU / 234.7Gi; the type inherited from QueryService etl/warehouse is too small; set spec.instanceConfig.instanceType or spec.instanceConfig.instanceFamily instead"),
@@ -247,7 +251,7 @@ func TestDerive(t *testing.T) {
 			reason: "With no type or family the cheapest type holding the executors is chosen: 2 CPU need 4 vCPU, and c7g.xlarge is the cheapest of those.",
 			in:     Input{Cloud: CloudAWS, Overhead: poolOverhead, Executors: []Executor{exec("web/small", "2", "4Gi")}},
 			want: Result{
-				InstanceType: "c7g.xlarge", DerivedFrom: "cheapest aws type sized for QueryService/web/small", Arch: "arm64", Allocatable: xlarge4vCPU,
+				InstanceType: "c7g.xlarge", DerivedFrom: "cheapest aws type sized for QueryService/web/small", Arch: "arm64", Allocatable: c7gXlarge,
 				Compatibility: []Compatibility{fit("web/small", "2", "4Gi", "c7g.xlarge")},
 			},
 		},
@@ -255,7 +259,7 @@ func TestDerive(t *testing.T) {
 			reason: "A preferred arch keeps the choice to that arch's types: c6i.xlarge.",
 			in:     Input{Cloud: CloudAWS, Arch: "amd64", Overhead: poolOverhead, Executors: []Executor{exec("web/small", "2", "4Gi")}},
 			want: Result{
-				InstanceType: "c6i.xlarge", DerivedFrom: "cheapest aws type sized for QueryService/web/small", Arch: "amd64", Allocatable: xlarge4vCPU,
+				InstanceType: "c6i.xlarge", DerivedFrom: "cheapest aws type sized for QueryService/web/small", Arch: "amd64", Allocatable: c6iXlarge,
 				Compatibility: []Compatibility{fit("web/small", "2", "4Gi", "c6i.xlarge")},
 			},
 		},
@@ -289,9 +293,9 @@ func TestDerive(t *testing.T) {
 			reason: "An executor larger than every catalog type is incompatible, told the largest type: most CPU, then memory, the cheaper of equals.",
 			in:     Input{Cloud: CloudAWS, Overhead: poolOverhead, Executors: []Executor{exec("web/small", "2", "4Gi"), exec("bi/enormous", "500", "10Ti")}},
 			want: Result{
-				InstanceType: "c7g.xlarge", DerivedFrom: "cheapest aws type sized for QueryService/web/small", Arch: "arm64", Allocatable: xlarge4vCPU,
+				InstanceType: "c7g.xlarge", DerivedFrom: "cheapest aws type sized for QueryService/web/small", Arch: "arm64", Allocatable: c7gXlarge,
 				Compatibility: []Compatibility{
-					misfit("bi/enormous", "500", "10Ti", "c7g.xlarge", "executor needs 500 CPU / 10Ti x 1 per node; no aws instance type holds that, the largest (r8g.48xlarge) allocatable is 191.24 CPU / 1418.7Gi; lower spec.executorsPerNode or the executor's requests, or add a larger type as a catalog override"),
+					misfit("bi/enormous", "500", "10Ti", "c7g.xlarge", "executor needs 500 CPU / 10Ti x 1 per node; no aws instance type holds that, the largest (r8g.48xlarge) allocatable is 191.24 CPU / 1418.6Gi; lower spec.executorsPerNode or the executor's requests, or add a larger type as a catalog override"),
 					fit("web/small", "2", "4Gi", "c7g.xlarge"),
 				},
 			},
@@ -320,17 +324,17 @@ func TestDeriveErrors(t *testing.T) {
 		"UnknownType": {
 			reason: "An unknown pinned type of a known family lists the family's sizes.",
 			in:     Input{Catalog: aws, InstanceType: "r7gd.9xlarge"},
-			want:   `spec.instanceConfig.instanceType: "r7gd.9xlarge" is not in the aws instance catalog (version 2026.11.1); the r7gd sizes are r7gd.medium, r7gd.large, r7gd.xlarge, r7gd.2xlarge, r7gd.4xlarge, r7gd.8xlarge, r7gd.12xlarge, r7gd.16xlarge, r7gd.metal, or add it as a catalog override`,
+			want:   `spec.instanceConfig.instanceType: "r7gd.9xlarge" is not in the aws instance catalog (version 2026.11.2); the r7gd sizes are r7gd.medium, r7gd.large, r7gd.xlarge, r7gd.2xlarge, r7gd.4xlarge, r7gd.8xlarge, r7gd.12xlarge, r7gd.16xlarge, r7gd.metal, or add it as a catalog override`,
 		},
 		"UnknownTypeOfUnknownFamily": {
 			reason: "An unknown pinned type of no known family says to pick a listed one.",
 			in:     Input{Catalog: aws, InstanceType: "z9.large"},
-			want:   `spec.instanceConfig.instanceType: "z9.large" is not in the aws instance catalog (version 2026.11.1); choose a type the catalog lists, or add it as a catalog override`,
+			want:   `spec.instanceConfig.instanceType: "z9.large" is not in the aws instance catalog (version 2026.11.2); choose a type the catalog lists, or add it as a catalog override`,
 		},
 		"UnknownFamily": {
 			reason: "An unknown family lists the catalog's families.",
 			in:     Input{Catalog: aws, InstanceFamily: "r9gd"},
-			want:   `spec.instanceConfig.instanceFamily: "r9gd" is not a family of the aws instance catalog (version 2026.11.1); use one of c6i, c7g, i4i, m6i, m7g, m7i, r5, r6g, r6gd, r6i, r6id, r7g, r7gd, r7i, r8g, x2gd, or add its types as catalog overrides`,
+			want:   `spec.instanceConfig.instanceFamily: "r9gd" is not a family of the aws instance catalog (version 2026.11.2); use one of c6i, c7g, i4i, m6i, m7g, m7i, r5, r6g, r6gd, r6i, r6id, r7g, r7gd, r7i, r8g, x2gd, or add its types as catalog overrides`,
 		},
 		"NothingToSizeFrom": {
 			reason: "No type, family, inherited QueryService or attached QueryService leaves nothing to choose from.",
@@ -350,7 +354,7 @@ func TestDeriveErrors(t *testing.T) {
 		"InheritUnknownType": {
 			reason: "An inherited type the catalog does not list names the QueryService.",
 			in:     Input{Catalog: aws, Inherit: &Inherited{QueryService: "etl/warehouse", InstanceType: "m5.8xlarge"}},
-			want:   `spec.inheritNodeConfigFrom (QueryService etl/warehouse): "m5.8xlarge" is not in the aws instance catalog (version 2026.11.1); choose a type the catalog lists, or add it as a catalog override`,
+			want:   `spec.inheritNodeConfigFrom (QueryService etl/warehouse): "m5.8xlarge" is not in the aws instance catalog (version 2026.11.2); choose a type the catalog lists, or add it as a catalog override`,
 		},
 		"UnknownCloud": {
 			reason: "Without a catalog, the cloud's is loaded; an unknown cloud has none.",

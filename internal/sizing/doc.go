@@ -18,58 +18,53 @@
 //
 // # Allocatable
 //
-// What executors can request on a node is modelled the way Karpenter
-// predicts a node's allocatable before launching it, less the pool's own
-// DaemonSets:
+// What executors can request on a node is modelled the way each cloud's
+// Karpenter provider predicts a node's allocatable before launching it,
+// less the DaemonSets on every pool node:
 //
-//	allocatable = capacity - kubeReserved - evictionThreshold - daemonSets
+//	allocatable = capacity - kubeReserved - systemReserved - evictionThreshold - daemonSets
 //
-// All arithmetic is integer, in milli-CPU and bytes; every reservation is
-// rounded up, so allocatable is never overstated.
+// Each cloud follows its provider's own arithmetic, float rounding
+// included, so the model and Karpenter agree to the byte (the providers'
+// files are named on each function of allocatable.go):
 //
-// Capacity. CPU is the type's vCPU count. Memory is the nominal memory less
-// the VM overhead on every real cloud: Karpenter's default
-// vmMemoryOverheadPercent of 0.075, taken as ceil(MiB x 0.075) MiB
-// (VMMemoryOverheadPermille). A 128Gi type has 131072Mi - 9831Mi = 121241Mi.
-// KWOK nodes are simulated and have no VM overhead.
+//	aws    capacity: the nominal MiB, less CMAMemory (64Mi) on arm64, less
+//	       ceil(7.5%) of that in MiB (vmMemoryOverheadPercent).
+//	       kube-reserved CPU: 6% of the 1st core, 1% of the 2nd, 0.5% of the
+//	       3rd and 4th, 0.25% above 4, each bracket truncated (16 vCPU:
+//	       110m). kube-reserved memory: 11Mi x maxPods + 255Mi, maxPods the
+//	       pods the type's network holds (InstanceType.Pods, the VPC CNI's
+//	       ENI-limited pods) at most MaxPods (110): 1465Mi on most sizes,
+//	       343Mi on r7gd.medium (8 pods). Eviction: 100Mi.
+//	gcp    capacity: the bytes less 7.5% of them, truncated. kube-reserved:
+//	       the same CPU brackets; memory 25% of the first 4Gi, 20% of the
+//	       next 4Gi, 10% of the next 8Gi, 6% up to 128Gi, 2% above, each
+//	       bracket truncated to a MiB (255Mi at most 1Gi). System-reserved:
+//	       KubeProxyCPU (100m) for GKE's kube-proxy. Eviction: 100Mi.
+//	azure  capacity: the whole GiB less ceil(7.5%) in bytes. kube-reserved:
+//	       CPU 6%, 4%, 2% of the 3rd and 4th core, 1% above; memory the GKE
+//	       brackets; each total truncated (to a milli-CPU, a MiB). Eviction:
+//	       750Mi.
+//	linode, digitalocean, coreweave: no Karpenter provider; capacity as on
+//	       AWS without CMA, the GKE brackets rounded up (the conservative
+//	       choice), 100Mi eviction.
+//	kwok   (Karpenter's kwok provider): 100m and 10Mi, nothing else.
 //
-// CPU kube-reserved, in brackets of the vCPU count:
+// Pods. A node runs at most maxPods pods, its DaemonSet pods included, so
+// it holds at most maxPods less one pod per DaemonSet executors.
 //
-//	aws, gcp, linode, digitalocean, coreweave (Karpenter's AWS provider,
-//	GKE):   6% of the 1st core, 1% of the 2nd, 0.5% of the 3rd and 4th,
-//	        0.25% of every core above 4   (16 vCPU: 110m, 64 vCPU: 230m)
-//	azure (Karpenter's Azure provider, AKS):
-//	        6% of the 1st core, 4% of the 2nd, 2% of the 3rd and 4th,
-//	        1% of every core above 4      (16 vCPU: 260m, 64 vCPU: 740m)
-//	kwok (Karpenter's kwok provider): 100m
+// KubeletFor is what a NodeClass must set for the nodes to reserve what
+// the model subtracts (maxPods, and on AWS the memory kube-reserved).
 //
-// Memory kube-reserved:
+// DaemonSets. Each DaemonSet pod on every pool node (warmup, storage agent,
+// the cluster's own, any the user declares) takes its effective request,
+// as the scheduler counts it: per resource, the larger of its largest init
+// container and the sum of its regular containers. Sidecar (restartable)
+// init containers and pod overhead are not modelled.
 //
-//	aws:   11Mi x maxPods + 255Mi, with maxPods = MaxPods (110): 1465Mi.
-//	       Karpenter's AWS provider uses the node's maxPods; pools set the
-//	       kubelet's maxPods to MaxPods, so the ENI-derived limit never
-//	       applies.
-//	gcp, azure, linode, digitalocean, coreweave (GKE; Karpenter's Azure
-//	provider): 25% of the first 4Gi, 20% of the next 4Gi, 10% of the next
-//	       8Gi, 6% of the next 112Gi, 2% above 128Gi, rounded up to a MiB
-//	       (255Mi for nodes under 1Gi on GKE). Linode, DigitalOcean and
-//	       CoreWeave publish no formula for Karpenter-style prediction; the
-//	       GKE brackets are used as the conservative choice.
-//	kwok:  10Mi
-//
-// Eviction threshold (memory.available, hard): 100Mi (EvictionHardMemory)
-// everywhere but Azure, where Karpenter's Azure provider uses 750Mi, and
-// KWOK, which has none.
-//
-// DaemonSets. Each pool DaemonSet pod (warmup, storage agent, any the user
-// declares) takes its effective request, as the scheduler counts it: per
-// resource, the larger of its largest init container and the sum of its
-// regular containers. Sidecar (restartable) init containers and pod
-// overhead are not modelled.
-//
-// For example an r7gd.4xlarge (16 vCPU, 128Gi) on AWS has 16000m - 110m =
-// 15890m CPU and 121241Mi - 1465Mi - 100Mi = 119676Mi (116.8Gi) of memory
-// before DaemonSets.
+// For example an r7gd.4xlarge (16 vCPU, 128Gi, arm64) on AWS has 16000m -
+// 110m = 15890m CPU and 131008Mi - 9826Mi - 1465Mi - 100Mi = 119617Mi of
+// memory before DaemonSets.
 //
 // # Derivation
 //

@@ -102,7 +102,7 @@ func FuzzDerive(f *testing.F) {
 		var req need
 		for _, c := range got.Compatibility {
 			if c.Compatible {
-				req = req.max(need{milli(c.RequiredCPU), value(c.RequiredMemory)})
+				req = req.max(need{cpu: milli(c.RequiredCPU), mem: value(c.RequiredMemory), pods: 1})
 			}
 		}
 		if len(got.Offered) == 0 || got.Offered[0].Name != chosen.Name {

@@ -2,7 +2,6 @@ package sizing
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
@@ -62,6 +61,18 @@ type kwokOffering struct {
 	Requirements []corev1.NodeSelectorRequirement `json:"Requirements"`
 }
 
+// kwokResources are the CPU, memory and pods a type of cloud c is offered
+// with to the kwok provider: see KWOKInstanceTypesJSON.
+func kwokResources(c Cloud, t *InstanceType) (cpu, mem resource.Quantity, pods int64) {
+	if c == CloudKWOK {
+		return t.CPU, t.Memory, MaxPods
+	}
+	kwok := modelFor(CloudKWOK)
+	aCPU, aMem := allocatable(c, t, 0, 0)
+	return *resource.NewMilliQuantity(aCPU+kwok.reservedCPU(aCPU), resource.DecimalSI),
+		*resource.NewQuantity(aMem+kwok.reservedMemory(aMem, 0), resource.BinarySI), maxPods(c, t)
+}
+
 // KWOKInstanceTypesJSON renders a catalog as the instance types file of
 // Karpenter's kwok provider (the INSTANCE_TYPES_FILE_PATH it reads), so a
 // kwok cluster simulates exactly the types burstpool chooses from, under
@@ -69,10 +80,17 @@ type kwokOffering struct {
 // names such as r7gd.16xlarge as family r7gd, size 16xlarge). Every type is
 // offered, linux only, in each of KWOKZonesOf(c) as on-demand at its
 // catalog price and as spot at KWOKSpotDiscount of it (the catalogs hold
-// no spot prices). Resources are the
-// type's CPU and memory, MaxPods pods, and its local NVMe as
-// ephemeral-storage (20Gi when it has none). The output is indented and
-// deterministic.
+// no spot prices). Resources are the type's CPU, memory and pods, and its
+// local NVMe as ephemeral-storage (20Gi when it has none). The output is
+// indented and deterministic.
+//
+// The kwok provider gives a node its type's resources less a fixed 100m and
+// 10Mi (kwok/cloudprovider/helpers.go), not what the cloud's provider
+// reserves. So that a simulated node offers exactly what the cloud's would,
+// a cloud catalog's type is rendered with the allocatable Karpenter's
+// provider of that cloud predicts (NodeAllocatable, the pods its network
+// holds) plus the kwok provider's 100m and 10Mi; the kwok catalog's own
+// types keep their nominal CPU and memory and MaxPods pods.
 func KWOKInstanceTypesJSON(c *Catalog) ([]byte, error) {
 	if c == nil {
 		return nil, errors.New("cannot render kwok instance types: no catalog")
@@ -84,14 +102,15 @@ func KWOKInstanceTypesJSON(c *Catalog) ([]byte, error) {
 		if t.LocalNVMeGiB > 0 {
 			storage = *resource.NewQuantity(t.LocalNVMeGiB*gibibyte, resource.BinarySI)
 		}
+		cpu, mem, pods := kwokResources(c.Cloud, &t)
 		it := kwokInstanceType{
 			Name:             t.Name,
 			Architecture:     t.Arch,
 			OperatingSystems: []corev1.OSName{corev1.Linux},
 			Resources: corev1.ResourceList{
-				corev1.ResourceCPU:              t.CPU,
-				corev1.ResourceMemory:           t.Memory,
-				corev1.ResourcePods:             resource.MustParse(strconv.Itoa(MaxPods)),
+				corev1.ResourceCPU:              cpu,
+				corev1.ResourceMemory:           mem,
+				corev1.ResourcePods:             *resource.NewQuantity(pods, resource.DecimalSI),
 				corev1.ResourceEphemeralStorage: storage,
 			},
 		}

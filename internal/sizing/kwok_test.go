@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/burstpool/burstpool/test/harness/golden"
 )
@@ -71,7 +72,7 @@ func TestKWOKInstanceTypesJSONOfAWS(t *testing.T) {
 	if len(types) != len(cat.Types) {
 		t.Errorf("%d kwok types, want the catalog's %d", len(types), len(cat.Types))
 	}
-	for _, name := range []string{"r7gd.16xlarge", "r6gd.8xlarge"} {
+	for _, name := range []string{"r7gd.16xlarge", "r6gd.8xlarge", "m7i.2xlarge", "r7gd.medium"} {
 		want, ok := cat.Lookup(name)
 		if !ok {
 			t.Fatalf("the AWS catalog has no %s", name)
@@ -85,9 +86,18 @@ func TestKWOKInstanceTypesJSONOfAWS(t *testing.T) {
 		if got == nil {
 			t.Fatalf("%s is not offered", name)
 		}
+		// The kwok provider takes 100m and 10Mi from a type's resources
+		// (kwok/cloudprovider/helpers.go); what is left must be what
+		// Karpenter's AWS provider predicts for the real type.
 		cpu, mem := got.Resources[corev1.ResourceCPU], got.Resources[corev1.ResourceMemory]
-		if cpu.Cmp(want.CPU) != 0 || mem.Cmp(want.Memory) != 0 || got.Architecture != want.Arch {
-			t.Errorf("%s: cpu %s memory %s arch %s, want the catalog's %s %s %s", name, cpu.String(), mem.String(), got.Architecture, want.CPU.String(), want.Memory.String(), want.Arch)
+		cpu.Sub(resource.MustParse("100m"))
+		mem.Sub(resource.MustParse("10Mi"))
+		alloc := NodeAllocatable(CloudAWS, want)
+		if cpu.Cmp(alloc.CPU) != 0 || mem.Cmp(alloc.Memory) != 0 || got.Architecture != want.Arch {
+			t.Errorf("%s: a simulated node offers cpu %s memory %s arch %s, want what Karpenter's AWS provider predicts, %s %s %s", name, cpu.String(), mem.String(), got.Architecture, alloc.CPU.String(), alloc.Memory.String(), want.Arch)
+		}
+		if pods := got.Resources[corev1.ResourcePods]; pods.Value() != min(want.Pods, MaxPods) {
+			t.Errorf("%s: %s pods, want the %d its ENIs address (at most %d)", name, pods.String(), want.Pods, MaxPods)
 		}
 		offered := map[string]float64{}
 		for _, o := range got.Offerings {

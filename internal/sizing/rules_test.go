@@ -197,13 +197,15 @@ func TestRuleExecutorsPerNodeExact(t *testing.T) {
 // random AWS type exactly executorsPerNode times, from that type's family
 // and from the catalog of its arch, on spot with and without neighbours:
 // every offered type must hold exactly executorsPerNode executors of the
-// largest compatible executor, computed here with Allocatable.
+// largest compatible executor, computed here with Allocatable and the pods
+// the type's network holds beside the DaemonSets.
 func TestPropertyOfferedHoldExactly(t *testing.T) {
 	cat := mustCatalog(t, CloudAWS)
 	r := rand.New(rand.NewPCG(10, 2026))
 	holds := func(it InstanceType, cpu, mem int64) int64 {
 		a := Allocatable(CloudAWS, it, poolOverhead)
-		return min(a.CPU.MilliValue()/cpu, a.Memory.Value()/mem)
+		pods := maxPods(CloudAWS, &it) - int64(len(poolOverhead.DaemonSets))
+		return min(a.CPU.MilliValue()/cpu, a.Memory.Value()/mem, pods)
 	}
 	checked := 0
 	for range 2000 {

@@ -434,11 +434,15 @@ spec:
 		// The simulated AWS offers r7gd under its real names. Empty, the
 		// pool takes the family's smallest, r7gd.medium (1 vCPU, 8 GiB);
 		// two 7 CPU / 50Gi executors per node need r7gd.4xlarge (16 vCPU,
-		// 128 GiB: 15.88 CPU / 116.8Gi allocatable holds exactly 2), since
-		// r7gd.2xlarge (7.7 CPU / 56.8Gi) holds 1.
+		// 128 GiB: 15.74 CPU / 116.8Gi allocatable beside EKS's add-ons
+		// holds exactly 2), since r7gd.2xlarge (7.76 CPU / 58.1Gi) holds 1.
 		testFamilyPoolFollowsItsFirstQueryService(t, ctx, s, c, cfg, familyFirst{
 			Family: "r7gd", Empty: "r7gd.medium", Sized: "r7gd.4xlarge", CPU: "7", Memory: "50Gi", PerNode: 2,
 		})
+	})
+
+	t.Run("ExecutorAtTheModelsEdge", func(t *testing.T) {
+		testExecutorAtTheModelsEdge(t, ctx, s, c, cfg)
 	})
 
 	t.Run("BadInputRejected", func(t *testing.T) {

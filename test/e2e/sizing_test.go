@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,4 +118,53 @@ func containsValue(np *unstructured.Unstructured, typ string) bool {
 		}
 	}
 	return false
+}
+
+// testExecutorAtTheModelsEdge runs, on nodes that offer what Karpenter's
+// AWS provider predicts (sizing.KWOKInstanceTypesJSON) and run EKS's
+// add-on DaemonSets (devplane.AddOnDaemonSets: kube-proxy 100m, aws-node
+// 50m), an executor exactly the size the model leaves on an m7i.2xlarge
+// (8 vCPU, 32Gi, 58 ENI-limited pods: 7910m and 29317Mi allocatable, less
+// the add-ons' 150m) and one a milli-CPU beyond it: the first must run,
+// not stay Pending; the second must be reported incompatible with the
+// figures, not left Pending.
+func testExecutorAtTheModelsEdge(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig) {
+	const pool = "model-edge"
+	const fitsCPU, beyondCPU, mem = "7760m", "7761m", "29317Mi"
+	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
+  compositionRef: {name: %s}
+  maxExecutors: 2
+  imageConfig: {autoCollectImages: false}
+  instanceConfig: {instanceType: m7i.2xlarge}
+  queryServiceSelector:
+    matchLabels: {e2e.burstpool.io/pool: %s}
+`, e2eComp, pool)))
+	mustApply(t, ctx, cfg, qsManifest(pool+"-fits", pool, fitsCPU, mem))
+	mustApply(t, ctx, cfg, qsManifest(pool+"-beyond", pool, beyondCPU, mem))
+	eventually(t, 2*time.Minute, "the executor beyond the model is reported incompatible with the figures, the one at its edge compatible", func(ctx context.Context) (bool, error) {
+		p, _, err := readPool(ctx, s, poolNS, pool)
+		if err != nil {
+			return false, err
+		}
+		fits, beyond := attachedOf(p, analyticsNS, pool+"-fits"), attachedOf(p, analyticsNS, pool+"-beyond")
+		msg, _ := beyond["message"].(string)
+		return fits["compatible"] == true && beyond["compatible"] == false && strings.Contains(msg, "m7i.2xlarge allocatable is 7.76 CPU"),
+			fmt.Errorf("at the edge %v, beyond %v", fits, beyond)
+	})
+	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-fits", "registry.example.com/e6data/executor:"+pool, 1, fitsCPU, mem, executorScheduling(t, c, poolNS, pool))); err != nil {
+		t.Fatal(err)
+	}
+	waitExecutors(t, 3*time.Minute, "the executor at the model's edge Running on an m7i.2xlarge beside kube-proxy and aws-node", c, analyticsNS, pool, 1)
+	for _, n := range poolNodes(t, ctx, c, pool) {
+		addOns, err := podsOn(ctx, c, metav1.NamespaceSystem, nil, n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if addOns < 2 {
+			t.Errorf("node %s runs %d kube-system pods, want kube-proxy and aws-node", n.Name, addOns)
+		}
+	}
+	if err := deleteExecutors(ctx, c, analyticsNS, pool+"-fits"); err != nil {
+		t.Errorf("cannot delete the executors: %v", err)
+	}
 }

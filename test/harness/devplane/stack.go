@@ -251,6 +251,12 @@ func (s *Stack) Install(ctx context.Context) error {
 		return err
 	}
 
+	if err := step("run the simulated cloud's add-on DaemonSets (kube-proxy, aws-node)", func() error {
+		return RunAddOns(ctx, s.Client, cfg.catalog())
+	}); err != nil {
+		return err
+	}
+
 	if err := step("apply the provider's runtime config and roles (deploy/provider)", func() error {
 		return ApplyProviderManifests(ctx, s.Cluster.Config, cfg.Root)
 	}); err != nil {

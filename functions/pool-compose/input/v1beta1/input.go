@@ -93,6 +93,38 @@ type Input struct {
 	// Crossplane runs in. A Pool's spec.workloadCluster wins over it.
 	// +optional
 	WorkloadCluster *WorkloadCluster `json:"workloadCluster,omitempty"`
+
+	// Sizing tunes the allocatable model that sizes pool nodes.
+	// +optional
+	Sizing *Sizing `json:"sizing,omitempty"`
+}
+
+// Sizing tunes the allocatable model that sizes pool nodes.
+type Sizing struct {
+	// NodeDaemonSets are the cluster's own DaemonSet pods that run on every
+	// pool node (those that tolerate the pool's taint: kube-proxy, the CNI,
+	// log and metrics agents), each with its pod's requests. Sizing
+	// subtracts them from every node, as Karpenter does before it launches
+	// one. Unset, the cluster's add-on defaults: on EKS with Karpenter
+	// kube-proxy (100m) and aws-node (aws-node 25m and aws-eks-nodeagent
+	// 25m), none elsewhere; [] counts none.
+	// +listType=atomic
+	// +optional
+	NodeDaemonSets []NodeDaemonSet `json:"nodeDaemonSets,omitempty"`
+}
+
+// NodeDaemonSet is one DaemonSet pod on every pool node.
+type NodeDaemonSet struct {
+	// Name of the DaemonSet, for messages.
+	Name string `json:"name"`
+
+	// CPU the pod requests (its containers' sum), for example 100m.
+	// +optional
+	CPU string `json:"cpu,omitempty"`
+
+	// Memory the pod requests, for example 128Mi.
+	// +optional
+	Memory string `json:"memory,omitempty"`
 }
 
 // WorkloadCluster points pools at a workload cluster other than the
@@ -215,6 +247,16 @@ type AWS struct {
 	// +optional
 	AMIAlias string `json:"amiAlias,omitempty"`
 
+	// RootVolumePerImage is the room the node's volume that holds
+	// container images (the root volume; Bottlerocket's data volume) gets
+	// for each warm image, beside the 20Gi Karpenter gives it by default,
+	// on types without local NVMe (those keep images on a RAID0 of their
+	// instance store). Warmup pulls every warm image on every node, and
+	// multi-GB images fill the default volume (DiskPressure evictions).
+	// +kubebuilder:default="20Gi"
+	// +optional
+	RootVolumePerImage string `json:"rootVolumePerImage,omitempty"`
+
 	// NodeIAM composes each pool's node IAM role, its policy attachments
 	// and its EKS access entry with Upbound's provider-aws family, instead
 	// of naming a role made by hand in Role. Needs the burstpool-aws
@@ -283,7 +325,9 @@ type GCP struct {
 	// +optional
 	ImageFamily string `json:"imageFamily,omitempty"`
 
-	// ImageChannel is the GKE release channel the image follows.
+	// ImageChannel is the GKE release channel the image follows; only
+	// ContainerOptimizedOS images have one (Ubuntu images follow their
+	// latest version).
 	// +kubebuilder:validation:Enum=rapid;regular;stable;extended;cluster
 	// +kubebuilder:default=stable
 	// +optional
@@ -309,6 +353,16 @@ type Azure struct {
 	// OSDiskSizeGB of pool nodes.
 	// +optional
 	OSDiskSizeGB int32 `json:"osDiskSizeGB,omitempty"`
+
+	// MaxPods of pool nodes. Unset, Karpenter's Azure provider chooses by
+	// the cluster's network plugin (30 on Azure CNI with node subnet
+	// addresses, which it reserves per pod in the subnet; 250 on overlay
+	// or with no plugin; 110 with kubenet). AKS's reservations do not
+	// depend on it, so sizing does not either.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=250
+	// +optional
+	MaxPods int32 `json:"maxPods,omitempty"`
 }
 
 // Karpenter tunes NodePools.
@@ -319,7 +373,9 @@ type Karpenter struct {
 	// +optional
 	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
 
-	// ExpireAfter is the longest a pool node lives.
+	// ExpireAfter is the longest a pool node lives. On EKS Auto Mode it is
+	// at most 480h: Auto Mode nodes live at most 21 days, and pools give
+	// them its default 24h terminationGracePeriod.
 	// +kubebuilder:default="720h"
 	// +optional
 	ExpireAfter string `json:"expireAfter,omitempty"`
@@ -345,6 +401,15 @@ type Warmup struct {
 	// +kubebuilder:default="ghcr.io/burstpool/warm:v0.1.0"
 	// +optional
 	HelperImage string `json:"helperImage,omitempty"`
+
+	// PriorityClassName names an existing PriorityClass for the pool's
+	// node agents (warmup and storage-agent pods), for example
+	// system-node-critical where the cluster admits it outside
+	// kube-system. Empty, the function composes one per pool,
+	// "{pool}-node-agent", of value 1000000 that preempts lower
+	// priorities, so an agent lands on a node packed with executors.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // Placeholder configures the warm-slot placeholders.
