@@ -345,7 +345,7 @@ func (p *placement) goneFromPool(t *testing.T, ns, name string) {
 		return node == "", err
 	})
 	if err != nil {
-		t.Errorf("pod %s/%s still runs on a pool node after %s", ns, name, evictWindow)
+		t.Errorf("pod %s/%s is still bound to a pool node after %s", ns, name, evictWindow)
 		return
 	}
 	t.Logf("pod %s/%s off the pool's nodes after %s", ns, name, time.Since(start).Round(100*time.Millisecond))
