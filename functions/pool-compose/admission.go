@@ -50,8 +50,9 @@ func celString(s string) string {
 //     must);
 //   - it tolerates the pool's NoExecute identity taint (which every pod
 //     that runs on a pool node must, however it got there);
-//   - it sets spec.nodeName (skipping the scheduler) and tolerates any of
-//     the pool's identity taints;
+//   - it sets spec.nodeName (skipping the scheduler) and tolerates the
+//     pool name's taint with any effect (the namespace's taint alone names
+//     every pool of the namespace, and does not let a pod stay);
 //   - or its node selector or required node affinity names the pool (pools
 //     on existing nodes, whose taints are their owners').
 //
@@ -70,7 +71,7 @@ func targetsPool(pool, ns, obj string) string {
 	return strings.Join([]string{
 		fmt.Sprintf("(has(%s.tolerations) && %s && %s)", spec, tolerates(qsv1alpha1.TaintPool, p, ""), tolerates(qsv1alpha1.TaintPoolNamespace, n, "")),
 		fmt.Sprintf("(has(%s.tolerations) && %s)", spec, tolerates(qsv1alpha1.TaintPool, p, string(corev1.TaintEffectNoExecute))),
-		fmt.Sprintf("(has(%[1]s.nodeName) && %[1]s.nodeName != '' && has(%[1]s.tolerations) && (%[2]s || %[3]s))", spec, tolerates(qsv1alpha1.TaintPool, p, ""), tolerates(qsv1alpha1.TaintPoolNamespace, n, "")),
+		fmt.Sprintf("(has(%[1]s.nodeName) && %[1]s.nodeName != '' && has(%[1]s.tolerations) && %[2]s)", spec, tolerates(qsv1alpha1.TaintPool, p, "")),
 		fmt.Sprintf("(has(%[5]s.nodeSelector) && %[1]s in %[5]s.nodeSelector && %[5]s.nodeSelector[%[1]s] == %[2]s && (!(%[3]s in %[5]s.nodeSelector) || %[5]s.nodeSelector[%[3]s] == %[4]s))",
 			celString(qsv1alpha1.LabelPool), p, celString(qsv1alpha1.LabelPoolNamespace), n, spec),
 		fmt.Sprintf("(has(%[3]s.affinity) && has(%[3]s.affinity.nodeAffinity) && has(%[3]s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "+

@@ -142,10 +142,10 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 	noExecuteOnly := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
 	noExecuteOnly.Spec.NodeSelector = nil
 	noExecuteOnly.Spec.Tolerations = []corev1.Toleration{{Key: "e6data.io/pool", Operator: corev1.TolerationOpEqual, Value: "high-memory-pool"}}
-	nodeNameNamespaceToleration := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
-	nodeNameNamespaceToleration.Spec.NodeSelector = nil
-	nodeNameNamespaceToleration.Spec.NodeName = "high-memory-pool-node"
-	nodeNameNamespaceToleration.Spec.Tolerations = nodeNameNamespaceToleration.Spec.Tolerations[1:]
+	nodeNameNameToleration := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
+	nodeNameNameToleration.Spec.NodeSelector = nil
+	nodeNameNameToleration.Spec.NodeName = "high-memory-pool-node"
+	nodeNameNameToleration.Spec.Tolerations = nodeNameNameToleration.Spec.Tolerations[:1]
 	nodeNameBare := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
 	nodeNameBare.Spec.NodeSelector, nodeNameBare.Spec.Tolerations = nil, nil
 	nodeNameBare.Spec.NodeName = "high-memory-pool-node"
@@ -193,8 +193,8 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 			want:   "pool e6-pools/high-memory-pool",
 		},
 		"NodeNameWithPoolToleration": {
-			reason: "spec.nodeName with any of the pool's tolerations is checked: it skips the scheduler.",
-			pod:    nodeNameNamespaceToleration,
+			reason: "spec.nodeName with the toleration of the pool name's NoSchedule taint is checked: it skips the scheduler.",
+			pod:    nodeNameNameToleration,
 			want:   "pool e6-pools/high-memory-pool",
 		},
 		"NodeNameWithoutTolerations": {

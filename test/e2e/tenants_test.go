@@ -10,9 +10,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -345,6 +347,19 @@ func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		poolNodes[n.Name] = true
 	}
 	target := nodes.Items[0].Name
+	// Select the node by its hostname label; Karpenter's kwok node names
+	// can be longer than a label value may be (63 characters), so without
+	// the label the pod names it in a required node affinity on
+	// metadata.name, as the DaemonSet controller does.
+	byHostname := func(p *corev1.Pod) {
+		if h, ok := nodes.Items[0].Labels[corev1.LabelHostname]; ok {
+			p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: h}
+			return
+		}
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{target}}}}},
+		}}}
+	}
 	es := executorScheduling(t, c, poolNS, pool)
 	nameTolerations := slices.DeleteFunc(devplane.PodTolerations(es.Tolerations), func(tol corev1.Toleration) bool { return tol.Key != qsv1.TaintPool })
 
@@ -362,13 +377,29 @@ func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		mutate(p)
 		return p
 	}
+	// update applies mutate, again on a conflict (the scheduler and kwok
+	// write the pod too), so each attack step reaches admission.
 	update := func(name string, mutate func(*corev1.Pod)) error {
-		p := &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: tenantWS, Name: name}, p); err != nil {
-			return err
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: tenantWS, Name: name}, p); err != nil {
+				return err
+			}
+			mutate(p)
+			return c.Update(ctx, p)
+		})
+	}
+	// refused logs an attack step that admission refused; any other error
+	// means the step was not tried, which fails the test.
+	refused := func(what string, err error) bool {
+		if err == nil {
+			return false
 		}
-		mutate(p)
-		return c.Update(ctx, p)
+		if !kerrors.IsForbidden(err) && !kerrors.IsInvalid(err) {
+			t.Fatalf("%s failed for another reason than admission: %v", what, err)
+		}
+		t.Logf("%s refused: %v", what, err)
+		return true
 	}
 	attempts := []struct {
 		name   string
@@ -384,9 +415,7 @@ func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) 
 			},
 			func(p *corev1.Pod) { p.Spec.SchedulingGates = nil },
 		}},
-		{name: "hostname", pod: attackPod("attack-hostname", func(p *corev1.Pod) {
-			p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: target}
-		}), update: []func(*corev1.Pod){func(p *corev1.Pod) { p.Spec.Tolerations = devplane.PodTolerations(es.Tolerations) }}},
+		{name: "hostname", pod: attackPod("attack-hostname", byHostname), update: []func(*corev1.Pod){func(p *corev1.Pod) { p.Spec.Tolerations = devplane.PodTolerations(es.Tolerations) }}},
 		{name: "nodename", pod: attackPod("attack-nodename", func(p *corev1.Pod) { p.Spec.NodeName = target })},
 		{name: "nodename-tolerations", pod: attackPod("attack-nodename-tolerations", func(p *corev1.Pod) {
 			p.Spec.NodeName = target
@@ -401,14 +430,11 @@ func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		_ = c.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(tenantWS), client.MatchingLabels{"attack": "placement"}, client.GracePeriodSeconds(0))
 	})
 	for _, a := range attempts {
-		if err := c.Create(ctx, a.pod); err != nil {
-			t.Logf("%s: refused at create: %v", a.name, err)
+		if refused(a.name+": create", c.Create(ctx, a.pod)) {
 			continue
 		}
 		for i, u := range a.update {
-			if err := update(a.pod.Name, u); err != nil {
-				t.Logf("%s: update %d refused: %v", a.name, i+1, err)
-			}
+			refused(fmt.Sprintf("%s: update %d", a.name, i+1), update(a.pod.Name, u))
 		}
 	}
 	// Watch the whole window: a pod may be on a pool node for a moment
