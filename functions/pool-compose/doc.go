@@ -135,8 +135,11 @@
 //   - labels e6data.io/pool={pool}, e6data.io/executor-type=pool and
 //     e6data.io/query-service={name}, which the capacity provider counts;
 //   - nodeSelector e6data.io/pool={pool} (plus the pool's nodeSelector on
-//     existing nodes) and a toleration of the taint
-//     e6data.io/pool={pool}:NoSchedule and of the pool's spec.tolerations;
+//     existing nodes) and tolerations of the pool's identity taints
+//     (e6data.io/pool={pool}:NoSchedule,
+//     e6data.io/pool-namespace={namespace}:NoSchedule and
+//     e6data.io/pool={pool}:NoExecute) and of its spec.tolerations, all of
+//     which status.executorScheduling lists;
 //   - a priority above the placeholders' (any class above -10), so they
 //     preempt a placeholder instead of waiting for a node;
 //   - requests equal to limits, the size that sizing checked;

@@ -510,7 +510,7 @@ func kubeletConfig(k sizing.Kubelet, withReserved bool) map[string]any {
 // toleration without a key (which tolerates everything) has no taint, and
 // one without an effect taints NoSchedule.
 func poolTaints(pool, ns string, tols []corev1.Toleration) []corev1.Taint {
-	out := identityTaints(pool, ns)
+	out := cloudpool.IdentityTaints(pool, ns)
 	seen := map[string]bool{}
 	for _, t := range out {
 		seen[t.Key+":"+string(t.Effect)] = true
@@ -529,16 +529,6 @@ func poolTaints(pool, ns string, tols []corev1.Toleration) []corev1.Taint {
 		}
 		seen[id] = true
 		out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: eff})
-	}
-	return out
-}
-
-// identityTaints are the taints that keep every pod but the pool's own off
-// its nodes: the pool's name and, when it has one, its namespace.
-func identityTaints(pool, ns string) []corev1.Taint {
-	out := []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
-	if ns != "" {
-		out = append(out, corev1.Taint{Key: qsv1alpha1.TaintPoolNamespace, Value: ns, Effect: corev1.TaintEffectNoSchedule})
 	}
 	return out
 }

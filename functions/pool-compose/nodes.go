@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -149,8 +151,8 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	n.Arch = arch
 	if f.Static {
 		o.condition(CondProvisioned, metav1.ConditionTrue, "ExistingNodes", fmt.Sprintf(
-			"pool pods run on existing nodes that match spec.nodeSelector and carry the pool's labels: label them with kubectl label nodes -l %s %s",
-			selectorString(in.Spec.NodeSelector), labelArgs(in.Pool, in.Namespace)))
+			"pool pods run on existing nodes that match spec.nodeSelector and carry the pool's labels: label them with %s",
+			nodeCommands(in.Pool, in.Namespace, selectorString(in.Spec.NodeSelector))))
 		if si.InstanceType != "" {
 			if res, err := in.Size(si); err == nil {
 				n.Size = &res
@@ -244,4 +246,19 @@ func sizeEvents(in Input, f Facts, res SizeResult) []Result {
 // identity labels.
 func labelArgs(pool, ns string) string {
 	return strings.ReplaceAll(selectorString(nodeIdentity(pool, ns)), ",", " ")
+}
+
+// nodeCommands are the kubectl commands that make the existing nodes
+// selected by sel the pool's: its identity labels, then its NoExecute
+// identity taint, which evicts every pod on them that does not tolerate it
+// (the pool's own pods do) and keeps off pods bound by spec.nodeName.
+func nodeCommands(pool, ns, sel string) string {
+	var taints []string
+	for _, t := range cloudpool.IdentityTaints(pool, ns) {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			taints = append(taints, t.ToString())
+		}
+	}
+	return fmt.Sprintf("kubectl label nodes -l %s %s, then taint them (which evicts their pods that are not the pool's): kubectl taint nodes -l %s %s",
+		sel, labelArgs(pool, ns), sel, strings.Join(taints, " "))
 }

@@ -51,7 +51,7 @@ func TestRules(t *testing.T) {
 		want   any
 	}{
 		"TolerationsBecomeTaints": {
-			reason: "The pool's identity taints (name, then namespace) come first, each keyed toleration becomes a taint (NoSchedule when it names no effect), and one without a key has no taint.",
+			reason: "The pool's identity taints (name and namespace NoSchedule, then name NoExecute) come first, each keyed toleration becomes a taint (NoSchedule when it names no effect), and one without a key has no taint.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  tolerations: [{key: e6data.io/burst, operator: Exists}, {key: gpu, value: \"true\", effect: NoExecute}, {operator: Exists}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
 				return nested(r, "nodepool", "spec", "template", "spec", "taints")
@@ -59,6 +59,7 @@ func TestRules(t *testing.T) {
 			want: []any{
 				map[string]any{"key": "e6data.io/pool", "value": "burst", "effect": "NoSchedule"},
 				map[string]any{"key": "e6data.io/pool-namespace", "value": "pools", "effect": "NoSchedule"},
+				map[string]any{"key": "e6data.io/pool", "value": "burst", "effect": "NoExecute"},
 				map[string]any{"key": "e6data.io/burst", "effect": "NoSchedule"},
 				map[string]any{"key": "gpu", "value": "true", "effect": "NoExecute"},
 			},
@@ -208,6 +209,22 @@ func TestRules(t *testing.T) {
 				"limits":   map[string]any{"cpu": "250m", "memory": "256Mi"},
 			}, map[string]any{"e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"}},
 		},
+		"StorageAgentHardened": {
+			reason: "The storage agent runs as warmup pods do (no service account token, no service links, the restricted profile) except for a writable root filesystem, and tolerates the pool's NoExecute identity taint.",
+			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  storageAgent: {enabled: true, image: ghcr.io/e6data/agent:1}\n"), QueryServices: allQS, CRDs: kwokCRDs},
+			got: func(r *fnv1.RunFunctionResponse) any {
+				return []any{
+					podSpec(r, "storage-agent", "automountServiceAccountToken"), podSpec(r, "storage-agent", "enableServiceLinks"),
+					podSpec(r, "storage-agent", "securityContext"), podSpec(r, "storage-agent", "containers").([]any)[0].(map[string]any)["securityContext"],
+					podSpec(r, "storage-agent", "tolerations").([]any)[2],
+				}
+			},
+			want: []any{false, false,
+				map[string]any{"runAsNonRoot": true, "runAsUser": float64(65532), "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+				map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
+				map[string]any{"key": "e6data.io/pool", "operator": "Equal", "value": "burst", "effect": "NoExecute"},
+			},
+		},
 		"InheritNodeConfig": {
 			reason: "inheritNodeConfigFrom passes the named QueryService's instance type to sizing.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  inheritNodeConfigFrom: {name: reporting, namespace: team-b}\n"), QueryServices: []string{qsAnalytics, inheritFrom}, CRDs: kwokCRDs},
@@ -246,11 +263,11 @@ func TestRules(t *testing.T) {
 			want: []any{map[string]any{"name": "local"}, map[string]any{"name": "same"}},
 		},
 		"ExistingNodesMissing": {
-			reason: "A pool on existing nodes whose PoolCapacity sees none of them is Pending, naming the nodeSelector and the labels it looks for.",
+			reason: "A pool on existing nodes whose PoolCapacity sees none of them is Pending, naming the nodeSelector, the labels it looks for and the NoExecute identity taint to put on them.",
 			s: scenario{XR: xpool("linode-pool", "e6-pools", "  maxExecutors: 10\n  nodeSelector: {lke.linode.com/pool-id: \"785603\"}\n  allowedQueryServices: [{name: x}]\n"), QueryServices: allQS, CRDs: linodeCRDs,
 				Observed: map[string]string{"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: linode-pool-capacity}\nstatus: {atProvider: {nodes: {ready: 0}}}\n"}},
 			got:  func(r *fnv1.RunFunctionResponse) any { return []any{status(r)["phase"], status(r)["message"]} },
-			want: []any{"Pending", "no node matches spec.nodeSelector lke.linode.com/pool-id=785603 with the pool labels e6data.io/pool=linode-pool e6data.io/pool-namespace=e6-pools: create the node pool in your cloud with the label lke.linode.com/pool-id=785603, then label its nodes: kubectl label nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool e6data.io/pool-namespace=e6-pools"},
+			want: []any{"Pending", "no node matches spec.nodeSelector lke.linode.com/pool-id=785603 with the pool labels e6data.io/pool=linode-pool e6data.io/pool-namespace=e6-pools: create the node pool in your cloud with the label lke.linode.com/pool-id=785603, then label its nodes: kubectl label nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool e6data.io/pool-namespace=e6-pools, then taint them (which evicts their pods that are not the pool's): kubectl taint nodes -l lke.linode.com/pool-id=785603 e6data.io/pool=linode-pool:NoExecute"},
 		},
 		"ExistingNodesPresent": {
 			reason: "Once the PoolCapacity sees a node, the pool on existing nodes is not Pending.",

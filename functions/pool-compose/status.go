@@ -334,8 +334,8 @@ func noExistingNodes(in Input, f Facts) string {
 		return ""
 	}
 	sel, labels := selectorString(in.Spec.NodeSelector), labelArgs(in.Pool, in.Namespace)
-	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool labels %s: create the node pool in your cloud with the label %s, then label its nodes: kubectl label nodes -l %s %s",
-		sel, labels, sel, sel, labels)
+	return fmt.Sprintf("no node matches spec.nodeSelector %s with the pool labels %s: create the node pool in your cloud with the label %s, then label its nodes: %s",
+		sel, labels, sel, nodeCommands(in.Pool, in.Namespace, sel))
 }
 
 // executorScheduling is the pool's half of the executor contract: the

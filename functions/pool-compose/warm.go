@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -184,7 +185,7 @@ func pullSecrets(ic *poolv1alpha1.ImageConfig, ns string) (names, problems []str
 // identity taints first.
 func tolerationsOf(pool, ns string, ts []poolv1alpha1.Toleration) []corev1.Toleration {
 	var out []corev1.Toleration
-	for _, t := range identityTaints(pool, ns) {
+	for _, t := range cloudpool.IdentityTaints(pool, ns) {
 		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
 	}
 	own := len(out)

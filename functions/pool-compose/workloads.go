@@ -137,7 +137,13 @@ type StorageAgentArgs struct {
 var storageAgentDefaults = Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
 
 // StorageAgent returns the DaemonSet that runs the storage agent on every
-// pool node.
+// pool node. Its pods are hardened as the warmup pods are: no service
+// account token, no service links, the restricted Pod Security profile
+// (non-root, RuntimeDefault seccomp, no privilege escalation, no
+// capabilities). The one exception is a writable root filesystem: the
+// agent's job (a cache, for example) is to write, and the Pool offers it no
+// volume to write to. It gets no host path and no privileges, so an agent
+// that needs the node's disks or devices is the platform's to deploy.
 func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 	sel, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentStorageAgent)
 	rl := corev1.ResourceList{corev1.ResourceCPU: a.Resources.CPU, corev1.ResourceMemory: a.Resources.Memory}
@@ -149,15 +155,19 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
-					NodeSelector:      maps.Clone(a.Scheduling.NodeSelector),
-					Affinity:          a.Scheduling.affinity(),
-					Tolerations:       a.Scheduling.Tolerations,
-					PriorityClassName: a.PriorityClassName,
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					NodeSelector:                 maps.Clone(a.Scheduling.NodeSelector),
+					Affinity:                     a.Scheduling.affinity(),
+					Tolerations:                  a.Scheduling.Tolerations,
+					SecurityContext:              restricted(),
+					PriorityClassName:            a.PriorityClassName,
 					Containers: []corev1.Container{{
 						Name:            "agent",
 						Image:           a.Image,
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						Resources:       corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()},
+						SecurityContext: writableRoot(containerSecurity()),
 					}},
 				},
 			},
@@ -193,6 +203,12 @@ func containerSecurity() *corev1.SecurityContext {
 		ReadOnlyRootFilesystem:   ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
+}
+
+// writableRoot is sc with a writable root filesystem.
+func writableRoot(sc *corev1.SecurityContext) *corev1.SecurityContext {
+	sc.ReadOnlyRootFilesystem = ptr.To(false)
+	return sc
 }
 
 // toUnstructured converts a typed object, leaving out the empty status and

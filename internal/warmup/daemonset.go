@@ -75,7 +75,8 @@ type DaemonSetInput struct {
 	// PullSecrets name Secrets in Namespace used to pull Image and
 	// HelperImage. Blank names are ignored.
 	PullSecrets []string
-	// Tolerations are added after the toleration of the pool taint.
+	// Tolerations are added after the tolerations of the pool taint (both
+	// effects, NoSchedule and NoExecute, the pool's nodes carry).
 	Tolerations []corev1.Toleration
 	// NodeSelector selects the pool's nodes, for example {LabelPool: pool}.
 	NodeSelector map[string]string
@@ -196,19 +197,18 @@ func withWorkingDir(c corev1.Container, dir string) corev1.Container {
 	return c
 }
 
-// tolerations returns the toleration of the pool taint followed by extra,
-// without an extra one equal to it.
+// tolerations returns the tolerations of the pool taint, with effect
+// NoSchedule and NoExecute, followed by extra, without an extra one equal to
+// either.
 func tolerations(pool string, extra []corev1.Toleration) []corev1.Toleration {
-	own := corev1.Toleration{
-		Key:      qsv1alpha1.TaintPool,
-		Operator: corev1.TolerationOpEqual,
-		Value:    pool,
-		Effect:   corev1.TaintEffectNoSchedule,
+	own := []corev1.Toleration{
+		{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule},
+		{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoExecute},
 	}
-	out := make([]corev1.Toleration, 0, 1+len(extra))
-	out = append(out, own)
+	out := make([]corev1.Toleration, 0, len(own)+len(extra))
+	out = append(out, own...)
 	for _, t := range extra {
-		if t != own {
+		if !slices.Contains(own, t) {
 			out = append(out, *t.DeepCopy())
 		}
 	}

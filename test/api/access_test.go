@@ -70,12 +70,11 @@ func executorPod(ns, qs, pool, poolNS string) *corev1.Pod {
 	}
 }
 
-// TestAccessPolicyAdmitsOnlyAttachedExecutors installs the admission policy
-// the function renders for a Deny-mode pool and creates pods: executors of
-// attached QueryServices and the pool's own pods are admitted, everything
-// else that aims at the pool's nodes is rejected with a message naming the
-// pool and how to get allowed, and pods of other pools are left alone.
-func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
+// installAccessPolicy creates the namespaces and the rendered policy and
+// binding (once per API server), waits until the API server enforces the
+// policy, and returns its rejection of an unattached executor.
+func installAccessPolicy(t *testing.T) error {
+	t.Helper()
 	ctx := context.Background()
 	for _, n := range []string{ns, "workspace-analytics-prod", "workspace-rogue"} {
 		createNamespace(t, n)
@@ -90,7 +89,7 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 	} {
 		u := renderedObject(t, accessGolden, o.name)
 		gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: o.resource}
-		if _, err := dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		if _, err := dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil && !kerrors.IsAlreadyExists(err) {
 			t.Fatalf("cannot create the rendered %s: %v", o.name, err)
 		}
 	}
@@ -109,6 +108,17 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the policy never rejected an executor of a QueryService the pool does not allow")
 	}
+	return rejected
+}
+
+// TestAccessPolicyAdmitsOnlyAttachedExecutors installs the admission policy
+// the function renders for a Deny-mode pool and creates pods: executors of
+// attached QueryServices and the pool's own pods are admitted, everything
+// else that aims at the pool's nodes is rejected with a message naming the
+// pool and how to get allowed, and pods of other pools are left alone.
+func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
+	ctx := context.Background()
+	rejected := installAccessPolicy(t)
 	for _, want := range []string{"pool e6-pools/high-memory-pool", "QueryService workspace-rogue/rogue-cluster is not one", "spec.allowedQueryServices", "spec.executor.poolRef"} {
 		if !strings.Contains(rejected.Error(), want) {
 			t.Errorf("rejection %q does not say %q", rejected, want)
@@ -129,6 +139,16 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 	onlyTolerates := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
 	onlyTolerates.Spec.NodeSelector = nil
 	otherNamespacePool := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", "tenant-b")
+	noExecuteOnly := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
+	noExecuteOnly.Spec.NodeSelector = nil
+	noExecuteOnly.Spec.Tolerations = []corev1.Toleration{{Key: "e6data.io/pool", Operator: corev1.TolerationOpEqual, Value: "high-memory-pool"}}
+	nodeNameNameToleration := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
+	nodeNameNameToleration.Spec.NodeSelector = nil
+	nodeNameNameToleration.Spec.NodeName = "high-memory-pool-node"
+	nodeNameNameToleration.Spec.Tolerations = nodeNameNameToleration.Spec.Tolerations[:1]
+	nodeNameBare := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
+	nodeNameBare.Spec.NodeSelector, nodeNameBare.Spec.Tolerations = nil, nil
+	nodeNameBare.Spec.NodeName = "high-memory-pool-node"
 
 	cases := map[string]struct {
 		reason string
@@ -167,6 +187,20 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 			reason: "A pod that tolerates every taint and selects no pool (a node daemon) is not this policy's business.",
 			pod:    blanket,
 		},
+		"NoExecuteTolerationAlone": {
+			reason: "Tolerating the pool's NoExecute identity taint (a toleration of its key and value without an effect) is what running on a pool node takes, so it is checked.",
+			pod:    noExecuteOnly,
+			want:   "pool e6-pools/high-memory-pool",
+		},
+		"NodeNameWithPoolToleration": {
+			reason: "spec.nodeName with the toleration of the pool name's NoSchedule taint is checked: it skips the scheduler.",
+			pod:    nodeNameNameToleration,
+			want:   "pool e6-pools/high-memory-pool",
+		},
+		"NodeNameWithoutTolerations": {
+			reason: "spec.nodeName without pool tolerations is admitted: the NoExecute identity taint keeps it off pool nodes (kubelet admission and taint eviction), and it may be bound anywhere else.",
+			pod:    nodeNameBare,
+		},
 		"SameNameOtherNamespace": {
 			reason: "A pod aimed at tenant-b's high-memory-pool is not this pool's business.",
 			pod:    otherNamespacePool,
@@ -175,14 +209,90 @@ func TestAccessPolicyAdmitsOnlyAttachedExecutors(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := kube.CoreV1().Pods(tc.pod.Namespace).Create(ctx, tc.pod, metav1.CreateOptions{})
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("%s\ncreate: %v, want admitted", tc.reason, err)
-			case tc.want != "" && err == nil:
-				t.Errorf("%s\ncreate admitted, want rejected with %q", tc.reason, tc.want)
-			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
-				t.Errorf("%s\ncreate: %v, want a rejection with %q", tc.reason, err, tc.want)
-			}
+			checkAdmission(t, tc.reason, "create", err, tc.want)
 		})
+	}
+}
+
+// TestAccessPolicyChecksUpdates installs the same rendered policy and
+// updates pods: an update that makes a pod aim at the pool, or that
+// changes a pod that still has scheduling gates, is checked like a
+// creation; other updates of a pod that already aimed at the pool (an
+// attached executor's labels) are not, and nor are pods of no pool.
+// Kubernetes lets an update add tolerations to any pod and node selectors
+// to a gated one (pkg/apis/core/validation ValidatePodUpdate, KEP-3838).
+func TestAccessPolicyChecksUpdates(t *testing.T) {
+	ctx := context.Background()
+	installAccessPolicy(t)
+	tolerate := func(p *corev1.Pod) {
+		p.Spec.Tolerations = executorPod("", "", "high-memory-pool", ns).Spec.Tolerations
+	}
+	gated := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+		return p
+	}
+	plain := func(nsName string) *corev1.Pod {
+		p := executorPod(nsName, "rogue-cluster", "high-memory-pool", ns)
+		p.Spec.NodeSelector, p.Spec.Tolerations = nil, nil
+		return p
+	}
+	cases := map[string]struct {
+		reason string
+		pod    *corev1.Pod
+		mutate func(*corev1.Pod)
+		want   string // "" admitted, else a part of the rejection
+	}{
+		"TolerationsAdded": {
+			reason: "Adding the pool's tolerations to a pod that did not aim at it is checked.",
+			pod:    plain("workspace-rogue"),
+			mutate: tolerate,
+			want:   "QueryService workspace-rogue/rogue-cluster is not one",
+		},
+		"SelectorAddedWhileGated": {
+			reason: "Adding the pool's node selector to a gated pod is checked.",
+			pod:    gated(plain("workspace-rogue")),
+			mutate: func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"e6data.io/pool": "high-memory-pool"} },
+			want:   "QueryService workspace-rogue/rogue-cluster is not one",
+		},
+		"AttachedExecutorRelabelled": {
+			reason: "A label update of an attached executor is not refused.",
+			pod:    executorPod("workspace-analytics-prod", "analytics-cluster", "high-memory-pool", ns),
+			mutate: func(p *corev1.Pod) { p.Labels["team"] = "analytics" },
+		},
+		"GatedAttachedExecutorUngated": {
+			reason: "An attached executor's gate removal is checked and admitted.",
+			pod:    gated(executorPod("workspace-analytics-prod", "analytics-cluster", "high-memory-pool", ns)),
+			mutate: func(p *corev1.Pod) { p.Spec.SchedulingGates = nil },
+		},
+		"OtherPodRelabelled": {
+			reason: "An update of a pod that aims at no pool is not this policy's business.",
+			pod:    plain("workspace-rogue"),
+			mutate: func(p *corev1.Pod) { p.Labels["team"] = "rogue" },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := kube.CoreV1().Pods(tc.pod.Namespace).Create(ctx, tc.pod, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("%s\ncreate: %v", tc.reason, err)
+			}
+			tc.mutate(p)
+			_, err = kube.CoreV1().Pods(p.Namespace).Update(ctx, p, metav1.UpdateOptions{})
+			checkAdmission(t, tc.reason, "update", err, tc.want)
+		})
+	}
+}
+
+// checkAdmission fails t unless request op's err says what want asks: ""
+// admitted, else a rejection that contains want.
+func checkAdmission(t *testing.T, reason, op string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s\n%s: %v, want admitted", reason, op, err)
+	case want != "" && err == nil:
+		t.Errorf("%s\n%s admitted, want rejected with %q", reason, op, want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Errorf("%s\n%s: %v, want a rejection with %q", reason, op, err, want)
 	}
 }

@@ -189,6 +189,9 @@ spec:
 	t.Run("DenyMode", func(t *testing.T) {
 		testDenyMode(t, ctx, s)
 	})
+	t.Run("SecondTenantPlacement", func(t *testing.T) {
+		testPlacementAttacks(t, ctx, s)
+	})
 	t.Run("FairShare", func(t *testing.T) {
 		testFairShare(t, ctx, s)
 	})

@@ -10,8 +10,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -304,5 +308,154 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		if err := deleteExecutors(ctx, c, e.ns, e.qs); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// placementWindow is how long the second tenant's placement attacks are
+// watched before the pool's nodes are checked: kube-scheduler binds a pod
+// within about a second of the update that makes it schedulable, and the
+// taint-eviction controller deletes a pod that does not tolerate a
+// NoExecute taint of its node as soon as it sees it; the window is many
+// times both on a loaded machine.
+const placementWindow = 45 * time.Second
+
+// testPlacementAttacks: the second tenant, from its own workspace, tries
+// each way of running a pod on e6-pools/burst-pool's nodes (the issue's
+// attack "Run foreign pods on a pool's nodes"): a gated pod that is then
+// pointed at the pool and ungated, a pod selecting a pool node's hostname
+// that then adds the pool's tolerations, and pods bound by spec.nodeName
+// without, with all, and with only the name taint's tolerations. None of
+// them runs on the pool's nodes, and the pool's nodes, pods and counts are
+// as before.
+func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) {
+	c := s.Client
+	const pool = "burst-pool"
+	var before string
+	eventually(t, 2*time.Minute, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
+		a := poolState(t, ctx, s, poolNS, pool)
+		time.Sleep(5 * time.Second)
+		before = poolState(t, ctx, s, poolNS, pool)
+		return a == before, fmt.Errorf("changing:\n%s\n%s", a, before)
+	})
+	nodes := &corev1.NodeList{}
+	mustList(t, ctx, c, nodes, identity(poolNS, pool))
+	if len(nodes.Items) == 0 {
+		t.Fatal("e6-pools/burst-pool has no nodes to attack")
+	}
+	poolNodes := map[string]bool{}
+	for _, n := range nodes.Items {
+		poolNodes[n.Name] = true
+	}
+	target := nodes.Items[0].Name
+	// Select the node by its hostname label; Karpenter's kwok node names
+	// can be longer than a label value may be (63 characters), so without
+	// the label the pod names it in a required node affinity on
+	// metadata.name, as the DaemonSet controller does.
+	byHostname := func(p *corev1.Pod) {
+		if h, ok := nodes.Items[0].Labels[corev1.LabelHostname]; ok {
+			p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: h}
+			return
+		}
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{target}}}}},
+		}}}
+	}
+	es := executorScheduling(t, c, poolNS, pool)
+	nameTolerations := slices.DeleteFunc(devplane.PodTolerations(es.Tolerations), func(tol corev1.Toleration) bool { return tol.Key != qsv1.TaintPool })
+
+	// Every attack pod is the second tenant's, without the pool's labels
+	// (so poolState would see only what the pool itself runs).
+	attackPod := func(name string, mutate func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenantWS, Labels: map[string]string{qsv1.LabelQueryService: tenantQS, "attack": "placement"}},
+			Spec: corev1.PodSpec{
+				AutomountServiceAccountToken:  ptr.To(false),
+				TerminationGracePeriodSeconds: ptr.To[int64](0),
+				Containers:                    []corev1.Container{{Name: "executor", Image: tenantImage}},
+			},
+		}
+		mutate(p)
+		return p
+	}
+	// update applies mutate, again on a conflict (the scheduler and kwok
+	// write the pod too), so each attack step reaches admission.
+	update := func(name string, mutate func(*corev1.Pod)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: tenantWS, Name: name}, p); err != nil {
+				return err
+			}
+			mutate(p)
+			return c.Update(ctx, p)
+		})
+	}
+	// refused logs an attack step that admission refused; any other error
+	// means the step was not tried, which fails the test.
+	refused := func(what string, err error) bool {
+		if err == nil {
+			return false
+		}
+		if !kerrors.IsForbidden(err) && !kerrors.IsInvalid(err) {
+			t.Fatalf("%s failed for another reason than admission: %v", what, err)
+		}
+		t.Logf("%s refused: %v", what, err)
+		return true
+	}
+	attempts := []struct {
+		name   string
+		pod    *corev1.Pod
+		update []func(*corev1.Pod)
+	}{
+		{name: "gated", pod: attackPod("attack-gated", func(p *corev1.Pod) {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+		}), update: []func(*corev1.Pod){
+			func(p *corev1.Pod) {
+				p.Spec.NodeSelector = es.NodeSelector
+				p.Spec.Tolerations = devplane.PodTolerations(es.Tolerations)
+			},
+			func(p *corev1.Pod) { p.Spec.SchedulingGates = nil },
+		}},
+		{name: "hostname", pod: attackPod("attack-hostname", byHostname), update: []func(*corev1.Pod){func(p *corev1.Pod) { p.Spec.Tolerations = devplane.PodTolerations(es.Tolerations) }}},
+		{name: "nodename", pod: attackPod("attack-nodename", func(p *corev1.Pod) { p.Spec.NodeName = target })},
+		{name: "nodename-tolerations", pod: attackPod("attack-nodename-tolerations", func(p *corev1.Pod) {
+			p.Spec.NodeName = target
+			p.Spec.Tolerations = devplane.PodTolerations(es.Tolerations)
+		})},
+		{name: "nodename-name-taint", pod: attackPod("attack-nodename-name-taint", func(p *corev1.Pod) {
+			p.Spec.NodeName = target
+			p.Spec.Tolerations = nameTolerations
+		})},
+	}
+	t.Cleanup(func() {
+		_ = c.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(tenantWS), client.MatchingLabels{"attack": "placement"}, client.GracePeriodSeconds(0))
+	})
+	for _, a := range attempts {
+		if refused(a.name+": create", c.Create(ctx, a.pod)) {
+			continue
+		}
+		for i, u := range a.update {
+			refused(fmt.Sprintf("%s: update %d", a.name, i+1), update(a.pod.Name, u))
+		}
+	}
+	// Watch the whole window: a pod may be on a pool node for a moment
+	// (bound by nodeName, until evicted), but none may stay.
+	deadline := time.Now().Add(placementWindow)
+	var on []string
+	for time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+		pods := &corev1.PodList{}
+		mustList(t, ctx, c, pods, client.InNamespace(tenantWS), client.MatchingLabels{"attack": "placement"})
+		on = on[:0]
+		for _, p := range pods.Items {
+			if poolNodes[p.Spec.NodeName] && p.DeletionTimestamp == nil {
+				on = append(on, fmt.Sprintf("%s@%s(%s)", p.Name, p.Spec.NodeName, p.Status.Phase))
+			}
+		}
+	}
+	if len(on) > 0 {
+		t.Errorf("the second tenant's pods run on e6-pools/burst-pool's nodes after %s: %v", placementWindow, on)
+	}
+	if after := poolState(t, ctx, s, poolNS, pool); after != before {
+		t.Errorf("e6-pools/burst-pool changed under the placement attacks:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }

@@ -95,7 +95,14 @@ type PoolSpec struct {
 	QueryServiceSelector *metav1.LabelSelector `json:"queryServiceSelector,omitempty"`
 
 	// StorageAgent runs a storage agent DaemonSet on pool nodes (for example
-	// a local cache over the nodes' NVMe disks).
+	// a local cache over the nodes' NVMe disks). Its pods run as warmup pods
+	// do: no service account token, the restricted Pod Security profile
+	// (non-root UID 65532, RuntimeDefault seccomp, no privilege escalation,
+	// no capabilities), but with a writable root filesystem, which lives on
+	// the node's ephemeral storage (on AWS instance types with NVMe disks,
+	// the RAID0 instance store over them). It gets no host path and no
+	// privileges: an agent that needs the node's devices is the platform's
+	// to deploy.
 	// +optional
 	StorageAgent *StorageAgent `json:"storageAgent,omitempty"`
 

@@ -149,9 +149,10 @@ type ExecutorScheduling struct {
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
-	// Tolerations of every taint the pool puts on its nodes: the two
-	// identity taints and spec.tolerations (at most 32).
-	// +kubebuilder:validation:MaxItems=34
+	// Tolerations of every taint the pool puts on its nodes: the three
+	// identity taints (name and namespace NoSchedule, name NoExecute) and
+	// spec.tolerations (at most 32).
+	// +kubebuilder:validation:MaxItems=35
 	// +listType=atomic
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`

@@ -28,13 +28,17 @@ const (
 	// ComponentWarmup, ComponentPlaceholder or ComponentStorageAgent.
 	LabelComponent = "e6data.io/component"
 
-	// TaintPool is the taint key on pool nodes; its value is the pool name and
-	// its effect NoSchedule, so only workloads that tolerate it land there.
+	// TaintPool is the taint key on pool nodes; its value is the pool name.
+	// Pool nodes carry it twice: with effect NoSchedule, so the scheduler
+	// places only workloads that tolerate it there, and with effect
+	// NoExecute, so that a pod bound by spec.nodeName without tolerating it
+	// is refused by the kubelet and evicted by the taint-eviction
+	// controller. Pool pods tolerate both.
 	TaintPool = "e6data.io/pool"
 
 	// TaintPoolNamespace is the second taint on pool nodes: its value is
 	// the Pool's namespace and its effect NoSchedule. Executors tolerate
-	// both, as the Pool's status.executorScheduling lists.
+	// all three, as the Pool's status.executorScheduling lists.
 	TaintPoolNamespace = "e6data.io/pool-namespace"
 )
 

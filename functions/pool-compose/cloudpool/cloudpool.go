@@ -76,8 +76,8 @@ type Input struct {
 	// Labels are put on the pool's nodes, besides the pool label.
 	Labels map[string]string
 
-	// Taints are put on the pool's nodes, besides the pool taint
-	// (TaintPool={Pool}:NoSchedule), which is added when missing.
+	// Taints are put on the pool's nodes, besides the pool's identity
+	// taints (IdentityTaints), which are added when missing.
 	Taints []corev1.Taint
 
 	// ProviderConfigName names the Crossplane provider configuration of LKE
@@ -190,15 +190,26 @@ func nodeLabels(in Input) map[string]any {
 	return l
 }
 
-// poolTaints returns in.Taints with the pool's identity taints (its name,
-// and its namespace) appended when no taint has their key and effect.
+// IdentityTaints are the taints that keep every pod but the pool's own off
+// its nodes: its name and, when it has one, its namespace, effect
+// NoSchedule, so the scheduler places no other pod there; and its name
+// again with effect NoExecute, so that a pod bound to a pool node by
+// spec.nodeName, which skips the scheduler, is refused by the kubelet and
+// evicted by the taint-eviction controller unless it tolerates it (and a pod
+// that tolerates it is one the pool's admission policy checks).
+func IdentityTaints(pool, ns string) []corev1.Taint {
+	out := []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	if ns != "" {
+		out = append(out, corev1.Taint{Key: qsv1alpha1.TaintPoolNamespace, Value: ns, Effect: corev1.TaintEffectNoSchedule})
+	}
+	return append(out, corev1.Taint{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoExecute})
+}
+
+// poolTaints returns in.Taints with the pool's identity taints appended
+// when no taint has their key and effect.
 func poolTaints(in Input) []corev1.Taint {
 	ts := slices.Clone(in.Taints)
-	own := []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: in.Pool, Effect: corev1.TaintEffectNoSchedule}}
-	if in.Namespace != "" {
-		own = append(own, corev1.Taint{Key: qsv1alpha1.TaintPoolNamespace, Value: in.Namespace, Effect: corev1.TaintEffectNoSchedule})
-	}
-	for _, o := range own {
+	for _, o := range IdentityTaints(in.Pool, in.Namespace) {
 		has := slices.ContainsFunc(ts, func(t corev1.Taint) bool {
 			return t.Key == o.Key && t.Effect == o.Effect
 		})

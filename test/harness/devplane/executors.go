@@ -55,13 +55,7 @@ func ExecutorDeployment(ns, qs, image string, replicas int32, cpu, mem string, s
 	}
 	labels[qsv1.LabelQueryService] = qs
 	labels[qsv1.LabelComponent] = qsv1.ComponentExecutor
-	tols := make([]corev1.Toleration, 0, len(sched.Tolerations))
-	for _, t := range sched.Tolerations {
-		tols = append(tols, corev1.Toleration{
-			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
-			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
-		})
-	}
+	tols := PodTolerations(sched.Tolerations)
 	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: ExecutorDeploymentName(qs), Namespace: ns},
@@ -82,6 +76,18 @@ func ExecutorDeployment(ns, qs, image string, replicas int32, cpu, mem string, s
 			},
 		},
 	}
+}
+
+// PodTolerations are a pool's published tolerations as a pod's.
+func PodTolerations(ts []poolv1.Toleration) []corev1.Toleration {
+	out := make([]corev1.Toleration, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		})
+	}
+	return out
 }
 
 // ExecutorResources is the CPU and memory of one executor of the
