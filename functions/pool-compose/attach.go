@@ -39,10 +39,13 @@ func (a Attachment) Key() string { return a.Namespace + "/" + a.Name }
 // namespace) and its spec.executor.poolRef names the pool (the poolRef
 // namespace defaults to the QueryService's own). Every other QueryService
 // that is allowed or points here is returned too, not attached, with the
-// reason. qss are the QueryServices Crossplane supplied for the pool's
-// Requirements, each once or more. The result is sorted by
-// namespace and name. An invalid selector is an error.
-func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]Attachment, error) {
+// reason. A QueryService in another namespace attaches only when the
+// settings consent too: mayAttachFrom reports whether the pool may attach
+// QueryServices of a namespace (TenantOf's MayAttachFrom). qss are the
+// QueryServices Crossplane supplied for the pool's Requirements, each once
+// or more. The result is sorted by namespace and name. An invalid selector
+// is an error.
+func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService, mayAttachFrom func(string) bool) ([]Attachment, error) {
 	var sel labels.Selector
 	if spec.QueryServiceSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(spec.QueryServiceSelector)
@@ -68,18 +71,19 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]
 		}
 		a := Attachment{QS: q, Name: q.Name, Namespace: q.Namespace}
 		a.Allowed = byName[key] || (sel != nil && sel.Matches(q.Labels))
-		if r := q.Spec.Executor.PoolRef; r != nil {
-			a.PointsHere = r.Name == pool && refNamespace(r.Namespace, q.Namespace) == ns
-		}
+		a.PointsHere = pointsAt(q, pool, ns)
 		if !a.Allowed && !a.PointsHere {
 			continue
 		}
 		seen[key] = true
+		consent := mayAttachFrom(q.Namespace)
 		switch {
-		case a.Allowed && a.PointsHere:
+		case a.Allowed && a.PointsHere && consent:
 			a.Attached = true
+		case a.PointsHere && !consent:
+			a.Reason = fmt.Sprintf("the cluster's settings do not let pools of namespace %s attach QueryServices of namespace %s: the platform team lists it in tenancy.namespaces[].attachFrom of the entry for %s", ns, q.Namespace, ns)
 		case a.Allowed:
-			a.Reason = notPointing(pool, ns, q)
+			a.Reason = notPointing(pool, ns)
 		default:
 			a.Reason = fmt.Sprintf("spec.executor.poolRef names this pool but the pool does not allow it: add %s to the pool's allowedQueryServices or label it to match queryServiceSelector", key)
 		}
@@ -106,13 +110,10 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]
 }
 
 // notPointing explains why an allowed QueryService is not attached.
-func notPointing(pool, ns string, q *QueryService) string {
-	want := fmt.Sprintf("{name: %s, namespace: %s}", pool, ns)
-	if q.Spec.Executor.PoolRef == nil {
-		return "allowed, but spec.executor.poolRef is not set: set it to " + want + " to burst onto this pool"
-	}
-	r := q.Spec.Executor.PoolRef
-	return fmt.Sprintf("allowed, but spec.executor.poolRef names pool %s/%s: set it to %s to burst onto this pool", refNamespace(r.Namespace, q.Namespace), r.Name, want)
+func notPointing(pool, ns string) string {
+	// Where else it points is the QueryService's own business: the pool
+	// reports only that it does not point here.
+	return fmt.Sprintf("allowed, but its spec.executor.poolRef does not name this pool: set it to {name: %s, namespace: %s} to burst onto this pool", pool, ns)
 }
 
 // refNamespace defaults a reference's namespace.

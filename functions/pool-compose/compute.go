@@ -211,6 +211,8 @@ type Facts struct {
 	ExecutorsHaveRun bool
 	// Static tells whether the pool runs on existing nodes.
 	Static bool
+	// Tenant is what the settings grant the pool's namespace.
+	Tenant Tenant
 }
 
 // establish works out the pool's facts; err says why its attachments
@@ -223,7 +225,8 @@ func establish(in Input) (Facts, error) {
 	}
 	f.ExecutorsHaveRun = executorsHaveRun(in.Previous.Sizing, f.Capacity)
 	f.Static = static(in, f.Detection)
-	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices)
+	f.Tenant = TenantOf(in.Config, in.Namespace)
+	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices, f.Tenant.MayAttachFrom)
 	f.Attachments, f.Attached = atts, attached(atts)
 	f.Scheduling = scheduling(in, f.Detection, f.Static)
 	return f, err
@@ -247,7 +250,11 @@ func Compute(in Input) Output {
 	}
 	status := poolv1alpha1.PoolStatus{Cloud: f.Detection.Cloud, ProvisioningMethod: f.Detection.Method}
 
-	if o := awaitSettings(in, f); o.Problem != nil {
+	o := awaitSettings(in, f)
+	if o.Problem == nil {
+		o = refuseClaim(in, f) // tenancy (tenancy.go)
+	}
+	if o.Problem != nil {
 		out.add(o)
 		st, o := waitingStatus(in, f, status, out.problem)
 		out.Status = st

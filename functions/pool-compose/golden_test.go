@@ -47,6 +47,10 @@ const clusterIdentity = `  clusterName: test-cluster
     role: AmazonEKSAutoNodeRole
   warmup:
     helperImage: ghcr.io/burstpool/warm:v0.1.0
+  tenancy:
+    namespaces:
+    - names: [e6-pools]
+      attachFrom: ["workspace-*"]
 `
 
 var environments = map[string]environment{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	stderrors "errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -199,14 +200,7 @@ func mergeMaps(base, over map[string]any) map[string]any {
 // unknownSettings lists the paths in data that name no field of t (a
 // struct type with JSON tags); environmentConfig is not a setting.
 func unknownSettings(prefix string, data map[string]any, t reflect.Type) []string {
-	fields := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || name == "environmentConfig" {
-			continue
-		}
-		fields[name] = f.Type
-	}
+	fields := settingFields(t)
 	var out []string
 	for _, k := range sortedKeys(data) {
 		p := prefix + k
@@ -231,6 +225,24 @@ func unknownSettings(prefix string, data map[string]any, t reflect.Type) []strin
 		}
 	}
 	return out
+}
+
+// settingFields are the JSON fields of the struct type t by name, those of
+// its inlined (embedded) structs included.
+func settingFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			maps.Copy(fields, settingFields(f.Type))
+			continue
+		}
+		if name == "" || name == "-" || name == "environmentConfig" {
+			continue
+		}
+		fields[name] = f.Type
+	}
+	return fields
 }
 
 // RequiredSettings are the settings a pool's cloud and method need that

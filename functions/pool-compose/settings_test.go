@@ -15,7 +15,7 @@ import (
 // over the Composition's input, field by field, and reach the NodeClass.
 func TestEnvironmentConfigWins(t *testing.T) {
 	s := scenario{
-		Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: from-input\naws: {role: input-role, amiAlias: bottlerocket@latest}\n",
+		Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: from-input\naws: {role: input-role, amiAlias: bottlerocket@latest}\n" + attachAnywhere,
 		XR:    xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 		Environment: []string{environmentConfig("burstpool", "  clusterName: prod-east\n  aws: {role: KarpenterNodeRole-prod-east}\n")},
 	}

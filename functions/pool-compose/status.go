@@ -142,7 +142,9 @@ func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.At
 		}
 		c, ok := compat[key]
 		ok = ok && a.Attached
-		if a.QS != nil && (!ok || c.RequiredCPU == "") {
+		// Only a QueryService that points here has agreed to the pool
+		// seeing its size.
+		if a.QS != nil && a.PointsHere && (!ok || c.RequiredCPU == "") {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
 				q.RequiredCPU = r.CPU.String()
