@@ -46,7 +46,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	}
 	var c Condition
 	st.AttachedQueryServices, c, o.Results = reportQueryServices(in, f, a.Nodes.Size)
-	o.Conditions = append(o.Conditions, c, imagesCondition(a.Warm.Images))
+	o.Conditions = append(o.Conditions, c, boundedCondition(in, imagesCondition(a.Warm.Images), a.Warm.LeftOut))
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
 		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
