@@ -20,7 +20,6 @@ import (
 // get.
 const (
 	iamPool      = "iam-burst"
-	iamComp      = "pool-compose-e2e-iam"
 	iamQS        = "iam-analytics"
 	iamCluster   = "e2e-cluster"
 	iamRegion    = "us-east-1"
@@ -54,9 +53,9 @@ func testNodeIAM(t *testing.T, ctx context.Context, s *devplane.Stack, root stri
 		t.Fatal(err)
 	}
 	// The cluster's name and region, which node IAM needs.
-	applyComposition(t, ctx, cfg, root, iamComp, func(in map[string]any) {
-		in["clusterName"] = iamCluster
-		in["provisioning"] = map[string]any{"region": iamRegion}
+	applySettings(t, ctx, cfg, root, func(data map[string]any) {
+		data["clusterName"] = iamCluster
+		data["provisioning"] = map[string]any{"region": iamRegion}
 	})
 	const cpu, mem = "4", "16Gi"
 	for _, ns := range []string{poolNS, analyticsNS} {
@@ -77,12 +76,11 @@ apiVersion: e6data.io/v1alpha1
 kind: Pool
 metadata: {name: %s, namespace: %s}
 spec:
-  compositionRef: {name: %s}
   maxExecutors: 4
   provisioning: {composeNodeIAM: true}
   allowedQueryServices:
     - {name: %s, namespace: %s}
-`, iamQS, analyticsNS, cpu, mem, iamPool, poolNS, iamPool, poolNS, iamComp, iamQS, analyticsNS))
+`, iamQS, analyticsNS, cpu, mem, iamPool, poolNS, iamPool, poolNS, iamQS, analyticsNS))
 
 	var policies []unstructured.Unstructured
 	took := eventually(t, 2*time.Minute, "Role, policy attachments and AccessEntry composed with their references", func(ctx context.Context) (bool, error) {

@@ -34,14 +34,13 @@ type familyFirst struct {
 func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig, f familyFirst) {
 	const pool, executors = "family-first", 4
 	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   maxExecutors: %d
   executorsPerNode: %d
   imageConfig: {autoCollectImages: false}
   instanceConfig: {instanceFamily: %s}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, executors, f.PerNode, f.Family, pool)))
+`, executors, f.PerNode, f.Family, pool)))
 	typeOf := func(ctx context.Context) (string, error) {
 		_, st, err := readPool(ctx, s, poolNS, pool)
 		return st.DerivedInstanceType, err
