@@ -24,7 +24,10 @@ type Attachment struct {
 	Allowed bool
 	// PointsHere: its spec.executor.poolRef names this pool.
 	PointsHere bool
-	// Attached is Allowed and PointsHere.
+	// Consented: the cluster's settings let the pool attach QueryServices
+	// of its namespace.
+	Consented bool
+	// Attached is Allowed, PointsHere and Consented.
 	Attached bool
 	// Reason says why it is not attached; empty when attached.
 	Reason string
@@ -76,11 +79,11 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService, may
 			continue
 		}
 		seen[key] = true
-		consent := mayAttachFrom(q.Namespace)
+		a.Consented = mayAttachFrom(q.Namespace)
 		switch {
-		case a.Allowed && a.PointsHere && consent:
+		case a.Allowed && a.PointsHere && a.Consented:
 			a.Attached = true
-		case a.PointsHere && !consent:
+		case a.PointsHere && !a.Consented:
 			a.Reason = fmt.Sprintf("the cluster's settings do not let pools of namespace %s attach QueryServices of namespace %s: the platform team lists it in tenancy.namespaces[].attachFrom of the entry for %s", ns, q.Namespace, ns)
 		case a.Allowed:
 			a.Reason = notPointing(pool, ns)

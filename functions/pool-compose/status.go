@@ -142,9 +142,10 @@ func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.At
 		}
 		c, ok := compat[key]
 		ok = ok && a.Attached
-		// Only a QueryService that points here has agreed to the pool
-		// seeing its size.
-		if a.QS != nil && a.PointsHere && (!ok || c.RequiredCPU == "") {
+		// Only a QueryService that points here, from a namespace the
+		// settings let the pool attach, has both sides' consent to the
+		// pool showing its size.
+		if a.QS != nil && a.PointsHere && a.Consented && (!ok || c.RequiredCPU == "") {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
 				q.RequiredCPU = r.CPU.String()

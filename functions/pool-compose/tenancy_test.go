@@ -258,7 +258,7 @@ func TestConsentToAttach(t *testing.T) {
 	want := map[string]report{
 		"e6-pools/own":          {Attached: true, CPU: "4"},
 		"workspace-a/analytics": {Attached: true, CPU: "8"},
-		"team-x/stranger": {CPU: "4", Message: "the cluster's settings do not let pools of namespace e6-pools attach QueryServices of namespace team-x: " +
+		"team-x/stranger": {Message: "the cluster's settings do not let pools of namespace e6-pools attach QueryServices of namespace team-x: " +
 			"the platform team lists it in tenancy.namespaces[].attachFrom of the entry for e6-pools"},
 		"team-x/private":    {Message: "allowed, but its spec.executor.poolRef does not name this pool: set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
 		"workspace-b/other": {Message: "allowed, but its spec.executor.poolRef does not name this pool: set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
