@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"slices"
 	"strings"
 	"testing"
@@ -365,4 +366,50 @@ func TestWarmSetBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTenantsDocExample runs docs/tenants.md's worked EnvironmentConfig:
+// the reference's pool in e6-pools attaches a workspace-* QueryService,
+// and a tenant-b Pool naming the ProviderConfig admin is refused with the
+// message the page shows.
+func TestTenantsDocExample(t *testing.T) {
+	doc := readFile(t, "../../docs/tenants.md")
+	_, rest, _ := strings.Cut(doc, "### A worked EnvironmentConfig")
+	_, block, _ := strings.Cut(rest, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	_, data, ok := strings.Cut(block, "data:\n")
+	if !ok {
+		t.Fatal("docs/tenants.md has no worked EnvironmentConfig")
+	}
+	env := []string{environmentConfig(DefaultEnvironmentConfig, data)}
+	label := map[string]string{qsv1alpha1.LabelPool: "burst-pool"}
+	qss := []string{qs("analytics-cluster", "workspace-analytics-prod", "burst-pool", "e6-pools", "img:1", "8", "60Gi", label)}
+	const selector = "  queryServiceSelector: {matchLabels: {e6data.io/pool: burst-pool}}\n"
+
+	rsp := scenario{Input: shippedInput(t), Environment: env, XR: xpool("burst-pool", "e6-pools", "  maxExecutors: 20\n"+selector), QueryServices: qss, CRDs: awsCRDs}.run(t)
+	if got := tenancyAttached(rsp); !cmp.Equal(got, map[string]bool{"workspace-analytics-prod/analytics-cluster": true}) {
+		t.Errorf("e6-pools/burst-pool attaches %v, want workspace-analytics-prod/analytics-cluster\nresults: %v", got, results(rsp))
+	}
+
+	rsp = scenario{Input: shippedInput(t), Environment: env, XR: xpool("burst-pool", "tenant-b", "  maxExecutors: 4\n  workloadCluster: {providerConfigName: admin}\n"+selector), CRDs: awsCRDs}.run(t)
+	_, decides, _ := strings.Cut(doc, "## What the platform team decides")
+	_, shown, _ := strings.Cut(decides, "kubectl get pool burst-pool -n tenant-b -o jsonpath='{.status.message}'\n")
+	shown, _, _ = strings.Cut(shown, "\n")
+	if got, _ := status(rsp)["message"].(string); got != shown {
+		t.Errorf("tenant-b's refused Pool says:\n%s\ndocs/tenants.md shows:\n%s", got, shown)
+	}
+}
+
+// tenancyAttached reads which QueryServices the response attaches.
+func tenancyAttached(rsp *fnv1.RunFunctionResponse) map[string]bool {
+	out := map[string]bool{}
+	l, _ := status(rsp)["attachedQueryServices"].([]any)
+	for _, r := range l {
+		m := r.(map[string]any)
+		ref := m["queryService"].(map[string]any)
+		if m["attached"] == true {
+			out[ref["namespace"].(string)+"/"+ref["name"].(string)] = true
+		}
+	}
+	return out
 }
