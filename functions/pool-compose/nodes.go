@@ -46,6 +46,7 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 		ExecutorsHaveRun: f.ExecutorsHaveRun,
 		Overhead:         overhead(in.Spec, images),
 		SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
+		InstanceFamilies: f.Tenant.InstanceFamilies, // tenancy (tenancy.go)
 	}
 	if ic := in.Spec.InstanceConfig; ic != nil {
 		si.InstanceType, si.InstanceFamily = ic.InstanceType, ic.InstanceFamily

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 
 	"github.com/pkg/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,6 +38,12 @@ func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 		}
 		if len(extra) > 0 {
 			cat = cat.WithOverrides(extra)
+		}
+		if fams := in.InstanceFamilies; len(fams) > 0 {
+			cat = cat.Only(func(t sizing.InstanceType) bool { return allowedType(fams, t.Name, t.Family) })
+			if len(cat.Types) == 0 {
+				return SizeResult{}, errors.Errorf("the settings' tenancy.instanceFamilies (%s) allow no instance type of the %s catalog", strings.Join(fams, ", "), from)
+			}
 		}
 		return derive(cat, in)
 	}

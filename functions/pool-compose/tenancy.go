@@ -172,7 +172,7 @@ func CheckClaim(a ClaimArgs) []SettingError {
 	}
 	if fams := t.InstanceFamilies; len(fams) > 0 {
 		family := func(specPath, v string) {
-			if v != "" && !slices.ContainsFunc(fams, func(f string) bool { return v == f || typeInFamily(v, f) }) {
+			if v != "" && !allowedType(fams, v, "") {
 				errs = append(errs, SettingError{Path: t.FamiliesPath, Message: fmt.Sprintf(
 					"allows only %s, and %s is %q: pick one of them", strings.Join(fams, ", "), specPath, v)})
 			}
@@ -184,6 +184,12 @@ func CheckClaim(a ClaimArgs) []SettingError {
 		family("the instance type inherited through spec.inheritNodeConfigFrom", a.Inherited)
 	}
 	return errs
+}
+
+// allowedType tells whether a type (by name, and by family when known) or
+// a family named name is one of the allowed families or types.
+func allowedType(allowed []string, name, family string) bool {
+	return slices.ContainsFunc(allowed, func(f string) bool { return name == f || family == f || typeInFamily(name, f) })
 }
 
 // defaulted notes when a limit is the default because path is unset.

@@ -413,3 +413,40 @@ func tenancyAttached(rsp *fnv1.RunFunctionResponse) map[string]bool {
 	}
 	return out
 }
+
+// TestDerivedTypeWithinFamilies: a pool that names no type is sized only
+// from the families tenancy.instanceFamilies allows, and a setting that
+// allows none of the catalog fails the pool saying so.
+func TestDerivedTypeWithinFamilies(t *testing.T) {
+	label := map[string]string{qsv1alpha1.LabelPool: "burst-pool"}
+	qss := []string{qs("analytics", "e6-pools", "burst-pool", "e6-pools", "img:1", "8", "60Gi", label)}
+	const spec = "  maxExecutors: 4\n  queryServiceSelector: {matchLabels: {e6data.io/pool: burst-pool}}\n"
+	cases := map[string]struct {
+		reason     string
+		families   string
+		wantPrefix string
+		wantCond   string
+	}{
+		"OneFamily": {
+			reason:   "Only r6i is allowed: the derived type is an r6i.",
+			families: "[r6i]", wantPrefix: "r6i.", wantCond: "TRUE/KarpenterNodePool",
+		},
+		"NoneOfTheCatalog": {
+			reason:   "A family the catalog lacks leaves nothing to size from: the pool fails and says why.",
+			families: "[zz9]", wantCond: "FALSE/SizingFailed",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := tenancyInput + "aws: {role: node-role}\n"
+			in = strings.Replace(in, "instanceFamilies: [r7gd, m7g.2xlarge]", "instanceFamilies: "+tc.families, 1)
+			rsp := scenario{Input: in, XR: xpool("burst-pool", "e6-pools", spec), QueryServices: qss, CRDs: awsCRDs, Catalog: true}.run(t)
+			typ, _ := status(rsp)["derivedInstanceType"].(string)
+			got := map[string]any{"prefix": tc.wantPrefix != "" && strings.HasPrefix(typ, tc.wantPrefix), "cond": conditions(rsp)[CondProvisioned]}
+			want := map[string]any{"prefix": tc.wantPrefix != "", "cond": tc.wantCond}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s\nderived %q: -want, +got:\n%s\nresults: %v", tc.reason, typ, diff, results(rsp))
+			}
+		})
+	}
+}

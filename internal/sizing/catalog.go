@@ -317,6 +317,20 @@ func (c *Catalog) WithOverrides(extra []InstanceType) *Catalog {
 	return out
 }
 
+// Only returns a new catalog holding the types of c that keep accepts,
+// for example the families a platform allows; c is left unchanged.
+func (c *Catalog) Only(keep func(InstanceType) bool) *Catalog {
+	out := &Catalog{Cloud: c.Cloud, Version: c.Version, Region: c.Region}
+	for _, t := range c.clone().Types {
+		if keep(t) {
+			out.Types = append(out.Types, t)
+		}
+	}
+	// c's names are unique, so build cannot fail.
+	_ = out.build()
+	return out
+}
+
 // Lookup returns the type named name.
 func (c *Catalog) Lookup(name string) (InstanceType, bool) {
 	if c == nil {

@@ -144,7 +144,8 @@ type Limits struct {
 
 	// InstanceFamilies are the instance families (r7gd) or types
 	// (r7gd.4xlarge) a Pool may name in spec.instanceConfig or inherit
-	// with spec.inheritNodeConfigFrom. Empty, any type of the catalog.
+	// with spec.inheritNodeConfigFrom, and the only ones a Pool that names
+	// none is sized from. Empty, any type of the catalog.
 	// +listType=atomic
 	// +optional
 	InstanceFamilies []string `json:"instanceFamilies,omitempty"`
