@@ -112,6 +112,7 @@ tenancy:
     methods: [karpenter, eks-auto-mode, lke, doks, coreweave, static]
     clouds: [aws, gcp, azure, linode, digitalocean, coreweave, kwok, onprem]
     manageNodePool: true
+    composeNodeIAM: true
 `
 
 // attachAnywhere is a tenancy setting that lets pools of every namespace

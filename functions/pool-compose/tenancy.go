@@ -107,11 +107,23 @@ func (t Tenant) refuse(field, specPath, v string) SettingError {
 		"does not list %q, which the Pool's %s names: ask the platform team to add it, or remove it from the Pool", v, specPath)}
 }
 
+// refuseFlag is the error of a claim that turns on specPath, which only
+// the grant field (a boolean) allows.
+func (t Tenant) refuseFlag(field, specPath string) SettingError {
+	if t.Entry < 0 {
+		return SettingError{Path: t.grantPath(field), Message: fmt.Sprintf(
+			"has no entry for namespace %s, so its Pools may not set %s: ask the platform team to add an entry with %s: true, or remove it from the Pool",
+			t.Namespace, specPath, field)}
+	}
+	return SettingError{Path: t.grantPath(field), Message: fmt.Sprintf(
+		"is not true, so the Pool may not set %s: ask the platform team to set it, or remove it from the Pool", specPath)}
+}
+
 // PlatformChoices are what the settings choose for a pool that asks for
 // nothing: a claim may always ask for the same.
 type PlatformChoices struct {
 	WorkloadCluster, ClusterID, Method, Cloud string
-	ManageNodePool                            bool
+	ManageNodePool, ComposeNodeIAM            bool
 }
 
 // platformChoices reads what the settings choose, detecting the method and
@@ -124,6 +136,9 @@ func platformChoices(cfg *v1beta1.Input, crds map[string]bool) PlatformChoices {
 	}
 	if p := cfg.Provisioning; p != nil {
 		c.ClusterID, c.ManageNodePool = p.ClusterID, p.ManageNodePool
+	}
+	if a := cfg.AWS; a != nil && a.NodeIAM != nil {
+		c.ComposeNodeIAM = a.NodeIAM.Enabled
 	}
 	return c
 }
@@ -157,7 +172,10 @@ func CheckClaim(a ClaimArgs) []SettingError {
 		grant("methods", "spec.provisioning.method", p.Method, c.Method, t.Grants.Methods)
 		grant("clouds", "spec.provisioning.cloud", p.Cloud, c.Cloud, t.Grants.Clouds)
 		if p.ManageNodePool && !c.ManageNodePool && !t.Grants.ManageNodePool {
-			errs = append(errs, t.refuse("manageNodePool", "spec.provisioning.manageNodePool", "true"))
+			errs = append(errs, t.refuseFlag("manageNodePool", "spec.provisioning.manageNodePool"))
+		}
+		if p.ComposeNodeIAM != nil && *p.ComposeNodeIAM && !c.ComposeNodeIAM && !t.Grants.ComposeNodeIAM {
+			errs = append(errs, t.refuseFlag("composeNodeIAM", "spec.provisioning.composeNodeIAM"))
 		}
 	}
 	if s.MaxExecutors > t.MaxExecutors {

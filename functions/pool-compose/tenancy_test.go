@@ -138,14 +138,22 @@ func TestCheckClaim(t *testing.T) {
 		"NoEntryForNamespace": {
 			reason: "Without an entry for its namespace, a claim may choose nothing beyond the settings: each value names the namespaces list.",
 			args: ClaimArgs{Spec: spec(func(s *poolv1alpha1.PoolSpec) {
-				s.Provisioning = &poolv1alpha1.Provisioning{ClusterID: "999", Method: "lke", Cloud: "linode", ManageNodePool: true}
+				s.Provisioning = &poolv1alpha1.Provisioning{ClusterID: "999", Method: "lke", Cloud: "linode", ManageNodePool: true, ComposeNodeIAM: ptr.To(true)}
 			}), Tenant: none, Choice: choice},
 			want: []SettingError{
 				{Path: "tenancy.namespaces", Message: `has no entry for namespace team-b, so its Pools may not set spec.provisioning.clusterId to "999": ask the platform team to add an entry that lists it in clusterIds, or remove it from the Pool`},
 				{Path: "tenancy.namespaces", Message: `has no entry for namespace team-b, so its Pools may not set spec.provisioning.method to "lke": ask the platform team to add an entry that lists it in methods, or remove it from the Pool`},
 				{Path: "tenancy.namespaces", Message: `has no entry for namespace team-b, so its Pools may not set spec.provisioning.cloud to "linode": ask the platform team to add an entry that lists it in clouds, or remove it from the Pool`},
-				{Path: "tenancy.namespaces", Message: `has no entry for namespace team-b, so its Pools may not set spec.provisioning.manageNodePool to "true": ask the platform team to add an entry that lists it in manageNodePool, or remove it from the Pool`},
+				{Path: "tenancy.namespaces", Message: `has no entry for namespace team-b, so its Pools may not set spec.provisioning.manageNodePool: ask the platform team to add an entry with manageNodePool: true, or remove it from the Pool`},
+				{Path: "tenancy.namespaces", Message: `has no entry for namespace team-b, so its Pools may not set spec.provisioning.composeNodeIAM: ask the platform team to add an entry with composeNodeIAM: true, or remove it from the Pool`},
 			},
+		},
+		"FlagNotGranted": {
+			reason: "An entry that does not turn manageNodePool on refuses a claim that does.",
+			args: ClaimArgs{Spec: spec(func(s *poolv1alpha1.PoolSpec) {
+				s.Provisioning = &poolv1alpha1.Provisioning{ManageNodePool: true}
+			}), Tenant: entry, Choice: choice},
+			want: []SettingError{{Path: "tenancy.namespaces[0].manageNodePool", Message: "is not true, so the Pool may not set spec.provisioning.manageNodePool: ask the platform team to set it, or remove it from the Pool"}},
 		},
 		"MaxInt32Executors": {
 			reason: "maxExecutors 2147483647 is refused by the default cap, and its node count does not overflow.",

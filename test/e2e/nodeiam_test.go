@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
-// The node IAM scenario's pool, its Composition and the names its objects
+// The node IAM scenario's pool and the names its objects
 // get.
 const (
 	iamPool      = "iam-burst"
@@ -52,10 +53,20 @@ func testNodeIAM(t *testing.T, ctx context.Context, s *devplane.Stack, root stri
 	if err := localcp.WaitEstablished(ctx, cfg, time.Minute, names...); err != nil {
 		t.Fatal(err)
 	}
-	// The cluster's name and region, which node IAM needs.
+	// The cluster's name and region, which node IAM needs, and the grant
+	// that lets Pools of e6-pools (the settings' first tenancy entry) ask
+	// for node IAM.
 	applySettings(t, ctx, cfg, root, func(data map[string]any) {
 		data["clusterName"] = iamCluster
 		data["provisioning"] = map[string]any{"region": iamRegion}
+		entries, _, _ := unstructured.NestedSlice(data, "tenancy", "namespaces")
+		if len(entries) == 0 || !slices.Contains(entries[0].(map[string]any)["names"].([]any), any(poolNS)) {
+			t.Fatalf("%s: the first tenancy.namespaces entry is not %s's", devplane.SettingsFile, poolNS)
+		}
+		entries[0].(map[string]any)["composeNodeIAM"] = true
+		if err := unstructured.SetNestedSlice(data, entries, "tenancy", "namespaces"); err != nil {
+			t.Fatal(err)
+		}
 	})
 	const cpu, mem = "4", "16Gi"
 	for _, ns := range []string{poolNS, analyticsNS} {

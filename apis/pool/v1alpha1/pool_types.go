@@ -412,6 +412,8 @@ type Provisioning struct {
 	// ComposeNodeIAM composes the pool's node IAM role, policy attachments
 	// and EKS access entry on AWS with Karpenter (an extension over the
 	// reference). Unset, the cluster setting aws.nodeIAM.enabled decides.
+	// true needs that setting on, or the settings' grant for the Pool's
+	// namespace (tenancy.namespaces[].composeNodeIAM).
 	// +optional
 	ComposeNodeIAM *bool `json:"composeNodeIAM,omitempty"`
 }

@@ -195,6 +195,12 @@ type TenantNamespaces struct {
 	// +optional
 	ManageNodePool bool `json:"manageNodePool,omitempty"`
 
+	// ComposeNodeIAM lets a Pool here set
+	// spec.provisioning.composeNodeIAM: true, which composes IAM roles in
+	// the account of aws.nodeIAM.providerConfigName.
+	// +optional
+	ComposeNodeIAM bool `json:"composeNodeIAM,omitempty"`
+
 	// Limits override the tenancy's limits for Pools here, field by field.
 	Limits `json:",inline"`
 }
