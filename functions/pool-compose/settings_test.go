@@ -127,3 +127,43 @@ func TestRequiredSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestWhereListEntries: a setting inside a list entry is fixed where the
+// entry is set, even when the field itself is not.
+func TestWhereListEntries(t *testing.T) {
+	s := Settings{
+		target: "burstpool",
+		envs: []namedData{{name: "burstpool", data: map[string]any{
+			"tenancy": map[string]any{"namespaces": []any{map[string]any{"names": []any{"a"}}}},
+		}}},
+		input: map[string]any{"tenancy": map[string]any{"namespaces": []any{map[string]any{}, map[string]any{"names": []any{"b"}}}}},
+	}
+	cases := map[string]struct {
+		reason string
+		path   string
+		want   string
+	}{
+		"FieldOfAnEntry": {
+			reason: "The entry the EnvironmentConfig sets holds the missing field.",
+			path:   "tenancy.namespaces[0].workloadClusters",
+			want:   "EnvironmentConfig burstpool field data.tenancy.namespaces[0].workloadClusters",
+		},
+		"EntryBeyondTheList": {
+			reason: "The EnvironmentConfig's list (which replaces the input's whole) has no second entry; the input's does.",
+			path:   "tenancy.namespaces[1].methods",
+			want:   "the Composition's function input field tenancy.namespaces[1].methods",
+		},
+		"NotAnEntry": {
+			reason: "A path into no list falls back to the EnvironmentConfig to edit.",
+			path:   "tenancy.maxExecutors",
+			want:   "EnvironmentConfig burstpool field data.tenancy.maxExecutors",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := s.where(tc.path); got != tc.want {
+				t.Errorf("%s\nwhere(%q) = %q, want %q", tc.reason, tc.path, got, tc.want)
+			}
+		})
+	}
+}
