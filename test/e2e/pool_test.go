@@ -50,8 +50,8 @@ func TestPool(t *testing.T) {
 	c := s.Client
 	cfg := s.Cluster.Config
 
-	// A Composition like the package's, with Karpenter told to remove empty
-	// nodes at once, so that scale-down is observable within the test.
+	// The stack's settings with Karpenter told to remove empty nodes at
+	// once, so that scale-down is observable within the test.
 	applyFastComposition(t, ctx, cfg, root)
 
 	t.Run("ReferenceManifests", func(t *testing.T) {
