@@ -86,7 +86,7 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService, may
 		case a.PointsHere && !a.Consented:
 			a.Reason = fmt.Sprintf("the cluster's settings do not let pools of namespace %s attach QueryServices of namespace %s: the platform team lists it in tenancy.namespaces[].attachFrom of the entry for %s", ns, q.Namespace, ns)
 		case a.Allowed:
-			a.Reason = notPointing(pool, ns)
+			a.Reason = notPointing(pool, ns, q.Namespace, key)
 		default:
 			a.Reason = fmt.Sprintf("spec.executor.poolRef names this pool but the pool does not allow it: add %s to the pool's allowedQueryServices or label it to match queryServiceSelector", key)
 		}
@@ -98,10 +98,11 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService, may
 			continue
 		}
 		seen[key] = true
-		out = append(out, Attachment{
-			Name: r.Name, Namespace: refNamespace(r.Namespace, ns), Allowed: true,
-			Reason: fmt.Sprintf("QueryService %s does not exist: create it or remove it from allowedQueryServices", key),
-		})
+		reason := fmt.Sprintf("QueryService %s does not exist: create it or remove it from allowedQueryServices", key)
+		if rns := refNamespace(r.Namespace, ns); rns != ns {
+			reason = notPointing(pool, ns, rns, key)
+		}
+		out = append(out, Attachment{Name: r.Name, Namespace: refNamespace(r.Namespace, ns), Allowed: true, Reason: reason})
 	}
 	slices.SortFunc(out, func(a, b Attachment) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
@@ -112,11 +113,16 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService, may
 	return out, nil
 }
 
-// notPointing explains why an allowed QueryService is not attached.
-func notPointing(pool, ns string) string {
-	// Where else it points is the QueryService's own business: the pool
-	// reports only that it does not point here.
-	return fmt.Sprintf("allowed, but its spec.executor.poolRef does not name this pool: set it to {name: %s, namespace: %s} to burst onto this pool", pool, ns)
+// notPointing explains why an allowed QueryService key of namespace qsNS is
+// not attached. Where else it points is its owners' business, and so,
+// outside the pool's own namespace, is whether it exists: the pool learns
+// only that it is not attached.
+func notPointing(pool, ns, qsNS, key string) string {
+	want := fmt.Sprintf("{name: %s, namespace: %s}", pool, ns)
+	if qsNS != ns {
+		return fmt.Sprintf("allowed, but QueryService %s does not exist or its spec.executor.poolRef does not name this pool: its owners set it to %s to burst onto this pool", key, want)
+	}
+	return fmt.Sprintf("allowed, but its spec.executor.poolRef does not name this pool: set it to %s to burst onto this pool", want)
 }
 
 // refNamespace defaults a reference's namespace.

@@ -229,10 +229,7 @@ func ceilDiv(a, b int32) int32 {
 // condition, event and message name the setting.
 func refuseClaim(in Input, f Facts) Outcome {
 	var o Outcome
-	errs := CheckClaim(ClaimArgs{
-		Spec: in.Spec, Tenant: f.Tenant, Choice: platformChoices(in.Config, in.CRDs),
-		Inherited: inheritedType(in, f.Tenant),
-	})
+	errs := claimErrors(in, f.Tenant)
 	if len(errs) == 0 {
 		return o
 	}
@@ -248,10 +245,12 @@ func refuseClaim(in Input, f Facts) Outcome {
 // ClaimRefused tells whether the pool's claim asks for more than the
 // settings grant, before its workload cluster is chosen from it.
 func ClaimRefused(in Input) bool {
-	t := TenantOf(in.Config, in.Namespace)
-	return in.SettingsProblem == "" && len(CheckClaim(ClaimArgs{
-		Spec: in.Spec, Tenant: t, Choice: platformChoices(in.Config, in.CRDs), Inherited: inheritedType(in, t),
-	})) > 0
+	return in.SettingsProblem == "" && len(claimErrors(in, TenantOf(in.Config, in.Namespace))) > 0
+}
+
+// claimErrors checks the pool's claim against what the settings grant t.
+func claimErrors(in Input, t Tenant) []SettingError {
+	return CheckClaim(ClaimArgs{Spec: in.Spec, Tenant: t, Choice: platformChoices(in.Config, in.CRDs), Inherited: inheritedType(in, t)})
 }
 
 // inheritedType is the instance type spec.inheritNodeConfigFrom names: the

@@ -238,11 +238,12 @@ func TestClaimRefusedOnTheClaim(t *testing.T) {
 // TestConsentToAttach: a QueryService attaches only when the pool allows
 // it, its poolRef names the pool, and the settings let the pool attach
 // from its namespace; the status reports sizes only of QueryServices that
-// point at the pool, and says nothing of where others point.
+// point at the pool, and says nothing of where others point or, outside
+// the pool's namespace, whether they exist.
 func TestConsentToAttach(t *testing.T) {
 	label := map[string]string{qsv1alpha1.LabelPool: "burst-pool"}
 	const spec = "  maxExecutors: 4\n  queryServiceSelector: {matchLabels: {e6data.io/pool: burst-pool}}\n" +
-		"  allowedQueryServices: [{name: private, namespace: team-x}, {name: other, namespace: workspace-b}]\n"
+		"  allowedQueryServices: [{name: private, namespace: team-x}, {name: missing, namespace: team-x}, {name: other, namespace: workspace-b}]\n"
 	qss := []string{
 		qs("analytics", "workspace-a", "burst-pool", "e6-pools", "ghcr.io/e6data/executor:3.1", "8", "60Gi", label),
 		qs("own", "e6-pools", "burst-pool", "", "ghcr.io/e6data/executor:3.2", "4", "30Gi", label),
@@ -269,8 +270,12 @@ func TestConsentToAttach(t *testing.T) {
 		"workspace-a/analytics": {Attached: true, CPU: "8"},
 		"team-x/stranger": {Message: "the cluster's settings do not let pools of namespace e6-pools attach QueryServices of namespace team-x: " +
 			"the platform team lists it in tenancy.namespaces[].attachFrom of the entry for e6-pools"},
-		"team-x/private":    {Message: "allowed, but its spec.executor.poolRef does not name this pool: set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
-		"workspace-b/other": {Message: "allowed, but its spec.executor.poolRef does not name this pool: set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
+		"team-x/private": {Message: "allowed, but QueryService team-x/private does not exist or its spec.executor.poolRef does not name this pool: " +
+			"its owners set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
+		"team-x/missing": {Message: "allowed, but QueryService team-x/missing does not exist or its spec.executor.poolRef does not name this pool: " +
+			"its owners set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
+		"workspace-b/other": {Message: "allowed, but QueryService workspace-b/other does not exist or its spec.executor.poolRef does not name this pool: " +
+			"its owners set it to {name: burst-pool, namespace: e6-pools} to burst onto this pool"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status.attachedQueryServices: -want, +got:\n%s", diff)

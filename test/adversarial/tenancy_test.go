@@ -270,7 +270,7 @@ func TestHugePoolIsRefused(t *testing.T) {
 // tenant's QueryService by name in allowedQueryServices and in
 // inheritNodeConfigFrom. That QueryService points at its own pool, so the
 // pool's status shows neither its size, nor where it points, nor its
-// instance type.
+// instance type, nor even that it exists: it reads as one that does not.
 func TestListingAStrangerByNameRevealsNothing(t *testing.T) {
 	c := tenancyCluster(t,
 		tenancySettings(""),
@@ -278,7 +278,14 @@ func TestListingAStrangerByNameRevealsNothing(t *testing.T) {
 	)
 	status, _, conds := tenancyCompose(t, c, fmt.Sprintf(`maxExecutors: 4
 inheritNodeConfigFrom: {name: secret, namespace: %s}
-allowedQueryServices: [{name: secret, namespace: %s}]`, tenancyStrangerNS, tenancyStrangerNS))
+allowedQueryServices: [{name: secret, namespace: %s}, {name: ghost, namespace: %s}]`, tenancyStrangerNS, tenancyStrangerNS, tenancyStrangerNS))
+
+	reports := tenancyReports(status)
+	secret, _ := reports[tenancyStrangerNS+"/secret"]["message"].(string)
+	ghost, _ := reports[tenancyStrangerNS+"/ghost"]["message"].(string)
+	if strings.ReplaceAll(ghost, "ghost", "secret") != secret {
+		t.Errorf("an existing stranger reads differently from a missing one:\n%s\n%s", secret, ghost)
+	}
 
 	b, err := yaml.Marshal(status)
 	if err != nil {
