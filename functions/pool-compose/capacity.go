@@ -103,6 +103,48 @@ func observeCapacity(u *structpb.Struct) *CapacityObservation {
 	return o
 }
 
+// Staleness is why an observed PoolCapacity's figures are not current:
+// its Stale condition is True (its watch of the pool's cluster fell
+// behind) or its Ready condition is False (it cannot reach the cluster).
+type Staleness struct {
+	// Since is when the figures were last known current: the
+	// PoolCapacity's status.atProvider.lastObservedTime, else when the
+	// condition turned.
+	Since string
+	// Condition is the PoolCapacity's condition that says so.
+	Condition Condition
+}
+
+// capacityStaleness reads whether an observed PoolCapacity's figures are
+// current; nil when they are, or when it has none.
+func capacityStaleness(u *structpb.Struct) *Staleness {
+	if u == nil {
+		return nil
+	}
+	c := objectCondition(u, "Stale")
+	if c.Status != "True" {
+		if c = objectCondition(u, "Ready"); c.Status != "False" {
+			return nil
+		}
+	}
+	since := str(u, "status", "atProvider", "lastObservedTime")
+	if since == "" {
+		since = conditionTime(u, c.Type)
+	}
+	return &Staleness{Since: since, Condition: c}
+}
+
+// conditionTime is the lastTransitionTime of an observed object's
+// condition of type t.
+func conditionTime(o *structpb.Struct, t string) string {
+	for _, c := range field(o, "status", "conditions").GetListValue().GetValues() {
+		if cs := c.GetStructValue(); str(cs, "type") == t {
+			return str(cs, "lastTransitionTime")
+		}
+	}
+	return ""
+}
+
 // executorFailures counts the observed failures by reason, in the order of
 // capv1alpha1.FailureReasons.
 func (o *CapacityObservation) executorFailures() []poolv1alpha1.ExecutorFailureCount {
@@ -203,6 +245,20 @@ func decideCapacity(in Input, f Facts) Outcome {
 	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
 		conditionReady(in.Observed[rnCapacity], false), true)
 	return o
+}
+
+// disarmed is a copy of the PoolCapacity u that only counts: it deletes
+// no failed executor, evicts no unauthorized one and enforces no share. A
+// pool refused its names composes nothing that evicts, since the pods its
+// selectors find may be another pool's.
+func disarmed(u *unstructured.Unstructured) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	_ = unstructured.SetNestedMap(c.Object, map[string]any{
+		"deleteFailedExecutors": false,
+		"unauthorizedExecutors": policyReport,
+		"enforceShares":         false,
+	}, "spec", "forProvider", "policies")
+	return c
 }
 
 // capacityKey encodes everything a PoolCapacity is made of, without the

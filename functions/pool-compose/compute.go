@@ -79,10 +79,13 @@ type Output struct {
 	// observed state is kept unchanged.
 	Preserve []resource.Name
 
-	Status       poolv1alpha1.PoolStatus
-	Conditions   []Condition
-	Results      []Result
-	RequeueAfter time.Duration
+	Status poolv1alpha1.PoolStatus
+	// CountsUnknown leaves the status's executor and node counts out: the
+	// PoolCapacity's figures are not current (Facts.CapacityStale).
+	CountsUnknown bool
+	Conditions    []Condition
+	Results       []Result
+	RequeueAfter  time.Duration
 }
 
 // Lazy is a desired object that Build makes from the inputs Key encodes:
@@ -207,6 +210,8 @@ type Facts struct {
 	Scheduling Scheduling
 	// Capacity is what the PoolCapacity observed; nil before it reports.
 	Capacity *CapacityObservation
+	// CapacityStale says why Capacity is not current; nil when it is.
+	CapacityStale *Staleness
 	// ExecutorsHaveRun locks the pool's instance type.
 	ExecutorsHaveRun bool
 	// Static tells whether the pool runs on existing nodes.
@@ -223,6 +228,9 @@ func establish(in Input) (Facts, error) {
 		PerNode:   max(in.Spec.ExecutorsPerNode, 1),
 		Capacity:  observeCapacity(in.Observed[rnCapacity]),
 	}
+	if f.Capacity != nil {
+		f.CapacityStale = capacityStaleness(in.Observed[rnCapacity])
+	}
 	f.ExecutorsHaveRun = executorsHaveRun(in.Previous.Sizing, f.Capacity)
 	f.Static = static(in, f.Detection)
 	f.Tenant = TenantOf(in.Config, in.Namespace)
@@ -238,25 +246,31 @@ func establish(in Input) (Facts, error) {
 //
 // It establishes the pool's facts, then decides in this order, each
 // decision a function of the inputs and of the decisions before it: the
-// settings it waits for, the warm set, whether another pool holds its
+// settings it waits for, what the claim asks beyond them, the warm set, whether another pool holds its
 // names, its nodes (sizing, then the Karpenter NodePool and NodeClass or
 // the cloud's node pool), the PoolCapacity, the placeholders, the storage
 // agent, the admission policy, and last the status, which reads them all.
 func Compute(in Input) Output {
 	f, attachErr := establish(in)
 	out := newAssembly()
+	out.CountsUnknown = f.CapacityStale != nil
 	if attachErr != nil {
 		out.add(Outcome{Problem: failed("InvalidSelector", attachErr.Error())})
 	}
 	status := poolv1alpha1.PoolStatus{Cloud: f.Detection.Cloud, ProvisioningMethod: f.Detection.Method}
 
-	o := awaitSettings(in, f)
-	if o.Problem == nil {
-		o = refuseClaim(in, f) // tenancy (tenancy.go)
+	// Settings it waits for, then a claim that asks beyond them: either
+	// keeps every object as observed and decides nothing else.
+	held := awaitSettings(in, f)
+	out.add(held)
+	if held.Problem == nil {
+		held = refuseClaim(in, f) // tenancy (tenancy.go)
+		out.add(held)
 	}
-	if o.Problem != nil {
-		out.add(o)
-		st, o := waitingStatus(in, f, status, out.problem)
+	if held.Problem != nil {
+		wf := waitingFacts(in, f)
+		out.CountsUnknown = wf.CapacityStale != nil
+		st, o := waitingStatus(in, wf, status, out.problem)
 		out.Status = st
 		out.add(o)
 		return out.Output
@@ -264,9 +278,11 @@ func Compute(in Input) Output {
 
 	warm, o := decideWarm(in, f)
 	if t, taken := TakenName(in.Pool, in.Namespace, in.Existing); taken {
-		// Another namespace's pool holds the name: compose nothing, so
-		// nothing of that pool is touched, and say so on the claim.
-		o.Lazy, o.Ready = nil, nil
+		// Another namespace's pool holds the name: compose nothing more,
+		// so nothing of that pool is touched, keep what this pool
+		// composed already, and say so on the claim.
+		o.Desired, o.Lazy, o.Ready = nil, nil, nil
+		o.preserve(OwnObjects(in.Pool, in.Namespace, in.Observed)...)
 		out.add(o)
 		out.add(Outcome{Problem: failed("NameTaken", t.Message(in.Pool, in.Namespace))})
 		st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Warm: warm, Problem: out.problem, Taken: true})

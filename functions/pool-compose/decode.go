@@ -174,9 +174,12 @@ func decodeConditions(s *structpb.Struct) map[string]string {
 // e6data's Pool reference (sections 5.1, 5.3-5.5). Counters and
 // compatible are always written, zero and false included, so that
 // `kubectl get pool` prints 0 and jsonpath filters on compatible==false
-// match; burstpool's extensions sit beside the reference's fields. The
-// reports of QueryServices that prev holds unchanged are prev's.
-func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Value {
+// match, except that countsUnknown leaves the executor and node counts out
+// (the PoolCapacity's figures are stale: `kubectl get pool` prints <none>,
+// not numbers that may be wrong); burstpool's extensions sit beside the
+// reference's fields. The reports of QueryServices that prev holds
+// unchanged are prev's.
+func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousReports) *structpb.Value {
 	m := obj{}
 	m.str("phase", string(st.Phase))
 	m.str("message", st.Message)
@@ -184,11 +187,13 @@ func statusValue(st poolv1alpha1.PoolStatus, prev *previousReports) *structpb.Va
 	m.str("provisioningMethod", st.ProvisioningMethod)
 	m.str("derivedInstanceType", st.DerivedInstanceType)
 	m.str("derivedFrom", st.DerivedFrom)
-	m.count("totalExecutors", st.TotalExecutors)
-	m.count("availableExecutors", st.AvailableExecutors)
-	m.count("occupiedExecutors", st.OccupiedExecutors)
-	m.count("pendingExecutors", st.PendingExecutors)
-	m.count("currentNodes", st.CurrentNodes)
+	if !countsUnknown {
+		m.count("totalExecutors", st.TotalExecutors)
+		m.count("availableExecutors", st.AvailableExecutors)
+		m.count("occupiedExecutors", st.OccupiedExecutors)
+		m.count("pendingExecutors", st.PendingExecutors)
+		m.count("currentNodes", st.CurrentNodes)
+	}
 	m.str("nodePoolName", st.NodePoolName)
 	m.str("nodeClassName", st.NodeClassName)
 	setList(m, "allocations", st.Allocations, func(a poolv1alpha1.Allocation) *structpb.Value {

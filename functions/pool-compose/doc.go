@@ -37,8 +37,10 @@
 // whether executors have run), then makes each decision in this order, one
 // file each:
 //
-//  1. awaitSettings (settings.go): invalid or missing settings make the pool
-//     Pending and keep every object as observed; nothing else is decided.
+//  1. awaitSettings (settings.go): invalid or missing settings, or an
+//     EnvironmentConfig the pool was composed with that is not found
+//     (settingsAvailability in availability.go), make the pool Pending and
+//     keep every object as observed; nothing else is decided.
 //     Then refuseClaim (tenancy.go): a claim that asks for what the
 //     settings' tenancy does not grant its namespace (a workload cluster,
 //     cluster ID, method or cloud, a size or an instance family) is Failed,
@@ -46,7 +48,8 @@
 //     observed; ComposeTarget composes such a pool nowhere else.
 //  2. decideWarm (warm.go): the warm set and its DaemonSets.
 //  3. TakenName (owner.go): another namespace's pool holds the pool's
-//     cluster-wide names, so it composes nothing.
+//     cluster-wide names, so it composes nothing more and keeps the
+//     objects its labels name (OwnObjects).
 //  4. decideNodes (nodes.go): the pool's size and architecture, then
 //     decideKarpenter (karpenter.go, which first asks decideNodeIAM in
 //     iam.go for the node IAM role an AWS pool composes, and waits for it)

@@ -204,7 +204,7 @@ const (
 // and a suffix). Names of cluster-scoped objects are unique across
 // namespaces, so two pools of one name in two namespaces would share it:
 // the function reads each by name before it composes anything, and a pool
-// whose name is taken composes nothing (see Input.Existing).
+// whose name is taken composes nothing more (see Input.Existing).
 type OwnedName struct {
 	// Resource is the composed-resource name of the object.
 	Resource   resource.Name
@@ -429,7 +429,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
 		dxr.Fields[k] = v
 	}
-	dxr.Fields["status"] = statusValue(out.Status, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
+	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}

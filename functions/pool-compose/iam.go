@@ -22,7 +22,6 @@ package main
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -107,16 +106,25 @@ func NodeIAMApplies(det Detection, kwokCatalog sizing.Cloud) bool {
 	return det.Cloud == cloudAWS || (det.Cloud == cloudKWOK && kwokCatalog == sizing.CloudAWS)
 }
 
-// NodeRoleName is the IAM name of a pool's node role:
-// {clusterName}-{pool}-node, cut and suffixed with a hash of the whole name
-// when longer than IAM allows.
-func NodeRoleName(cluster, pool string) string {
-	n := cluster + "-" + pool + "-node"
+// NodeRoleName is the IAM name of a new node role of pool ns/pool:
+// {clusterName}.{ns}.{pool}-node, cut and suffixed with a hash of the three
+// when longer than IAM allows (uniqueName). Neither an EKS cluster name nor
+// a namespace holds a dot, so two pools' names never collide: a role is
+// the account's, and pools of one name in two namespaces (a remote pool's
+// among them) must not share one.
+func NodeRoleName(cluster, ns, pool string) string {
+	n := cluster + "." + ns + "." + pool + "-node"
 	if len(n) <= maxRoleName {
 		return n
 	}
-	h := sha256.Sum256([]byte(n))
-	return n[:maxRoleName-9] + "-" + hex.EncodeToString(h[:4])
+	return uniqueName(n, maxRoleName, cluster, ns, pool)
+}
+
+// iamName is the name of a new node IAM object of pool ns/pool: the
+// namespace, a dot (which no namespace holds) and the pool's name with
+// suffix, so pools of one name in two namespaces never share one.
+func iamName(ns, pool, suffix string) string {
+	return ns + "." + pool + suffix
 }
 
 // ValidateNodeIAM checks the node IAM settings: every policy ARN must be
@@ -167,6 +175,11 @@ type NodeIAMArgs struct {
 	Pool, Namespace     string
 	ClusterName, Region string
 	Settings            v1beta1.NodeIAM
+	// Role is the IAM name of the node role.
+	Role string
+	// Observed are the pool's observed objects: one that exists keeps
+	// its name (keptName).
+	Observed map[resource.Name]*structpb.Struct
 }
 
 // NamedObject is a composed object by its composed-resource name.
@@ -200,7 +213,7 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 		t[qsv1alpha1.LabelPool] = a.Pool
 		return t
 	}
-	roleMR := a.Pool + "-node-role"
+	roleMR := keptName(a.Observed, rnNodeRole, iamName(a.Namespace, a.Pool, "-node-role"))
 	withProvider := func(u *unstructured.Unstructured, forProvider map[string]any) *unstructured.Unstructured {
 		spec := map[string]any{"forProvider": forProvider}
 		if p := a.Settings.ProviderConfigName; p != "" {
@@ -211,7 +224,7 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 	}
 
 	role := object(iamAPIVersion, kindRole, roleMR, "", labels)
-	role.SetAnnotations(map[string]string{annotationExternalName: NodeRoleName(a.ClusterName, a.Pool)})
+	role.SetAnnotations(map[string]string{annotationExternalName: a.Role})
 	fp := map[string]any{
 		"assumeRolePolicy": ec2AssumeRolePolicy,
 		"description":      fmt.Sprintf("Nodes of burstpool pool %s in cluster %s", qualified(a.Namespace, a.Pool), a.ClusterName),
@@ -224,14 +237,15 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 
 	for _, arn := range NodePolicyARNs(a.Settings) {
 		h := arnHash(arn)
-		att := object(iamAPIVersion, kindAttachment, a.Pool+"-node-policy-"+h, "", labels)
-		out = append(out, NamedObject{resource.Name(rnNodePolicy + h), withProvider(att, map[string]any{
+		n := resource.Name(rnNodePolicy + h)
+		att := object(iamAPIVersion, kindAttachment, keptName(a.Observed, n, iamName(a.Namespace, a.Pool, "-node-policy-"+h)), "", labels)
+		out = append(out, NamedObject{n, withProvider(att, map[string]any{
 			"policyArn": arn,
 			"roleRef":   map[string]any{"name": roleMR},
 		})})
 	}
 
-	entry := object(eksAPIVersion, kindAccessEntry, a.Pool+"-node-access", "", labels)
+	entry := object(eksAPIVersion, kindAccessEntry, keptName(a.Observed, rnNodeAccessEntry, iamName(a.Namespace, a.Pool, "-node-access")), "", labels)
 	out = append(out, NamedObject{rnNodeAccessEntry, withProvider(entry, map[string]any{
 		"clusterName":             a.ClusterName,
 		"region":                  a.Region,
@@ -245,12 +259,13 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 // NodeIAMUsages are the ClusterUsages that keep each node IAM object while
 // the pool's NodePool exists: Crossplane refuses to delete an object in
 // use, and replays the deletion once the NodePool (and, with foreground
-// deletion, its nodes) is gone.
-func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject) []NamedObject {
+// deletion, its nodes) is gone. A usage in observed keeps its name.
+func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject, observed map[resource.Name]*structpb.Struct) []NamedObject {
 	out := make([]NamedObject, 0, len(iam))
 	for _, o := range iam {
 		suffix := strings.TrimPrefix(string(o.Name), "node-iam-")
-		u := object(usageAPIVersion, kindUsage, pool+"-node-iam-"+suffix, "", objectLabels(pool, ns))
+		n := resource.Name(rnNodeIAMUsage + suffix)
+		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", objectLabels(pool, ns))
 		u.Object["spec"] = map[string]any{
 			"of": map[string]any{
 				"apiVersion":  o.Object.GetAPIVersion(),
@@ -264,7 +279,7 @@ func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject) []NamedObject {
 			},
 			"replayDeletion": true,
 		}
-		out = append(out, NamedObject{resource.Name(rnNodeIAMUsage + suffix), u})
+		out = append(out, NamedObject{n, u})
 	}
 	return out
 }
@@ -400,7 +415,13 @@ func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
 	if !composesNodeIAM(in, f) {
 		return nil, o
 	}
-	args := NodeIAMArgs{Pool: in.Pool, Namespace: in.Namespace, ClusterName: cfg.ClusterName}
+	// A role that exists keeps its IAM name: renaming it replaces the
+	// role in AWS.
+	role := str(in.Observed[rnNodeRole], "metadata", "annotations", annotationExternalName)
+	if role == "" {
+		role = NodeRoleName(cfg.ClusterName, in.Namespace, in.Pool)
+	}
+	args := NodeIAMArgs{Pool: in.Pool, Namespace: in.Namespace, ClusterName: cfg.ClusterName, Role: role, Observed: in.Observed}
 	if cfg.AWS != nil && cfg.AWS.NodeIAM != nil {
 		args.Settings = *cfg.AWS.NodeIAM
 	}
@@ -416,14 +437,14 @@ func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
 		usagesExist = usagesExist || strings.HasPrefix(string(n), rnNodeIAMUsage)
 	}
 	d := DecideNodeIAM(NodeIAMState{
-		Role:           NodeRoleName(cfg.ClusterName, in.Pool),
+		Role:           role,
 		Waiting:        IAMWaiting(iam, in.Observed),
 		NodePoolExists: in.Observed[rnNodePool] != nil,
 		NodeClassRole:  observedNodeClassRole(in.Observed[rnNodeClass]),
 		UsagesExist:    usagesExist,
 	})
 	if d.Usages {
-		for _, u := range NodeIAMUsages(in.Pool, in.Namespace, in.Pool+sfxNodePool, iam) {
+		for _, u := range NodeIAMUsages(in.Pool, in.Namespace, in.Pool+sfxNodePool, iam, in.Observed) {
 			o.desire(u.Name, u.Object, in.Observed[u.Name] != nil, true)
 		}
 	}

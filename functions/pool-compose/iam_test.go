@@ -24,7 +24,7 @@ const nodeIAMOn = "  aws:\n    nodeIAM:\n      enabled: true\n"
 var nodeIAMSettings = strings.Replace(clusterSettings, "  aws:\n", "  aws:\n    nodeIAM:\n      enabled: true\n", 1)
 
 // iamRole is the node role of pool burst in test-cluster.
-const iamRole = "test-cluster-burst-node"
+const iamRole = "test-cluster.pools.burst-node"
 
 // iamNames are the composed-resource names of pool burst's node IAM
 // objects with the default policies.
@@ -50,7 +50,7 @@ func usageNames() []string {
 // conditions cond returns for its composed-resource name (YAML list items,
 // indented four spaces).
 func observedIAM(cond func(name string) string) map[string]string {
-	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east"})
+	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east", Role: NodeRoleName("test-cluster", "pools", "burst")})
 	out := map[string]string{}
 	for _, o := range objs {
 		out[string(o.Name)] = "apiVersion: " + o.Object.GetAPIVersion() + "\nkind: " + o.Object.GetKind() + "\nmetadata: {name: " + o.Object.GetName() +
@@ -112,7 +112,7 @@ func TestNodeIAM(t *testing.T) {
 			want: want{
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "FALSE/NodeIAMNotReady"},
-				Messages:   map[string][]string{CondNodeIAM: {"node IAM role " + iamRole, "Role burst-node-role is not created yet"}},
+				Messages:   map[string][]string{CondNodeIAM: {"node IAM role " + iamRole, "Role pools.burst-node-role is not created yet"}},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -128,7 +128,7 @@ func TestNodeIAM(t *testing.T) {
 			want: want{
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
-				Messages:   map[string][]string{CondNodeIAM: {"Role burst-node-role: Synced=False: create failed: AccessDenied: not authorized to perform iam:CreateRole (ReconcileError)"}},
+				Messages:   map[string][]string{CondNodeIAM: {"Role pools.burst-node-role: Synced=False: create failed: AccessDenied: not authorized to perform iam:CreateRole (ReconcileError)"}},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -165,7 +165,7 @@ func TestNodeIAM(t *testing.T) {
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
 				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
-				Messages:   map[string][]string{CondNodeIAM: {"AccessEntry burst-node-access: Ready=False: Deleting"}},
+				Messages:   map[string][]string{CondNodeIAM: {"AccessEntry pools.burst-node-access: Ready=False: Deleting"}},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -294,7 +294,7 @@ func conditionMessage(rsp *fnv1.RunFunctionResponse, typ string) string {
 // TestNodeIAMObjects checks the references between the node IAM objects,
 // the role's trust, boundary and tags, and the usages' targets.
 func TestNodeIAMObjects(t *testing.T) {
-	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "prod", Region: "eu-west-1", Settings: v1beta1.NodeIAM{
+	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "prod", Region: "eu-west-1", Role: NodeRoleName("prod", "pools", "burst"), Settings: v1beta1.NodeIAM{
 		PolicyARNs:          []string{"arn:aws:iam::123456789012:policy/team/Nodes"},
 		ExtraPolicyARNs:     []string{"arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::123456789012:policy/team/Nodes"},
 		PermissionsBoundary: "arn:aws:iam::123456789012:policy/Boundary",
@@ -315,15 +315,15 @@ func TestNodeIAMObjects(t *testing.T) {
 		}
 	}
 	want := []ref{
-		{kindAttachment, "burst-node-role", "roleRef"},
-		{kindAttachment, "burst-node-role", "roleRef"},
-		{kindAccessEntry, "burst-node-role", "principalArnFromRoleRef"},
+		{kindAttachment, "pools.burst-node-role", "roleRef"},
+		{kindAttachment, "pools.burst-node-role", "roleRef"},
+		{kindAccessEntry, "pools.burst-node-role", "principalArnFromRoleRef"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("references: -want, +got:\n%s", diff)
 	}
 	role := objs[0].Object
-	if n := role.GetAnnotations()[annotationExternalName]; n != "prod-burst-node" {
+	if n := role.GetAnnotations()[annotationExternalName]; n != "prod.pools.burst-node" {
 		t.Errorf("role name %q", n)
 	}
 	fp := role.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
@@ -335,7 +335,7 @@ func TestNodeIAMObjects(t *testing.T) {
 	if entry["type"] != "EC2_LINUX" || entry["clusterName"] != "prod" || entry["region"] != "eu-west-1" {
 		t.Errorf("access entry forProvider: %v", entry)
 	}
-	for _, u := range NodeIAMUsages("burst", "pools", "burst-nodepool", objs) {
+	for _, u := range NodeIAMUsages("burst", "pools", "burst-nodepool", objs, nil) {
 		spec := u.Object.Object["spec"].(map[string]any)
 		of := spec["of"].(map[string]any)["resourceRef"].(map[string]any)["name"]
 		by := spec["by"].(map[string]any)["resourceRef"].(map[string]any)["name"]
@@ -346,21 +346,45 @@ func TestNodeIAMObjects(t *testing.T) {
 }
 
 func TestNodeRoleName(t *testing.T) {
-	cases := map[string]struct{ cluster, pool, want string }{
-		"Short": {"prod", "burst", "prod-burst-node"},
-		"Long":  {"a-very-long-production-cluster-name-for-analytics", "shared-burst-pool-of-team-x", ""},
+	type args struct{ cluster, ns, pool string }
+	cases := map[string]struct {
+		reason string
+		a, b   args
+		want   string
+	}{
+		"Short": {
+			reason: "A short name is the cluster, namespace and pool, joined by dots.",
+			a:      args{"prod", "pools", "burst"}, b: args{"prod", "pools", "burst2"},
+			want: "prod.pools.burst-node",
+		},
+		"DashesDoNotCollide": {
+			reason: "team-a/burst and team/a-burst get two roles: no namespace holds a dot.",
+			a:      args{"prod", "team-a", "burst"}, b: args{"prod", "team", "a-burst"},
+			want: "prod.team-a.burst-node",
+		},
+		"NamespacesDoNotCollide": {
+			reason: "Pools of one name in two namespaces get two roles.",
+			a:      args{"prod", "team-a", "burst"}, b: args{"prod", "team-b", "burst"},
+			want: "prod.team-a.burst-node",
+		},
+		"Long": {
+			reason: "A name longer than IAM's 64 characters is cut and hashed, and stays distinct.",
+			a:      args{"a-very-long-production-cluster-name-for-analytics", "team-a", "shared-burst-pool-of-team-x"},
+			b:      args{"a-very-long-production-cluster-name-for-analytics", "team-a", "shared-burst-pool-of-team-x2"},
+			want:   "a-very-long-production-cluster-name-for-analyti-b6b22622ccce05ab",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := NodeRoleName(tc.cluster, tc.pool)
+			got := NodeRoleName(tc.a.cluster, tc.a.ns, tc.a.pool)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nNodeRoleName (-want +got):\n%s", tc.reason, diff)
+			}
 			if len(got) > maxRoleName {
-				t.Errorf("%q is %d characters", got, len(got))
+				t.Errorf("%s\n%q is %d characters, more than IAM's %d", tc.reason, got, len(got), maxRoleName)
 			}
-			if tc.want != got && name == "Short" {
-				t.Errorf("NodeRoleName() = %q, want %q", got, tc.want)
-			}
-			if name == "Long" && (got == NodeRoleName(tc.cluster, tc.pool+"2") || !strings.HasPrefix(got, tc.cluster)) {
-				t.Errorf("NodeRoleName() = %q: not distinct or not prefixed", got)
+			if other := NodeRoleName(tc.b.cluster, tc.b.ns, tc.b.pool); other == got {
+				t.Errorf("%s\n%v and %v share the role %q", tc.reason, tc.a, tc.b, got)
 			}
 		})
 	}

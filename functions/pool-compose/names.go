@@ -1,7 +1,12 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
 	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Composed-resource names: the keys of the objects in desired and observed
@@ -36,3 +41,33 @@ const (
 	labelClaimName      = "crossplane.io/claim-name"
 	labelClaimNamespace = "crossplane.io/claim-namespace"
 )
+
+// maxObjectName is the longest name of most Kubernetes objects (a DNS
+// subdomain).
+const maxObjectName = 253
+
+// uniqueName is the name readable (cut to fit in max) followed by a hash of
+// parts, so names of different parts never collide: the parts are joined
+// with NUL, which no name holds, so "team-a"+"burst" and "team"+"a-burst"
+// hash apart, and 64 bits of SHA-256 leave no collision within reach.
+// The readable start tells people whose the object is.
+func uniqueName(readable string, max int, parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	suffix := "-" + hex.EncodeToString(h[:8])
+	if len(readable) > max-len(suffix) {
+		readable = readable[:max-len(suffix)]
+	}
+	return strings.TrimRight(readable, "-.") + suffix
+}
+
+// keptName is the metadata.name of the observed object n, or fresh when
+// there is none. An object that exists keeps its name whatever the naming
+// of new objects: renaming a composed object makes Crossplane delete it
+// and create another (for a provider-kubernetes Object, deleting it
+// deletes the workload cluster's object; for an IAM role, the role).
+func keptName(observed map[resource.Name]*structpb.Struct, n resource.Name, fresh string) string {
+	if k := str(observed[n], "metadata", "name"); k != "" {
+		return k
+	}
+	return fresh
+}

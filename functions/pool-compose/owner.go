@@ -24,7 +24,7 @@ func (t NameTaken) Message(pool, ns string) string {
 	if t.Owner != "" {
 		owner = "pool " + t.Owner
 	}
-	return fmt.Sprintf("%s %s belongs to %s, so this pool (%s/%s) composes nothing: cluster-wide objects are named after the pool, so a pool's name must be unique across namespaces. "+
+	return fmt.Sprintf("%s %s belongs to %s, so this pool (%s/%s) composes nothing more and keeps only the objects it composed already: cluster-wide objects are named after the pool, so a pool's name must be unique across namespaces. "+
 		"Nothing of the other pool is changed. Delete this Pool and create it under a name no other namespace uses, for example %s-%s",
 		t.Kind, t.Name, owner, ns, pool, ns, pool)
 }
@@ -50,4 +50,19 @@ func TakenName(pool, ns string, existing map[resource.Name]*structpb.Struct) (Na
 		return t, true
 	}
 	return NameTaken{}, false
+}
+
+// OwnObjects are the observed composed resources whose identity labels
+// name pool ns/pool, in name order: what the pool already controls. A pool
+// whose name is taken keeps them as observed (Crossplane deletes whatever
+// a function leaves out of desired state) and composes nothing more.
+func OwnObjects(pool, ns string, observed map[resource.Name]*structpb.Struct) []resource.Name {
+	var out []resource.Name
+	for _, n := range sortedNames(observed) {
+		u := observed[n]
+		if str(u, "metadata", "labels", qsv1alpha1.LabelPool) == pool && str(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace) == ns {
+			out = append(out, n)
+		}
+	}
+	return out
 }

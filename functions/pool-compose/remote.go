@@ -91,16 +91,53 @@ func OwnerMark(management, ns, pool string) string {
 	return management + "/" + ns + "/" + pool
 }
 
-// ObjectName is the name of the Object that wraps the remote object u of a
-// pool whose workload cluster pc reaches: "{pc}-{kind}-[{ns}-]{name}". The
-// kind is part of it because an admission policy and its binding share a
-// name.
-func ObjectName(pc string, u *unstructured.Unstructured) string {
-	parts := []string{pc, strings.ToLower(u.GetKind())}
-	if ns := u.GetNamespace(); ns != "" {
-		parts = append(parts, ns)
+// ObjectName is the name of a new Object that wraps the remote object u of
+// the pool in namespace ns whose workload cluster pc reaches:
+// "{pc}-{ns}-{kind}-[{namespace}-]{name}-{hash}" (uniqueName), the hash
+// of pc, ns and u's group, kind, namespace and name. Objects are
+// cluster-scoped: the pool's namespace is part of the name because pools
+// of one name in two namespaces compose objects of one name, the kind
+// because an admission policy and its binding share a name, and the hash
+// because dashes join parts that hold dashes ("team-a" and "burst",
+// "team" and "a-burst").
+func ObjectName(pc, ns string, u *unstructured.Unstructured) string {
+	parts := []string{pc, ns, strings.ToLower(u.GetKind())}
+	if n := u.GetNamespace(); n != "" {
+		parts = append(parts, n)
 	}
-	return strings.Join(append(parts, u.GetName()), "-")
+	group := ""
+	if g, _, ok := strings.Cut(u.GetAPIVersion(), "/"); ok {
+		group = g
+	}
+	return uniqueName(strings.Join(append(parts, u.GetName()), "-"), maxObjectName, pc, ns, group, u.GetKind(), u.GetNamespace(), u.GetName())
+}
+
+// keptObjectName is the name of the observed Object n when it reaches the
+// workload cluster pc; "" when there is none. An Object keeps the name it
+// was created with: renaming it makes Crossplane delete it, and
+// provider-kubernetes then deletes the workload cluster's object (its
+// NodePool, with its nodes).
+func keptObjectName(observed map[resource.Name]*structpb.Struct, n resource.Name, pc string) string {
+	if o := observed[n]; o != nil && str(o, "spec", "providerConfigRef", "name") == pc {
+		return str(o, "metadata", "name")
+	}
+	return ""
+}
+
+// objectNameOf is the name of the Object that wraps the remote object
+// target of r's pool: the observed Object's that wraps it, else
+// ObjectName's.
+func objectNameOf(observed map[resource.Name]*structpb.Struct, r Remote, target *unstructured.Unstructured) string {
+	for _, n := range sortedNames(observed) {
+		m := field(observed[n], "spec", "forProvider", "manifest").GetStructValue()
+		if !isRemoteObject(n) || str(m, "kind") != target.GetKind() || str(m, "metadata", "name") != target.GetName() || str(m, "metadata", "namespace") != target.GetNamespace() {
+			continue
+		}
+		if k := keptObjectName(observed, n, r.ProviderConfig); k != "" {
+			return k
+		}
+	}
+	return ObjectName(r.ProviderConfig, r.Namespace, target)
 }
 
 // isLocalKind tells whether an object the pool composes stays in the
@@ -176,9 +213,9 @@ func objectCondition(o *structpb.Struct, t string) Condition {
 	return Condition{Type: t}
 }
 
-// WrapObject returns the Object that composes u in the workload cluster pc
-// reaches, with the pool's mark and the given management policy.
-func WrapObject(u *unstructured.Unstructured, pc, mark, policy string, labels map[string]string) *unstructured.Unstructured {
+// WrapObject returns the Object name that composes u in the workload
+// cluster pc reaches, with the pool's mark and the given management policy.
+func WrapObject(u *unstructured.Unstructured, name, pc, mark, policy string, labels map[string]string) *unstructured.Unstructured {
 	m := u.DeepCopy()
 	ann := m.GetAnnotations()
 	if ann == nil {
@@ -186,7 +223,7 @@ func WrapObject(u *unstructured.Unstructured, pc, mark, policy string, labels ma
 	}
 	ann[annotationOwner] = mark
 	m.SetAnnotations(ann)
-	o := object(objectAPIVersion, objectKind, ObjectName(pc, u), "", labels)
+	o := object(objectAPIVersion, objectKind, name, "", labels)
 	o.Object["spec"] = map[string]any{
 		"managementPolicies": []any{policy},
 		"providerConfigRef":  map[string]any{"name": pc},
@@ -202,6 +239,9 @@ type Remote struct {
 	Mark           string
 	Pool           string
 	Namespace      string
+	// CapacityName is the PoolCapacity's: the observed one's when it
+	// observes the same cluster, else RemoteCapacityName.
+	CapacityName string
 	// Query is what the capacity provider summarizes for the function.
 	Query *capv1alpha1.WorkloadClusterQuery
 }
@@ -225,7 +265,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
 		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
 		Ready:   make(map[resource.Name]resource.Ready, len(out.Ready)),
-		Status:  out.Status, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
+		Status:  out.Status, CountsUnknown: out.CountsUnknown, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
 	}
 	var held []taken
 	// own decides the management policy of the Object named rn, noting
@@ -241,7 +281,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
 		rn := resource.Name(rnRemotePrefix + string(n))
 		policy := own(rn, func() string { return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()) })
-		return rn, WrapObject(u, r.ProviderConfig, r.Mark, policy, labels)
+		return rn, WrapObject(u, objectNameOf(observed, r, u), r.ProviderConfig, r.Mark, policy, labels)
 	}
 	for _, n := range sortedNames(out.Desired) {
 		u := out.Desired[n]
@@ -251,7 +291,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			continue
 		}
 		if isLocalKind(u.GetAPIVersion()) {
-			w.Desired[n], w.Ready[n] = usedByObject(u, r.ProviderConfig), out.Ready[n]
+			w.Desired[n], w.Ready[n] = usedByObject(u, func(target *unstructured.Unstructured) string { return objectNameOf(observed, r, target) }), out.Ready[n]
 			continue
 		}
 		rn, o := wrap(n, u)
@@ -260,7 +300,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 	for _, n := range sortedNames(out.Lazy) {
 		l := out.Lazy[n]
 		if n == rnCapacity {
-			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
+			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.CapacityName, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
 			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
 		}
@@ -271,8 +311,14 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			u := l.Build()
 			return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName())
 		})
-		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Mark, policy), Build: func() *unstructured.Unstructured {
-			return WrapObject(l.Build(), r.ProviderConfig, r.Mark, policy, labels)
+		kept := keptObjectName(observed, rn, r.ProviderConfig)
+		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Namespace, r.Mark, policy, kept), Build: func() *unstructured.Unstructured {
+			u := l.Build()
+			name := kept
+			if name == "" {
+				name = ObjectName(r.ProviderConfig, r.Namespace, u)
+			}
+			return WrapObject(u, name, r.ProviderConfig, r.Mark, policy, labels)
 		}}
 		w.Ready[rn] = out.Ready[n]
 	}
@@ -291,10 +337,10 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 
 // usedByObject points a usage whose user is a remote object (the node IAM
 // usages, by the NodePool) at the Object that composes it in the management
-// cluster: deleting that Object waits for the remote NodePool, and the
-// NodePool itself is not in the management cluster. Other objects are
-// returned as they are.
-func usedByObject(u *unstructured.Unstructured, pc string) *unstructured.Unstructured {
+// cluster, named by objectName: deleting that Object waits for the remote
+// NodePool, and the NodePool itself is not in the management cluster.
+// Other objects are returned as they are.
+func usedByObject(u *unstructured.Unstructured, objectName func(*unstructured.Unstructured) string) *unstructured.Unstructured {
 	if u.GetKind() != kindUsage {
 		return u
 	}
@@ -308,13 +354,14 @@ func usedByObject(u *unstructured.Unstructured, pc string) *unstructured.Unstruc
 	_ = unstructured.SetNestedMap(c.Object, map[string]any{
 		"apiVersion":  objectAPIVersion,
 		"kind":        objectKind,
-		"resourceRef": map[string]any{"name": ObjectName(pc, object(apiVersion, kind, name, "", nil))},
+		"resourceRef": map[string]any{"name": objectName(object(apiVersion, kind, name, "", nil))},
 	}, "spec", "by")
 	return c
 }
 
-// nameTaken keeps every remote object as observed and fails the pool,
-// naming who holds which names.
+// nameTaken keeps every remote object as observed, disarms the
+// PoolCapacity (it counts, and evicts nothing) and fails the pool, naming
+// who holds which names.
 func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []taken, previous map[string]string) Output {
 	for n := range w.Desired {
 		if isRemoteObject(n) {
@@ -329,6 +376,12 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 		}
 	}
 	w.Preserve = slices.DeleteFunc(w.Preserve, isRemoteObject)
+	if u := w.Desired[rnRemoteCapacity]; u != nil {
+		w.Desired[rnRemoteCapacity] = disarmed(u)
+	}
+	if l, ok := w.Lazy[rnRemoteCapacity]; ok {
+		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return disarmed(l.Build()) }}
+	}
 	for _, n := range sortedNames(observed) {
 		if isRemoteObject(n) {
 			w.Preserve = append(w.Preserve, n)
@@ -339,7 +392,7 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 		msgs = append(msgs, fmt.Sprintf("%s is held by %s", t.name, t.holder))
 	}
 	msg := "the workload cluster already has objects of the pool's names, which burstpool does not overwrite: " + strings.Join(msgs, "; ") +
-		": rename the pool, or delete or rename those objects"
+		": rename the pool, or delete or rename those objects; meanwhile the pool's PoolCapacity only counts and evicts nothing"
 	w.Status.Phase, w.Status.Message = poolv1alpha1.PhaseFailed, msg
 	w.Conditions = slices.DeleteFunc(slices.Clone(w.Conditions), func(c Condition) bool { return c.Type == CondProvisioned })
 	w.Conditions = append(w.Conditions, Condition{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonNameTaken, Message: msg})
@@ -381,20 +434,22 @@ func (r Remote) queryKey() string {
 	return string(b)
 }
 
-// RemoteCapacityName is the PoolCapacity name of a remote pool:
-// "{providerConfig}-{namespace}-{pool}-capacity". A local pool's
-// "{pool}-capacity" is unique because the pool's other cluster-wide names
-// live in the same cluster; pools of one name in two workload clusters
-// share nothing else, so their PoolCapacities must not share a name either.
+// RemoteCapacityName is the PoolCapacity name of a new remote pool:
+// "{providerConfig}-{namespace}-{pool}-capacity-{hash}" (uniqueName, the
+// hash of the three). A local pool's "{pool}-capacity" is unique because
+// the pool's other cluster-wide names live in the same cluster; pools of
+// one name in two workload clusters share nothing else, so their
+// PoolCapacities must not share a name either, whatever dashes their
+// parts hold.
 func RemoteCapacityName(pc, ns, pool string) string {
-	return pc + "-" + ns + "-" + pool + sfxCapacity
+	return uniqueName(pc+"-"+ns+"-"+pool+sfxCapacity, maxObjectName, pc, ns, pool)
 }
 
 // pointCapacity makes the PoolCapacity observe the workload cluster
 // through the ProviderConfig of the same name, and ask for its summary.
 func pointCapacity(u *unstructured.Unstructured, r Remote) *unstructured.Unstructured {
 	c := u.DeepCopy()
-	c.SetName(RemoteCapacityName(r.ProviderConfig, r.Namespace, r.Pool))
+	c.SetName(r.CapacityName)
 	_ = unstructured.SetNestedField(c.Object, r.ProviderConfig, "spec", "providerConfigRef", "name")
 	if r.Query != nil {
 		q := map[string]any{}
@@ -530,6 +585,9 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 		return Compute(in)
 	}
 	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: WorkloadQuery(reqs)}
+	if r.CapacityName = keptObjectName(in.Observed, rnRemoteCapacity, pc); r.CapacityName == "" {
+		r.CapacityName = RemoteCapacityName(pc, in.Namespace, in.Pool)
+	}
 	rin := in
 	rin.Observed = RemoteView(in.Observed)
 	// The management cluster's PriorityClass says nothing about the
@@ -542,7 +600,7 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 	waiting := !ok && !in.Deleting
 	var out Output
 	if waiting {
-		out = waitForWorkload(rin, pc)
+		out = waitForWorkload(rin, pc, r.CapacityName)
 	} else {
 		out = Compute(rin)
 	}
@@ -568,7 +626,7 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 // workload cluster's first summary (ComposeTarget keeps everything else, and
 // WrapOutput points the PoolCapacity at the cluster): the pool is
 // Pending until the summary arrives.
-func waitForWorkload(in Input, pc string) Output {
+func waitForWorkload(in Input, pc, capacityName string) Output {
 	out := Output{Desired: map[resource.Name]*unstructured.Unstructured{}, Lazy: map[resource.Name]Lazy{}, Ready: map[resource.Name]resource.Ready{}}
 	sel := maps.Clone(in.Spec.NodeSelector)
 	if sel == nil {
@@ -582,7 +640,7 @@ func waitForWorkload(in Input, pc string) Output {
 	}
 	out.Desired[rnCapacity] = PoolCapacity(a)
 	out.Ready[rnCapacity] = resource.ReadyFalse
-	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, RemoteCapacityName(pc, in.Namespace, in.Pool))
+	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, capacityName)
 	out.Status = in.Previous
 	out.Status.Phase, out.Status.Message = poolv1alpha1.PhasePending, msg
 	out.Conditions = []Condition{{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonWaitingForWorkload, Message: msg}}

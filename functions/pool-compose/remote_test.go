@@ -102,8 +102,8 @@ func TestRemoteLifecycle(t *testing.T) {
 		t.Fatalf("waiting: desired (-want +got):\n%s", diff)
 	}
 	c := desired(rsp, "remote-capacity")
-	if c.GetName() != "west-pools-burst-capacity" {
-		t.Errorf("PoolCapacity %s, want west-pools-burst-capacity", c.GetName())
+	if want := RemoteCapacityName("west", "pools", "burst"); c.GetName() != want {
+		t.Errorf("PoolCapacity %s, want %s", c.GetName(), want)
 	}
 	if got, _, _ := unstructured.NestedString(c.Object, "spec", "providerConfigRef", "name"); got != "west" {
 		t.Errorf("PoolCapacity providerConfigRef %q, want west", got)
@@ -137,7 +137,7 @@ func TestRemoteLifecycle(t *testing.T) {
 	if np.GetKind() != objectKind || np.GetAPIVersion() != objectAPIVersion {
 		t.Fatalf("remote-nodepool is %s", np.GetKind())
 	}
-	if diff := cmp.Diff("west-nodepool-burst-nodepool", np.GetName()); diff != "" {
+	if diff := cmp.Diff("west-pools-nodepool-burst-nodepool-4ae4e2f7c6825e3a", np.GetName()); diff != "" {
 		t.Errorf("Object name (-want +got):\n%s", diff)
 	}
 	checkObject(t, np, policyObserve, "west", "mgmt/pools/burst")
@@ -235,18 +235,19 @@ func checkObject(t *testing.T, o *unstructured.Unstructured, policy, pc, mark st
 	}
 }
 
-func TestRemoteNameTaken(t *testing.T) {
+// heldNodePool composes the remote pool spec in west, where another
+// management cluster's pool already holds the NodePool's name (the rest is
+// free), and returns the response to that.
+func heldNodePool(t *testing.T, spec string) *fnv1.RunFunctionResponse {
+	t.Helper()
 	analytics := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
-	s := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}}
+	s := scenario{XR: xpool("burst", "pools", spec), Environment: []string{remoteEnv}, QueryServices: []string{}}
 	summary := summaryOf(t, []string{analytics}, kwokCRDs)
 	s.Observed = observeAs(t, s.run(t), summary, nil)
 	rsp := s.run(t)
-
-	// West has a NodePool of that name already, made by another
-	// management cluster's pool; the rest is free.
 	objs := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if isRemoteObject(resource.Name(n)) {
+		if strings.HasPrefix(n, rnRemotePrefix) && n != "remote-capacity" {
 			objs[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
@@ -255,8 +256,11 @@ func TestRemoteNameTaken(t *testing.T) {
 		"metadata": map[string]any{"name": "burst-nodepool", "annotations": map[string]any{annotationOwner: "other/pools/burst"}},
 	}, "True", "")
 	s.Observed = observeAs(t, rsp, summary, objs)
-	rsp = s.run(t)
+	return s.run(t)
+}
 
+func TestRemoteNameTaken(t *testing.T) {
+	rsp := heldNodePool(t, remotePool)
 	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonNameTaken {
 		t.Errorf("NodesProvisioned %s", got)
 	}
@@ -348,17 +352,46 @@ func TestRemoteView(t *testing.T) {
 }
 
 func TestObjectName(t *testing.T) {
-	policy := object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "burstpool-pools-burst", "", nil)
-	binding := object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "burstpool-pools-burst", "", nil)
-	ds := object("apps/v1", "DaemonSet", "burst-warmup-1a2b", "pools", nil)
-	got := []string{ObjectName("west", policy), ObjectName("west", binding), ObjectName("east", ds)}
-	want := []string{
-		"west-validatingadmissionpolicy-burstpool-pools-burst",
-		"west-validatingadmissionpolicybinding-burstpool-pools-burst",
-		"east-daemonset-pools-burst-warmup-1a2b",
+	nodePool := object("karpenter.sh/v1", "NodePool", "burst-nodepool", "", nil)
+	cases := map[string]struct {
+		reason string
+		pc, ns string
+		u      *unstructured.Unstructured
+		// other is an object of another pool (or kind) whose name must
+		// differ.
+		otherPC, otherNS string
+		other            *unstructured.Unstructured
+		want             string
+	}{
+		"PolicyAndBinding": {
+			reason: "An admission policy and its binding share a name, not an Object.",
+			pc:     "west", ns: "pools", u: object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "burstpool-pools-burst", "", nil),
+			otherPC: "west", otherNS: "pools", other: object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "burstpool-pools-burst", "", nil),
+			want: "west-pools-validatingadmissionpolicy-burstpool-pools-burst-04e2a27c8344b53b",
+		},
+		"PoolNamespaces": {
+			reason: "Two pools of one name in two namespaces compose NodePools of one name, in two Objects.",
+			pc:     "west", ns: "team-a", u: nodePool,
+			otherPC: "west", otherNS: "team-b", other: nodePool,
+			want: "west-team-a-nodepool-burst-nodepool-d34cb73c8cd7ef73",
+		},
+		"Dashes": {
+			reason: "A DaemonSet burst-warmup of namespace team-a and a-burst-warmup of team are two Objects.",
+			pc:     "east", ns: "team-a", u: object("apps/v1", "DaemonSet", "burst-warmup", "team-a", nil),
+			otherPC: "east", otherNS: "team", other: object("apps/v1", "DaemonSet", "a-burst-warmup", "team", nil),
+			want: "east-team-a-daemonset-team-a-burst-warmup-1aa72c766ad819c9",
+		},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ObjectName (-want +got):\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ObjectName(tc.pc, tc.ns, tc.u)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nObjectName (-want +got):\n%s", tc.reason, diff)
+			}
+			if other := ObjectName(tc.otherPC, tc.otherNS, tc.other); other == got {
+				t.Errorf("%s\nboth are %q", tc.reason, got)
+			}
+		})
 	}
 }
 
@@ -534,7 +567,7 @@ func TestUsedByObject(t *testing.T) {
 	}{
 		"a usage by the remote NodePool is a usage by its Object": {
 			in:   usage("karpenter.sh/v1", "NodePool", "p-nodepool"),
-			want: usage(objectAPIVersion, objectKind, "west-nodepool-p-nodepool"),
+			want: usage(objectAPIVersion, objectKind, "west-pools-nodepool-p-nodepool"),
 		},
 		"a usage by a management-cluster object stays": {
 			in:   usage("iam.aws.upbound.io/v1beta1", "Role", "r"),
@@ -547,7 +580,10 @@ func TestUsedByObject(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, usedByObject(tc.in, "west")); diff != "" {
+			name := func(u *unstructured.Unstructured) string {
+				return "west-pools-" + strings.ToLower(u.GetKind()) + "-" + u.GetName()
+			}
+			if diff := cmp.Diff(tc.want, usedByObject(tc.in, name)); diff != "" {
 				t.Errorf("usedByObject (-want +got):\n%s", diff)
 			}
 		})

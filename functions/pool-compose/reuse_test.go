@@ -22,7 +22,7 @@ func TestReportsReused(t *testing.T) {
 		{QueryService: poolv1alpha1.QueryServiceReference{Name: "c", Namespace: "team-a"}, Attached: true, Compatible: true, LastChecked: &checked, MaxPoolExecutors: 2},
 		{QueryService: poolv1alpha1.QueryServiceReference{Name: "rogue", Namespace: "team-c"}, Message: "not allowed", LastChecked: &checked},
 	}
-	observed := statusValue(poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: reports}, nil).GetStructValue()
+	observed := statusValue(poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: reports}, false, nil).GetStructValue()
 	prev := decodeStatus(observed)
 
 	changed := append([]poolv1alpha1.AttachedQueryService{}, reports...)
@@ -31,8 +31,8 @@ func TestReportsReused(t *testing.T) {
 	changed = append(changed[:3], poolv1alpha1.AttachedQueryService{QueryService: poolv1alpha1.QueryServiceReference{Name: "new", Namespace: "team-b"}, LastChecked: &checked}, changed[3])
 	st := poolv1alpha1.PoolStatus{Phase: "Active", AttachedQueryServices: changed}
 
-	got := statusValue(st, newPreviousReports(prev.AttachedQueryServices, observed))
-	if diff := cmp.Diff(statusValue(st, nil), got, protocmp.Transform()); diff != "" {
+	got := statusValue(st, false, newPreviousReports(prev.AttachedQueryServices, observed))
+	if diff := cmp.Diff(statusValue(st, false, nil), got, protocmp.Transform()); diff != "" {
 		t.Errorf("statusValue with the previous reports: -encoded anew, +got:\n%s", diff)
 	}
 	old := observed.GetFields()["attachedQueryServices"].GetListValue().GetValues()

@@ -311,11 +311,20 @@ const (
 )
 
 // awaitSettings makes the pool Pending (the Outcome's Problem), keeping
-// every composed object as it is, while its settings are invalid or a
-// setting its cloud needs is missing. A pool being deleted does not wait.
+// every composed object as it is, while the EnvironmentConfig it was
+// composed with is not found (settingsAvailability), its settings are
+// invalid or a setting its cloud needs is missing. A pool being deleted
+// does not wait.
 func awaitSettings(in Input, f Facts) Outcome {
 	var o Outcome
 	if in.Deleting {
+		return o
+	}
+	if o = settingsAvailability(in); o.Problem != nil {
+		if in.PreviousConditions[CondProvisioned] != o.Problem.Reason {
+			o.event(true, o.Problem.Reason, o.Problem.Message)
+		}
+		o.preserve(sortedNames(in.Observed)...)
 		return o
 	}
 	reason, msg := reasonSettingsInvalid, in.SettingsProblem

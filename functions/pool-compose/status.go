@@ -26,7 +26,7 @@ type StatusArgs struct {
 	// Waiting are the desired objects the pool waits for.
 	Waiting []string
 	// Taken is set when another pool holds the pool's names, so it
-	// composes nothing.
+	// composes nothing more.
 	Taken bool
 }
 
@@ -37,8 +37,8 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	var o Outcome
 	st := a.Status
 	st.NodePoolName, st.NodeClassName = a.Nodes.NodePoolName, a.Nodes.NodeClassName
-	observedStatus(&st, in.Previous, a.Nodes.Size, f.Capacity)
-	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity))
+	observedStatus(&st, in.Previous, a.Nodes.Size, current(f))
+	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity, f.CapacityStale))
 	st.CachedImages = a.Warm.Images
 	st.Sizing = sizingStatus(in, f.ExecutorsHaveRun, a.Nodes)
 	if !a.Taken {
@@ -62,15 +62,29 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	return st, o
 }
 
+// waitingFacts are the facts of a pool that waits for its settings. A
+// remote pool whose settings named its workload cluster is composed
+// locally while it waits, so its PoolCapacity is read under its remote
+// composed-resource name.
+func waitingFacts(in Input, f Facts) Facts {
+	if f.Capacity == nil && in.Observed[rnRemoteCapacity] != nil {
+		f.Capacity = observeCapacity(in.Observed[rnRemoteCapacity])
+		if f.Capacity != nil {
+			f.CapacityStale = capacityStaleness(in.Observed[rnRemoteCapacity])
+		}
+	}
+	return f
+}
+
 // waitingStatus is the status of a pool that waits for its settings: what
 // was observed and decided before stays, and the phase says what to fix.
 func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (poolv1alpha1.PoolStatus, Outcome) {
-	observedStatus(&st, in.Previous, nil, f.Capacity)
+	observedStatus(&st, in.Previous, nil, current(f))
 	st.AttachedQueryServices = in.Previous.AttachedQueryServices
 	st.Sizing = in.Previous.Sizing
 	st.ExecutorScheduling = in.Previous.ExecutorScheduling
 	st.Phase, st.Message = phase(PhaseInput{Problem: p})
-	return st, Outcome{Conditions: []Condition{capacityCondition(f.Capacity)}}
+	return st, Outcome{Conditions: []Condition{capacityCondition(f.Capacity, f.CapacityStale)}}
 }
 
 // observedStatus fills the instance type (size's, else the previous one)
@@ -95,8 +109,28 @@ func observedStatus(st *poolv1alpha1.PoolStatus, prev poolv1alpha1.PoolStatus, s
 	}
 }
 
-// capacityCondition says whether the PoolCapacity has reported yet.
-func capacityCondition(o *CapacityObservation) Condition {
+// current is what the PoolCapacity observed when it is current; nil when
+// it has not reported or its figures are stale, so no status shows them.
+func current(f Facts) *CapacityObservation {
+	if f.CapacityStale != nil {
+		return nil
+	}
+	return f.Capacity
+}
+
+// capacityCondition says whether the PoolCapacity has reported yet, and
+// whether what it reported is current.
+func capacityCondition(o *CapacityObservation, stale *Staleness) Condition {
+	if o != nil && stale != nil {
+		c := stale.Condition
+		since := stale.Since
+		if since == "" {
+			since = "an unknown time"
+		}
+		return Condition{Type: CondCapacityKnown, Status: metav1.ConditionFalse, Reason: "Stale", Message: fmt.Sprintf(
+			"the PoolCapacity has not known the pool's nodes and executors to be current since %s (its %s condition is %s: %s): "+
+				"the pool's executor and node counts are left out of its status until it does", since, c.Type, c.Status, conditionWords(c))}
+	}
 	if o != nil {
 		return Condition{Type: CondCapacityKnown, Status: metav1.ConditionTrue, Reason: "Observed"}
 	}

@@ -41,7 +41,7 @@ func TestStatusHasTheReferenceShapes(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(block), &want); err != nil {
 				t.Fatal(err)
 			}
-			got := statusValue(doc.Status, nil).GetStructValue().AsMap()
+			got := statusValue(doc.Status, false, nil).GetStructValue().AsMap()
 			for key, list := range want["status"].(map[string]any) {
 				for i, item := range list.([]any) {
 					gotItem := got[key].([]any)[i].(map[string]any)
@@ -112,7 +112,7 @@ func TestStatusWritesZerosAndFalse(t *testing.T) {
 		"executorFailures":      []any{map[string]any{"reason": "OOMKilled", "count": 2.0}},
 		"unauthorizedExecutors": []any{map[string]any{"pod": "rogue-0", "namespace": "team-x"}},
 	}
-	if diff := cmp.Diff(want, statusValue(st, nil).GetStructValue().AsMap()); diff != "" {
+	if diff := cmp.Diff(want, statusValue(st, false, nil).GetStructValue().AsMap()); diff != "" {
 		t.Errorf("statusValue (-want +got):\n%s", diff)
 	}
 }

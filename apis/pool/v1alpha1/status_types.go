@@ -58,19 +58,27 @@ type PoolStatus struct {
 	DerivedFrom string `json:"derivedFrom,omitempty"`
 
 	// TotalExecutors is the number of executor slots on Ready pool nodes,
-	// capped at maxExecutors.
+	// capped at maxExecutors. It and the four counts below are absent
+	// while the PoolCapacity's figures are not current (condition
+	// CapacityObserved False with reason Stale, which says since when):
+	// unknown, rather than numbers that may be wrong.
+	// +optional
 	TotalExecutors int32 `json:"totalExecutors"`
 
 	// AvailableExecutors is TotalExecutors minus OccupiedExecutors.
+	// +optional
 	AvailableExecutors int32 `json:"availableExecutors"`
 
 	// OccupiedExecutors is the number of pool executors running.
+	// +optional
 	OccupiedExecutors int32 `json:"occupiedExecutors"`
 
 	// PendingExecutors is the number of pool executors waiting for a node.
+	// +optional
 	PendingExecutors int32 `json:"pendingExecutors"`
 
 	// CurrentNodes is the number of Ready pool nodes.
+	// +optional
 	CurrentNodes int32 `json:"currentNodes"`
 
 	// NodePoolName is the Karpenter NodePool (or cloud node pool) of the pool.
