@@ -17,8 +17,7 @@ import (
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
-// The node IAM scenario's pool and the names its objects
-// get.
+// The node IAM scenario's pool and the names its objects get.
 const (
 	iamPool      = "iam-burst"
 	iamQS        = "iam-analytics"
