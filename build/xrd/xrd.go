@@ -18,11 +18,16 @@ type Names struct {
 	CompositeKind, CompositePlural string
 	// DefaultComposition is the Composition a new XR uses.
 	DefaultComposition string
+	// Enforce makes DefaultComposition the only Composition: the XRD's
+	// enforcedCompositionRef, so a claim's compositionRef or
+	// compositionSelector picks nothing else.
+	Enforce bool
 }
 
-// PoolNames name burstpool's composite XPool, composed by the pool-compose
-// Composition unless a claim asks for another.
-var PoolNames = Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose"}
+// PoolNames name burstpool's composite XPool, always composed by the
+// pool-compose Composition: what a platform may change lives in its
+// settings (an EnvironmentConfig), which a tenant's claim cannot pick.
+var PoolNames = Names{CompositeKind: "XPool", CompositePlural: "xpools", DefaultComposition: "pool-compose", Enforce: true}
 
 // crossplaneOwned are schema properties that Crossplane adds to every XR and
 // claim itself; a definition must not declare them.
@@ -124,6 +129,12 @@ func FromCRD(crdYAML []byte, n Names) ([]byte, error) {
 	}
 	if n.DefaultComposition != "" {
 		spec["defaultCompositionRef"] = map[string]any{"name": n.DefaultComposition}
+	}
+	if n.Enforce && n.DefaultComposition != "" {
+		// Crossplane sets every XR's compositionRef to it, whatever the
+		// claim asked for (apiextensions.crossplane.io/v1
+		// CompositeResourceDefinition spec.enforcedCompositionRef).
+		spec["enforcedCompositionRef"] = map[string]any{"name": n.DefaultComposition}
 	}
 	xrd := map[string]any{
 		"apiVersion": "apiextensions.crossplane.io/v1",

@@ -36,6 +36,7 @@ func TestDefinitionShape(t *testing.T) {
 			Names      map[string]any    `json:"names"`
 			ClaimNames map[string]any    `json:"claimNames"`
 			Default    map[string]string `json:"defaultCompositionRef"`
+			Enforced   map[string]string `json:"enforcedCompositionRef"`
 			Versions   []struct {
 				Name          string `json:"name"`
 				Referenceable bool   `json:"referenceable"`
@@ -51,15 +52,15 @@ func TestDefinitionShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	type shape struct {
-		APIVersion, Kind, Group, Scope, Claim, Composite, Default, Version string
-		Referenceable                                                      bool
-		Props                                                              []string
+		APIVersion, Kind, Group, Scope, Claim, Composite, Default, Enforced, Version string
+		Referenceable                                                                bool
+		Props                                                                        []string
 	}
-	got := shape{x.APIVersion, x.Kind, x.Spec.Group, x.Spec.Scope, x.Spec.ClaimNames["kind"].(string), x.Spec.Names["kind"].(string), x.Spec.Default["name"], x.Spec.Versions[0].Name, x.Spec.Versions[0].Referenceable, nil}
+	got := shape{x.APIVersion, x.Kind, x.Spec.Group, x.Spec.Scope, x.Spec.ClaimNames["kind"].(string), x.Spec.Names["kind"].(string), x.Spec.Default["name"], x.Spec.Enforced["name"], x.Spec.Versions[0].Name, x.Spec.Versions[0].Referenceable, nil}
 	for k := range x.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties {
 		got.Props = append(got.Props, k)
 	}
-	want := shape{"apiextensions.crossplane.io/v1", "CompositeResourceDefinition", "e6data.io", "LegacyCluster", "Pool", "XPool", "pool-compose", "v1alpha1", true, []string{"spec", "status"}}
+	want := shape{"apiextensions.crossplane.io/v1", "CompositeResourceDefinition", "e6data.io", "LegacyCluster", "Pool", "XPool", "pool-compose", "pool-compose", "v1alpha1", true, []string{"spec", "status"}}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("XRD shape (-want +got):\n%s", diff)
 	}

@@ -24,7 +24,10 @@ type Attachment struct {
 	Allowed bool
 	// PointsHere: its spec.executor.poolRef names this pool.
 	PointsHere bool
-	// Attached is Allowed and PointsHere.
+	// Consented: the cluster's settings let the pool attach QueryServices
+	// of its namespace.
+	Consented bool
+	// Attached is Allowed, PointsHere and Consented.
 	Attached bool
 	// Reason says why it is not attached; empty when attached.
 	Reason string
@@ -39,10 +42,13 @@ func (a Attachment) Key() string { return a.Namespace + "/" + a.Name }
 // namespace) and its spec.executor.poolRef names the pool (the poolRef
 // namespace defaults to the QueryService's own). Every other QueryService
 // that is allowed or points here is returned too, not attached, with the
-// reason. qss are the QueryServices Crossplane supplied for the pool's
-// Requirements, each once or more. The result is sorted by
-// namespace and name. An invalid selector is an error.
-func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]Attachment, error) {
+// reason. A QueryService in another namespace attaches only when the
+// settings consent too: mayAttachFrom reports whether the pool may attach
+// QueryServices of a namespace (TenantOf's MayAttachFrom). qss are the
+// QueryServices Crossplane supplied for the pool's Requirements, each once
+// or more. The result is sorted by namespace and name. An invalid selector
+// is an error.
+func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService, mayAttachFrom func(string) bool) ([]Attachment, error) {
 	var sel labels.Selector
 	if spec.QueryServiceSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(spec.QueryServiceSelector)
@@ -68,18 +74,19 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]
 		}
 		a := Attachment{QS: q, Name: q.Name, Namespace: q.Namespace}
 		a.Allowed = byName[key] || (sel != nil && sel.Matches(q.Labels))
-		if r := q.Spec.Executor.PoolRef; r != nil {
-			a.PointsHere = r.Name == pool && refNamespace(r.Namespace, q.Namespace) == ns
-		}
+		a.PointsHere = pointsAt(q, pool, ns)
 		if !a.Allowed && !a.PointsHere {
 			continue
 		}
 		seen[key] = true
+		a.Consented = mayAttachFrom(q.Namespace)
 		switch {
-		case a.Allowed && a.PointsHere:
+		case a.Allowed && a.PointsHere && a.Consented:
 			a.Attached = true
+		case a.PointsHere && !a.Consented:
+			a.Reason = fmt.Sprintf("the cluster's settings do not let pools of namespace %s attach QueryServices of namespace %s: the platform team lists it in tenancy.namespaces[].attachFrom of the entry for %s", ns, q.Namespace, ns)
 		case a.Allowed:
-			a.Reason = notPointing(pool, ns, q)
+			a.Reason = notPointing(pool, ns, q.Namespace, key)
 		default:
 			a.Reason = fmt.Sprintf("spec.executor.poolRef names this pool but the pool does not allow it: add %s to the pool's allowedQueryServices or label it to match queryServiceSelector", key)
 		}
@@ -91,10 +98,11 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]
 			continue
 		}
 		seen[key] = true
-		out = append(out, Attachment{
-			Name: r.Name, Namespace: refNamespace(r.Namespace, ns), Allowed: true,
-			Reason: fmt.Sprintf("QueryService %s does not exist: create it or remove it from allowedQueryServices", key),
-		})
+		reason := fmt.Sprintf("QueryService %s does not exist: create it or remove it from allowedQueryServices", key)
+		if rns := refNamespace(r.Namespace, ns); rns != ns {
+			reason = notPointing(pool, ns, rns, key)
+		}
+		out = append(out, Attachment{Name: r.Name, Namespace: refNamespace(r.Namespace, ns), Allowed: true, Reason: reason})
 	}
 	slices.SortFunc(out, func(a, b Attachment) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
@@ -105,14 +113,16 @@ func Attach(pool, ns string, spec poolv1alpha1.PoolSpec, qss []QueryService) ([]
 	return out, nil
 }
 
-// notPointing explains why an allowed QueryService is not attached.
-func notPointing(pool, ns string, q *QueryService) string {
+// notPointing explains why an allowed QueryService key of namespace qsNS is
+// not attached. Where else it points is its owners' business, and so,
+// outside the pool's own namespace, is whether it exists: the pool learns
+// only that it is not attached.
+func notPointing(pool, ns, qsNS, key string) string {
 	want := fmt.Sprintf("{name: %s, namespace: %s}", pool, ns)
-	if q.Spec.Executor.PoolRef == nil {
-		return "allowed, but spec.executor.poolRef is not set: set it to " + want + " to burst onto this pool"
+	if qsNS != ns {
+		return fmt.Sprintf("allowed, but QueryService %s does not exist or its spec.executor.poolRef does not name this pool: its owners set it to %s to burst onto this pool", key, want)
 	}
-	r := q.Spec.Executor.PoolRef
-	return fmt.Sprintf("allowed, but spec.executor.poolRef names pool %s/%s: set it to %s to burst onto this pool", refNamespace(r.Namespace, q.Namespace), r.Name, want)
+	return fmt.Sprintf("allowed, but its spec.executor.poolRef does not name this pool: set it to %s to burst onto this pool", want)
 }
 
 // refNamespace defaults a reference's namespace.

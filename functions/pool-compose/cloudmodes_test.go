@@ -236,7 +236,10 @@ func TestRuleBoundsDoNotOverflow(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			spec := fmt.Sprintf("  maxExecutors: %d\n  executorsPerNode: %d\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n", tc.max, tc.epn)
-			rsp := scenario{XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: kwokCRDs}.run(t)
+			// A platform that lifts the executor cap (tenancy.maxExecutors)
+			// still gets NodePool limits that fit their fields.
+			in := testInput + "  maxExecutors: 2147483647\n"
+			rsp := scenario{Input: in, XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: kwokCRDs}.run(t)
 			np := desired(rsp, "nodepool")
 			if np == nil {
 				t.Fatalf("%s\nno NodePool: %v", tc.reason, results(rsp))

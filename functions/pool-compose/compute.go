@@ -216,6 +216,8 @@ type Facts struct {
 	ExecutorsHaveRun bool
 	// Static tells whether the pool runs on existing nodes.
 	Static bool
+	// Tenant is what the settings grant the pool's namespace.
+	Tenant Tenant
 }
 
 // establish works out the pool's facts; err says why its attachments
@@ -231,7 +233,8 @@ func establish(in Input) (Facts, error) {
 	}
 	f.ExecutorsHaveRun = executorsHaveRun(in.Previous.Sizing, f.Capacity)
 	f.Static = static(in, f.Detection)
-	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices)
+	f.Tenant = TenantOf(in.Config, in.Namespace)
+	atts, err := Attach(in.Pool, in.Namespace, in.Spec, in.QueryServices, f.Tenant.MayAttachFrom)
 	f.Attachments, f.Attached = atts, attached(atts)
 	f.Scheduling = scheduling(in, f.Detection, f.Static)
 	return f, err
@@ -243,7 +246,7 @@ func establish(in Input) (Facts, error) {
 //
 // It establishes the pool's facts, then decides in this order, each
 // decision a function of the inputs and of the decisions before it: the
-// settings it waits for, the warm set, whether another pool holds its
+// settings it waits for, what the claim asks beyond them, the warm set, whether another pool holds its
 // names, its nodes (sizing, then the Karpenter NodePool and NodeClass or
 // the cloud's node pool), the PoolCapacity, the placeholders, the storage
 // agent, the admission policy, and last the status, which reads them all.
@@ -256,9 +259,15 @@ func Compute(in Input) Output {
 	}
 	status := poolv1alpha1.PoolStatus{Cloud: f.Detection.Cloud, ProvisioningMethod: f.Detection.Method}
 
-	settings := awaitSettings(in, f)
-	out.add(settings)
-	if settings.Problem != nil {
+	// Settings it waits for, then a claim that asks beyond them: either
+	// keeps every object as observed and decides nothing else.
+	held := awaitSettings(in, f)
+	out.add(held)
+	if held.Problem == nil {
+		held = refuseClaim(in, f) // tenancy (tenancy.go)
+		out.add(held)
+	}
+	if held.Problem != nil {
 		wf := waitingFacts(in, f)
 		out.CountsUnknown = wf.CapacityStale != nil
 		st, o := waitingStatus(in, wf, status, out.problem)

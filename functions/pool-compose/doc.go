@@ -44,6 +44,11 @@
 //     EnvironmentConfig the pool was composed with that is not found
 //     (settingsAvailability in availability.go), make the pool Pending and
 //     keep every object as observed; nothing else is decided.
+//     Then refuseClaim (tenancy.go): a claim that asks for what the
+//     settings' tenancy does not grant its namespace (a workload cluster,
+//     cluster ID, method or cloud, a size or an instance family) is Failed,
+//     ClaimNotAllowed, naming the setting, and keeps every object as
+//     observed; ComposeTarget composes such a pool nowhere else.
 //  2. decideWarm (warm.go): the warm set and its DaemonSets.
 //  3. TakenName (owner.go): another namespace's pool holds the pool's
 //     cluster-wide names, so it composes nothing more and keeps the
@@ -112,7 +117,12 @@
 //     unreported until it is labelled or allowed;
 //   - each CRD that reveals a provisioning method, by name.
 //
-// A QueryService attaches when it is allowed and its poolRef names the pool.
+// A QueryService attaches when it is allowed, its poolRef names the pool,
+// and the settings let the pool attach from its namespace (its own always;
+// others by tenancy.namespaces[].attachFrom). Only such QueryServices lend
+// their size to the status, their image to the warm set (at most
+// warmup.maxImages images) and their instance type to
+// inheritNodeConfigFrom.
 // Crossplane's service account needs get and list on queryservices.e6data.io
 // for this (an aggregated ClusterRole). spec.provisioning, then the input's
 // provisioning, override detection.

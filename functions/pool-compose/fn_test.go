@@ -153,7 +153,7 @@ func TestRunFunction(t *testing.T) {
 		},
 		"EnvironmentConfigCompletesAWS": {
 			reason: "The node role and cluster name from the EnvironmentConfig complete an input that has neither.",
-			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
+			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\n" + attachAnywhere, XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Environment: []string{environmentConfig("burstpool", "  clusterName: prod\n  aws: {role: KarpenterNodeRole-prod}\n")}},
 			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},

@@ -49,6 +49,14 @@ const clusterIdentity = `  clusterName: test-cluster
     helperImage: ghcr.io/burstpool/warm:v0.1.0
 `
 
+// referenceTenancy lets the example pools, in e6-pools, attach the
+// example QueryServices of workspace-* namespaces.
+const referenceTenancy = `  tenancy:
+    namespaces:
+    - names: [e6-pools]
+      attachFrom: ["workspace-*"]
+`
+
 var environments = map[string]environment{
 	"aws":       {crds: awsCRDs},
 	"aws-iam":   {crds: awsCRDs, settings: nodeIAMSettings}, // node IAM (iam_test.go)
@@ -165,7 +173,7 @@ func TestGolden(t *testing.T) {
 				if settings == "" {
 					settings = clusterSettings
 				}
-				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
+				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings+referenceTenancy)},
 					XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}
 				rsp := s.run(t)
 				got := toYAML(t, rsp)

@@ -104,7 +104,21 @@ provisioning:
   region: us-east
 warmup:
   helperImage: ghcr.io/burstpool/warm:v0.1.0
+tenancy:
+  namespaces:
+  - names: ["*"]
+    attachFrom: ["*"]
+    workloadClusters: [west, east, workload]
+    clusterIds: ["123", "123456", "654321"]
+    methods: [karpenter, eks-auto-mode, lke, doks, coreweave, static]
+    clouds: [aws, gcp, azure, linode, digitalocean, coreweave, kwok, onprem]
+    manageNodePool: true
+    composeNodeIAM: true
 `
+
+// attachAnywhere is a tenancy setting that lets pools of every namespace
+// attach QueryServices of every namespace.
+const attachAnywhere = "tenancy: {namespaces: [{names: [\"*\"], attachFrom: [\"*\"]}]}\n"
 
 // mustStruct converts YAML to a protobuf Struct.
 func mustStruct(t testing.TB, y string) *structpb.Struct {

@@ -96,6 +96,7 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 		Overhead:         overhead(in.Spec, images),
 		Method:           f.Detection.Method,
 		SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
+		InstanceFamilies: f.Tenant.InstanceFamilies, // tenancy (tenancy.go)
 	}
 	if ic := in.Spec.InstanceConfig; ic != nil {
 		si.InstanceType, si.InstanceFamily = ic.InstanceType, ic.InstanceFamily
@@ -111,14 +112,8 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 	arch := architecture(in, f.Attached, si.Cloud, si.Previous, si.ExecutorsHaveRun)
 	si.Arch = arch.Arch
 	if r := in.Spec.InheritNodeConfigFrom; r != nil {
-		key := refNamespace(r.Namespace, in.Namespace) + "/" + r.Name
-		si.InheritQueryService = key
-		for i := range in.QueryServices {
-			q := &in.QueryServices[i]
-			if q.Namespace+"/"+q.Name == key {
-				si.InheritInstanceType = q.Spec.Executor.InstanceType
-			}
-		}
+		si.InheritQueryService = refNamespace(r.Namespace, in.Namespace) + "/" + r.Name
+		si.InheritInstanceType = inheritedType(in, f.Tenant) // consent (tenancy.go)
 	}
 	si.Executors = make([]ExecutorRequest, 0, len(f.Attached))
 	for _, a := range f.Attached {
@@ -166,7 +161,7 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 		return n, o
 	}
 	if si.InheritQueryService != "" && si.InheritInstanceType == "" && si.InstanceType == "" {
-		o.Problem = pending("InheritedQueryServiceMissing", fmt.Sprintf("spec.inheritNodeConfigFrom names QueryService %s, which does not exist or sets no spec.executor.instanceType", si.InheritQueryService))
+		o.Problem = pending("InheritedQueryServiceMissing", fmt.Sprintf("spec.inheritNodeConfigFrom names QueryService %s, which does not exist, sets no spec.executor.instanceType, does not name this pool in spec.executor.poolRef, or is in a namespace the settings do not let this pool attach from (tenancy.namespaces[].attachFrom)", si.InheritQueryService))
 		o.preserve(nodeObjects...)
 		return n, o
 	}

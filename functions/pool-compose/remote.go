@@ -636,7 +636,9 @@ func unreachable(errs []string) bool {
 // writes the Output against the request's observed state, in.Observed.
 func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 	pc := WorkloadTarget(in.Config, in.Spec)
-	if pc == "" {
+	if pc == "" || ClaimRefused(in) {
+		// A refused claim chooses nothing, its workload cluster
+		// included: Compute refuses it and keeps what it composed.
 		return Compute(in)
 	}
 	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: WorkloadQuery(reqs)}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	stderrors "errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -82,16 +84,34 @@ type SettingError struct {
 // where names the object a setting at path should be fixed in: the
 // EnvironmentConfig that set it, else the function input when the input set
 // it, else the EnvironmentConfig the cluster's settings belong in.
+//
+// A path into a list entry (tenancy.namespaces[0].methods) is fixed where
+// the entry is set when the field itself is not.
 func (s Settings) where(path string) string {
-	for i := len(s.envs) - 1; i >= 0; i-- {
-		if has(s.envs[i].data, path) {
-			return fmt.Sprintf("EnvironmentConfig %s field data.%s", s.envs[i].name, path)
+	for p := path; p != ""; p = entryOf(p) {
+		for i := len(s.envs) - 1; i >= 0; i-- {
+			if has(s.envs[i].data, p) {
+				return fmt.Sprintf("EnvironmentConfig %s field data.%s", s.envs[i].name, path)
+			}
+		}
+		if has(s.input, p) {
+			return fmt.Sprintf("the Composition's function input field %s", path)
 		}
 	}
-	if has(s.input, path) {
-		return fmt.Sprintf("the Composition's function input field %s", path)
-	}
 	return fmt.Sprintf("EnvironmentConfig %s field data.%s", s.target, path)
+}
+
+// entryOf is the list entry a path leads into (a.b[1] of a.b[1].c), or ""
+// when it leads into none.
+func entryOf(path string) string {
+	i := strings.LastIndex(path, "]")
+	if i < 0 || i == len(path)-1 {
+		i = strings.LastIndex(path[:max(i, 0)], "]")
+	}
+	if i < 0 {
+		return ""
+	}
+	return path[:i+1]
 }
 
 // Problem formats setting errors as one message a person can act on.
@@ -107,7 +127,7 @@ func (s Settings) Problem(errs []SettingError) string {
 func has(m map[string]any, path string) bool {
 	var v any = m
 	for _, k := range strings.Split(path, ".") {
-		k, _, _ = strings.Cut(k, "[")
+		k, idx, indexed := strings.Cut(k, "[")
 		mm, ok := v.(map[string]any)
 		if !ok {
 			return false
@@ -115,6 +135,15 @@ func has(m map[string]any, path string) bool {
 		if v, ok = mm[k]; !ok {
 			return false
 		}
+		if !indexed {
+			continue
+		}
+		l, isList := v.([]any)
+		i, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+		if !isList || err != nil || i < 0 || i >= len(l) {
+			return false
+		}
+		v = l[i]
 	}
 	return true
 }
@@ -199,14 +228,7 @@ func mergeMaps(base, over map[string]any) map[string]any {
 // unknownSettings lists the paths in data that name no field of t (a
 // struct type with JSON tags); environmentConfig is not a setting.
 func unknownSettings(prefix string, data map[string]any, t reflect.Type) []string {
-	fields := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || name == "environmentConfig" {
-			continue
-		}
-		fields[name] = f.Type
-	}
+	fields := settingFields(t)
 	var out []string
 	for _, k := range sortedKeys(data) {
 		p := prefix + k
@@ -231,6 +253,24 @@ func unknownSettings(prefix string, data map[string]any, t reflect.Type) []strin
 		}
 	}
 	return out
+}
+
+// settingFields are the JSON fields of the struct type t by name, those of
+// its inlined (embedded) structs included.
+func settingFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			maps.Copy(fields, settingFields(f.Type))
+			continue
+		}
+		if name == "" || name == "-" || name == "environmentConfig" {
+			continue
+		}
+		fields[name] = f.Type
+	}
+	return fields
 }
 
 // RequiredSettings are the settings a pool's cloud and method need that

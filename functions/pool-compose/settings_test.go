@@ -15,7 +15,7 @@ import (
 // over the Composition's input, field by field, and reach the NodeClass.
 func TestEnvironmentConfigWins(t *testing.T) {
 	s := scenario{
-		Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: from-input\naws: {role: input-role, amiAlias: bottlerocket@latest}\n",
+		Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclusterName: from-input\naws: {role: input-role, amiAlias: bottlerocket@latest}\n" + attachAnywhere,
 		XR:    xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 		Environment: []string{environmentConfig("burstpool", "  clusterName: prod-east\n  aws: {role: KarpenterNodeRole-prod-east}\n")},
 	}
@@ -123,6 +123,46 @@ func TestRequiredSettings(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("RequiredSettings(): -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestWhereListEntries: a setting inside a list entry is fixed where the
+// entry is set, even when the field itself is not.
+func TestWhereListEntries(t *testing.T) {
+	s := Settings{
+		target: "burstpool",
+		envs: []namedData{{name: "burstpool", data: map[string]any{
+			"tenancy": map[string]any{"namespaces": []any{map[string]any{"names": []any{"a"}}}},
+		}}},
+		input: map[string]any{"tenancy": map[string]any{"namespaces": []any{map[string]any{}, map[string]any{"names": []any{"b"}}}}},
+	}
+	cases := map[string]struct {
+		reason string
+		path   string
+		want   string
+	}{
+		"FieldOfAnEntry": {
+			reason: "The entry the EnvironmentConfig sets holds the missing field.",
+			path:   "tenancy.namespaces[0].workloadClusters",
+			want:   "EnvironmentConfig burstpool field data.tenancy.namespaces[0].workloadClusters",
+		},
+		"EntryBeyondTheList": {
+			reason: "The EnvironmentConfig's list (which replaces the input's whole) has no second entry; the input's does.",
+			path:   "tenancy.namespaces[1].methods",
+			want:   "the Composition's function input field tenancy.namespaces[1].methods",
+		},
+		"NotAnEntry": {
+			reason: "A path into no list falls back to the EnvironmentConfig to edit.",
+			path:   "tenancy.maxExecutors",
+			want:   "EnvironmentConfig burstpool field data.tenancy.maxExecutors",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := s.where(tc.path); got != tc.want {
+				t.Errorf("%s\nwhere(%q) = %q, want %q", tc.reason, tc.path, got, tc.want)
 			}
 		})
 	}

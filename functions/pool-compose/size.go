@@ -33,6 +33,9 @@ type SizeInput struct {
 	Arch string
 	// SpotNeighbours and AllowMetal widen the spot set.
 	SpotNeighbours, AllowMetal bool
+	// InstanceFamilies are the families or types the settings allow
+	// (tenancy.instanceFamilies); empty allows the whole catalog.
+	InstanceFamilies []string
 }
 
 // ExecutorRequest is one attached QueryService's executor.

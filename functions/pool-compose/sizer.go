@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 
 	"github.com/pkg/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -46,7 +47,13 @@ func catalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 					return SizeResult{}, errors.Errorf("%s: EKS Auto Mode never launches %s: %s; choose a type with more than 1 vCPU", p.field, p.name, autoModeRefuses(it))
 				}
 			}
-			cat = cat.Without(func(it sizing.InstanceType) bool { return autoModeRefuses(it) != "" })
+			cat = cat.Only(func(it sizing.InstanceType) bool { return autoModeRefuses(it) == "" })
+		}
+		if fams := in.InstanceFamilies; len(fams) > 0 {
+			cat = cat.Only(func(t sizing.InstanceType) bool { return allowedType(fams, t.Name, t.Family) })
+			if len(cat.Types) == 0 {
+				return SizeResult{}, errors.Errorf("the settings' tenancy.instanceFamilies (%s) allow no instance type of the %s catalog", strings.Join(fams, ", "), from)
+			}
 		}
 		return derive(cat, in)
 	}

@@ -46,7 +46,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	}
 	var c Condition
 	st.AttachedQueryServices, c, o.Results = reportQueryServices(in, f, a.Nodes.Size)
-	o.Conditions = append(o.Conditions, c, imagesCondition(a.Warm.Images))
+	o.Conditions = append(o.Conditions, c, boundedCondition(in, imagesCondition(a.Warm.Images), a.Warm.LeftOut))
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
 		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
@@ -176,7 +176,10 @@ func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.At
 		}
 		c, ok := compat[key]
 		ok = ok && a.Attached
-		if a.QS != nil && (!ok || c.RequiredCPU == "") {
+		// Only a QueryService that points here, from a namespace the
+		// settings let the pool attach, has both sides' consent to the
+		// pool showing its size.
+		if a.QS != nil && a.PointsHere && a.Consented && (!ok || c.RequiredCPU == "") {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
 				q.RequiredCPU = r.CPU.String()

@@ -16,6 +16,11 @@ import (
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
+// vendorSettings are the golden tests' cluster settings, with pools of
+// every namespace allowed to attach QueryServices of every namespace, so
+// that the scenarios' QueryServices size the pools.
+const vendorSettings = clusterSettings + "  " + attachAnywhere
+
 var (
 	autoModeCRDs = []string{crdNodePool, crdEKSNodeClass}
 	gcpCRDs      = []string{crdNodePool, crdGCENodeClass}
@@ -90,7 +95,7 @@ func TestVendorExecutorFitsKarpentersNode(t *testing.T) {
 			q := qs("edge", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", tc.cpu, tc.mem, nil)
 			s := scenario{XR: xpool("burst", "pools", spec), QueryServices: []string{q}, CRDs: awsCRDs, Catalog: true}
 			if tc.settings != "" {
-				s.Environment = []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)}
+				s.Environment = []string{environmentConfig(DefaultEnvironmentConfig, vendorSettings+tc.settings)}
 			}
 			ok, msg := compatibilityOf(t, status(s.run(t)), "team-a", "edge")
 			if ok != tc.want || !strings.Contains(msg, tc.message) {
@@ -177,7 +182,7 @@ func TestVendorEKSAutoModeRules(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			settings := clusterSettings
+			settings := vendorSettings
 			if tc.expireAfter != "" {
 				settings += "  karpenter: {expireAfter: " + tc.expireAfter + "}\n"
 			}
@@ -271,7 +276,7 @@ func TestVendorRenderMatrix(t *testing.T) {
 				t.Run(path+"="+value+"/"+env, func(t *testing.T) {
 					settings := e.settings
 					if settings == "" {
-						settings = clusterSettings
+						settings = vendorSettings
 					}
 					data := map[string]any{}
 					if err := yaml.Unmarshal([]byte(strings.ReplaceAll("\n"+settings, "\n  ", "\n")), &data); err != nil {
@@ -338,7 +343,7 @@ func TestVendorGCPImageFamilies(t *testing.T) {
 	enums := inputEnums(t)
 	for _, family := range enums["gcp.imageFamily"] {
 		for _, channel := range enums["gcp.imageChannel"] {
-			settings := clusterSettings + "  gcp: {imageFamily: " + family + ", imageChannel: " + channel + "}\n"
+			settings := vendorSettings + "  gcp: {imageFamily: " + family + ", imageChannel: " + channel + "}\n"
 			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
 				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: gcpCRDs, Catalog: true}.run(t)
 			nc := desired(rsp, "nodeclass")
@@ -390,7 +395,7 @@ func TestVendorNodeAgentsPreemptExecutors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, vendorSettings+tc.settings)},
 				XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: awsCRDs, Catalog: true}.run(t)
 			agents := 0
 			for _, n := range desiredNames(rsp) {
@@ -440,7 +445,7 @@ func TestVendorAzureMaxPods(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, vendorSettings+tc.settings)},
 				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{crdNodePool, crdAKSNodeClass}, Catalog: true}.run(t)
 			nc := desired(rsp, "nodeclass")
 			if nc == nil {

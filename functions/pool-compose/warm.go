@@ -15,6 +15,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -44,6 +45,8 @@ type WarmArgs struct {
 	// Observed are the observed warmup DaemonSets by composed-resource name.
 	Observed map[resource.Name]*structpb.Struct
 	Failures []WarmupFailure
+	// MaxImages bounds the warm set and its DaemonSets (warmup.maxImages).
+	MaxImages int
 }
 
 // WarmPlan is the warm set: the DaemonSets to keep, the status of each image
@@ -56,6 +59,8 @@ type WarmPlan struct {
 	RequeueAfter time.Duration
 	// Problems are observed DaemonSets whose annotations could not be read.
 	Problems []string
+	// LeftOut are the wanted images beyond MaxImages, not warmed.
+	LeftOut []string
 }
 
 // PlanWarmup decides the warmup DaemonSets: one per image of the warm set
@@ -64,11 +69,10 @@ type WarmPlan struct {
 // the retention passes, counted from the unused-since annotation of their
 // observed DaemonSet.
 func PlanWarmup(a WarmArgs) WarmPlan {
-	wanted := warmup.Set(a.Cached, a.AutoCollect, a.QSImages)
-	var (
-		p        WarmPlan
-		observed []warmup.Observed
-	)
+	var p WarmPlan
+	wanted, leftOut := warmup.Bound(warmup.Set(a.Cached, a.AutoCollect, a.QSImages), a.MaxImages)
+	p.LeftOut = leftOut
+	var observed []warmup.Observed
 	for _, name := range sortedNames(a.Observed) {
 		u := a.Observed[name]
 		o, err := warmup.ParseObserved(string(name), annotations(u))
@@ -77,7 +81,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 		}
 		observed = append(observed, o)
 	}
-	plan := warmup.Retain(a.Now, a.Retention, wanted, observed)
+	plan := warmup.Cap(warmup.Retain(a.Now, a.Retention, wanted, observed), a.MaxImages)
 	p.Dropped = plan.Dropped
 	p.RequeueAfter = plan.RequeueAfter
 	p.DaemonSets = make(map[resource.Name]Lazy, len(plan.Keep))
@@ -249,7 +253,11 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 		HelperImage: in.Config.Warmup.HelperImage, PullSecrets: names,
 		Scheduling: f.Scheduling, Observed: observed, Failures: failures,
 		PriorityClassName: agentPriorityClass(in),
+		MaxImages:         maxWarmImages(in.Config),
 	})
+	if len(p.LeftOut) > 0 && in.PreviousConditions[CondImagesWarm] != reasonWarmSetBounded {
+		o.event(true, reasonWarmSetBounded, warmSetBounded(in, p.LeftOut))
+	}
 	for _, msg := range p.Problems {
 		o.event(true, "UnreadableWarmupAnnotation", msg)
 	}
@@ -273,4 +281,41 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 		}
 	}
 	return p, o
+}
+
+// reasonWarmSetBounded is the ImagesWarm reason of a pool that wants more
+// images than warmup.maxImages.
+const reasonWarmSetBounded = "WarmSetBounded"
+
+// maxWarmImages is the warmup.maxImages setting, defaulted.
+func maxWarmImages(cfg *v1beta1.Input) int {
+	if w := cfg.Warmup; w != nil && w.MaxImages != nil {
+		return int(*w.MaxImages)
+	}
+	return int(v1beta1.DefaultMaxWarmImages)
+}
+
+// warmSetBounded says which images the warm set left out, naming at most
+// five of them so the message stays short however many there are.
+func warmSetBounded(in Input, left []string) string {
+	shown := left[:min(len(left), 5)]
+	more := ""
+	if n := len(left) - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("%s (%d) bounds the warm set: %s%s are not warmed; the pool's cachedImages come first, then the images of the most QueryServices",
+		in.Settings.where("warmup.maxImages"), maxWarmImages(in.Config), strings.Join(shown, ", "), more)
+}
+
+// boundedCondition is the ImagesWarm condition of a warm set that left
+// images out: False, naming them, ahead of what c says of the others.
+func boundedCondition(in Input, c Condition, left []string) Condition {
+	if len(left) == 0 {
+		return c
+	}
+	msg := warmSetBounded(in, left)
+	if c.Message != "" {
+		msg += "; " + c.Message
+	}
+	return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: reasonWarmSetBounded, Message: msg}
 }

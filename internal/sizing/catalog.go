@@ -323,6 +323,20 @@ func (c *Catalog) WithOverrides(extra []InstanceType) *Catalog {
 	return out
 }
 
+// Only returns a new catalog holding the types of c that keep accepts,
+// for example the families a platform allows; c is left unchanged.
+func (c *Catalog) Only(keep func(InstanceType) bool) *Catalog {
+	out := &Catalog{Cloud: c.Cloud, Version: c.Version, Region: c.Region}
+	for _, t := range c.clone().Types {
+		if keep(t) {
+			out.Types = append(out.Types, t)
+		}
+	}
+	// c's names are unique, so build cannot fail.
+	_ = out.build()
+	return out
+}
+
 // Lookup returns the type named name.
 func (c *Catalog) Lookup(name string) (InstanceType, bool) {
 	if c == nil {
@@ -368,21 +382,5 @@ func (c *Catalog) Family(family string) []InstanceType {
 		}
 	}
 	slices.SortFunc(out, compareSize)
-	return out
-}
-
-// Without returns a new catalog holding c's types but those drop reports
-// true for, for a cloud mode that never launches them.
-func (c *Catalog) Without(drop func(InstanceType) bool) *Catalog {
-	out := &Catalog{Cloud: c.Cloud, Version: c.Version, Region: c.Region, index: map[string]int{}}
-	for _, t := range c.Types {
-		if drop(t) {
-			continue
-		}
-		t.CPU = t.CPU.DeepCopy()
-		t.Memory = t.Memory.DeepCopy()
-		out.index[t.Name] = len(out.Types)
-		out.Types = append(out.Types, t)
-	}
 	return out
 }

@@ -360,12 +360,16 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 	cc := startCountingCluster(t)
 	ctx := context.Background()
 	// The workload cluster is this API server, through ProviderConfig
-	// west; the platform's settings send every pool there.
+	// west; the platform's settings send every pool there, and let the
+	// victim's pools attach the tenant namespace's QueryServices.
 	if err := cc.c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "west"},
 		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
 		t.Fatal(err)
 	}
-	settings := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"workloadCluster": map[string]any{"providerConfigName": "west"}}}}
+	settings := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{
+		"workloadCluster": map[string]any{"providerConfigName": "west"},
+		"tenancy":         map[string]any{"namespaces": []any{map[string]any{"names": []any{victimNS}, "attachFrom": []any{tenantNS}}}},
+	}}}
 	settings.SetAPIVersion("apiextensions.crossplane.io/v1beta1")
 	settings.SetKind("EnvironmentConfig")
 	settings.SetName("burstpool")

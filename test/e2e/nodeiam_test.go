@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,9 @@ import (
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
-// The node IAM scenario's pool, its Composition and the names its objects
-// get.
+// The node IAM scenario's pool and the names its objects get.
 const (
 	iamPool      = "iam-burst"
-	iamComp      = "pool-compose-e2e-iam"
 	iamQS        = "iam-analytics"
 	iamCluster   = "e2e-cluster"
 	iamRegion    = "us-east-1"
@@ -53,10 +52,20 @@ func testNodeIAM(t *testing.T, ctx context.Context, s *devplane.Stack, root stri
 	if err := localcp.WaitEstablished(ctx, cfg, time.Minute, names...); err != nil {
 		t.Fatal(err)
 	}
-	// The cluster's name and region, which node IAM needs.
-	applyComposition(t, ctx, cfg, root, iamComp, func(in map[string]any) {
-		in["clusterName"] = iamCluster
-		in["provisioning"] = map[string]any{"region": iamRegion}
+	// The cluster's name and region, which node IAM needs, and the grant
+	// that lets Pools of e6-pools (the settings' first tenancy entry) ask
+	// for node IAM.
+	applySettings(t, ctx, cfg, root, func(data map[string]any) {
+		data["clusterName"] = iamCluster
+		data["provisioning"] = map[string]any{"region": iamRegion}
+		entries, _, _ := unstructured.NestedSlice(data, "tenancy", "namespaces")
+		if len(entries) == 0 || !slices.Contains(entries[0].(map[string]any)["names"].([]any), any(poolNS)) {
+			t.Fatalf("%s: the first tenancy.namespaces entry is not %s's", devplane.SettingsFile, poolNS)
+		}
+		entries[0].(map[string]any)["composeNodeIAM"] = true
+		if err := unstructured.SetNestedSlice(data, entries, "tenancy", "namespaces"); err != nil {
+			t.Fatal(err)
+		}
 	})
 	const cpu, mem = "4", "16Gi"
 	for _, ns := range []string{poolNS, analyticsNS} {
@@ -77,12 +86,11 @@ apiVersion: e6data.io/v1alpha1
 kind: Pool
 metadata: {name: %s, namespace: %s}
 spec:
-  compositionRef: {name: %s}
   maxExecutors: 4
   provisioning: {composeNodeIAM: true}
   allowedQueryServices:
     - {name: %s, namespace: %s}
-`, iamQS, analyticsNS, cpu, mem, iamPool, poolNS, iamPool, poolNS, iamComp, iamQS, analyticsNS))
+`, iamQS, analyticsNS, cpu, mem, iamPool, poolNS, iamPool, poolNS, iamQS, analyticsNS))
 
 	var policies []unstructured.Unstructured
 	took := eventually(t, 2*time.Minute, "Role, policy attachments and AccessEntry composed with their references", func(ctx context.Context) (bool, error) {

@@ -28,7 +28,6 @@ const (
 	analyticsNS   = "workspace-analytics-prod"
 	reportingNS   = "workspace-reporting"
 	e2ePool       = "e2e-burst"
-	e2eComp       = "pool-compose-e2e"
 	claimAPI      = "e6data.io/v1alpha1"
 	karpenterAPI  = "karpenter.sh/v1"
 	capacityAPI   = "capacity.e6data.io/v1alpha1"
@@ -51,8 +50,8 @@ func TestPool(t *testing.T) {
 	c := s.Client
 	cfg := s.Cluster.Config
 
-	// A Composition like the package's, with Karpenter told to remove empty
-	// nodes at once, so that scale-down is observable within the test.
+	// The stack's settings with Karpenter told to remove empty nodes at
+	// once, so that scale-down is observable within the test.
 	applyFastComposition(t, ctx, cfg, root)
 
 	t.Run("ReferenceManifests", func(t *testing.T) {
@@ -502,27 +501,28 @@ func poolManifest(ns, name, spec string) string {
 // it does not attach.
 func e2ePoolManifest(minExecutors int, suspend bool) string {
 	return poolManifest(poolNS, e2ePool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   minExecutors: %d
   maxExecutors: 12
   suspend: %t
   unauthorizedExecutors: Evict
   allowedQueryServices:
     - {name: %s, namespace: %s}
-`, e2eComp, minExecutors, suspend, e2eQSName, analyticsNS))
+`, minExecutors, suspend, e2eQSName, analyticsNS))
 }
 
 func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, root string) {
 	t.Helper()
-	applyComposition(t, ctx, cfg, root, e2eComp, nil)
+	applySettings(t, ctx, cfg, root, nil)
 }
 
-// applyComposition applies the package's Composition as name, with
-// Karpenter told to remove empty nodes at once, and the function input
-// changed by mutate (when not nil).
-func applyComposition(t *testing.T, ctx context.Context, cfg restConfig, root, name string, mutate func(in map[string]any)) {
+// applySettings applies the stack's EnvironmentConfig (devplane.SettingsFile)
+// with Karpenter told to remove empty nodes at once, and its data changed
+// by mutate (when not nil). Every Pool is composed by the package's
+// Composition (the XRD enforces it), so what a scenario changes is the
+// cluster's settings.
+func applySettings(t *testing.T, ctx context.Context, cfg restConfig, root string, mutate func(data map[string]any)) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "apis", "composition.yaml"))
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(devplane.SettingsFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,15 +530,12 @@ func applyComposition(t *testing.T, ctx context.Context, cfg restConfig, root, n
 	if err := yaml.Unmarshal(b, &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	u.SetName(name)
-	u.SetLabels(nil)
-	steps, _, _ := unstructured.NestedSlice(u.Object, "spec", "pipeline")
-	in := steps[0].(map[string]any)["input"].(map[string]any)
-	in["karpenter"].(map[string]any)["consolidateAfter"] = "0s"
+	data, _, _ := unstructured.NestedMap(u.Object, "data")
+	data["karpenter"] = map[string]any{"consolidateAfter": "0s"}
 	if mutate != nil {
-		mutate(in)
+		mutate(data)
 	}
-	if err := unstructured.SetNestedSlice(u.Object, steps, "spec", "pipeline"); err != nil {
+	if err := unstructured.SetNestedMap(u.Object, data, "data"); err != nil {
 		t.Fatal(err)
 	}
 	out, err := yaml.Marshal(u.Object)

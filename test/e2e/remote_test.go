@@ -166,6 +166,9 @@ metadata: {name: burstpool}
 data:
   clusterName: mgmt
   workloadCluster: {providerConfigName: west}
+  tenancy:
+    namespaces:
+    - {names: [e6-pools, e6-pools-*], attachFrom: ["workspace-*"], workloadClusters: [west, east]}
 ---
 apiVersion: v1
 kind: Namespace

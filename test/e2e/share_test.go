@@ -50,12 +50,11 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, poolManifest(poolNS, sharePool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   maxExecutors: %d
   queryServiceLimits: {maxPoolExecutors: %d, enforce: true}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, shareMax, shareEach, sharePool)))
+`, shareMax, shareEach, sharePool)))
 	for _, qs := range []string{shareFirst, shareNext} {
 		waitAttached(t, s, poolNS, sharePool, analyticsNS, qs)
 	}

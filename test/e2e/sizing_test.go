@@ -36,14 +36,13 @@ type familyFirst struct {
 func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig, f familyFirst) {
 	const pool, executors = "family-first", 4
 	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   maxExecutors: %d
   executorsPerNode: %d
   imageConfig: {autoCollectImages: false}
   instanceConfig: {instanceFamily: %s}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, executors, f.PerNode, f.Family, pool)))
+`, executors, f.PerNode, f.Family, pool)))
 	typeOf := func(ctx context.Context) (string, error) {
 		_, st, err := readPool(ctx, s, poolNS, pool)
 		return st.DerivedInstanceType, err
@@ -132,13 +131,12 @@ func testExecutorAtTheModelsEdge(t *testing.T, ctx context.Context, s *devplane.
 	const pool = "model-edge"
 	const fitsCPU, beyondCPU, mem = "7760m", "7761m", "29317Mi"
 	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   maxExecutors: 2
   imageConfig: {autoCollectImages: false}
   instanceConfig: {instanceType: m7i.2xlarge}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, pool)))
+`, pool)))
 	mustApply(t, ctx, cfg, qsManifest(pool+"-fits", pool, fitsCPU, mem))
 	mustApply(t, ctx, cfg, qsManifest(pool+"-beyond", pool, beyondCPU, mem))
 	eventually(t, 2*time.Minute, "the executor beyond the model is reported incompatible with the figures, the one at its edge compatible", func(ctx context.Context) (bool, error) {

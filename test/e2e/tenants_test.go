@@ -138,14 +138,13 @@ spec:
 // taint of its own (spec.tolerations) and the given policy.
 func tenantPoolManifest(policy string) string {
 	return poolManifest(tenantNS, tenantPool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   minExecutors: 1
   maxExecutors: 6
   unauthorizedExecutors: %s
   allowedQueryServices: [{name: %s, namespace: %s}]
   tolerations:
     - {key: %s, operator: Equal, value: %s, effect: NoSchedule}
-`, e2eComp, policy, tenantQS, tenantWS, tenantTaint, tenantNS))
+`, policy, tenantQS, tenantWS, tenantTaint, tenantNS))
 }
 
 // tenantQSManifest is a QueryService in ns that points at tenant-b's pool.

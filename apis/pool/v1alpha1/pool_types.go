@@ -50,12 +50,16 @@ type PoolSpec struct {
 	// executors preempt.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	MinExecutors int32 `json:"minExecutors,omitempty"`
 
 	// MaxExecutors caps the executors the pool runs at once, across all
 	// QueryServices. It sets the NodePool limits (maxExecutors /
-	// executorsPerNode nodes).
+	// executorsPerNode nodes). The API refuses more than 100,000; the
+	// cluster's settings cap it lower (tenancy.maxExecutors, 1000 unless
+	// the platform team says otherwise).
+	// +kubebuilder:validation:Maximum=100000
 	MaxExecutors int32 `json:"maxExecutors"`
 
 	// ExecutorsPerNode is how many executors share one pool node. A derived
@@ -63,6 +67,7 @@ type PoolSpec struct {
 	// any candidate type does (status.sizing says how many it holds), so
 	// executor slots are nodes times executorsPerNode.
 	// +kubebuilder:default=1
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	ExecutorsPerNode int32 `json:"executorsPerNode,omitempty"`
 
@@ -414,6 +419,8 @@ type Provisioning struct {
 	// ComposeNodeIAM composes the pool's node IAM role, policy attachments
 	// and EKS access entry on AWS with Karpenter (an extension over the
 	// reference). Unset, the cluster setting aws.nodeIAM.enabled decides.
+	// true needs that setting on, or the settings' grant for the Pool's
+	// namespace (tenancy.namespaces[].composeNodeIAM).
 	// +optional
 	ComposeNodeIAM *bool `json:"composeNodeIAM,omitempty"`
 }

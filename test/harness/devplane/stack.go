@@ -90,8 +90,12 @@ func (c Config) say(format string, args ...any) {
 	}
 }
 
-// Up starts the control plane, builds and installs burstpool's packages and
-// starts the function and provider runtimes. On error everything started is
+// SettingsFile is the EnvironmentConfig Up applies, relative to the
+// checkout: the settings of make demo and the end-to-end suite.
+const SettingsFile = "examples/environmentconfig.yaml"
+
+// Up starts the control plane, builds and installs burstpool's packages,
+// starts the function and provider runtimes and applies SettingsFile. On error everything started is
 // stopped.
 func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s, err := Prepare(ctx, cfg)
@@ -113,6 +117,15 @@ func Up(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The provider's CRDs exist once its runtime is up.
 	if err := s.step("create the provider's ProviderConfig", func() error {
 		return localcp.Apply(ctx, s.Cluster.Config, []byte(providerConfig))
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.step("apply the cluster's settings ("+SettingsFile+": e6-pools may attach QueryServices of workspace-*)", func() error {
+		b, err := os.ReadFile(filepath.Join(cfg.Root, filepath.FromSlash(SettingsFile)))
+		if err != nil {
+			return err
+		}
+		return localcp.Apply(ctx, s.Cluster.Config, b)
 	}); err != nil {
 		return nil, err
 	}

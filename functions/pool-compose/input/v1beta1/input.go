@@ -97,6 +97,14 @@ type Input struct {
 	// Sizing tunes the allocatable model that sizes pool nodes.
 	// +optional
 	Sizing *Sizing `json:"sizing,omitempty"`
+
+	// Tenancy is what only the platform decides: which namespaces' pools
+	// may place objects where, how large a pool may be, which instance
+	// types it may use, and which namespaces' QueryServices may attach to
+	// a namespace's pools. A Pool that asks for more is refused on the
+	// claim, naming the setting that forbids it; what it composed stays.
+	// +optional
+	Tenancy *Tenancy `json:"tenancy,omitempty"`
 }
 
 // Sizing tunes the allocatable model that sizes pool nodes.
@@ -125,6 +133,108 @@ type NodeDaemonSet struct {
 	// Memory the pod requests, for example 128Mi.
 	// +optional
 	Memory string `json:"memory,omitempty"`
+}
+
+// DefaultMaxExecutors is the largest maxExecutors (and minExecutors) a
+// Pool may ask for when tenancy.maxExecutors is not set.
+const DefaultMaxExecutors int32 = 1000
+
+// DefaultMaxWarmImages is warmup.maxImages when it is not set.
+const DefaultMaxWarmImages int32 = 32
+
+// Tenancy bounds what Pool claims may ask for, for every namespace and per
+// namespace.
+type Tenancy struct {
+	// Limits apply to Pools of every namespace that no entry of Namespaces
+	// overrides.
+	Limits `json:",inline"`
+
+	// Namespaces grant Pools in some namespaces what only the settings may
+	// choose. The first entry whose names match a Pool's namespace applies
+	// to it; a Pool in no entry's namespace gets nothing beyond the
+	// settings' own choices and the limits above.
+	// +listType=atomic
+	// +optional
+	Namespaces []TenantNamespaces `json:"namespaces,omitempty"`
+}
+
+// Limits cap a Pool's size and its instance types.
+type Limits struct {
+	// MaxExecutors caps spec.maxExecutors and spec.minExecutors. Unset
+	// everywhere, 1000: a claim cannot ask for a placeholder Deployment of
+	// billions of replicas or a NodePool limit of as many nodes.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxExecutors *int32 `json:"maxExecutors,omitempty"`
+
+	// MaxNodes caps the nodes a Pool may ask for: spec.maxExecutors divided
+	// by spec.executorsPerNode, rounded up. Unset, maxExecutors alone
+	// bounds it.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxNodes *int32 `json:"maxNodes,omitempty"`
+
+	// InstanceFamilies are the instance families (r7gd) or types
+	// (r7gd.4xlarge) a Pool may name in spec.instanceConfig or inherit
+	// with spec.inheritNodeConfigFrom, and the only ones a Pool that names
+	// none is sized from. Empty, any type of the catalog.
+	// +listType=atomic
+	// +optional
+	InstanceFamilies []string `json:"instanceFamilies,omitempty"`
+}
+
+// TenantNamespaces is what Pools in some namespaces may ask for.
+type TenantNamespaces struct {
+	// Names are the namespaces this entry applies to, as glob patterns
+	// (Go's path.Match: workspace-* matches workspace-a).
+	// +kubebuilder:validation:MinItems=1
+	// +listType=atomic
+	Names []string `json:"names"`
+
+	// AttachFrom are the namespaces (glob patterns) whose QueryServices
+	// the Pools here may attach, beside the Pool's own namespace, which
+	// always may. A QueryService attaches only when its Pool allows it
+	// too.
+	// +listType=atomic
+	// +optional
+	AttachFrom []string `json:"attachFrom,omitempty"`
+
+	// WorkloadClusters are the provider-kubernetes ProviderConfigs a Pool
+	// here may name in spec.workloadCluster.providerConfigName.
+	// +listType=atomic
+	// +optional
+	WorkloadClusters []string `json:"workloadClusters,omitempty"`
+
+	// ClusterIDs are the LKE and DOKS cluster IDs a Pool here may name in
+	// spec.provisioning.clusterId.
+	// +listType=atomic
+	// +optional
+	ClusterIDs []string `json:"clusterIds,omitempty"`
+
+	// Methods are the provisioning methods a Pool here may name in
+	// spec.provisioning.method.
+	// +listType=atomic
+	// +optional
+	Methods []string `json:"methods,omitempty"`
+
+	// Clouds are the clouds a Pool here may name in
+	// spec.provisioning.cloud.
+	// +listType=atomic
+	// +optional
+	Clouds []string `json:"clouds,omitempty"`
+
+	// ManageNodePool lets a Pool here set spec.provisioning.manageNodePool.
+	// +optional
+	ManageNodePool bool `json:"manageNodePool,omitempty"`
+
+	// ComposeNodeIAM lets a Pool here set
+	// spec.provisioning.composeNodeIAM: true, which composes IAM roles in
+	// the account of aws.nodeIAM.providerConfigName.
+	// +optional
+	ComposeNodeIAM bool `json:"composeNodeIAM,omitempty"`
+
+	// Limits override the tenancy's limits for Pools here, field by field.
+	Limits `json:",inline"`
 }
 
 // WorkloadCluster points pools at a workload cluster other than the
@@ -410,6 +520,14 @@ type Warmup struct {
 	// priorities, so an agent lands on a node packed with executors.
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// MaxImages bounds a pool's warm set, and so its warmup DaemonSets:
+	// the images of spec.imageConfig.cachedImages first, then those of
+	// the most attached QueryServices. The Pool's ImagesWarm condition
+	// names the images left out. Unset, 32.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxImages *int32 `json:"maxImages,omitempty"`
 }
 
 // Placeholder configures the warm-slot placeholders.
