@@ -104,7 +104,17 @@ check() {
 	log=$(hack/validate.sh "$@" 2>&1) || { echo "$log" >&2; die "cannot build $what: $* do not validate"; }
 }
 
-# build STAGE XPKG [RUNTIME_TARBALL]: crank xpkg build with no examples.
+# examples DIR FILE...: FILEs become the examples of the package staged in
+# DIR (crank packs DIR/examples into the package's .up/examples.yaml).
+examples() {
+	local dir=$1/examples
+	shift
+	mkdir -p "$dir"
+	cp "$@" "$dir/"
+}
+
+# build STAGE XPKG [RUNTIME_TARBALL]: crank xpkg build, with the examples
+# in STAGE/examples.
 build() {
 	local args=(xpkg build --package-root "$1" --examples-root "$1/examples" --package-file "$2.tmp")
 	[ $# -lt 3 ] || args+=(--embed-runtime-image-tarball "$3")
@@ -132,10 +142,11 @@ runtime() {
 		-label "org.opencontainers.image.licenses=Apache-2.0"
 }
 
-# embedded NAME MAIN META_DIR FILE...: one package per platform.
+# embedded NAME MAIN EXAMPLES FILE...: one package per platform, with the
+# YAML files of the folder EXAMPLES as its examples.
 embedded() {
-	local name=$1 main=$2 tarballs tarball arch
-	shift 2
+	local name=$1 main=$2 ex=$3 tarballs tarball arch
+	shift 3
 	need_main "$main"
 	need_main cmd/warm
 	if [ -z "$imagebuild" ]; then
@@ -144,6 +155,7 @@ embedded() {
 	fi
 	local stagedir=$out/stage/$name
 	stage "$stagedir" "$@"
+	examples "$stagedir" "$ex"/*.yaml
 	tarballs=$(runtime "$name" "$main") || die "cannot build the runtime image of $main"
 	for tarball in $tarballs; do
 		arch=${tarball##*/"$name"-}
@@ -154,7 +166,7 @@ embedded() {
 
 # runtime_package NAME MAIN DIR CRDS: the package of DIR/crossplane.yaml and
 # the CRDs in DIR/CRDS, with the runtime image of MAIN embedded, one per
-# platform.
+# platform, and DIR/examples as its examples.
 runtime_package() {
 	local name=$1 main=$2 meta=$3/crossplane.yaml crds
 	need "$meta"
@@ -163,7 +175,7 @@ runtime_package() {
 	shopt -u nullglob
 	[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in $3/$4"
 	check "$meta"
-	embedded "$name" "$main" "$meta" "${crds[@]}"
+	embedded "$name" "$main" "$3/examples" "$meta" "${crds[@]}"
 }
 
 targets=("$@")
@@ -198,6 +210,7 @@ for t in "${targets[@]}"; do
 		need crossplane.yaml apis/definition.yaml apis/composition.yaml
 		check crossplane.yaml apis/definition.yaml apis/composition.yaml
 		stage "$out/stage/burstpool" crossplane.yaml apis/definition.yaml apis/composition.yaml
+		examples "$out/stage/burstpool" examples/pools/reference/*.yaml examples/queryservices.yaml
 		build "$out/stage/burstpool" "$pkgs/burstpool.xpkg"
 		;;
 	aws)
@@ -205,6 +218,7 @@ for t in "${targets[@]}"; do
 		need package/aws/crossplane.yaml
 		check package/aws/crossplane.yaml
 		stage "$out/stage/burstpool-aws" package/aws/crossplane.yaml
+		examples "$out/stage/burstpool-aws" package/aws/examples/*.yaml
 		build "$out/stage/burstpool-aws" "$pkgs/burstpool-aws.xpkg"
 		;;
 	function)

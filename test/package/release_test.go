@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/test/harness/ocireg"
+	"github.com/burstpool/burstpool/test/harness/pkgmeta"
 )
 
 // releaseVersion is the version the release test publishes.
@@ -89,13 +90,6 @@ func file(t *testing.T, img v1.Image, path string) []byte {
 	return nil
 }
 
-// dependency is one entry of a package's spec.dependsOn.
-type dependency struct {
-	Kind    string `json:"kind"`
-	Package string `json:"package"`
-	Version string `json:"version"`
-}
-
 // packageYAML reads the objects of a package's package.yaml: the package
 // metadata first, then the CRDs, XRDs and Compositions.
 func packageYAML(t *testing.T, img v1.Image) []map[string]any {
@@ -118,20 +112,13 @@ func packageYAML(t *testing.T, img v1.Image) []map[string]any {
 }
 
 // dependsOn reads spec.dependsOn of a package's metadata.
-func dependsOn(t *testing.T, img v1.Image) []dependency {
+func dependsOn(t *testing.T, img v1.Image) []pkgmeta.Dependency {
 	t.Helper()
-	meta := packageYAML(t, img)[0]
-	b, err := yaml.Marshal(meta["spec"])
+	deps, err := pkgmeta.DependsOn(file(t, img, "package.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var spec struct {
-		DependsOn []dependency `json:"dependsOn"`
-	}
-	if err := yaml.Unmarshal(b, &spec); err != nil {
-		t.Fatal(err)
-	}
-	return spec.DependsOn
+	return deps
 }
 
 // TestRelease runs `make release VERSION=v0.1.0 REGISTRY=<loopback>` and
@@ -150,7 +137,7 @@ func TestRelease(t *testing.T) {
 	platforms := []string{"linux/amd64", "linux/arm64"}
 
 	t.Run("Configuration", func(t *testing.T) {
-		want := []dependency{
+		want := []pkgmeta.Dependency{
 			{Kind: "Function", Package: reg + "/function-pool-compose", Version: constraint},
 			{Kind: "Provider", Package: reg + "/provider-burstpool", Version: constraint},
 		}
@@ -159,9 +146,38 @@ func TestRelease(t *testing.T) {
 		}
 	})
 
+	// Every package carries examples (crank packs them into
+	// .up/examples.yaml, where registries show them).
+	t.Run("Examples", func(t *testing.T) {
+		for _, pkg := range []string{"burstpool", "burstpool-aws"} {
+			if file(t, pullImage(t, ref(pkg), nil), ".up/examples.yaml") == nil {
+				t.Errorf("%s holds no examples", ref(pkg))
+			}
+		}
+		for _, pkg := range []string{"function-pool-compose", "provider-burstpool"} {
+			for p, img := range pullIndex(t, ref(pkg)) {
+				if file(t, img, ".up/examples.yaml") == nil {
+					t.Errorf("%s (%s) holds no examples", ref(pkg), p)
+				}
+			}
+		}
+	})
+
+	// A Function declares what it may run in (meta.pkg.crossplane.io/v1
+	// Function spec.capabilities); Crossplane v2 checks "composition"
+	// before a Composition pipeline uses it.
+	t.Run("FunctionCapabilities", func(t *testing.T) {
+		for p, img := range pullIndex(t, ref("function-pool-compose")) {
+			spec, _ := packageYAML(t, img)[0]["spec"].(map[string]any)
+			if diff := cmp.Diff([]any{"composition"}, spec["capabilities"]); diff != "" {
+				t.Errorf("%s (%s) capabilities: -want, +got:\n%s", ref("function-pool-compose"), p, diff)
+			}
+		}
+	})
+
 	t.Run("AWSConfiguration", func(t *testing.T) {
 		deps := dependsOn(t, pullImage(t, ref("burstpool-aws"), nil))
-		if len(deps) == 0 || deps[0] != (dependency{Kind: "Configuration", Package: reg + "/burstpool", Version: constraint}) {
+		if len(deps) == 0 || deps[0] != (pkgmeta.Dependency{Kind: "Configuration", Package: reg + "/burstpool", Version: constraint}) {
 			t.Errorf("%s depends on %+v, want first the released burstpool with %q", ref("burstpool-aws"), deps, constraint)
 		}
 	})
