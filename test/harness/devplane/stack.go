@@ -36,6 +36,11 @@ type Config struct {
 	Say func(format string, args ...any)
 	// Tag is the tag packages are pushed with; empty is v0.0.0-dev.
 	Tag string
+	// Release publishes the packages with hack/release.sh (Tag must then
+	// be a semantic version): the Configuration's dependencies name the
+	// released Function and Provider in the loopback registry, so
+	// installing the Configuration alone installs them.
+	Release bool
 	// CrossplaneArgs are extra arguments of `crossplane core start`.
 	CrossplaneArgs []string
 	// Catalog is the sizing catalog whose instance types the simulated
@@ -148,10 +153,12 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	pkgs := filepath.Join(cfg.Dir, "out")
-	if err := step("build packages (crossplane xpkg build)", func() error {
-		return buildPackages(ctx, cfg.Root, pkgs)
-	}); err != nil {
-		return nil, err
+	if !cfg.Release {
+		if err := step("build packages (crossplane xpkg build)", func() error {
+			return buildPackages(ctx, cfg.Root, pkgs)
+		}); err != nil {
+			return nil, err
+		}
 	}
 
 	ports, err := localcp.FreePorts(2)
@@ -202,6 +209,11 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return err
 		}
 		s.stopRegistry, s.registry = stop, addr
+		if cfg.Release {
+			prefix := addr + "/burstpool/"
+			*refs = Packages{Configuration: prefix + "burstpool:" + tag, Function: prefix + "function-pool-compose:" + tag, Provider: prefix + "provider-burstpool:" + tag}
+			return release(ctx, cfg.Root, pkgs, addr+"/burstpool", tag)
+		}
 		p := filepath.Join(pkgs, "packages")
 		arch := runtime.GOARCH
 		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/burstpool", tag, filepath.Join(p, "burstpool.xpkg")); err != nil {
