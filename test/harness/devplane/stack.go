@@ -41,6 +41,11 @@ type Config struct {
 	// released Function and Provider in the loopback registry, so
 	// installing the Configuration alone installs them.
 	Release bool
+	// DeploymentRuntime lets Crossplane's package manager run the
+	// packages as it does in a cluster, creating their Deployments (which
+	// the simulated nodes do not run), in place of the External runtime
+	// and the local processes of StartRuntimes.
+	DeploymentRuntime bool
 	// CrossplaneArgs are extra arguments of `crossplane core start`.
 	CrossplaneArgs []string
 	// Catalog is the sizing catalog whose instance types the simulated
@@ -67,6 +72,15 @@ func (c Config) catalog() sizing.Cloud {
 		return SimulatedCloud
 	}
 	return c.Catalog
+}
+
+// crossplaneEnv is the environment of Crossplane core: the External
+// package runtime unless DeploymentRuntime is asked for.
+func (c Config) crossplaneEnv() []string {
+	if c.DeploymentRuntime {
+		return nil
+	}
+	return []string{"PACKAGE_RUNTIME=External"}
 }
 
 // Stack is a local control plane with burstpool installed.
@@ -183,7 +197,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			RelayBinary:       filepath.Join(bin, "localcp"),
 			InstanceTypesFile: types,
 			SkipKarpenter:     cfg.SkipKarpenter,
-			CrossplaneEnv:     []string{"PACKAGE_RUNTIME=External"},
+			CrossplaneEnv:     cfg.crossplaneEnv(),
 			CrossplaneArgs:    cfg.CrossplaneArgs,
 			ForwardPorts:      []int{s.functionPort, registryPort},
 			StopWithParent:    cfg.StopWithParent,
