@@ -14,6 +14,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
@@ -47,7 +48,8 @@ func packageDeployment(ctx context.Context, s *devplane.Stack, kind, name string
 // `args: [--debug]` to the function, and checks what a real cluster would
 // get: the provider's pod runs under the shipped service account, which
 // Crossplane neither creates nor replaces with a revision-named one, and
-// which may do what the provider does; the function's pod runs with only
+// which may do what the provider does, and examples/monitoring's PodMonitor
+// selects its pods; the function's pod runs with only
 // --debug as its arguments, and Crossplane reaches it on the gRPC port
 // (9443, Crossplane's runtime_function.go) where the binary listens by
 // default (TestCLIListensInPod in functions/pool-compose).
@@ -150,6 +152,27 @@ spec:
 	wantProv := runtime{ServiceAccount: devplane.ProviderServiceAccount, Image: prefix + "/provider-burstpool:" + cfg.Tag, Ports: map[string]int32{"metrics": 8080, "webhook": 9443}}
 	if diff := cmp.Diff(wantProv, summarize(prov)); diff != "" {
 		t.Errorf("the provider's Deployment: -want, +got:\n%s", diff)
+	}
+
+	// examples/monitoring's PodMonitor selects the provider's pods.
+	b, err := os.ReadFile(filepath.Join(cfg.Root, "examples", "monitoring", "podmonitor.yaml")) //nolint:gosec // a file of the checkout
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pm struct {
+		Spec struct {
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &pm); err != nil || len(pm.Spec.Selector.MatchLabels) == 0 {
+		t.Fatalf("cannot read the PodMonitor's selector (%v)", err)
+	}
+	for k, v := range pm.Spec.Selector.MatchLabels {
+		if got := prov.Spec.Template.Labels[k]; got != v {
+			t.Errorf("the PodMonitor selects pods labelled %s=%s; the provider's pods carry %q", k, v, got)
+		}
 	}
 
 	// Crossplane made no account of its own for the provider: the one
