@@ -68,6 +68,10 @@ validate: ## Validate the XRD, Composition and package metadata with crossplane 
 package: ## Build the Configuration, Function and Provider packages (.xpkg) into _output/packages.
 	hack/package.sh
 
+.PHONY: release
+release: ## Build and push every package and the warmup image for linux/amd64 and linux/arm64: make release VERSION=v0.1.0 REGISTRY=ghcr.io/burstpool.
+	VERSION=$(VERSION) REGISTRY=$(REGISTRY) hack/release.sh
+
 .PHONY: demo
 demo: ## Bring up a local control plane, install burstpool and burst a pool (the main job).
 	hack/tool.sh all

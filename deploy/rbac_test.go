@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/test/harness/localcp"
+	"github.com/burstpool/burstpool/test/harness/pkgmeta"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 // The provider's service account, fixed by runtimeconfig.yaml.
@@ -165,15 +167,81 @@ func TestProviderRBACAllowList(t *testing.T) {
 	}
 }
 
-// TestRuntimeConfigNamesTheBoundAccount checks that the
-// DeploymentRuntimeConfig fixes the service account the roles are bound to.
-func TestRuntimeConfigNamesTheBoundAccount(t *testing.T) {
-	objs := objects(t, "runtimeconfig.yaml")
-	if len(objs) != 1 || objs[0].GetKind() != "DeploymentRuntimeConfig" || objs[0].GetAPIVersion() != "pkg.crossplane.io/v1beta1" {
-		t.Fatalf("runtimeconfig.yaml should hold one pkg.crossplane.io/v1beta1 DeploymentRuntimeConfig, got %d objects", len(objs))
+// TestRuntimeConfig checks runtimeconfig.yaml: every object is valid
+// against Crossplane v2.4.0's and Kubernetes' schemas; the ImageConfig
+// gives the Provider that the Configuration depends on (matched by its
+// image prefix, as Crossplane matches a dependency-installed package's
+// image) the DeploymentRuntimeConfig; that config runs the pod under the
+// account the roles are bound to through
+// deploymentTemplate.spec.template.spec.serviceAccountName, not
+// serviceAccountTemplate.metadata.name (which makes the package manager
+// own the account; Crossplane's runtime docs advise against it); and the
+// file ships that account.
+func TestRuntimeConfig(t *testing.T) {
+	reg, err := schemacheck.Upstream()
+	if err != nil {
+		t.Fatal(err)
 	}
-	name, _, _ := unstructured.NestedString(objs[0].Object, "spec", "serviceAccountTemplate", "metadata", "name")
-	if name != providerSA {
-		t.Errorf("the DeploymentRuntimeConfig names service account %q; the roles are bound to %q", name, providerSA)
+	type summary struct {
+		ImagePrefixes     []string
+		ImageRuntimeRef   string
+		RuntimeConfig     string
+		PodServiceAccount string
+		TemplateAccount   string
+		ServiceAccounts   []string
 	}
+	var got summary
+	for _, u := range objects(t, "runtimeconfig.yaml") {
+		if err := reg.Validate(u); err != nil {
+			t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		switch u.GetAPIVersion() + " " + u.GetKind() {
+		case "pkg.crossplane.io/v1beta1 ImageConfig":
+			ms, _, _ := unstructured.NestedSlice(u.Object, "spec", "matchImages")
+			for _, m := range ms {
+				p, _, _ := unstructured.NestedString(m.(map[string]any), "prefix")
+				got.ImagePrefixes = append(got.ImagePrefixes, p)
+			}
+			got.ImageRuntimeRef, _, _ = unstructured.NestedString(u.Object, "spec", "runtime", "configRef", "name")
+		case "pkg.crossplane.io/v1beta1 DeploymentRuntimeConfig":
+			got.RuntimeConfig = u.GetName()
+			got.PodServiceAccount, _, _ = unstructured.NestedString(u.Object, "spec", "deploymentTemplate", "spec", "template", "spec", "serviceAccountName")
+			got.TemplateAccount, _, _ = unstructured.NestedString(u.Object, "spec", "serviceAccountTemplate", "metadata", "name")
+		case "v1 ServiceAccount":
+			got.ServiceAccounts = append(got.ServiceAccounts, u.GetNamespace()+"/"+u.GetName())
+		default:
+			t.Errorf("unexpected %s %s in runtimeconfig.yaml", u.GetKind(), u.GetName())
+		}
+	}
+	want := summary{
+		ImagePrefixes:     []string{configurationProvider(t)},
+		ImageRuntimeRef:   "provider-burstpool",
+		RuntimeConfig:     "provider-burstpool",
+		PodServiceAccount: providerSA,
+		ServiceAccounts:   []string{providerNamespace + "/" + providerSA},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runtimeconfig.yaml: -want, +got:\n%s", diff)
+	}
+}
+
+// configurationProvider returns the package of the Provider that the
+// burstpool Configuration (crossplane.yaml) depends on.
+func configurationProvider(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "crossplane.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := pkgmeta.DependsOn(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deps {
+		if d.Kind == "Provider" {
+			return d.Package
+		}
+	}
+	t.Fatal("crossplane.yaml depends on no Provider")
+	return ""
 }

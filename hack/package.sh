@@ -31,10 +31,19 @@
 # SOURCE_DATE_EPOCH (default: the time of the last commit), so rebuilding
 # the same tree gives byte-identical packages.
 #
+# With REGISTRY set (a release; hack/release.sh sets it), VERSION must be a
+# semantic version vX.Y.Z and the packages are made for REGISTRY/NAME:VERSION:
+# the Configurations' dependencies on burstpool's own packages name
+# REGISTRY/NAME with the constraint ">=VERSION <vX.(Y+1).0", and the
+# function's default warmup helper image (compiled in, and the default the
+# input CRD shows) is REGISTRY/warm:VERSION. Without REGISTRY the files are
+# packed as they are in the checkout.
+#
 # Usage: hack/package.sh [configuration] [function] [provider] [aws]
 #   (default: configuration, function and provider)
 # Environment: OUTPUT (default _output), PLATFORMS (default
-# linux/amd64,linux/arm64), VERSION (image label; default git describe).
+# linux/amd64,linux/arm64), VERSION (image label; default git describe),
+# REGISTRY (see above).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +78,24 @@ stage() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$@" "$dir/"
+	[ -z "$registry" ] || release_refs "$dir"
+}
+
+# release_refs DIR: in the YAML files of DIR, burstpool's own package
+# references and versions become the release's (see the header): a
+# dependency whose package starts with ghcr.io/burstpool/ is renamed under
+# REGISTRY and gets the release's constraint; the warm image default becomes
+# REGISTRY/warm:VERSION.
+release_refs() {
+	local f
+	for f in "$1"/*.yaml; do
+		awk -v reg="$registry" -v constraint="$constraint" -v warm="$registry/warm:$version" '
+			/^ *(- )?package: ghcr\.io\/burstpool\// { sub(/ghcr\.io\/burstpool\//, reg "/"); own = 1; print; next }
+			/^ *(- )?package:/ { own = 0 }
+			own && /^ *version:/ { sub(/version:.*/, "version: \"" constraint "\""); own = 0 }
+			{ gsub(/ghcr\.io\/burstpool\/warm:v[0-9][^ "]*/, warm); print }
+		' "$f" >"$f.tmp" && mv "$f.tmp" "$f"
+	done
 }
 
 # check FILE...: hack/validate.sh, quiet unless a file breaks its schema.
@@ -77,7 +104,17 @@ check() {
 	log=$(hack/validate.sh "$@" 2>&1) || { echo "$log" >&2; die "cannot build $what: $* do not validate"; }
 }
 
-# build STAGE XPKG [RUNTIME_TARBALL]: crank xpkg build with no examples.
+# examples DIR FILE...: FILEs become the examples of the package staged in
+# DIR (crank packs DIR/examples into the package's .up/examples.yaml).
+examples() {
+	local dir=$1/examples
+	shift
+	mkdir -p "$dir"
+	cp "$@" "$dir/"
+}
+
+# build STAGE XPKG [RUNTIME_TARBALL]: crank xpkg build, with the examples
+# in STAGE/examples.
 build() {
 	local args=(xpkg build --package-root "$1" --examples-root "$1/examples" --package-file "$2.tmp")
 	[ $# -lt 3 ] || args+=(--embed-runtime-image-tarball "$3")
@@ -88,14 +125,13 @@ build() {
 
 # runtime NAME MAIN: builds the runtime image tarballs of MAIN, one per
 # platform, and prints their paths.
-# Programs listen on loopback unless told otherwise; in a pod the package
-# runtime reaches them on the pod's address, so each image passes the in-pod
-# listen addresses as default arguments.
+# The images pass no default arguments: the programs listen on the pod's
+# interfaces by default, and a DeploymentRuntimeConfig's container args
+# (--debug, say) replace an image's default arguments anyway.
 runtime() {
-	local -a args
+	local -a args=()
 	case $1 in
-	function-*) args=(-arg --address=:9443 -arg --metrics-address=:8080) ;;
-	provider-*) args=(-arg --metrics-address=:8080 -arg --health-address=:8081) ;;
+	function-*) [ -z "$registry" ] || args=(-ldflags "-X main.defaultHelperImage=$registry/warm:$version") ;;
 	esac
 	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm "${args[@]}" \
 		-platform "$platforms" -out "$images" -created "$created" \
@@ -106,10 +142,11 @@ runtime() {
 		-label "org.opencontainers.image.licenses=Apache-2.0"
 }
 
-# embedded NAME MAIN META_DIR FILE...: one package per platform.
+# embedded NAME MAIN EXAMPLES FILE...: one package per platform, with the
+# YAML files of the folder EXAMPLES as its examples.
 embedded() {
-	local name=$1 main=$2 tarballs tarball arch
-	shift 2
+	local name=$1 main=$2 ex=$3 tarballs tarball arch
+	shift 3
 	need_main "$main"
 	need_main cmd/warm
 	if [ -z "$imagebuild" ]; then
@@ -118,6 +155,7 @@ embedded() {
 	fi
 	local stagedir=$out/stage/$name
 	stage "$stagedir" "$@"
+	examples "$stagedir" "$ex"/*.yaml
 	tarballs=$(runtime "$name" "$main") || die "cannot build the runtime image of $main"
 	for tarball in $tarballs; do
 		arch=${tarball##*/"$name"-}
@@ -128,7 +166,7 @@ embedded() {
 
 # runtime_package NAME MAIN DIR CRDS: the package of DIR/crossplane.yaml and
 # the CRDs in DIR/CRDS, with the runtime image of MAIN embedded, one per
-# platform.
+# platform, and DIR/examples as its examples.
 runtime_package() {
 	local name=$1 main=$2 meta=$3/crossplane.yaml crds
 	need "$meta"
@@ -137,7 +175,7 @@ runtime_package() {
 	shopt -u nullglob
 	[ ${#crds[@]} -gt 0 ] || die "cannot build $what: no CRDs in $3/$4"
 	check "$meta"
-	embedded "$name" "$main" "$meta" "${crds[@]}"
+	embedded "$name" "$main" "$3/examples" "$meta" "${crds[@]}"
 }
 
 targets=("$@")
@@ -153,6 +191,14 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
 fi
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+registry=${REGISTRY:-}
+registry=${registry%/}
+constraint=
+if [ -n "$registry" ]; then
+	[[ $version =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+		die "VERSION=$version is not a semantic version vX.Y.Z (REGISTRY is set: a release)"
+	constraint=">=$version <v${BASH_REMATCH[1]}.$((BASH_REMATCH[2] + 1)).0"
+fi
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 imagebuild=
 
@@ -164,6 +210,7 @@ for t in "${targets[@]}"; do
 		need crossplane.yaml apis/definition.yaml apis/composition.yaml
 		check crossplane.yaml apis/definition.yaml apis/composition.yaml
 		stage "$out/stage/burstpool" crossplane.yaml apis/definition.yaml apis/composition.yaml
+		examples "$out/stage/burstpool" examples/pools/reference/*.yaml examples/queryservices.yaml
 		build "$out/stage/burstpool" "$pkgs/burstpool.xpkg"
 		;;
 	aws)
@@ -171,6 +218,7 @@ for t in "${targets[@]}"; do
 		need package/aws/crossplane.yaml
 		check package/aws/crossplane.yaml
 		stage "$out/stage/burstpool-aws" package/aws/crossplane.yaml
+		examples "$out/stage/burstpool-aws" package/aws/examples/*.yaml
 		build "$out/stage/burstpool-aws" "$pkgs/burstpool-aws.xpkg"
 		;;
 	function)

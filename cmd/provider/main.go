@@ -32,8 +32,8 @@ import (
 type CLI struct {
 	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
 
-	MetricsAddress string `default:"127.0.0.1:8080" help:"Address to serve Prometheus metrics on. Bind all interfaces (:8080) only inside a Pod."`
-	HealthAddress  string `default:"127.0.0.1:8081" help:"Address to serve health and readiness probes on."`
+	MetricsAddress string `default:":8080" help:"Address to serve Prometheus metrics on: every interface by default, where a PodMonitor scrapes the pod; pass 127.0.0.1:PORT to run it outside a pod."`
+	HealthAddress  string `default:":8081" help:"Address to serve health and readiness probes on (every interface by default, where the kubelet probes the pod)."`
 
 	PollInterval   time.Duration `default:"1m" help:"How often every PoolCapacity is recomputed even when no pod or node changed."`
 	RelistInterval time.Duration `default:"1m" help:"How often pool pods and nodes are relisted after a watch error (or always, with --no-watch)."`

@@ -1,5 +1,6 @@
-// Command warm ships at /warm in burstpool's runtime images: the helper that
-// warmup DaemonSets run on pool nodes. It has no dependencies beyond the
+// Command warm ships at /warm in burstpool's runtime images and in its own
+// helper image (ghcr.io/burstpool/warm, published by `make release`): the
+// helper that warmup DaemonSets run on pool nodes. It has no dependencies beyond the
 // standard library and is built static (CGO_ENABLED=0), so it runs in any
 // image on any Linux node of its architecture, without a shell.
 //

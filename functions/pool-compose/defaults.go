@@ -24,7 +24,6 @@ const (
 	defaultConsolidateAfter = "5m"
 	defaultExpireAfter      = "720h"
 	defaultWeight           = 50
-	defaultHelperImage      = "ghcr.io/burstpool/warm:v0.1.0"
 	defaultPriority         = -10
 	defaultPlaceholderImage = "registry.k8s.io/pause:3.10"
 	defaultProviderConfig   = "default"

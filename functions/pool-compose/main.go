@@ -10,16 +10,22 @@ import (
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
+// defaultHelperImage is the warmup helper image of pools whose input and
+// settings name none. A release links in its own (hack/package.sh with
+// REGISTRY: -X main.defaultHelperImage=REGISTRY/warm:VERSION), so a
+// function package defaults to the helper image released with it.
+var defaultHelperImage = "ghcr.io/burstpool/warm:v0.1.0"
+
 // CLI of the function.
 type CLI struct {
 	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
 
 	Network     string `default:"tcp" help:"Network on which to listen for gRPC connections."`
-	Address     string `default:"127.0.0.1:9443" help:"Address at which to listen for gRPC connections. Bind all interfaces (:9443) only inside a Pod."`
+	Address     string `default:":9443" help:"Address at which to listen for gRPC connections: every interface by default, where Crossplane reaches a function's pod; pass 127.0.0.1:PORT to run it outside a pod."`
 	TLSCertsDir string `env:"TLS_SERVER_CERTS_DIR" help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
 	Insecure    bool   `help:"Run without mTLS credentials. Only for crossplane render; Crossplane itself always uses mTLS."`
 
-	MetricsAddress     string `default:"127.0.0.1:8080" help:"Address of the Prometheus metrics endpoint; empty turns it off."`
+	MetricsAddress     string `default:":8080" help:"Address of the Prometheus metrics endpoint (every interface by default, where a PodMonitor scrapes the pod); empty turns it off."`
 	MaxRecvMessageSize int    `default:"32" help:"Maximum size of a received message (a RunFunctionRequest) in MiB: a request carries the pool's QueryServices, about 8 KB each."`
 	KWOKCatalog        string `default:"kwok" env:"KWOK_CATALOG" enum:"kwok,aws,gcp,azure" help:"Instance catalog that pools on a kwok cluster (Karpenter's kwok provider) are sized from: the one its instance types file was rendered from (internal/sizing KWOKInstanceTypesJSON). aws simulates AWS instance types under their real names."`
 }

@@ -69,9 +69,12 @@ var (
 // TestInstallSteps runs docs/install.md as a script on a local control
 // plane that stands in for an EKS cluster with Karpenter (the EC2NodeClass
 // CRD is installed): every sh block of its Steps section, in order, with
-// kubectl, from the checkout. Packages come from a loopback registry that
-// an ImageConfig substitutes for ghcr.io/burstpool; the function and the
-// provider run as local processes, the provider as its service account.
+// kubectl, from the checkout. The packages are those `make release`
+// publishes (hack/release.sh, to a loopback registry that an ImageConfig
+// substitutes for ghcr.io/burstpool); the steps install the Configuration
+// alone, and Crossplane installs the released Function and Provider as its
+// dependencies. The function and the provider run as local processes, the
+// provider as its shipped service account with the shipped roles.
 // Then the reference's pools must compose with the EnvironmentConfig's
 // values, follow a change of it, and turn Pending, keeping their objects,
 // when a required setting is deleted.
@@ -91,7 +94,7 @@ func TestInstallSteps(t *testing.T) {
 
 	start := time.Now()
 	cfg := stackConfig(t)
-	cfg.Tag, cfg.CrossplaneArgs = tag[1], []string{"--poll-interval=15s"}
+	cfg.Tag, cfg.CrossplaneArgs, cfg.Release = tag[1], []string{"--poll-interval=15s"}, true
 	s, err := devplane.Prepare(ctx, cfg)
 	if err != nil {
 		t.Fatalf("cannot prepare the control plane and packages: %v", err)
@@ -144,6 +147,18 @@ spec:
 	t.Logf("docs/install.md: every step ran in %s", time.Since(stepsStart).Round(100*time.Millisecond))
 	if err := <-runtimes; err != nil {
 		t.Fatalf("cannot start the function and provider runtimes: %v", err)
+	}
+	// The Function and the Provider are the Configuration's dependencies,
+	// installed by Crossplane from the released references.
+	for kind, name := range map[string]string{"Function": devplane.FunctionName, "Provider": devplane.ProviderName} {
+		p, err := s.Get(ctx, schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: kind}, "", name)
+		if err != nil {
+			t.Fatalf("the Configuration's %s dependency %s: %v", kind, name, err)
+		}
+		repo := strings.TrimPrefix(name, "burstpool-")
+		if got, _, _ := unstructured.NestedString(p.Object, "spec", "package"); got != s.Registry()+"/burstpool/"+repo+":"+tag[1] {
+			t.Errorf("%s %s installs %q, want the released %s/burstpool/%s:%s", kind, name, got, s.Registry(), repo, tag[1])
+		}
 	}
 
 	// Tenants' QueryServices, so the basic pool derives its instance type.

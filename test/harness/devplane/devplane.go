@@ -24,10 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Names of the packages burstpool installs.
+// Names of the packages burstpool installs. The Function and the Provider
+// carry the names Crossplane gives the Configuration's dependencies (the
+// package's repository path as a DNS label, ghcr.io/burstpool/X becoming
+// burstpool-X), which the Composition's functionRef names: installed by
+// hand or as dependencies, they are the same objects.
 const (
-	FunctionName      = "function-pool-compose"
-	ProviderName      = "provider-burstpool"
+	FunctionName      = "burstpool-function-pool-compose"
+	ProviderName      = "burstpool-provider-burstpool"
 	ConfigurationName = "burstpool"
 	CrossplaneNS      = "crossplane-system"
 )

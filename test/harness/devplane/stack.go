@@ -36,6 +36,16 @@ type Config struct {
 	Say func(format string, args ...any)
 	// Tag is the tag packages are pushed with; empty is v0.0.0-dev.
 	Tag string
+	// Release publishes the packages with hack/release.sh (Tag must then
+	// be a semantic version): the Configuration's dependencies name the
+	// released Function and Provider in the loopback registry, so
+	// installing the Configuration alone installs them.
+	Release bool
+	// DeploymentRuntime lets Crossplane's package manager run the
+	// packages as it does in a cluster, creating their Deployments (which
+	// the simulated nodes do not run), in place of the External runtime
+	// and the local processes of StartRuntimes.
+	DeploymentRuntime bool
 	// CrossplaneArgs are extra arguments of `crossplane core start`.
 	CrossplaneArgs []string
 	// Catalog is the sizing catalog whose instance types the simulated
@@ -62,6 +72,15 @@ func (c Config) catalog() sizing.Cloud {
 		return SimulatedCloud
 	}
 	return c.Catalog
+}
+
+// crossplaneEnv is the environment of Crossplane core: the External
+// package runtime unless DeploymentRuntime is asked for.
+func (c Config) crossplaneEnv() []string {
+	if c.DeploymentRuntime {
+		return nil
+	}
+	return []string{"PACKAGE_RUNTIME=External"}
 }
 
 // Stack is a local control plane with burstpool installed.
@@ -161,10 +180,12 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	pkgs := filepath.Join(cfg.Dir, "out")
-	if err := step("build packages (crossplane xpkg build)", func() error {
-		return buildPackages(ctx, cfg.Root, pkgs)
-	}); err != nil {
-		return nil, err
+	if !cfg.Release {
+		if err := step("build packages (crossplane xpkg build)", func() error {
+			return buildPackages(ctx, cfg.Root, pkgs)
+		}); err != nil {
+			return nil, err
+		}
 	}
 
 	ports, err := localcp.FreePorts(2)
@@ -189,7 +210,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			RelayBinary:       filepath.Join(bin, "localcp"),
 			InstanceTypesFile: types,
 			SkipKarpenter:     cfg.SkipKarpenter,
-			CrossplaneEnv:     []string{"PACKAGE_RUNTIME=External"},
+			CrossplaneEnv:     cfg.crossplaneEnv(),
 			CrossplaneArgs:    cfg.CrossplaneArgs,
 			ForwardPorts:      []int{s.functionPort, registryPort},
 			StopWithParent:    cfg.StopWithParent,
@@ -215,6 +236,11 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return err
 		}
 		s.stopRegistry, s.registry = stop, addr
+		if cfg.Release {
+			prefix := addr + "/burstpool/"
+			*refs = Packages{Configuration: prefix + "burstpool:" + tag, Function: prefix + "function-pool-compose:" + tag, Provider: prefix + "provider-burstpool:" + tag}
+			return release(ctx, cfg.Root, pkgs, addr+"/burstpool", tag)
+		}
 		p := filepath.Join(pkgs, "packages")
 		arch := runtime.GOARCH
 		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/burstpool", tag, filepath.Join(p, "burstpool.xpkg")); err != nil {

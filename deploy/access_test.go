@@ -1,0 +1,127 @@
+package deploy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/harness/localcp"
+)
+
+// denied is what the provider's service account must never be allowed, as
+// "scope group/resource verb" (scope is "cluster" or a namespace): reading
+// every Secret, changing pods and nodes, creating or deleting the objects
+// Crossplane composes, and evicting unless rbac-evictions.yaml is applied.
+var denied = []string{
+	"cluster /secrets get",
+	"cluster /secrets list",
+	"crossplane-system /secrets list",
+	"crossplane-system /secrets watch",
+	"default /secrets get",
+	"cluster /pods delete",
+	"cluster /pods/eviction create",
+	"cluster /nodes update",
+	"cluster /nodes delete",
+	"cluster capacity.e6data.io/poolcapacities create",
+	"cluster capacity.e6data.io/poolcapacities delete",
+	"cluster karpenter.sh/nodepools get",
+	"cluster /configmaps get",
+	"crossplane-system /serviceaccounts/token create",
+	"cluster rbac.authorization.k8s.io/clusterrolebindings create",
+}
+
+// attributes turns "scope group/resource[/subresource] verb" into the
+// attributes of a SubjectAccessReview.
+func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
+	t.Helper()
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		t.Fatalf("%q: want scope group/resource verb", s)
+	}
+	group, res, ok := strings.Cut(f[1], "/")
+	if !ok {
+		t.Fatalf("%q: want group/resource", s)
+	}
+	res, sub, _ := strings.Cut(res, "/")
+	a := &authorizationv1.ResourceAttributes{Group: group, Resource: res, Subresource: sub, Verb: f[2]}
+	if f[0] != "cluster" {
+		a.Namespace = f[0]
+	}
+	return a
+}
+
+// TestProviderAccountAccess applies what docs/install.md applies for the
+// provider (runtimeconfig.yaml: its service account; rbac.yaml: its roles)
+// to a real API server and asks it, with a SubjectAccessReview per
+// permission, what the account the DeploymentRuntimeConfig runs the
+// provider's pod under may do: everything on the allow-list (the roles
+// only; the opt-in evictor is not applied), and nothing on the denied list.
+// Kubernetes' RBAC authorizer answers (authorization.k8s.io/v1
+// SubjectAccessReview), so bindings to another account or namespace fail
+// here as they would in a cluster.
+func TestProviderAccountAccess(t *testing.T) {
+	env := apiserver.Start(t)
+	// Crossplane's namespace, which its installation creates.
+	if err := localcp.Apply(t.Context(), env.Config, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+providerNamespace+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"runtimeconfig.yaml", "rbac.yaml"} {
+		// The ImageConfig and DeploymentRuntimeConfig need Crossplane's
+		// CRDs; only the ServiceAccount and the roles matter here.
+		var keep []byte
+		for _, u := range objects(t, f) {
+			if u.GetAPIVersion() == "pkg.crossplane.io/v1beta1" {
+				continue
+			}
+			b, err := u.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			keep = append(append(keep, b...), []byte("\n---\n")...)
+		}
+		if err := localcp.Apply(t.Context(), env.Config, keep); err != nil {
+			t.Fatalf("cannot apply %s: %v", f, err)
+		}
+	}
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", providerNamespace, providerSA)
+	allowedBy := func(s string) bool {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               user,
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + providerNamespace, "system:authenticated"},
+			ResourceAttributes: attributes(t, s),
+		}}
+		if err := c.Create(t.Context(), sar); err != nil {
+			t.Fatalf("SubjectAccessReview %q: %v", s, err)
+		}
+		return sar.Status.Allowed
+	}
+
+	var want, got []string
+	for _, a := range allowed {
+		role, perm, _ := strings.Cut(a, ": ")
+		if role == "burstpool-capacity-evictor" {
+			continue
+		}
+		want = append(want, perm)
+		if allowedBy(perm) {
+			got = append(got, perm)
+		}
+	}
+	for _, d := range denied {
+		if allowedBy(d) {
+			got = append(got, d)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what %s may do (-needed +allowed):\n%s", user, diff)
+	}
+}
