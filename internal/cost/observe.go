@@ -52,7 +52,9 @@ type node struct {
 // node's allocatable CPU and memory its executors request; to Warm for
 // what placeholder pods request; and its rest to Warm when it holds
 // executors or placeholders (free slots ready for a burst), else to Waste
-// (an empty node, launching or awaiting consolidation). A node that
+// (an empty node, launching or awaiting consolidation). An executor holds
+// a slot whatever it requests, so its share is at least 1/executorsPerNode
+// (an executor that requests nothing does not ride for free); a node that
 // reports no allocatable gives each executor or placeholder
 // 1/executorsPerNode of it. Shares that add up to more than the node are
 // scaled down to it.
@@ -72,9 +74,11 @@ func Observe(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot, price
 			return true
 		}
 		var k useKey
+		sh := share(p, n, spec.ExecutorsPerNode)
 		switch {
 		case capacity.Matches(spec.ExecutorSelector, p.Labels):
 			k = useKey{part: v1alpha1.CostQueryService, queryService: p.Labels[qsv1alpha1.LabelQueryService], ns: p.Namespace}
+			sh = max(sh, slot(spec.ExecutorsPerNode))
 		case p.Labels[qsv1alpha1.LabelComponent] == qsv1alpha1.ComponentPlaceholder && p.Namespace == spec.Pool.Namespace:
 			// The pool's placeholders run in the pool's namespace; a pod
 			// elsewhere with their labels is anyone's.
@@ -87,7 +91,7 @@ func Observe(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot, price
 			h = &node{shares: map[useKey]float64{}}
 			held[n.Name] = h
 		}
-		h.shares[k] += share(p, n, spec.ExecutorsPerNode)
+		h.shares[k] += sh
 		h.used = true
 		return true
 	})
@@ -152,7 +156,10 @@ func holds(p *capacity.Pod) bool {
 // no allocatable.
 func share(p *capacity.Pod, n *capacity.Node, executorsPerNode int32) float64 {
 	if n.AllocatableCPUMillis <= 0 || n.AllocatableMemoryBytes <= 0 {
-		return 1 / float64(max(executorsPerNode, 1))
+		return slot(executorsPerNode)
 	}
 	return max(float64(p.CPUMillis)/float64(n.AllocatableCPUMillis), float64(p.MemoryBytes)/float64(n.AllocatableMemoryBytes))
 }
+
+// slot is the share of a node one executor slot is.
+func slot(executorsPerNode int32) float64 { return 1 / float64(max(executorsPerNode, 1)) }
