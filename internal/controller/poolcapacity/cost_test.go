@@ -80,8 +80,8 @@ func TestCostAcrossRestart(t *testing.T) {
 	c := newClient(t, "team-a", "team-c")
 	ctx := context.Background()
 	createPricedNode(t, c, "priced-1")
-	createPricedExecutor(t, c, "team-a", "sales-exec-0", "sales", "priced-1")
-	createPricedExecutor(t, c, "team-a", "sales-exec-1", "sales", "priced-1")
+	createPricedExecutor(t, c, "team-a", "priced-sales-0", "sales", "priced-1")
+	createPricedExecutor(t, c, "team-a", "priced-sales-1", "sales", "priced-1")
 	pc := &v1alpha1.PoolCapacity{
 		ObjectMeta: metav1.ObjectMeta{Name: costPool + "-capacity"},
 		Spec: v1alpha1.PoolCapacitySpec{ForProvider: v1alpha1.PoolCapacityParameters{
@@ -120,6 +120,22 @@ func TestCostAcrossRestart(t *testing.T) {
 	}
 
 	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	running := true
+	// Later tests' providers must not see this pool: it goes while a
+	// provider runs to release it.
+	defer func() {
+		if !running {
+			p = startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+		}
+		deletePCs(t, c, pc.Name)
+		p.stop(t)
+		for _, name := range []string{"priced-sales-0", "priced-sales-1", "priced-sales-2"} {
+			deletePod(t, c, "team-a", name)
+		}
+		if err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "priced-1"}}); err != nil {
+			t.Errorf("cannot delete node priced-1: %v", err)
+		}
+	}()
 	first := waitFor("0.5", time.Time{})
 	// 0.25 of an r7gd.4xlarge spot node (1.16109 x 0.4 = 0.464436/h) per
 	// executor: sales pays 0.232218/h, warm the rest.
@@ -127,17 +143,18 @@ func TestCostAcrossRestart(t *testing.T) {
 		t.Errorf("spot r7gd.4xlarge priced at %s/h, want 0.464436 (the aws catalog's on-demand price less the 0.6 spot discount)", got)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	createPricedExecutor(t, c, "team-a", "sales-exec-2", "sales", "priced-1")
+	createPricedExecutor(t, c, "team-a", "priced-sales-2", "sales", "priced-1")
 	mid := waitFor("0.75", first.AccountedUntil.Time)
 	p.stop(t)
+	running = false
 
 	// While the provider is down, an executor goes.
 	time.Sleep(1100 * time.Millisecond)
-	deletePod(t, c, "team-a", "sales-exec-2")
+	deletePod(t, c, "team-a", "priced-sales-2")
 	time.Sleep(1100 * time.Millisecond)
 
 	p = startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
-	defer p.stop(t)
+	running = true
 	last := waitFor("0.5", mid.AccountedUntil.Time)
 
 	if last.Since != first.Since {
