@@ -63,6 +63,7 @@ func Advance(prev *v1alpha1.CostObservation, r Rates, now time.Time) (obs *v1alp
 		cur.integrate(dt.Seconds())
 	}
 	cur.rerate(next)
+	cur.bound(MaxUseLines)
 	cur.write(out)
 	return out, true
 }
@@ -203,6 +204,57 @@ func (l ledger) rerate(next ledger) {
 		if _, ok := l.byUse[k]; !ok {
 			l.byUse[k] = n
 		}
+	}
+}
+
+// MaxUseLines bounds status.atProvider.cost.byUse. Lines of QueryServices
+// keep their totals while there is room; beyond it, lines are folded into
+// one line of part QueryService with no name: first those that hold
+// nothing now, smallest totals first, then (should more than MaxUseLines
+// QueryServices run on one pool at once) the smallest running ones, rate
+// and all. Every second stays counted once, and the parts still add up to
+// the pool.
+const MaxUseLines = 1000
+
+// bound folds l's QueryService lines into one unnamed line until l holds
+// at most max lines.
+func (l ledger) bound(max int) {
+	if len(l.byUse) <= max {
+		return
+	}
+	var named []useKey
+	for k := range l.byUse {
+		if k.part == v1alpha1.CostQueryService && k.queryService != "" {
+			named = append(named, k)
+		}
+	}
+	sort.Slice(named, func(i, j int) bool {
+		a, b := l.byUse[named[i]], l.byUse[named[j]]
+		if ai, bi := a.rate == (Rate{}), b.rate == (Rate{}); ai != bi {
+			return ai
+		}
+		if a.dollars != b.dollars {
+			return a.dollars < b.dollars
+		}
+		if named[i].ns != named[j].ns {
+			return named[i].ns < named[j].ns
+		}
+		return named[i].queryService < named[j].queryService
+	})
+	folded := useKey{part: v1alpha1.CostQueryService}
+	for _, k := range named {
+		if len(l.byUse) <= max {
+			break
+		}
+		if l.byUse[folded] == nil {
+			l.byUse[folded] = &figures{}
+		}
+		into, f := l.byUse[folded], l.byUse[k]
+		into.nodeSeconds += f.nodeSeconds
+		into.dollars += f.dollars
+		into.rate.Nodes += f.rate.Nodes
+		into.rate.DollarsPerHour += f.rate.DollarsPerHour
+		delete(l.byUse, k)
 	}
 }
 

@@ -2,10 +2,13 @@ package cost
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 )
@@ -134,5 +137,32 @@ func TestAdvanceOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff(st, again); diff != "" {
 		t.Errorf("Advance at the watermark: -want +got:\n%s", diff)
+	}
+}
+
+// TestBoundedLines checks that status stays within its schema's bound
+// (1,002 lines) however many QueryServices once ran on the pool, and that
+// the parts still add up to the pool.
+func TestBoundedLines(t *testing.T) {
+	prev := &v1alpha1.CostObservation{AccountedUntil: metav1.NewTime(at(0, 0)), Since: metav1.NewTime(at(0, 0)), NodeSeconds: "0", Dollars: "0"}
+	for i := range MaxUseLines + 50 {
+		prev.ByUse = append(prev.ByUse, v1alpha1.UseCost{Part: v1alpha1.CostQueryService, QueryService: fmt.Sprintf("qs-%04d", i), Namespace: "team",
+			CostFigures: v1alpha1.CostFigures{Nodes: "0", DollarsPerHour: "0", NodeSeconds: strconv.Itoa(i), Dollars: strconv.Itoa(i)}})
+	}
+	got, _ := Advance(prev, Rates{byType: map[typeKey]Rate{}, byUse: map[useKey]Rate{}, price: map[typeKey]float64{}}, at(1, 0))
+	if len(got.ByUse) > MaxUseLines {
+		t.Fatalf("%d lines by use, want at most %d", len(got.ByUse), MaxUseLines)
+	}
+	var sum float64
+	for _, u := range got.ByUse {
+		sum += number(u.Dollars)
+		if u.QueryService == "" && u.Dollars != "1275" {
+			// qs-0000 to qs-0050 folded: 0 + 1 + ... + 50.
+			t.Errorf("folded line holds %s USD, want 1275", u.Dollars)
+		}
+	}
+	want := float64((MaxUseLines + 50) * (MaxUseLines + 49) / 2)
+	if sum != want {
+		t.Errorf("lines add up to %v USD, want %v", sum, want)
 	}
 }

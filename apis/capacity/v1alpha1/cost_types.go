@@ -100,7 +100,9 @@ type CostObservation struct {
 	// +optional
 	ByNodeType []NodeTypeCost `json:"byNodeType,omitempty"`
 	// ByUse splits the pool between the QueryServices whose executors ran
-	// on it, warm slots and waste.
+	// on it, warm slots and waste. Beyond 1,000 lines, QueryServices are
+	// folded (those that hold nothing now first, smallest first) into one
+	// line of part QueryService with no name.
 	// +kubebuilder:validation:MaxItems=1002
 	// +optional
 	ByUse []UseCost `json:"byUse,omitempty"`
