@@ -1,6 +1,10 @@
 package main
 
 import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 )
@@ -43,4 +47,22 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 		}
 	}
 	return out
+}
+
+// costValue encodes status.cost as statusValue writes the status.
+func costValue(c *poolv1alpha1.PoolCost) *structpb.Value {
+	o := obj{}
+	o.set("dollarsPerHour", structpb.NewStringValue(c.DollarsPerHour))
+	o.set("warmDollarsPerHour", structpb.NewStringValue(c.WarmDollarsPerHour))
+	o.set("wasteDollarsPerHour", structpb.NewStringValue(c.WasteDollarsPerHour))
+	o.set("dollars", structpb.NewStringValue(c.Dollars))
+	o.set("since", structpb.NewStringValue(c.Since.UTC().Format(time.RFC3339)))
+	setList(o, "queryServices", c.QueryServices, func(q poolv1alpha1.QueryServiceCost) *structpb.Value {
+		qo := obj{}
+		qo.set("queryService", queryServiceValue(q.QueryService))
+		qo.set("dollarsPerHour", structpb.NewStringValue(q.DollarsPerHour))
+		qo.set("dollars", structpb.NewStringValue(q.Dollars))
+		return qo.value()
+	})
+	return o.value()
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -46,21 +47,32 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	}()
 
 	var cost *poolv1.PoolCost
+	seen := ""
+	// see logs each new state of what the test waits for, so that a
+	// timeout shows what was there.
+	see := func(format string, args ...any) error {
+		if msg := fmt.Sprintf(format, args...); msg != seen {
+			seen = msg
+			t.Log(msg)
+		}
+		return errors.New(seen)
+	}
 	took := eventually(t, 3*time.Minute, "the Pool's status.cost charges the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
-		_, st, err := readPool(ctx, s, poolNS, e2ePool)
+		p, st, err := readPool(ctx, s, poolNS, e2ePool)
 		if err != nil {
 			return false, err
 		}
 		cost = st.Cost
 		if cost == nil {
-			return false, fmt.Errorf("no status.cost")
+			pc, _, _ := unstructured.NestedMap(p.Object, "status")
+			return false, see("no status.cost; status: %v", pc)
 		}
 		rates := map[string]string{}
 		for _, q := range cost.QueryServices {
 			rates[q.QueryService.Name] = q.DollarsPerHour
 		}
 		ok := positive(rates[e2eQSName]) && rates[idleQS] == "0" && positive(cost.WarmDollarsPerHour)
-		return ok, fmt.Errorf("status.cost is %+v", cost)
+		return ok, see("status.cost is %+v", *cost)
 	})
 	t.Logf("burst -> status.cost: %s/h in all, %s %s/h, %s %s/h, warm %s/h, waste %s/h (%s)", cost.DollarsPerHour,
 		e2eQSName, rateOf(cost, e2eQSName), idleQS, rateOf(cost, idleQS), cost.WarmDollarsPerHour, cost.WasteDollarsPerHour, took.Round(10*time.Millisecond))
@@ -75,7 +87,7 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		burst := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, e2eQSName, analyticsNS)]
 		warm := m[fmt.Sprintf(`part="warm",pool="%s",pool_namespace="%s",query_service="",query_service_namespace=""`, e2ePool, poolNS)]
 		idle := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, idleQS, analyticsNS)]
-		return burst > 0 && warm > 0 && idle == 0, fmt.Errorf("burstpool_pool_cost_dollars_total: %s %v, warm %v, %s %v", e2eQSName, burst, warm, idleQS, idle)
+		return burst > 0 && warm > 0 && idle == 0, see("burstpool_pool_cost_dollars_total: %s %v, warm %v, %s %v", e2eQSName, burst, warm, idleQS, idle)
 	})
 }
 
