@@ -22,8 +22,8 @@ const idleQS = "idle-analytics"
 
 // testCost checks, after the burst, that the Pool's status.cost and the
 // provider's counters charge the QueryService that burst and the pool's
-// warm slots (minExecutors 1), and nothing to an allowed QueryService
-// that ran nothing.
+// warm slots (minExecutors above the burst, so a placeholder holds a
+// node), and nothing to an allowed QueryService that ran nothing.
 func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	c, cfg := s.Client, s.Cluster.Config
 	qs := mustQS(t, ctx, c, analyticsNS, "analytics-cluster")
@@ -37,7 +37,9 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	if err := c.Create(ctx, idle); err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, ctx, cfg, strings.Replace(e2ePoolManifest(1, false), "  allowedQueryServices:\n",
+	// One warm slot beyond the burst: minExecutors is the burst's
+	// executors and one, so one placeholder holds a node.
+	mustApply(t, ctx, cfg, strings.Replace(e2ePoolManifest(burstReplicas+1, false), "  allowedQueryServices:\n",
 		"  allowedQueryServices:\n    - {name: "+idleQS+", namespace: "+analyticsNS+"}\n", 1))
 	defer func() {
 		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
