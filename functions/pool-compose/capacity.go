@@ -39,6 +39,8 @@ type CapacityArgs struct {
 	// Tolerations are the pool executors' (status.executorScheduling):
 	// nodes whose taints they tolerate offer slots.
 	Tolerations []corev1.Toleration
+	// Pricing is the settings' capacity.pricing, written only when set.
+	Pricing *capv1alpha1.Pricing
 }
 
 // PoolCapacity returns the pool's PoolCapacity managed resource.
@@ -70,6 +72,11 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 			"unauthorizedExecutors": a.Unauthorized,
 			"enforceShares":         a.EnforceShares,
 		},
+	}
+	if a.Pricing != nil {
+		if p, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Pricing); err == nil {
+			fp["pricing"] = p
+		}
 	}
 	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
@@ -239,6 +246,7 @@ func decideCapacity(in Input, f Facts) Outcome {
 		ProviderConfigName: policy.ProviderConfigName,
 		Tolerations:        f.Scheduling.Tolerations,
 		Shares:             shares(in, f.Attached), EnforceShares: in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
+		Pricing: policy.Pricing,
 	}
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
@@ -293,6 +301,17 @@ func capacityKey(a CapacityArgs) string {
 			regular = *q.QS.Spec.Executor.Replicas
 		}
 		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(a.Shares[q.Key()])))
+	}
+	if p := a.Pricing; p != nil {
+		b.WriteByte(1)
+		w(p.Catalog)
+		for _, d := range p.Discounts {
+			w(d.CapacityType, d.Discount)
+		}
+		b.WriteByte(1)
+		for _, ip := range p.Prices {
+			w(ip.InstanceType, ip.CapacityType, ip.PerHour)
+		}
 	}
 	return b.String()
 }

@@ -281,6 +281,9 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 		o.str("queryService", u.QueryService)
 		return o.value()
 	})
+	if c := st.Cost; c != nil {
+		m.set("cost", costValue(c))
+	}
 	return m.value()
 }
 

@@ -106,6 +106,7 @@ func observedStatus(st *poolv1alpha1.PoolStatus, prev poolv1alpha1.PoolStatus, s
 		st.Allocations = o.allocations()
 		st.ExecutorFailures = o.executorFailures()
 		st.UnauthorizedExecutors = o.unauthorizedExecutors()
+		st.Cost = o.cost()
 	}
 }
 

@@ -177,6 +177,12 @@ type Node struct {
 	// Deleting is true when the node carries a deletion timestamp.
 	Deleting bool
 
+	// AllocatableCPUMillis and AllocatableMemoryBytes are
+	// status.allocatable: what pods may request on the node. Zero when the
+	// node reports none.
+	AllocatableCPUMillis   int64
+	AllocatableMemoryBytes int64
+
 	// ResourceVersion is the version of the node the view was made from.
 	ResourceVersion string
 }
@@ -241,6 +247,10 @@ func aims(spec v1alpha1.PoolCapacityParameters, a *Aim) bool {
 	}
 	return tolerated(a.Tolerations, taints)
 }
+
+// Matches reports whether labels carry every key and value of sel, as a
+// selector of equalities matches.
+func Matches(sel, labels map[string]string) bool { return matches(sel, labels) }
 
 // matches reports whether labels carry every key and value of sel.
 func matches(sel, labels map[string]string) bool {

@@ -28,6 +28,10 @@ func registered(t *testing.T) map[string][]string {
 		Observation: v1alpha1.PoolCapacityObservation{Allocations: []v1alpha1.Allocation{{QueryService: "q", Namespace: "ns"}}},
 		Failing:     []v1alpha1.Failure{{Reason: v1alpha1.FailureError}},
 	}, time.Unix(1, 0))
+	m.Cost(spec, &v1alpha1.CostObservation{
+		ByUse:      []v1alpha1.UseCost{{Part: v1alpha1.CostQueryService, QueryService: "q", Namespace: "ns"}},
+		ByNodeType: []v1alpha1.NodeTypeCost{{InstanceType: "t", CapacityType: "spot"}},
+	})
 	m.Evicted(spec, capacity.EvictUnauthorized)
 	m.EvictionBlocked(spec, capacity.EvictUnauthorized)
 	o := m.Observer("default")

@@ -51,6 +51,8 @@ type Metrics struct {
 	events      *prometheus.CounterVec
 	lastSync    *prometheus.GaugeVec
 
+	costs *costs
+
 	mu      sync.Mutex
 	pools   map[string]v1alpha1.PoolRef // PoolCapacity name -> the Pool its series name
 	counted map[string]map[failed]v1alpha1.FailureReason
@@ -73,7 +75,10 @@ func New(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(c)
 		return c
 	}
+	c := newCosts()
+	reg.MustRegister(c)
 	return &Metrics{
+		costs:        c,
 		executors:    gauge("burstpool_pool_executors", "Executor slots of a pool by state: total, available, occupied, pending or draining.", pool(labelState)),
 		maxExecutors: gauge("burstpool_pool_max_executors", "The pool's maxExecutors.", pool()),
 		nodes:        gauge("burstpool_pool_nodes", "Nodes of a pool by state: ready or not_ready.", pool(labelState)),
@@ -205,6 +210,7 @@ func (m *Metrics) forgetPool(p v1alpha1.PoolRef) {
 	for _, v := range []*prometheus.CounterVec{m.evictions, m.blocked, m.failuresAll} {
 		v.DeletePartialMatch(l)
 	}
+	m.costs.forget(p)
 }
 
 // Observer returns a recorder of what the observer of one ProviderConfig's

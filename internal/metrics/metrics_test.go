@@ -112,3 +112,44 @@ burstpool_pool_executor_failures_total{pool="analytics",pool_namespace="team-a",
 		t.Error(err)
 	}
 }
+
+func TestCostSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg)
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "shared", Namespace: "platform"}, MaxExecutors: 1}
+	m.Cost(spec, &v1alpha1.CostObservation{
+		UnaccountedSeconds: 60,
+		ByUse: []v1alpha1.UseCost{
+			{Part: v1alpha1.CostQueryService, QueryService: "sales", Namespace: "team-a", CostFigures: v1alpha1.CostFigures{Nodes: "1.5", DollarsPerHour: "1.044981", NodeSeconds: "21600", Dollars: "4.179924"}},
+			{Part: v1alpha1.CostWarm, CostFigures: v1alpha1.CostFigures{Nodes: "0.5", DollarsPerHour: "0.580545", NodeSeconds: "79200", Dollars: "25.54398"}},
+		},
+		ByNodeType: []v1alpha1.NodeTypeCost{{InstanceType: "r7gd.4xlarge", CapacityType: "spot", CostFigures: v1alpha1.CostFigures{NodeSeconds: "16200", Dollars: "2.089962"}}},
+	})
+	want := `
+# HELP burstpool_pool_cost_dollars_total What the pool's nodes cost, in US dollars, by use: part queryservice (the share its executors requested), warm (kept idle on purpose) or waste (empty nodes).
+# TYPE burstpool_pool_cost_dollars_total counter
+burstpool_pool_cost_dollars_total{part="queryservice",pool="shared",pool_namespace="platform",query_service="sales",query_service_namespace="team-a"} 4.179924
+burstpool_pool_cost_dollars_total{part="warm",pool="shared",pool_namespace="platform",query_service="",query_service_namespace=""} 25.54398
+# HELP burstpool_pool_node_type_seconds_total The pool's node time, in node-seconds, by instance type and capacity type.
+# TYPE burstpool_pool_node_type_seconds_total counter
+burstpool_pool_node_type_seconds_total{capacity_type="spot",instance_type="r7gd.4xlarge",pool="shared",pool_namespace="platform"} 16200
+# HELP burstpool_pool_cost_unaccounted_seconds_total Time the provider did not observe the pool for longer than it prices from its last observation: its node time is not counted.
+# TYPE burstpool_pool_cost_unaccounted_seconds_total counter
+burstpool_pool_cost_unaccounted_seconds_total{pool="shared",pool_namespace="platform"} 60
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "burstpool_pool_cost_dollars_total", "burstpool_pool_node_type_seconds_total", "burstpool_pool_cost_unaccounted_seconds_total"); err != nil {
+		t.Errorf("cost series:\n%v", err)
+	}
+	// Prometheus' naming conventions, as promlint checks them: base units
+	// in the name, _total on counters.
+	problems, err := testutil.GatherAndLint(reg, "burstpool_pool_cost_dollars_total", "burstpool_pool_node_seconds_total", "burstpool_pool_cost_dollars_per_hour",
+		"burstpool_pool_node_type_seconds_total", "burstpool_pool_node_type_cost_dollars_total", "burstpool_pool_cost_unaccounted_seconds_total")
+	if err != nil || len(problems) > 0 {
+		t.Errorf("cost series break Prometheus' conventions: %v %v", problems, err)
+	}
+	m.Record("pc", spec, capacity.Result{}, time.Unix(1, 0))
+	m.Forget("pc")
+	if n, err := testutil.GatherAndCount(reg, "burstpool_pool_cost_dollars_total"); err != nil || n != 0 {
+		t.Errorf("after Forget, %d cost series (%v), want none", n, err)
+	}
+}

@@ -214,6 +214,9 @@ func Node(n *corev1.Node) *capacity.Node {
 		Schedulable: !n.Spec.Unschedulable,
 
 		ResourceVersion: n.ResourceVersion,
+
+		AllocatableCPUMillis:   n.Status.Allocatable.Cpu().MilliValue(),
+		AllocatableMemoryBytes: n.Status.Allocatable.Memory().Value(),
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

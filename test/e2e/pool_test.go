@@ -143,6 +143,10 @@ func TestPool(t *testing.T) {
 		}
 	})
 
+	t.Run("Cost", func(t *testing.T) {
+		testCost(t, ctx, s)
+	})
+
 	t.Run("NotAllowedQueryService", func(t *testing.T) {
 		// A QueryService that points at the pool without being allowed,
 		// labelled for the pool as QueryServices that use a pool are.

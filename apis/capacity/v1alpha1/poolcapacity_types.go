@@ -139,6 +139,10 @@ type PoolCapacityParameters struct {
 	// status.atProvider.workloadCluster, refreshed at most every 15 s.
 	// +optional
 	WorkloadCluster *WorkloadClusterQuery `json:"workloadCluster,omitempty"`
+
+	// Pricing says what a pool node costs per hour, for status.atProvider.cost.
+	// +optional
+	Pricing *Pricing `json:"pricing,omitempty"`
 }
 
 // NodeCounts counts the pool's nodes.
@@ -310,6 +314,10 @@ type PoolCapacityObservation struct {
 	// forProvider.workloadCluster asks for it.
 	// +optional
 	WorkloadCluster *WorkloadClusterSummary `json:"workloadCluster,omitempty"`
+	// Cost is what the pool's nodes cost and who used them
+	// (docs/capacity.md).
+	// +optional
+	Cost *CostObservation `json:"cost,omitempty"`
 }
 
 // MaxSummaryQueryServices bounds the QueryServices a workload cluster

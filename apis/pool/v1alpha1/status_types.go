@@ -134,6 +134,45 @@ type PoolStatus struct {
 	// with how many executors each holds. A burstpool extension.
 	// +optional
 	Sizing *SizingStatus `json:"sizing,omitempty"`
+
+	// Cost is what the pool's nodes cost now, per hour: in all, for each
+	// attached QueryService (the share of nodes its executors request),
+	// for warm slots (kept idle on purpose: placeholders, minExecutors)
+	// and for waste (empty nodes), as the pool's PoolCapacity counts it
+	// (docs/capacity.md). A burstpool extension.
+	// +optional
+	Cost *PoolCost `json:"cost,omitempty"`
+}
+
+// PoolCost is what a pool's nodes cost now and since counting began, in
+// US dollars (decimals in strings).
+type PoolCost struct {
+	// DollarsPerHour is what the pool's nodes cost now.
+	DollarsPerHour string `json:"dollarsPerHour"`
+	// WarmDollarsPerHour is what its warm slots cost now: the price of
+	// keeping capacity ready for a burst.
+	WarmDollarsPerHour string `json:"warmDollarsPerHour"`
+	// WasteDollarsPerHour is what its empty nodes cost now.
+	WasteDollarsPerHour string `json:"wasteDollarsPerHour"`
+	// Dollars is what the pool's nodes cost since counting began.
+	Dollars string `json:"dollars"`
+	// Since is when counting began.
+	Since metav1.Time `json:"since"`
+	// QueryServices are the attached QueryServices, and any other whose
+	// executors ran on the pool, with what they cost.
+	// +listType=atomic
+	// +optional
+	QueryServices []QueryServiceCost `json:"queryServices,omitempty"`
+}
+
+// QueryServiceCost is what one QueryService's use of a pool costs.
+type QueryServiceCost struct {
+	QueryService QueryServiceReference `json:"queryService"`
+	// DollarsPerHour is what its executors' share of the pool's nodes
+	// costs now.
+	DollarsPerHour string `json:"dollarsPerHour"`
+	// Dollars is what its share cost since counting began.
+	Dollars string `json:"dollars"`
 }
 
 // ExecutorScheduling is the part of a pool executor's pod spec that the

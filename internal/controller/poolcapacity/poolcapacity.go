@@ -38,6 +38,7 @@ import (
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
+	"github.com/burstpool/burstpool/internal/cost"
 	"github.com/burstpool/burstpool/internal/metrics"
 	"github.com/burstpool/burstpool/internal/watch"
 )
@@ -335,10 +336,12 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		o.LastObservedTime = &metav1.Time{Time: lastSync.UTC().Truncate(time.Second)}
 	}
 	summaryErr := e.summarize(ctx, spec, cr.Status.AtProvider.WorkloadCluster, &o, now)
+	costErr := accountCost(spec, snap, &o, now)
 	cr.Status.AtProvider = o
 	cr.SetConditions(xpv2.Available(), staleCondition(lastSync, now, e.staleAfter))
 	if e.metrics != nil {
 		e.metrics.Record(cr.Name, spec, res, lastSync)
+		e.metrics.Cost(spec, o.Cost)
 	}
 	// Over-share evictions wait until the snapshot shows the last ones:
 	// until then the waiters they made room for still look waiting.
@@ -347,8 +350,10 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		evicts = e.shed.hold(cr.Name, snap, evicts, now)
 	}
 	var errs []error
-	if summaryErr != nil {
-		errs = append(errs, summaryErr)
+	for _, err := range []error{summaryErr, costErr} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, ev := range evicts {
 		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, now)
@@ -378,6 +383,20 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	// A policy's error makes Synced False; the status above is written
 	// all the same.
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, utilerrors.NewAggregate(errs)
+}
+
+// accountCost advances o's cost (status.atProvider.cost, carried over
+// from the last status) to now, from snap. The status write that follows
+// moves the watermark: if it fails, the next reconcile counts the same
+// interval again from the watermark it reads, so each node-second is
+// counted once. Prices that cannot be read leave the cost as it was.
+func accountCost(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot, o *v1alpha1.PoolCapacityObservation, now time.Time) error {
+	prices, err := cost.NewPrices(spec.Pricing)
+	if err != nil {
+		return errors.Wrapf(err, "cannot price the nodes of pool %q", spec.Pool.Name)
+	}
+	o.Cost, _ = cost.Advance(o.Cost, cost.Observe(spec, snap, prices), now)
+	return nil
 }
 
 // staleCondition says whether the pool's cluster was observed within

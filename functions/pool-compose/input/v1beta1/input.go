@@ -11,6 +11,8 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 )
 
 // Input is the configuration of the pool-compose function. Every field is
@@ -572,6 +574,15 @@ type Capacity struct {
 	// +kubebuilder:default=Deny
 	// +optional
 	UnauthorizedExecutors string `json:"unauthorizedExecutors,omitempty"`
+
+	// Pricing sets what pool nodes cost per hour, for the cost the
+	// provider counts (docs/capacity.md): the catalog of on-demand
+	// prices, a discount per capacity type (spot, or a savings plan's
+	// rate on on-demand), and prices per instance type from the team's
+	// own billing. Without it, on-demand prices come from the embedded
+	// catalogs and spot nodes are priced as on-demand ones.
+	// +optional
+	Pricing *capv1alpha1.Pricing `json:"pricing,omitempty"`
 }
 
 // InstanceType is a sizing catalog entry.

@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+)
+
+// idleQS is a QueryService the e2e pool allows that runs no executor.
+const idleQS = "idle-analytics"
+
+// testCost checks, after the burst, that the Pool's status.cost and the
+// provider's counters charge the QueryService that burst and the pool's
+// warm slots (minExecutors above the burst, so a placeholder holds a
+// node), and nothing to an allowed QueryService that ran nothing.
+func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
+	c, cfg := s.Client, s.Cluster.Config
+	qs := mustQS(t, ctx, c, analyticsNS, "analytics-cluster")
+	spec, _, _ := unstructured.NestedMap(qs.Object, "spec")
+	idle := &unstructured.Unstructured{Object: map[string]any{"apiVersion": claimAPI, "kind": "QueryService", "spec": spec}}
+	idle.SetNamespace(analyticsNS)
+	idle.SetName(idleQS)
+	if err := unstructured.SetNestedStringMap(idle.Object, map[string]string{"name": e2ePool, "namespace": poolNS}, "spec", "executor", "poolRef"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, idle); err != nil {
+		t.Fatal(err)
+	}
+	// One warm slot beyond the burst: minExecutors is the burst's
+	// executors and one, so one placeholder holds a node.
+	mustApply(t, ctx, cfg, strings.Replace(e2ePoolManifest(burstReplicas+1, false), "  allowedQueryServices:\n",
+		"  allowedQueryServices:\n    - {name: "+idleQS+", namespace: "+analyticsNS+"}\n", 1))
+	defer func() {
+		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
+		if err := c.Delete(ctx, idle); err != nil {
+			t.Errorf("cannot delete QueryService %s: %v", idleQS, err)
+		}
+	}()
+
+	var cost *poolv1.PoolCost
+	seen := ""
+	// see logs each new state of what the test waits for, so that a
+	// timeout shows what was there.
+	see := func(format string, args ...any) error {
+		if msg := fmt.Sprintf(format, args...); msg != seen {
+			seen = msg
+			t.Log(msg)
+		}
+		return errors.New(seen)
+	}
+	took := eventually(t, 3*time.Minute, "the Pool's status.cost charges the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
+		p, st, err := readPool(ctx, s, poolNS, e2ePool)
+		if err != nil {
+			return false, err
+		}
+		cost = st.Cost
+		if cost == nil {
+			pc, _, _ := unstructured.NestedMap(p.Object, "status")
+			return false, see("no status.cost; status: %v", pc)
+		}
+		rates := map[string]string{}
+		for _, q := range cost.QueryServices {
+			rates[q.QueryService.Name] = q.DollarsPerHour
+		}
+		ok := positive(rates[e2eQSName]) && rates[idleQS] == "0" && positive(cost.WarmDollarsPerHour)
+		return ok, see("status.cost is %+v", *cost)
+	})
+	t.Logf("burst -> status.cost: %s/h in all, %s %s/h, %s %s/h, warm %s/h, waste %s/h (%s)", cost.DollarsPerHour,
+		e2eQSName, rateOf(cost, e2eQSName), idleQS, rateOf(cost, idleQS), cost.WarmDollarsPerHour, cost.WasteDollarsPerHour, took.Round(10*time.Millisecond))
+
+	// The counters move when the provider next counts: at a change of the
+	// pool, or a minute after the last count (internal/cost Step).
+	eventually(t, 3*time.Minute, "the provider's cost counters charge the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
+		m, err := scrape(ctx, s.MetricsAddr, "burstpool_pool_cost_dollars_total")
+		if err != nil {
+			return false, err
+		}
+		burst := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, e2eQSName, analyticsNS)]
+		warm := m[fmt.Sprintf(`part="warm",pool="%s",pool_namespace="%s",query_service="",query_service_namespace=""`, e2ePool, poolNS)]
+		idle := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, idleQS, analyticsNS)]
+		return burst > 0 && warm > 0 && idle == 0, see("burstpool_pool_cost_dollars_total: %s %v, warm %v, %s %v", e2eQSName, burst, warm, idleQS, idle)
+	})
+}
+
+func positive(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && f > 0
+}
+
+func rateOf(c *poolv1.PoolCost, qs string) string {
+	for _, q := range c.QueryServices {
+		if q.QueryService.Name == qs {
+			return q.DollarsPerHour
+		}
+	}
+	return ""
+}
+
+// scrape reads the series of one metric from the provider's metrics
+// endpoint, by their labels as the text format writes them.
+func scrape(ctx context.Context, addr, name string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	rsp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // a read-only body
+	out := map[string]float64{}
+	sc := bufio.NewScanner(rsp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		end := strings.LastIndex(line, "}")
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			continue
+		}
+		out[line[len(name)+1:end]] = v
+	}
+	return out, sc.Err()
+}
