@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
@@ -45,8 +46,9 @@ type CLI struct {
 	MaxEvictionsPerMinute float64 `default:"6" help:"Pods one pool's policies may evict a minute (through the Eviction API), after a burst of --eviction-burst."`
 	EvictionBurst         int     `default:"3" help:"Evictions one pool's policies may make at once."`
 
-	StaleAfter     time.Duration `default:"5m" help:"How long a pool's cluster may go unobserved (watch and relists failing) before its PoolCapacity's Stale condition turns True."`
-	LeaderElection bool          `default:"false" help:"Elect a leader, for running more than one replica."`
+	StaleAfter              time.Duration `default:"5m" help:"How long a pool's cluster may go unobserved (watch and relists failing) before its PoolCapacity's Stale condition turns True."`
+	LeaderElection          bool          `default:"true" negatable:"" help:"Elect a leader through a Lease, so that only one replica acts at a time (--no-leader-election for a single process run by hand)."`
+	LeaderElectionNamespace string        `env:"POD_NAMESPACE" help:"Namespace of the leader election Lease; in a Pod, the Pod's namespace."`
 }
 
 // Run runs the provider until the process is stopped.
@@ -63,12 +65,17 @@ func (c *CLI) Run() error {
 		return errors.Wrap(err, "cannot register capacity types")
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 s,
-		Metrics:                metricsserver.Options{BindAddress: c.MetricsAddress},
-		HealthProbeBindAddress: c.HealthAddress,
-		LeaderElection:         c.LeaderElection,
-		LeaderElectionID:       "provider-burstpool-capacity",
-		Cache:                  cache.Options{SyncPeriod: &c.SyncPeriod},
+		Scheme:                  s,
+		Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddress},
+		HealthProbeBindAddress:  c.HealthAddress,
+		LeaderElection:          c.LeaderElection,
+		LeaderElectionID:        "provider-burstpool-capacity",
+		LeaderElectionNamespace: c.LeaderElectionNamespace,
+		// The process ends when the manager stops, so it may give the
+		// Lease up at once: a restarted or rolled provider acts without
+		// waiting for the Lease to expire.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{SyncPeriod: &c.SyncPeriod},
 	})
 	if err != nil {
 		return errors.Wrap(err, "cannot create the controller manager")
@@ -80,12 +87,17 @@ func (c *CLI) Run() error {
 		return errors.Wrap(err, "cannot add the readiness check")
 	}
 
+	// crossplane-runtime's managed-resource metrics, as every Crossplane
+	// provider exports them.
+	mrm := managed.NewMRMetricRecorder()
+	crmetrics.Registry.MustRegister(mrm)
 	o := poolcapacity.Options{
 		Options: controller.Options{
 			Logger:                  log,
 			GlobalRateLimiter:       ratelimiter.NewGlobal(c.MaxReconcileRate),
 			PollInterval:            c.PollInterval,
 			MaxConcurrentReconciles: c.MaxReconcileRate,
+			MetricOptions:           &controller.MetricOptions{MRMetrics: mrm},
 		},
 		Watch:              watch.Options{Watch: c.Watch, PollInterval: c.RelistInterval},
 		Metrics:            metrics.New(crmetrics.Registry),

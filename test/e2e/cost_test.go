@@ -91,6 +91,20 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		idle := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, idleQS, analyticsNS)]
 		return burst > 0 && warm > 0 && idle == 0, see("burstpool_pool_cost_dollars_total: %s %v, warm %v, %s %v", e2eQSName, burst, warm, idleQS, idle)
 	})
+
+	// The provider exports crossplane-runtime's managed-resource metrics
+	// beside its own, as every Crossplane provider does.
+	m, err := scrape(ctx, s.MetricsAddr, "crossplane_managed_resource_first_time_to_reconcile_seconds_count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reconciled float64
+	for _, v := range m {
+		reconciled += v
+	}
+	if reconciled == 0 {
+		t.Errorf("crossplane_managed_resource_first_time_to_reconcile_seconds counts no PoolCapacity: %v", m)
+	}
 }
 
 func positive(s string) bool {

@@ -481,3 +481,55 @@ func TestEvictionFailureKeepsStatus(t *testing.T) {
 	})
 	deletePCs(t, c, "noevict")
 }
+
+// TestObserveOnlyActsOnNothing runs a pool whose policy evicts executors of
+// QueryServices it does not attach, under the management policy Observe
+// alone: crossplane-runtime calls only Observe then, so the provider must
+// report the intruder and leave it running. Given every management policy
+// back, Update evicts it. (crossplane-runtime v2.4 pkg/reconciler/managed:
+// an Observe-only resource is observed, never created, updated or
+// deleted.)
+func TestObserveOnlyActsOnNothing(t *testing.T) {
+	const ns = "team-observe"
+	ctx := context.Background()
+	c, fp := newFaultPool(t, "observe", ns)
+	createPod(t, c, ns, "intruder", "observe-node", fp.labels("rogue"), nil, running(time.Now()))
+	pc := fp.capacity("observe", "default", ns)
+	pc.Spec.ForProvider.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
+	pc.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	p := startProvider(t, fastWatch)
+	defer p.stop(t)
+
+	eventually(t, "the intruder reported", func() error {
+		if o := getPC(t, c, "observe").Status.AtProvider; len(o.UnauthorizedExecutors) != 1 {
+			return fmt.Errorf("unauthorized = %v; want the intruder", o.UnauthorizedExecutors)
+		}
+		return nil
+	})
+	// Several reconciles at the fast watch's pace.
+	time.Sleep(5 * time.Second)
+	intruder := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "intruder"}, intruder); err != nil || intruder.DeletionTimestamp != nil {
+		t.Fatalf("the intruder was acted on under an Observe-only policy: %v (deletion %v)", err, intruder.DeletionTimestamp)
+	}
+
+	got := getPC(t, c, "observe")
+	got.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+	if err := c.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the intruder evicted once every management policy is back", func() error {
+		// Without a kubelet, an evicted pod bound to a node keeps its
+		// deletion timestamp instead of going.
+		p := &corev1.Pod{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "intruder"}, p)
+		if kerrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil) {
+			return nil
+		}
+		return fmt.Errorf("intruder still there: %v", err)
+	})
+	deletePCs(t, c, "observe")
+}

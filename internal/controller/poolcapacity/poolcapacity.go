@@ -110,13 +110,20 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			shed:       &shedding{},
 		},
 	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind),
+	opts := []managed.ReconcilerOption{
 		managed.WithExternalConnector(c),
 		managed.WithInitializers(),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithRecorder(rec),
-		managed.WithManagementPolicies())
+		managed.WithManagementPolicies(),
+	}
+	// crossplane-runtime's managed-resource metrics: time to first
+	// reconcile and to Ready, deletion and drift.
+	if m := o.MetricOptions; m != nil && m.MRMetrics != nil {
+		opts = append(opts, managed.WithMetricRecorder(m.MRMetrics))
+	}
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind), opts...)
 
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
@@ -292,17 +299,33 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 }
 
 // An external reports a pool's capacity from its cluster's snapshot.
+// Observe only reads and computes; what the pool's policies change (pods
+// to evict or delete) is left for Update, so a PoolCapacity whose
+// management policies allow only Observe never acts on a pod.
 type external struct {
 	config string
 	obs    *watch.Observer
 	shared
+
+	// pending is what Observe found to do, for Update in the same
+	// reconcile.
+	pending *pendingEvictions
+}
+
+// pendingEvictions are the evictions Observe computed for one PoolCapacity.
+type pendingEvictions struct {
+	spec   v1alpha1.PoolCapacityParameters
+	snap   capacity.Snapshot
+	evicts []capacity.Eviction
+	now    time.Time
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
-// it as status.atProvider; the managed reconciler writes the status. When
-// the pool's policies ask for it, it deletes failed or unauthorized executor
-// pods. A PoolCapacity being deleted reports that nothing exists, so its
-// finalizer is removed at once: there is nothing external to delete.
+// it as status.atProvider; the managed reconciler writes the status. The
+// PoolCapacity is up to date unless the pool's policies ask for pods to be
+// evicted or deleted, which Update does. A PoolCapacity being deleted
+// reports that nothing exists, so its finalizer is removed at once: there
+// is nothing external to delete.
 func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
 	cr, ok := mg.(*v1alpha1.PoolCapacity)
 	if !ok {
@@ -326,8 +349,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	now := e.clock()
 	res := capacity.Compute(spec, snap, cr.Status.AtProvider, now)
 
-	// Apply: the status first, so that a policy that fails never holds
-	// it back.
+	// Apply the status; the policies' evictions wait for Update.
 	lastSync := e.obs.LastSync()
 	o := res.Observation
 	// lastObservedTime moves in steps of a fifth of the staleness bound,
@@ -343,20 +365,34 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.metrics.Record(cr.Name, spec, res, lastSync)
 		e.metrics.Cost(spec, o.Cost)
 	}
+	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, now: now}
+	// An error makes Synced False; the status above is written all the
+	// same.
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: len(res.Evict) == 0},
+		utilerrors.NewAggregate(nonNil(summaryErr, costErr))
+}
+
+// Update evicts or deletes the pods the pool's policies asked for in this
+// reconcile's Observe, within the pool's eviction rate.
+func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.ExternalUpdate, error) {
+	cr, ok := mg.(*v1alpha1.PoolCapacity)
+	if !ok {
+		return managed.ExternalUpdate{}, errors.New("managed resource is not a PoolCapacity")
+	}
+	p := e.pending
+	if p == nil {
+		return managed.ExternalUpdate{}, nil
+	}
+	spec := p.spec
 	// Over-share evictions wait until the snapshot shows the last ones:
 	// until then the waiters they made room for still look waiting.
-	evicts := res.Evict
+	evicts := p.evicts
 	if e.shed != nil {
-		evicts = e.shed.hold(cr.Name, snap, evicts, now)
+		evicts = e.shed.hold(cr.Name, p.snap, evicts, p.now)
 	}
 	var errs []error
-	for _, err := range []error{summaryErr, costErr} {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
 	for _, ev := range evicts {
-		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, now)
+		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, p.now)
 		switch out {
 		case evicted:
 			if e.metrics != nil {
@@ -380,9 +416,18 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 			}
 		}
 	}
-	// A policy's error makes Synced False; the status above is written
-	// all the same.
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, utilerrors.NewAggregate(errs)
+	return managed.ExternalUpdate{}, utilerrors.NewAggregate(errs)
+}
+
+// nonNil returns the errors that are not nil.
+func nonNil(errs ...error) []error {
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // accountCost advances o's cost (status.atProvider.cost, carried over
@@ -424,11 +469,6 @@ func evictionMessage(ev capacity.Eviction) string {
 // Create does nothing: a PoolCapacity always exists once it is observed.
 func (e *external) Create(_ context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
 	return managed.ExternalCreation{}, nil
-}
-
-// Update does nothing: a PoolCapacity is always up to date.
-func (e *external) Update(_ context.Context, _ resource.Managed) (managed.ExternalUpdate, error) {
-	return managed.ExternalUpdate{}, nil
 }
 
 // Delete does nothing: deleting a PoolCapacity leaves the pool's pods alone.

@@ -357,7 +357,10 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
 			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
-			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
+			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
+			// Elected through a Lease in Crossplane's namespace, as in a
+			// Pod, with the shipped Role's rights on Leases.
+			"--leader-election-namespace", CrossplaneNS)
 		if err != nil {
 			return err
 		}
