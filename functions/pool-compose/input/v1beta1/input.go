@@ -492,6 +492,17 @@ type Karpenter struct {
 	// +optional
 	ExpireAfter string `json:"expireAfter,omitempty"`
 
+	// TerminationGracePeriod is how long a query may need: once Karpenter
+	// starts to remove a pool node (expiry, or a deletion), executors on it
+	// that carry karpenter.sh/do-not-disrupt keep running this long before
+	// they are deleted. Never leaves it unset, so Karpenter waits for them
+	// without limit. EKS Auto Mode nodes live at most 21 days: there Never
+	// and anything above 252h mean 24h, and expireAfter is shortened so
+	// both fit.
+	// +kubebuilder:default="24h"
+	// +optional
+	TerminationGracePeriod string `json:"terminationGracePeriod,omitempty"`
+
 	// Weight ranks pool NodePools against the cluster's other NodePools.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100

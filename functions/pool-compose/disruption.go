@@ -1,0 +1,83 @@
+package main
+
+// What keeps Karpenter and the Cluster Autoscaler from taking a pool node
+// while executors run on it: the NodePool's disruption budgets and
+// terminationGracePeriod, and the annotations executors carry.
+
+// Annotations that keep a node under a running pod.
+const (
+	// annotationDoNotDisrupt on a pod keeps Karpenter from choosing its node
+	// for drift or consolidation, and from evicting it while the node
+	// drains until the NodePool's terminationGracePeriod runs out
+	// (karpenter.sh/v1 pkg/apis/v1/labels.go DoNotDisruptAnnotationKey;
+	// docs concepts/disruption, "Pod-Level Controls").
+	annotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// annotationSafeToEvict "false" on a pod keeps the Cluster Autoscaler
+	// from removing its node when it scales down (cluster-autoscaler FAQ,
+	// "What types of pods can prevent CA from removing a node?").
+	annotationSafeToEvict = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+)
+
+// executorAnnotations are the annotations a pool executor carries so that
+// whatever scales the pool's nodes leaves its node alone while it runs:
+// Karpenter's do-not-disrupt, and on clouds whose node pools a Cluster
+// Autoscaler scales (LKE, DOKS, CoreWeave) safe-to-evict "false". Nil on
+// existing nodes, which nothing scales. Placeholders never carry them: they
+// hold warm slots that executors preempt, and a node that holds only
+// placeholders must stay free to go.
+func executorAnnotations(method string) map[string]string {
+	switch method {
+	case methodKarpenter, methodEKSAutoMode:
+		return map[string]string{annotationDoNotDisrupt: "true"}
+	case methodLKE, methodDOKS, methodCoreWeave:
+		return map[string]string{annotationSafeToEvict: "false"}
+	}
+	return nil
+}
+
+// Karpenter's disruption reasons (karpenter.sh/v1 NodePool
+// spec.disruption.budgets[].reasons).
+const (
+	reasonEmpty         = "Empty"
+	reasonDrifted       = "Drifted"
+	reasonUnderutilized = "Underutilized"
+)
+
+// disruptionBudgets are a pool NodePool's budgets, one per kind of
+// voluntary disruption:
+//
+//   - Empty: every empty node may go once consolidateAfter has passed; it
+//     runs nothing, and the pool launches another when executors need it.
+//   - Drifted and Underutilized: none. With a terminationGracePeriod set,
+//     Karpenter drains a drifted node even when its pods carry
+//     do-not-disrupt and deletes them once the period runs out
+//     (karpenter v1.14.1 pkg/controllers/disruption/types.go: drift is
+//     the "eventual" class; the NodePool CRD's terminationGracePeriod
+//     description). Budgets cannot tell a node with executors from one
+//     without, so drift never starts a replacement: a drifted node goes
+//     when it is empty (the Empty budget) or when it expires, and the
+//     pool's new nodes come from the changed NodeClass or template.
+//     Underutilized does not happen under WhenEmpty; its budget says so.
+func disruptionBudgets() []any {
+	return []any{
+		map[string]any{"nodes": "100%", "reasons": []any{reasonEmpty}},
+		map[string]any{"nodes": "0", "reasons": []any{reasonDrifted, reasonUnderutilized}},
+	}
+}
+
+// graceNever is the karpenter.terminationGracePeriod that leaves a
+// NodePool's terminationGracePeriod unset.
+const graceNever = "Never"
+
+// lifespan is a NodePool template's expireAfter and
+// terminationGracePeriod ("" leaves a field out): the settings, within
+// EKS Auto Mode's node lifetime on Auto Mode.
+func lifespan(autoMode bool, expireAfter, grace string) (expire, terminationGrace string) {
+	if autoMode {
+		return autoModeLifespan(expireAfter, grace)
+	}
+	if grace == graceNever {
+		grace = ""
+	}
+	return expireAfter, grace
+}
