@@ -14,8 +14,11 @@ import (
 // Defaults of the function input. Crossplane does not apply the input
 // CRD's defaults, so the function applies the same ones.
 const (
-	defaultNamespace        = "burstpool-system"
-	defaultAMIAlias         = "al2023@latest"
+	defaultNamespace = "burstpool-system"
+	// defaultAMIAlias is a pinned EKS-optimised AL2023 release
+	// (awslabs/amazon-eks-ami tag v20260724): @latest would drift every
+	// pool node at each release.
+	defaultAMIAlias         = "al2023@v20260724"
 	defaultRootVolumeImage  = "20Gi"
 	defaultEphemeralStorage = "80Gi"
 	defaultGCPImageFamily   = "ContainerOptimizedOS"

@@ -1,5 +1,7 @@
 package main
 
+import "maps"
+
 // What keeps Karpenter and the Cluster Autoscaler from taking a pool node
 // while executors run on it: the NodePool's disruption budgets and
 // terminationGracePeriod, and the annotations executors carry.
@@ -80,4 +82,31 @@ func lifespan(autoMode bool, expireAfter, grace string) (expire, terminationGrac
 		grace = ""
 	}
 	return expireAfter, grace
+}
+
+// warmSlotScheduling is where a pool's placeholders go: the pool's nodes
+// and, on a spot pool that Karpenter provisions, on-demand capacity
+// (karpenter.sh/capacity-type). Warm slots are the executors a burst
+// starts on; on on-demand nodes no spot market that runs dry or
+// interrupts takes them, and the executors that preempt placeholders run
+// there. Executors beyond the warm slots go to spot.
+func warmSlotScheduling(sched Scheduling, method string, spot bool) Scheduling {
+	if !spot || !isKarpenter(method) || len(sched.NodeSelector) == 0 {
+		return sched
+	}
+	sel := maps.Clone(sched.NodeSelector)
+	sel[labelCapacityType] = capacityOnDemand
+	return Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
+}
+
+// interruptionQueueMissing says why a spot pool's nodes go without warning,
+// "" when they do not: Karpenter's AWS provider drains a spot node ahead of
+// its interruption only when it reads the cluster's interruption queue
+// (karpenter-provider-aws docs, concepts/disruption, "Interruption"), and
+// the settings name none. EKS Auto Mode handles interruptions itself.
+func interruptionQueueMissing(kind NodeClassKind, spot bool, queue string) string {
+	if !spot || queue != "" || kind != nodeClassKinds[cloudAWS] {
+		return ""
+	}
+	return "the pool launches spot nodes, and karpenter.interruptionQueue names no interruption queue: configure Karpenter's settings.interruptionQueue (an SQS queue with the EventBridge rules of Karpenter's install guide) and name it in the burstpool EnvironmentConfig, or spot interruptions end executors without a drain"
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // disruptionEnvironment is the burstpool EnvironmentConfig of these
@@ -143,6 +146,145 @@ func TestExecutorsCarryWhatKeepsTheirNode(t *testing.T) {
 				if _, ok := a[k]; ok {
 					t.Errorf("%s\nplaceholders carry %s; they must stay preemptible and their nodes free to go", tc.reason, k)
 				}
+			}
+		})
+	}
+}
+
+// TestNodeImagePinned replays a node image release draining every pool
+// node: an EC2NodeClass alias of @latest drifts its nodes whenever AWS
+// publishes an AMI (Karpenter docs, concepts/nodeclasses, amiSelectorTerms:
+// "heavily recommend" against @latest outside pre-production). The default
+// names a release; a platform rolls a new one by changing aws.amiAlias.
+func TestNodeImagePinned(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		settings string
+		want     string
+	}{
+		"DefaultPinned": {reason: "The default alias names an AMI release (awslabs/amazon-eks-ami v20260724).", want: "al2023@v20260724"},
+		"SettingRolls":  {reason: "A platform rolls a new AMI by naming it.", settings: "  aws: {role: r, amiAlias: al2023@v20260709}\n", want: "al2023@v20260709"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs}.run(t)
+			nc := desired(rsp, "nodeclass")
+			if nc == nil {
+				t.Fatalf("%s\nno NodeClass: %v", tc.reason, results(rsp))
+			}
+			terms, _, _ := unstructured.NestedSlice(nc.Object, "spec", "amiSelectorTerms")
+			got := []any{}
+			for _, term := range terms {
+				got = append(got, term.(map[string]any)["alias"])
+			}
+			if diff := cmp.Diff([]any{tc.want}, got); diff != "" {
+				t.Errorf("%s\namiSelectorTerms aliases: -want, +got:\n%s", tc.reason, diff)
+			}
+			for _, a := range got {
+				if s, _ := a.(string); strings.HasSuffix(s, "@latest") {
+					t.Errorf("%s\nthe alias %s drifts every node at each release", tc.reason, s)
+				}
+			}
+		})
+	}
+}
+
+// nodePoolTypes are the instance types of a NodePool's requirement and its
+// minValues (0 when unset).
+func nodePoolTypes(np *unstructured.Unstructured) ([]string, int64) {
+	reqs, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "requirements")
+	for _, r := range reqs {
+		m := r.(map[string]any)
+		if m["key"] != labelInstanceType {
+			continue
+		}
+		var out []string
+		for _, v := range m["values"].([]any) {
+			out = append(out, v.(string))
+		}
+		// Desired objects come back through protobuf's Struct, whose
+		// numbers are float64.
+		mv, _ := m["minValues"].(float64)
+		return out, int64(mv)
+	}
+	return nil, 0
+}
+
+// TestSpotSurvivesADryMarket replays one spot market running dry under a
+// pool: a spot pool offered one instance type (a pinned type had no
+// stand-ins, a family kept to its own sizes), so Karpenter had nothing
+// else to launch and the burst stopped. Karpenter's guidance is to "allow
+// Karpenter to provision as many distinct instance types as possible"
+// (docs concepts/nodepools, spot); every type offered holds the pool's
+// executorsPerNode executors, so the NodePool's limits, counted in nodes
+// of the largest type, keep that number. Warm slots hold on on-demand
+// nodes, and a spot pool on AWS Karpenter warns without an interruption
+// queue (karpenter-provider-aws docs, concepts/disruption, "Interruption").
+func TestSpotSurvivesADryMarket(t *testing.T) {
+	type want struct {
+		Types      []string
+		MinValues  int64
+		WarmOn     string
+		QueueAlarm bool
+	}
+	cases := map[string]struct {
+		reason   string
+		spec     string
+		settings string
+		want     want
+	}{
+		"PinnedTypeGetsItsEquals": {
+			reason: "The reference's 4.2 pins r7gd.16xlarge on spot: r6gd.16xlarge has the same 64 vCPU / 512Gi and local NVMe, and holds the same executor; the catalog has no third (metal is not offered).",
+			spec:   "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
+			want:   want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: capacityOnDemand, QueueAlarm: true},
+		},
+		"FamilyWidensToGenerations": {
+			reason: "An r7gd pool: of r7gd only the 4xlarge holds exactly one 8 CPU / 60Gi executor (the 8xlarge holds two), so r6gd.4xlarge joins; no other family, since the pool names r7gd.",
+			spec:   "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceFamily: r7gd, spotEnabled: true}\n",
+			want:   want{Types: []string{"r7gd.4xlarge", "r6gd.4xlarge"}, WarmOn: capacityOnDemand, QueueAlarm: true},
+		},
+		"CatalogOffersThree": {
+			reason: "A pool sized from the catalog offers at least three types that each hold its executors, and asks Karpenter for two of them in every launch.",
+			spec:   "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {spotEnabled: true}\n",
+			want:   want{MinValues: spotMinValues, WarmOn: capacityOnDemand, QueueAlarm: true},
+		},
+		"QueueNamed": {
+			reason:   "A named interruption queue silences the warning.",
+			spec:     "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
+			settings: "  karpenter: {interruptionQueue: Karpenter-test-cluster}\n",
+			want:     want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: capacityOnDemand},
+		},
+		"OnDemandPoolUnchanged": {
+			reason: "An on-demand pool offers its type alone, and its warm slots need no capacity type.",
+			spec:   "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge}\n",
+			want:   want{Types: []string{"r7gd.16xlarge"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+				XR: xpool("burst", "pools", tc.spec), QueryServices: allQS, CRDs: awsCRDs, Catalog: true}.run(t)
+			np := desired(rsp, "nodepool")
+			if np == nil {
+				t.Fatalf("%s\nno NodePool: %v", tc.reason, results(rsp))
+			}
+			types, mv := nodePoolTypes(np)
+			got := want{Types: types, MinValues: mv}
+			if tc.want.Types == nil {
+				if len(types) < sizing.SpotMinTypes {
+					t.Errorf("%s\nthe NodePool offers %v, fewer than %d types", tc.reason, types, sizing.SpotMinTypes)
+				}
+				got.Types = nil
+			}
+			if ph := desired(rsp, "placeholder"); ph != nil {
+				got.WarmOn, _, _ = unstructured.NestedString(ph.Object, "spec", "template", "spec", "nodeSelector", labelCapacityType)
+			}
+			for _, r := range results(rsp) {
+				got.QueueAlarm = got.QueueAlarm || strings.Contains(r, "NoInterruptionQueue")
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

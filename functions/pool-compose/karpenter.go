@@ -70,6 +70,9 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, 
 		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
 	}
 	npName := in.Pool + sfxNodePool
+	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
+		o.event(true, "NoInterruptionQueue", msg) // disruption.go
+	}
 	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
 	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
 		conditionReady(in.Observed[rnNodePool], false), true)

@@ -353,9 +353,13 @@ type AWS struct {
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
 
-	// AMIAlias selects the node image, for example al2023@latest or
-	// bottlerocket@v1.30.0.
-	// +kubebuilder:default="al2023@latest"
+	// AMIAlias selects the node image, a family and a pinned version, for
+	// example al2023@v20260724 or bottlerocket@v1.30.0. Changing it drifts
+	// the pool's nodes, which Karpenter replaces only as they empty or
+	// expire, so running executors keep their nodes (docs/install.md,
+	// "Rolling a new node image"). @latest drifts every node at each AMI
+	// release; Karpenter advises against it outside pre-production.
+	// +kubebuilder:default="al2023@v20260724"
 	// +optional
 	AMIAlias string `json:"amiAlias,omitempty"`
 
@@ -509,6 +513,17 @@ type Karpenter struct {
 	// +kubebuilder:default=50
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
+
+	// InterruptionQueue names the SQS queue Karpenter's AWS provider reads
+	// spot interruption warnings, rebalance recommendations and instance
+	// state changes from: Karpenter's own setting (its Helm value
+	// settings.interruptionQueue, the INTERRUPTION_QUEUE variable), which
+	// burstpool does not configure. Without one, a spot node goes with its
+	// instance and its executors fail without a drain. Spot pools on AWS
+	// Karpenter warn while it is empty (docs/install.md, "Keeping running
+	// queries").
+	// +optional
+	InterruptionQueue string `json:"interruptionQueue,omitempty"`
 
 	// SpotNeighbourGenerations lets every spot pool's type set take types
 	// of neighbouring generations of the chosen family (r6gd and r8gd for
