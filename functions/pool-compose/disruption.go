@@ -1,6 +1,12 @@
 package main
 
-import "maps"
+import (
+	"maps"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+)
 
 // What keeps Karpenter and the Cluster Autoscaler from taking a pool node
 // while executors run on it: the NodePool's disruption budgets and
@@ -109,4 +115,23 @@ func interruptionQueueMissing(kind NodeClassKind, spot bool, queue string) strin
 		return ""
 	}
 	return "the pool launches spot nodes, and karpenter.interruptionQueue names no interruption queue: configure Karpenter's settings.interruptionQueue (an SQS queue with the EventBridge rules of Karpenter's install guide) and name it in the burstpool EnvironmentConfig, or spot interruptions end executors without a drain"
+}
+
+// coreWeaveAutoscaled hands a CoreWeave pool's size to CKS's Cluster
+// Autoscaler (CoreWeave, "Autoscale Node Pools": it moves targetNodes
+// between minNodes and maxNodes): minNodes are the nodes of the warm
+// slots, and targetNodes repeats what the observed pool has (minNodes
+// while it is new), so burstpool never sets the count back against the
+// autoscaler. The autoscaler removes only nodes whose pods may go:
+// executors carry safe-to-evict "false" (executorAnnotations), and the
+// pool scales down IdleOnly.
+func coreWeaveAutoscaled(cin cloudpool.Input, observed *structpb.Struct) cloudpool.Input {
+	cin.Autoscaling = true
+	cin.TargetNodes = cin.MinNodes
+	if observed != nil {
+		if n := int32(number(field(observed, "spec", "targetNodes"))); n > 0 {
+			cin.TargetNodes = n
+		}
+	}
+	return cin
 }

@@ -167,7 +167,7 @@ func TestNodeImagePinned(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: disruptionEnvironment(clusterSettings + tc.settings),
 				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs}.run(t)
 			nc := desired(rsp, "nodeclass")
 			if nc == nil {
@@ -263,7 +263,7 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, clusterSettings+tc.settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: disruptionEnvironment(clusterSettings + tc.settings),
 				XR: xpool("burst", "pools", tc.spec), QueryServices: allQS, CRDs: awsCRDs, Catalog: true}.run(t)
 			np := desired(rsp, "nodepool")
 			if np == nil {
@@ -284,6 +284,105 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 				got.QueueAlarm = got.QueueAlarm || strings.Contains(r, "NoInterruptionQueue")
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// cloudPoolScaling is what of a cloud node pool decides who sets its node
+// count.
+type cloudPoolScaling struct {
+	ManagementPolicies []any
+	NodeCount          any
+	Autoscaling        any
+	TargetNodes        any
+	MinNodes, MaxNodes any
+	ScaleDown          any
+}
+
+func cloudPoolScalingOf(u *unstructured.Unstructured) cloudPoolScaling {
+	get := func(path ...string) any {
+		v, _, _ := unstructured.NestedFieldCopy(u.Object, path...)
+		if f, ok := v.(float64); ok { // numbers come back through protobuf's Struct
+			return int64(f)
+		}
+		return v
+	}
+	mp, _ := get("spec", "managementPolicies").([]any)
+	return cloudPoolScaling{
+		ManagementPolicies: mp, NodeCount: get("spec", "forProvider", "nodeCount"),
+		Autoscaling: get("spec", "autoscaling"), TargetNodes: get("spec", "targetNodes"),
+		MinNodes: get("spec", "minNodes"), MaxNodes: get("spec", "maxNodes"),
+		ScaleDown: get("spec", "lifecycle", "scaleDownStrategy"),
+	}
+}
+
+// TestCloudPoolsLeaveTheCountToTheirAutoscaler replays a cloud node pool
+// fighting its autoscaler. upjet late-initialises an autoscaled LKE or
+// DOKS pool's nodeCount from the cloud and then sets the cloud back to it
+// (provider-upjet-gcp #340 reports it for GKE); it late-initialises only
+// under the LateInitialize or * management policy (crossplane/upjet
+// pkg/controller/external.go), which provider-linode and
+// provider-upjet-digitalocean honour by default (cmd/provider/main.go,
+// --enable-management-policies). CKS runs a Cluster Autoscaler from
+// Kubernetes 1.32 that moves targetNodes between minNodes and maxNodes,
+// and scales down IdleOnly or PreferIdle (CoreWeave, "Autoscale Node
+// Pools", lifecycle.scaleDownStrategy): burstpool must neither set
+// targetNodes against it nor leave the strategy implicit.
+func TestCloudPoolsLeaveTheCountToTheirAutoscaler(t *testing.T) {
+	noLateInit := []any{"Observe", "Create", "Update", "Delete"}
+	cwSpec := "  minExecutors: 2\n  maxExecutors: 20\n  executorsPerNode: 2\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n  instanceConfig: {instanceType: cd-gp-i64-erapids}\n  provisioning: {manageNodePool: true}\n"
+	cases := map[string]struct {
+		reason   string
+		env      string
+		settings string
+		observed map[string]string
+		want     cloudPoolScaling
+	}{
+		"LKEAutoscaled": {
+			reason: "LKE's autoscaler owns the count: no nodeCount, and upjet does not late-initialise one.",
+			env:    "lke",
+			want:   cloudPoolScaling{ManagementPolicies: noLateInit},
+		},
+		"DOKSAutoscaled": {
+			reason: "DOKS's autoscaler owns the count: no nodeCount, and upjet does not late-initialise one.",
+			env:    "doks",
+			want:   cloudPoolScaling{ManagementPolicies: noLateInit},
+		},
+		"CoreWeaveWithoutAutoscaler": {
+			reason: "Without the cluster's autoscaler burstpool sets targetNodes (2 warm slots, 2 per node: 1 node), and scale-down is IdleOnly.",
+			env:    "coreweave",
+			want:   cloudPoolScaling{Autoscaling: false, TargetNodes: int64(1), ScaleDown: "IdleOnly"},
+		},
+		"CoreWeaveAutoscalerNew": {
+			reason:   "With the autoscaler, a new pool starts at minNodes (the warm slots' 1 node), up to maxNodes (20 executors, 2 per node: 10).",
+			env:      "coreweave",
+			settings: "    coreWeaveAutoscaling: true\n",
+			want:     cloudPoolScaling{Autoscaling: true, TargetNodes: int64(1), MinNodes: int64(1), MaxNodes: int64(10), ScaleDown: "IdleOnly"},
+		},
+		"CoreWeaveAutoscalerKeepsItsCount": {
+			reason:   "The autoscaler moved targetNodes to 6 while 3 executors run: burstpool repeats 6 instead of setting 2.",
+			env:      "coreweave",
+			settings: "    coreWeaveAutoscaling: true\n",
+			observed: map[string]string{"capacity": capacityAt(3, 0), "cloud-nodepool": coreweavePool("burst-nodepool", "cd-gp-i64-erapids", 6, 6, cwAllocated)},
+			want:     cloudPoolScaling{Autoscaling: true, TargetNodes: int64(6), MinNodes: int64(1), MaxNodes: int64(10), ScaleDown: "IdleOnly"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env := environments[tc.env]
+			spec := basicSpec
+			if tc.env == "coreweave" {
+				spec = cwSpec
+			}
+			rsp := scenario{Input: shippedInput(t), Environment: disruptionEnvironment(env.settings + tc.settings),
+				XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: env.crds, Observed: tc.observed}.run(t)
+			cp := desired(rsp, "cloud-nodepool")
+			if cp == nil {
+				t.Fatalf("%s\nno cloud node pool: %v", tc.reason, results(rsp))
+			}
+			if diff := cmp.Diff(tc.want, cloudPoolScalingOf(cp)); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})

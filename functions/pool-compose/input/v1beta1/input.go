@@ -297,6 +297,15 @@ type Provisioning struct {
 	// +optional
 	ProviderConfigName string `json:"providerConfigName,omitempty"`
 
+	// CoreWeaveAutoscaling lets the cluster's Cluster Autoscaler size
+	// CoreWeave pools (CKS runs it by default from Kubernetes 1.32): a
+	// pool's NodePool gets autoscaling with minNodes for its warm slots
+	// and maxNodes for maxExecutors, and burstpool no longer sets
+	// targetNodes. Off, burstpool sets targetNodes from warm slots,
+	// running and pending executors. Either way pools scale down IdleOnly.
+	// +optional
+	CoreWeaveAutoscaling bool `json:"coreWeaveAutoscaling,omitempty"`
+
 	// DOKSNamespaced emits DigitalOcean's namespaced node pool
 	// (kubernetes.digitalocean.m.crossplane.io) in the pool's namespace.
 	// It is chosen automatically when only that CRD is installed.
