@@ -498,9 +498,11 @@ type Karpenter struct {
 	// +optional
 	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
 
-	// ExpireAfter is the longest a pool node lives. On EKS Auto Mode it is
-	// at most 480h: Auto Mode nodes live at most 21 days, and pools give
-	// them its default 24h terminationGracePeriod.
+	// ExpireAfter is the longest a pool node lives; expiry drains a node
+	// whatever its budgets, and terminationGracePeriod bounds how long its
+	// executors still run. On EKS Auto Mode it is at most 504h less
+	// terminationGracePeriod (480h with the default 24h): Auto Mode nodes
+	// live at most 21 days.
 	// +kubebuilder:default="720h"
 	// +optional
 	ExpireAfter string `json:"expireAfter,omitempty"`
