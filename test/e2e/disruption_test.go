@@ -23,24 +23,25 @@ import (
 const driftQuietFor = 75 * time.Second
 
 // testDriftWaitsForExecutors drifts a pool's nodes while an executor runs
-// (a new toleration taints the NodePool's template, which changes its
-// hash: Karpenter's static drift) and checks that Karpenter marks the node
-// Drifted but neither drains nor replaces it while the executor runs; once
-// the executor is gone the node goes, and the next executor runs on a node
-// of the new template.
+// (a new spec.nodeSelector label becomes a NodePool requirement the node
+// does not meet: Karpenter's requirements drift; the executor would still
+// fit a replacement, so only the budgets and do-not-disrupt keep it) and
+// checks that Karpenter marks the node Drifted but neither drains nor
+// replaces it while the executor runs; once the executor is gone the node
+// goes, and the next executor runs on a node of the new requirement.
 func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.Stack, c client.Client, cfg restConfig) {
 	const pool, qs = "drift-pool", "drift-pool-qs"
 	disruptionNamespaces(t, ctx, c)
-	spec := func(tolerations string) string {
+	spec := func(nodeSelector string) string {
 		return poolManifest(poolNS, pool, fmt.Sprintf(`
   compositionRef: {name: %s}
   maxExecutors: 2
   imageConfig: {autoCollectImages: false}
   instanceConfig: {instanceType: m7i.xlarge}
-  tolerations: [%s]
+  nodeSelector: {%s}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, tolerations, pool))
+`, e2eComp, nodeSelector, pool))
 	}
 	mustApply(t, ctx, cfg, spec(""))
 	mustApply(t, ctx, cfg, qsManifest(qs, pool, "1", "2Gi"))
@@ -58,8 +59,8 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 	}
 	old := nodes[0].Name
 
-	// A rollout: the pool's nodes get a new taint, which drifts them.
-	mustApply(t, ctx, cfg, spec("{key: e2e.burstpool.io/rollout, operator: Equal, value: \"2\", effect: NoSchedule}"))
+	// A rollout: the pool's nodes need a new label, which drifts them.
+	mustApply(t, ctx, cfg, spec("e2e.burstpool.io/rollout: \"2\""))
 	took := eventually(t, 5*time.Minute, "Karpenter marks the executor's node Drifted", func(ctx context.Context) (bool, error) {
 		d, err := nodeClaimDrifted(ctx, c, old)
 		return d, fmt.Errorf("node %s not Drifted (%v)", old, err)
@@ -104,8 +105,8 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 	}
 	waitExecutors(t, 3*time.Minute, "the next executor Running on a new node", c, analyticsNS, pool, 1)
 	for _, n := range poolNodes(t, ctx, c, pool) {
-		if !slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == "e2e.burstpool.io/rollout" }) {
-			t.Errorf("node %s lacks the rollout's taint: it is not of the new template", n.Name)
+		if n.Labels["e2e.burstpool.io/rollout"] != "2" {
+			t.Errorf("node %s lacks the rollout's label: it does not meet the new requirement", n.Name)
 		}
 	}
 	if err := deleteExecutors(ctx, c, analyticsNS, qs); err != nil {
