@@ -34,14 +34,13 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 	disruptionNamespaces(t, ctx, c)
 	spec := func(nodeSelector string) string {
 		return poolManifest(poolNS, pool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   maxExecutors: 2
   imageConfig: {autoCollectImages: false}
   instanceConfig: {instanceType: m7i.xlarge}
   nodeSelector: {%s}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, nodeSelector, pool))
+`, nodeSelector, pool))
 	}
 	mustApply(t, ctx, cfg, spec(""))
 	mustApply(t, ctx, cfg, qsManifest(qs, pool, "1", "2Gi"))
@@ -159,13 +158,12 @@ func testSpotSurvivesADryMarket(t *testing.T, ctx context.Context, s *devplane.S
 	const pool, qs = "spot-pool", "spot-pool-qs"
 	disruptionNamespaces(t, ctx, c)
 	mustApply(t, ctx, cfg, poolManifest(poolNS, pool, fmt.Sprintf(`
-  compositionRef: {name: %s}
   maxExecutors: 4
   imageConfig: {autoCollectImages: false}
   instanceConfig: {spotEnabled: true}
   queryServiceSelector:
     matchLabels: {e2e.burstpool.io/pool: %s}
-`, e2eComp, pool)))
+`, pool)))
 	mustApply(t, ctx, cfg, qsManifest(qs, pool, "8", "60Gi"))
 	var offered []string
 	eventually(t, 2*time.Minute, "the spot NodePool offers at least three types", func(ctx context.Context) (bool, error) {
