@@ -16,20 +16,26 @@ const (
 	// expireAfter plus its terminationGracePeriod may not exceed 21 days.
 	autoModeLifetime = 21 * 24 * time.Hour
 	// autoModeTerminationGrace is the terminationGracePeriod Auto Mode
-	// defaults a NodePool to; pools set it, so the sum is theirs to keep.
+	// defaults a NodePool to; pools set karpenter.terminationGracePeriod,
+	// and this when it is Never or leaves less than half the lifetime.
 	autoModeTerminationGrace = 24 * time.Hour
 )
 
-// autoModeExpireAfter is the expireAfter of an Auto Mode NodePool: the
-// setting, or less when it and autoModeTerminationGrace would exceed
-// autoModeLifetime (Never always does).
-func autoModeExpireAfter(expireAfter string) string {
-	longest := autoModeLifetime - autoModeTerminationGrace
+// autoModeLifespan is the expireAfter and terminationGracePeriod of an
+// Auto Mode NodePool: the settings, with the grace period at most half
+// autoModeLifetime (autoModeTerminationGrace otherwise) and expireAfter
+// shortened so both fit autoModeLifetime (Never always is).
+func autoModeLifespan(expireAfter, grace string) (expire, terminationGrace string) {
+	g, err := time.ParseDuration(grace)
+	if err != nil || g <= 0 || g > autoModeLifetime/2 {
+		g = autoModeTerminationGrace
+	}
+	longest := autoModeLifetime - g
 	d, err := time.ParseDuration(expireAfter)
 	if expireAfter == "" || err != nil || d > longest {
-		return durationString(longest)
+		return durationString(longest), durationString(g)
 	}
-	return expireAfter
+	return expireAfter, durationString(g)
 }
 
 // durationString writes d as Karpenter's durations are written (480h).

@@ -11,11 +11,13 @@ import (
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 )
 
-// decideCoreWeave decides a CoreWeave pool. CKS has no autoscaler, so
-// targetNodes is what the pool needs now: nodes for the warm slots
+// decideCoreWeave decides a CoreWeave pool. Without the cluster's
+// autoscaler (provisioning.coreWeaveAutoscaling), targetNodes is what the
+// pool needs now: nodes for the warm slots
 // (minExecutors) or the running executors, whichever is more, plus the
 // pending executors, executorsPerNode to a node; suspended, only the
-// running executors' nodes. instanceType is immutable, so a new type gets a
+// running executors' nodes. With it, the autoscaler owns targetNodes
+// (coreWeaveAutoscaled). instanceType is immutable, so a new type gets a
 // new NodePool, named after it, and the old one stays (as
 // rnCloudPoolDraining) until the new one is ready, is then scaled to zero,
 // and goes once its nodes are gone.
@@ -36,6 +38,9 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 	if cur != nil && str(cur, "spec", "instanceType") != cin.InstanceType {
 		// The type changed: cur drains, and a new pool takes over.
 		old, cur = cur, nil
+	}
+	if p := in.Config.Provisioning; p != nil && p.CoreWeaveAutoscaling && !in.Spec.Suspend {
+		cin = coreWeaveAutoscaled(cin, cur) // disruption.go
 	}
 	switch {
 	case cur != nil:
@@ -80,6 +85,10 @@ func drain(old *structpb.Struct, replacementReady bool) (*unstructured.Unstructu
 	msg := fmt.Sprintf("; %s of the previous type %s stays until the new pool is ready", name, str(old, "spec", "instanceType"))
 	if replacementReady {
 		_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "targetNodes")
+		// An autoscaled pool would be held at its minNodes: zero is
+		// burstpool's to ask, with the autoscaler off.
+		_ = unstructured.SetNestedField(u.Object, false, "spec", "autoscaling")
+		unstructured.RemoveNestedField(u.Object, "spec", "minNodes")
 		msg = fmt.Sprintf("; %s of the previous type %s drains to zero nodes", name, str(old, "spec", "instanceType"))
 	}
 	return u, msg

@@ -250,6 +250,9 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 			}
 			return to.value()
 		}))
+		if len(es.Annotations) > 0 {
+			o.set("annotations", stringsValue(es.Annotations))
+		}
 		m.set("executorScheduling", o.value())
 	}
 	if sz := st.Sizing; sz != nil {

@@ -14,8 +14,11 @@ import (
 // Defaults of the function input. Crossplane does not apply the input
 // CRD's defaults, so the function applies the same ones.
 const (
-	defaultNamespace        = "burstpool-system"
-	defaultAMIAlias         = "al2023@latest"
+	defaultNamespace = "burstpool-system"
+	// defaultAMIAlias is a pinned EKS-optimised AL2023 release
+	// (awslabs/amazon-eks-ami tag v20260724): @latest would drift every
+	// pool node at each release.
+	defaultAMIAlias         = "al2023@v20260724"
 	defaultRootVolumeImage  = "20Gi"
 	defaultEphemeralStorage = "80Gi"
 	defaultGCPImageFamily   = "ContainerOptimizedOS"
@@ -23,6 +26,7 @@ const (
 	defaultAzureImageFamily = "AzureLinux"
 	defaultConsolidateAfter = "5m"
 	defaultExpireAfter      = "720h"
+	defaultTerminationGrace = "24h"
 	defaultWeight           = 50
 	defaultPriority         = -10
 	defaultPlaceholderImage = "registry.k8s.io/pause:3.10"
@@ -46,6 +50,7 @@ func Default(c *v1beta1.Input) {
 	k := present(&c.Karpenter)
 	orDefault(&k.ConsolidateAfter, defaultConsolidateAfter)
 	orDefault(&k.ExpireAfter, defaultExpireAfter)
+	orDefault(&k.TerminationGracePeriod, defaultTerminationGrace)
 	orDefault(&k.Weight, defaultWeight)
 	orDefault(&present(&c.Warmup).HelperImage, defaultHelperImage)
 	p := present(&c.Placeholder)
@@ -100,6 +105,9 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 		}
 		if !karpenterDuration.MatchString(k.ExpireAfter) {
 			bad("karpenter.expireAfter", "%q is not a duration such as 720h or Never", k.ExpireAfter)
+		}
+		if !karpenterDuration.MatchString(k.TerminationGracePeriod) {
+			bad("karpenter.terminationGracePeriod", "%q is not a duration such as 24h or Never", k.TerminationGracePeriod)
 		}
 		if k.Weight < 1 || k.Weight > 100 {
 			bad("karpenter.weight", "%d is not between 1 and 100", k.Weight)

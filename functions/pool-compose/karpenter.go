@@ -70,6 +70,9 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, 
 		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
 	}
 	npName := in.Pool + sfxNodePool
+	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
+		o.event(true, "NoInterruptionQueue", msg) // disruption.go
+	}
 	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
 	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
 		conditionReady(in.Observed[rnNodePool], false), true)
@@ -164,13 +167,14 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		"requirements": reqs,
 		"taints":       cloudpool.TaintList(a.Taints),
 	}
-	switch {
-	case autoMode:
-		// Auto Mode nodes live at most 21 days, grace period included.
-		tmplSpec["expireAfter"] = autoModeExpireAfter(a.Tuning.ExpireAfter)
-		tmplSpec["terminationGracePeriod"] = durationString(autoModeTerminationGrace)
-	case a.Tuning.ExpireAfter != "":
-		tmplSpec["expireAfter"] = a.Tuning.ExpireAfter
+	// Expiry drains a node whatever its budgets; executors that carry
+	// do-not-disrupt keep running for the grace period (disruption.go).
+	expire, grace := lifespan(autoMode, a.Tuning.ExpireAfter, a.Tuning.TerminationGracePeriod)
+	if expire != "" {
+		tmplSpec["expireAfter"] = expire
+	}
+	if grace != "" {
+		tmplSpec["terminationGracePeriod"] = grace
 	}
 	spec := map[string]any{
 		"template": map[string]any{
@@ -181,10 +185,9 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		"disruption": map[string]any{
 			"consolidationPolicy": "WhenEmpty",
 			"consolidateAfter":    a.Tuning.ConsolidateAfter,
-			// Replace at most a tenth of the pool's nodes at once, and
-			// never nodes that are not empty: WhenEmpty already spares
-			// nodes with executors.
-			"budgets": []any{map[string]any{"nodes": "10%"}},
+			// Empty nodes go; drift never drains a node, since it would
+			// drain one that runs executors (disruptionBudgets).
+			"budgets": disruptionBudgets(),
 		},
 	}
 	if a.Tuning.Weight > 0 {

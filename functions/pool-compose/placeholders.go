@@ -71,6 +71,8 @@ func placeholderInput(in Input, f Facts, size *SizeResult) PlaceholderInput {
 		DeploymentObserved:    in.Observed[rnPlaceholder] != nil,
 	}
 	p.Slot, p.SlotOK = slot(f.Attached, size, f.PerNode)
+	spot := in.Spec.InstanceConfig != nil && in.Spec.InstanceConfig.SpotEnabled
+	p.Scheduling = warmSlotScheduling(f.Scheduling, f.Detection.Method, spot) // disruption.go
 	return p
 }
 

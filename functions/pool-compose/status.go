@@ -42,7 +42,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	st.CachedImages = a.Warm.Images
 	st.Sizing = sizingStatus(in, f.ExecutorsHaveRun, a.Nodes)
 	if !a.Taken {
-		st.ExecutorScheduling = executorScheduling(in.Pool, in.Namespace, f.Scheduling)
+		st.ExecutorScheduling = executorScheduling(in.Pool, in.Namespace, f.Scheduling, executorAnnotations(f.Detection.Method))
 	}
 	var c Condition
 	st.AttachedQueryServices, c, o.Results = reportQueryServices(in, f, a.Nodes.Size)
@@ -344,14 +344,16 @@ func noExistingNodes(in Input, f Facts) string {
 
 // executorScheduling is the pool's half of the executor contract: the
 // labels, node selector and tolerations its executors need; nil while
-// nothing picks the pool's nodes.
-func executorScheduling(pool, ns string, sched Scheduling) *poolv1alpha1.ExecutorScheduling {
+// nothing picks the pool's nodes. Annotations are what keep an executor's
+// node while it runs (executorAnnotations).
+func executorScheduling(pool, ns string, sched Scheduling, annotations map[string]string) *poolv1alpha1.ExecutorScheduling {
 	if len(sched.NodeSelector) == 0 {
 		return nil
 	}
 	es := &poolv1alpha1.ExecutorScheduling{
 		Labels:       withIdentity(pool, ns, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool),
 		NodeSelector: maps.Clone(sched.NodeSelector),
+		Annotations:  annotations,
 	}
 	for _, t := range sched.Tolerations {
 		es.Tolerations = append(es.Tolerations, poolv1alpha1.Toleration{

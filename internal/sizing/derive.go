@@ -105,11 +105,13 @@ type Compatibility struct {
 type Result struct {
 	// InstanceType is the chosen type.
 	InstanceType string
-	// SpotTypes is, when Spot is asked and no type is pinned (explicitly or
-	// inherited), the types Karpenter may launch: the chosen type's arch,
-	// each holding ExecutorsPerNode of every compatible executor, with local
-	// NVMe when the chosen type has it, cheapest per executor slot first,
-	// at most MaxSpotTypes, always including InstanceType. Nil otherwise.
+	// SpotTypes is, when Spot is asked, the types Karpenter may launch:
+	// the chosen type's arch, each holding as many executors of every
+	// compatible executor as InstanceType, with local NVMe when the chosen
+	// type has it, at least SpotMinTypes wherever the catalog has them
+	// (of the pinned type's CPU and memory when the type is pinned,
+	// explicitly or inherited), at most MaxSpotTypes, InstanceType first.
+	// Nil otherwise.
 	SpotTypes []string
 	// DerivedFrom says where the type came from, for status.derivedFrom.
 	DerivedFrom string
@@ -399,6 +401,11 @@ func (d *deriver) pinned(i int, from, advice string) Result {
 	}
 	r.PerNode = d.slots(req, i)
 	r.Offered = []Offered{{Name: d.cat.Types[i].Name, PerNode: r.PerNode, Reason: d.chosenReason(i, req, from)}}
+	if d.in.Spot {
+		// A pinned type stands in only with types of its own CPU and
+		// memory: the pool keeps the shape its owner chose.
+		r.offerSpot(d.spot(i, req, true))
+	}
 	return r
 }
 
@@ -518,13 +525,19 @@ func (d *deriver) sized(cands []int, what string) Result {
 	r.PerNode = d.slots(compatReq, chosen)
 	r.Offered = []Offered{{Name: d.cat.Types[chosen].Name, PerNode: r.PerNode, Reason: d.chosenReason(chosen, compatReq, from)}}
 	if d.in.Spot {
-		r.Offered = append(r.Offered, d.spot(chosen, compatReq)...)
-		r.SpotTypes = make([]string, len(r.Offered))
-		for i, o := range r.Offered {
-			r.SpotTypes[i] = o.Name
-		}
+		r.offerSpot(d.spot(chosen, compatReq, false))
 	}
 	return r
+}
+
+// offerSpot adds the spot stand-ins to r's offered types and names them
+// all in SpotTypes.
+func (r *Result) offerSpot(standIns []Offered) {
+	r.Offered = append(r.Offered, standIns...)
+	r.SpotTypes = make([]string, len(r.Offered))
+	for i, o := range r.Offered {
+		r.SpotTypes[i] = o.Name
+	}
 }
 
 // weighPrevious applies the locking rules to the type the attached
@@ -732,33 +745,64 @@ func neighbours(f, g string) bool {
 	return ok1 && ok2 && cf == cg && af == ag
 }
 
+// SpotMinTypes is how many types a spot set holds wherever the catalog
+// has them: below it, spot widens the set to neighbouring generations,
+// then to other families, so one type's spot market running dry does not
+// stop the pool (Karpenter docs, concepts/nodepools: "allow Karpenter to
+// provision as many distinct instance types as possible").
+const SpotMinTypes = 3
+
+// Spot stand-in tiers, in the order spot takes them.
+const (
+	tierFamily = iota
+	tierNeighbour
+	tierOther
+)
+
 // spot returns the types that can stand in for chosen on spot capacity,
 // each with why: of the chosen type's arch, with local NVMe when it has
-// it, not bare metal unless AllowMetal (or chosen is), of its family unless
-// SpotNeighbours opts into neighbouring generations, and holding exactly as
+// it, not bare metal unless AllowMetal (or chosen is), holding exactly as
 // many executors of req as chosen does, so a node of any of them adds the
-// same executor slots. Cheapest first, then smallest; at most MaxSpotTypes
-// with chosen (which the caller puts first).
-func (d *deriver) spot(chosen int, req need) []Offered {
+// same executor slots, and, when sameShape (a pinned type), of chosen's
+// CPU and memory. They come from chosen's family; then, when that gives
+// fewer than SpotMinTypes with chosen (or SpotNeighbours asks for them
+// always), from neighbouring generations; then, still fewer, from other
+// families (unless InstanceFamily names one). Cheapest first within each;
+// at most MaxSpotTypes with chosen (which the caller puts first).
+func (d *deriver) spot(chosen int, req need, sameShape bool) []Offered {
 	ct := d.cat.Types[chosen]
 	per := d.slots(req, chosen)
 	metalOK := d.in.AllowMetal || isMetal(ct)
-	var rs []int
+	tiers := make([][]int, tierOther+1)
 	for i, t := range d.cat.Types {
 		if i == chosen || t.Arch != ct.Arch || (ct.LocalNVMeGiB > 0 && t.LocalNVMeGiB == 0) || (!metalOK && isMetal(t)) {
 			continue
 		}
-		if t.Family != ct.Family && (!d.in.SpotNeighbours || !neighbours(t.Family, ct.Family)) {
+		if d.slots(req, i) != per || ((per == 0 || sameShape) && d.compareShape(i, chosen) != 0) {
 			continue
 		}
-		if d.slots(req, i) != per || (per == 0 && d.compareShape(i, chosen) != 0) {
-			continue
+		tier := tierOther
+		switch {
+		case t.Family == ct.Family:
+			tier = tierFamily
+		case neighbours(t.Family, ct.Family):
+			tier = tierNeighbour
+		case d.in.InstanceFamily != "":
+			continue // the owner chose a family: its generations only
 		}
-		rs = append(rs, i)
+		tiers[tier] = append(tiers[tier], i)
 	}
-	slices.SortFunc(rs, func(a, b int) int {
-		return cmp.Or(cmp.Compare(d.cat.Types[a].PricePerHour, d.cat.Types[b].PricePerHour), d.compareSize(a, b))
-	})
+	var rs []int
+	for tier, ts := range tiers {
+		forced := tier == tierNeighbour && d.in.SpotNeighbours
+		if tier != tierFamily && !forced && len(rs)+1 >= SpotMinTypes {
+			continue
+		}
+		slices.SortFunc(ts, func(a, b int) int {
+			return cmp.Or(cmp.Compare(d.cat.Types[a].PricePerHour, d.cat.Types[b].PricePerHour), d.compareSize(a, b))
+		})
+		rs = append(rs, ts...)
+	}
 	limitN := d.in.MaxSpotTypes
 	if limitN < 1 {
 		limitN = DefaultMaxSpotTypes
@@ -768,13 +812,18 @@ func (d *deriver) spot(chosen int, req need) []Offered {
 	for _, i := range rs {
 		t := d.cat.Types[i]
 		why := "same family"
-		if t.Family != ct.Family {
+		switch {
+		case t.Family == ct.Family:
+		case neighbours(t.Family, ct.Family):
 			why = "neighbouring generation " + t.Family
+		default:
+			why = "family " + t.Family
 		}
 		reason := fmt.Sprintf("spot stand-in: %s, %s", why, t.Arch)
 		if per > 0 {
 			reason += fmt.Sprintf(", allocatable %s holds %d like %s", d.show(d.alloc[i]), per, ct.Name)
-		} else {
+		}
+		if per == 0 || sameShape {
 			reason += ", same CPU and memory as " + ct.Name
 		}
 		out = append(out, Offered{Name: t.Name, PerNode: per, Reason: reason})

@@ -40,7 +40,7 @@ func ExampleDerive() {
 	// r7gd.8xlarge
 	// instanceFamily r7gd sized for QueryService/analytics/adhoc
 	// 31.85 CPU / 235.2Gi
-	// [r7gd.8xlarge r7gd.12xlarge]
+	// [r7gd.8xlarge r7gd.12xlarge r6gd.8xlarge r6gd.12xlarge]
 	// analytics/adhoc true
 	// analytics/reports true
 }

@@ -126,8 +126,8 @@ func FuzzDerive(f *testing.F) {
 			}
 		}
 		if got.SpotTypes != nil {
-			if !spot || in.InstanceType != "" {
-				t.Fatalf("spot types %v without spot or with a pinned type", got.SpotTypes)
+			if !spot {
+				t.Fatalf("spot types %v without spot", got.SpotTypes)
 			}
 			limit := int(maxSpot)
 			if limit < 1 {
@@ -140,6 +140,9 @@ func FuzzDerive(f *testing.F) {
 				it, ok := cat.Lookup(name)
 				if !ok || it.Arch != chosen.Arch {
 					t.Fatalf("spot type %s is unknown or not %s", name, chosen.Arch)
+				}
+				if in.InstanceType != "" && (it.CPU.Cmp(chosen.CPU) != 0 || it.Memory.Cmp(chosen.Memory) != 0) {
+					t.Fatalf("spot type %s stands in for the pinned %s with another CPU or memory", name, chosen.Name)
 				}
 				a := Allocatable(CloudAWS, it, poolOverhead)
 				for _, c := range got.Compatibility {

@@ -145,9 +145,9 @@ func TestRuleExecutorsPerNodeExact(t *testing.T) {
 		want   decision
 	}{
 		"SpotSetSameShapeOnly": {
-			reason: "A 15 CPU executor, one per node: r7gd.4xlarge (15.68 CPU) holds one; the 8xlarge (31.64) holds two and the 12xlarge three, so neither stands in; no r6gd without neighbours.",
+			reason: "A 15 CPU executor, one per node: r7gd.4xlarge (15.68 CPU) holds one; the 8xlarge (31.64) holds two and the 12xlarge three, so neither stands in; the family alone gives fewer than SpotMinTypes, so r6gd.4xlarge joins; no other family, since the pool names r7gd.",
 			in:     Input{Catalog: aws, InstanceFamily: "r7gd", Spot: true, Overhead: poolOverhead, Executors: []Executor{q30}},
-			want:   decision{Type: "r7gd.4xlarge", PerNode: 1, Offered: []string{"r7gd.4xlarge"}},
+			want:   decision{Type: "r7gd.4xlarge", PerNode: 1, Offered: []string{"r7gd.4xlarge", "r6gd.4xlarge"}},
 		},
 		"SpotNeighbourGeneration": {
 			reason: "With neighbours allowed, r6gd.4xlarge (16 vCPU / 128Gi, 15.68 CPU allocatable) holds the same one executor; r6g has no NVMe.",
@@ -161,14 +161,14 @@ func TestRuleExecutorsPerNodeExact(t *testing.T) {
 			want: decision{Type: "r7gd.4xlarge", PerNode: 4, Offered: []string{"r7gd.4xlarge", "r6gd.4xlarge"}},
 		},
 		"NoMetalUnlessAsked": {
-			reason: "A 60 CPU executor needs r7gd.16xlarge (63.56 CPU); r7gd.metal has the same 64 vCPU / 512Gi and holds one too, but is not offered.",
+			reason: "A 60 CPU executor needs r7gd.16xlarge (63.56 CPU); r7gd.metal has the same 64 vCPU / 512Gi and holds one too, but is not offered; r6gd.16xlarge, a neighbouring generation, is.",
 			in:     Input{Catalog: aws, InstanceFamily: "r7gd", Spot: true, Overhead: poolOverhead, Executors: []Executor{q120}},
-			want:   decision{Type: "r7gd.16xlarge", PerNode: 1, Offered: []string{"r7gd.16xlarge"}},
+			want:   decision{Type: "r7gd.16xlarge", PerNode: 1, Offered: []string{"r7gd.16xlarge", "r6gd.16xlarge"}},
 		},
 		"MetalWhenAsked": {
-			reason: "With bare metal allowed, r7gd.metal (64 vCPU / 512Gi, one 60 CPU executor) stands in.",
+			reason: "With bare metal allowed, r7gd.metal (64 vCPU / 512Gi, one 60 CPU executor) stands in, and so do r6gd's 16xlarge and metal.",
 			in:     Input{Catalog: aws, InstanceFamily: "r7gd", Spot: true, AllowMetal: true, Overhead: poolOverhead, Executors: []Executor{q120}},
-			want:   decision{Type: "r7gd.16xlarge", PerNode: 1, Offered: []string{"r7gd.16xlarge", "r7gd.metal"}},
+			want:   decision{Type: "r7gd.16xlarge", PerNode: 1, Offered: []string{"r7gd.16xlarge", "r7gd.metal", "r6gd.16xlarge", "r6gd.metal"}},
 		},
 		"CatalogExactHolder": {
 			reason: "Two 7 CPU / 14Gi executors per node from the amd64 catalog: c6i.4xlarge (32Gi) cannot hold 28Gi; m6i.4xlarge (15.68 CPU / 58.9Gi) holds exactly 2.",

@@ -466,6 +466,14 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 		}
 	})
 
+	t.Run("DriftWaitsForExecutors", func(t *testing.T) {
+		testDriftWaitsForExecutors(t, ctx, s, c, cfg) // disruption_test.go
+	})
+
+	t.Run("SpotSurvivesADryMarket", func(t *testing.T) {
+		testSpotSurvivesADryMarket(t, ctx, s, c, cfg) // disruption_test.go
+	})
+
 	t.Run("NodeIAM", func(t *testing.T) {
 		testNodeIAM(t, ctx, s, root) // nodeiam_test.go
 	})

@@ -195,6 +195,15 @@ type ExecutorScheduling struct {
 	// +listType=atomic
 	// +optional
 	Tolerations []Toleration `json:"tolerations,omitempty"`
+
+	// Annotations every pool executor pod carries so that its node is not
+	// taken from under it while it runs: karpenter.sh/do-not-disrupt
+	// "true" where Karpenter provisions the pool's nodes, and
+	// cluster-autoscaler.kubernetes.io/safe-to-evict "false" where a
+	// Cluster Autoscaler scales them (LKE, DOKS, CoreWeave). The pool's
+	// placeholders never carry them.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // SizingStatus is how burstpool sized the pool.

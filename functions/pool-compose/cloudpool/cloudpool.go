@@ -65,9 +65,16 @@ type Input struct {
 	// cloud's autoscaler works between them; when equal the size is fixed.
 	MinNodes, MaxNodes int32
 
-	// TargetNodes is the node count burstpool asks of a CoreWeave pool,
-	// which has no autoscaler; kept between MinNodes and MaxNodes.
+	// TargetNodes is the node count burstpool asks of a CoreWeave pool
+	// without Autoscaling; kept between MinNodes and MaxNodes. With
+	// Autoscaling it is the count the autoscaler last set (MinNodes while
+	// the pool is new), so burstpool never moves it.
 	TargetNodes int32
+
+	// Autoscaling lets CKS's Cluster Autoscaler (on by default from
+	// Kubernetes 1.32) size a CoreWeave pool between MinNodes and
+	// MaxNodes.
+	Autoscaling bool
 
 	// Name overrides the object's name ("" is Name(Pool)). CoreWeave pools
 	// are named after their instance type, which cannot change.
@@ -256,9 +263,20 @@ func providerConfigRef(in Input) map[string]any {
 	return ref
 }
 
+// managementPolicies are every action but LateInitialize. upjet copies
+// the cloud's node count into spec.forProvider.nodeCount when it
+// late-initialises a node pool whose autoscaler owns the count, and then
+// sets the cloud back to that count at every update, against the
+// autoscaler. upjet late-initialises only when the policies hold
+// LateInitialize or * (crossplane/upjet pkg/controller/external.go,
+// policyHasLateInit, in v1.4 and v2), and provider-linode and
+// provider-upjet-digitalocean honour management policies by default
+// (cmd/provider/main.go, --enable-management-policies, default true).
+var managementPolicies = []any{"Observe", "Create", "Update", "Delete"}
+
 // managed wraps forProvider as the spec of a Crossplane managed resource.
 func managed(apiVersion string, in Input, forProvider map[string]any) *unstructured.Unstructured {
-	spec := map[string]any{"forProvider": forProvider}
+	spec := map[string]any{"forProvider": forProvider, "managementPolicies": managementPolicies}
 	if ref := providerConfigRef(in); ref != nil {
 		spec["providerConfigRef"] = ref
 	}
@@ -330,18 +348,25 @@ func doks(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.
 // coreweave builds a CoreWeave Kubernetes Service NodePool. CoreWeave
 // publishes no schema for it; the fields are held to CoreWeave's Node Pool
 // reference: instanceType (immutable once created), targetNodes (required),
-// autoscaling, nodeLabels and nodeTaints ({key, value, effect}). CKS has no
-// cluster autoscaler yet, so minNodes and maxNodes would do nothing:
-// autoscaling is off and burstpool sets targetNodes itself (TargetNodes).
-// It is cluster-scoped and applied in the cluster itself, so it has no
-// provider configuration.
+// autoscaling, minNodes and maxNodes, nodeLabels, nodeTaints ({key, value,
+// effect}) and lifecycle.scaleDownStrategy. Without Autoscaling burstpool
+// sets targetNodes itself (TargetNodes); with it, CKS's Cluster Autoscaler
+// moves targetNodes between minNodes and maxNodes ("Autoscale Node
+// Pools"). Either way the pool scales down IdleOnly: only nodes that run
+// no pods go, never one under a running executor. It is cluster-scoped and
+// applied in the cluster itself, so it has no provider configuration.
 func coreweave(in Input, labels map[string]any, taints []corev1.Taint) *unstructured.Unstructured {
 	spec := map[string]any{
 		"instanceType": in.InstanceType,
-		"autoscaling":  false,
+		"autoscaling":  in.Autoscaling,
 		"targetNodes":  int64(min(max(in.TargetNodes, in.MinNodes), in.MaxNodes)),
 		"nodeLabels":   labels,
 		"nodeTaints":   TaintList(taints),
+		"lifecycle":    map[string]any{"scaleDownStrategy": "IdleOnly"},
+	}
+	if in.Autoscaling {
+		spec["minNodes"] = int64(in.MinNodes)
+		spec["maxNodes"] = int64(in.MaxNodes)
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": APIVersionCoreWeave,

@@ -228,10 +228,13 @@ func TestGoldenFilesMatchUpstreamSchemas(t *testing.T) {
 }
 
 // coreweaveDocumented are the NodePool spec fields CoreWeave documents, the
-// only ones a CoreWeave pool may use while no schema is published.
+// only ones a CoreWeave pool may use while no schema is published
+// (lifecycle.scaleDownStrategy, IdleOnly or PreferIdle: "Autoscale Node
+// Pools").
 var coreweaveDocumented = map[string]bool{
 	"instanceType": true, "targetNodes": true, "minNodes": true, "maxNodes": true,
 	"autoscaling": true, "nodeLabels": true, "nodeAnnotations": true, "nodeTaints": true,
+	"lifecycle": true,
 }
 
 func TestCoreWeaveUsesDocumentedFields(t *testing.T) {

@@ -45,7 +45,7 @@ func PoolExecutorScheduling(ctx context.Context, c client.Client, ns, name strin
 
 // ExecutorDeployment is what a QueryService operator creates to burst qs's
 // executors onto a pool, following the contract of docs/queryservice.md:
-// pods with exactly the labels, node selector and tolerations of the
+// pods with exactly the labels, node selector, tolerations and annotations of the
 // pool's status.executorScheduling (sched), plus the QueryService and
 // component labels, each requesting (and limited to) cpu and mem.
 func ExecutorDeployment(ns, qs, image string, replicas int32, cpu, mem string, sched poolv1.ExecutorScheduling) *appsv1.Deployment {
@@ -63,7 +63,7 @@ func ExecutorDeployment(ns, qs, image string, replicas int32, cpu, mem string, s
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels), Annotations: maps.Clone(sched.Annotations)},
 				Spec: corev1.PodSpec{
 					NodeSelector: maps.Clone(sched.NodeSelector),
 					Tolerations:  tols,

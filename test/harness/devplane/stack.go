@@ -99,6 +99,9 @@ type Stack struct {
 	stopRegistry   func()
 	// MetricsAddr is where the capacity provider serves Prometheus metrics.
 	MetricsAddr string
+	// InstanceTypes is the kwok provider's instance types file
+	// (INSTANCE_TYPES_FILE_PATH), which Karpenter reads when it starts.
+	InstanceTypes string
 	// Took records how long each step took.
 	Took map[string]time.Duration
 }
@@ -198,6 +201,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := WriteInstanceTypes(types, cfg.catalog()); err != nil {
 		return nil, err
 	}
+	s.InstanceTypes = types
 
 	if err := step("start the control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok, Karpenter, Crossplane)", func() error {
 		bins, err := localcp.ToolBinaries(ctx, cfg.Root)

@@ -297,6 +297,15 @@ type Provisioning struct {
 	// +optional
 	ProviderConfigName string `json:"providerConfigName,omitempty"`
 
+	// CoreWeaveAutoscaling lets the cluster's Cluster Autoscaler size
+	// CoreWeave pools (CKS runs it by default from Kubernetes 1.32): a
+	// pool's NodePool gets autoscaling with minNodes for its warm slots
+	// and maxNodes for maxExecutors, and burstpool no longer sets
+	// targetNodes. Off, burstpool sets targetNodes from warm slots,
+	// running and pending executors. Either way pools scale down IdleOnly.
+	// +optional
+	CoreWeaveAutoscaling bool `json:"coreWeaveAutoscaling,omitempty"`
+
 	// DOKSNamespaced emits DigitalOcean's namespaced node pool
 	// (kubernetes.digitalocean.m.crossplane.io) in the pool's namespace.
 	// It is chosen automatically when only that CRD is installed.
@@ -353,9 +362,13 @@ type AWS struct {
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
 
-	// AMIAlias selects the node image, for example al2023@latest or
-	// bottlerocket@v1.30.0.
-	// +kubebuilder:default="al2023@latest"
+	// AMIAlias selects the node image, a family and a pinned version, for
+	// example al2023@v20260724 or bottlerocket@v1.30.0. Changing it drifts
+	// the pool's nodes, which Karpenter replaces only as they empty or
+	// expire, so running executors keep their nodes (docs/install.md,
+	// "Rolling a new node image"). @latest drifts every node at each AMI
+	// release; Karpenter advises against it outside pre-production.
+	// +kubebuilder:default="al2023@v20260724"
 	// +optional
 	AMIAlias string `json:"amiAlias,omitempty"`
 
@@ -485,12 +498,25 @@ type Karpenter struct {
 	// +optional
 	ConsolidateAfter string `json:"consolidateAfter,omitempty"`
 
-	// ExpireAfter is the longest a pool node lives. On EKS Auto Mode it is
-	// at most 480h: Auto Mode nodes live at most 21 days, and pools give
-	// them its default 24h terminationGracePeriod.
+	// ExpireAfter is the longest a pool node lives; expiry drains a node
+	// whatever its budgets, and terminationGracePeriod bounds how long its
+	// executors still run. On EKS Auto Mode it is at most 504h less
+	// terminationGracePeriod (480h with the default 24h): Auto Mode nodes
+	// live at most 21 days.
 	// +kubebuilder:default="720h"
 	// +optional
 	ExpireAfter string `json:"expireAfter,omitempty"`
+
+	// TerminationGracePeriod is how long a query may need: once Karpenter
+	// starts to remove a pool node (expiry, or a deletion), executors on it
+	// that carry karpenter.sh/do-not-disrupt keep running this long before
+	// they are deleted. Never leaves it unset, so Karpenter waits for them
+	// without limit. EKS Auto Mode nodes live at most 21 days: there Never
+	// and anything above 252h mean 24h, and expireAfter is shortened so
+	// both fit.
+	// +kubebuilder:default="24h"
+	// +optional
+	TerminationGracePeriod string `json:"terminationGracePeriod,omitempty"`
 
 	// Weight ranks pool NodePools against the cluster's other NodePools.
 	// +kubebuilder:validation:Minimum=1
@@ -498,6 +524,17 @@ type Karpenter struct {
 	// +kubebuilder:default=50
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
+
+	// InterruptionQueue names the SQS queue Karpenter's AWS provider reads
+	// spot interruption warnings, rebalance recommendations and instance
+	// state changes from: Karpenter's own setting (its Helm value
+	// settings.interruptionQueue, the INTERRUPTION_QUEUE variable), which
+	// burstpool does not configure. Without one, a spot node goes with its
+	// instance and its executors fail without a drain. Spot pools on AWS
+	// Karpenter warn while it is empty (docs/install.md, "Keeping running
+	// queries").
+	// +optional
+	InterruptionQueue string `json:"interruptionQueue,omitempty"`
 
 	// SpotNeighbourGenerations lets every spot pool's type set take types
 	// of neighbouring generations of the chosen family (r6gd and r8gd for
