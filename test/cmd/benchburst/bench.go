@@ -54,20 +54,13 @@ func newBench(ctx context.Context, s *devplane.Stack, cloud burst.Cloud) (*bench
 		return nil, err
 	}
 	startKubelet(ctx, cs, cloud)
-	if err := localcp.Apply(ctx, s.Cluster.Config, []byte(fmt.Sprintf(namespaces, qsNS, poolNS))); err != nil {
-		return nil, err
+	for _, ns := range []string{qsNS, poolNS} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
 	}
 	return &bench{s: s, cs: cs}, nil
 }
-
-const namespaces = `apiVersion: v1
-kind: Namespace
-metadata: {name: %s}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: %s}
-`
 
 // run prepares sc (the cold NodePool, or a QueryService and its pool with
 // its warm slots Running and its images warm), bursts sc.executors

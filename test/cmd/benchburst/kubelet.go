@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
@@ -48,18 +49,7 @@ func startKubelet(ctx context.Context, cs kubernetes.Interface, cloud burst.Clou
 	}})
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
-	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				k.tick(ctx)
-			}
-		}
-	}()
+	go wait.UntilWithContext(ctx, k.tick, 100*time.Millisecond)
 	return k
 }
 
