@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,7 +30,10 @@ const (
 	executorCPU   = "8"
 	executorMem   = "60Gi"
 	qsNS          = "bench"
-	poolNS        = "bench-pools"
+	// poolNS is the QueryServices' own: a pool attaches QueryServices of
+	// its namespace unless the cluster's settings list others
+	// (docs/tenants.md).
+	poolNS = qsNS
 	// coldLabel selects the nodes of the cold NodePool.
 	coldLabel = "bench.burstpool.io/nodepool"
 )
@@ -54,7 +58,7 @@ func newBench(ctx context.Context, s *devplane.Stack, cloud burst.Cloud) (*bench
 		return nil, err
 	}
 	startKubelet(ctx, cs, cloud)
-	for _, ns := range []string{qsNS, poolNS} {
+	for _, ns := range slices.Compact([]string{qsNS, poolNS}) {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
