@@ -97,3 +97,8 @@ verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed
 .PHONY: bench-grpc
 bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors (minutes; prints a table).
 	BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/
+
+.PHONY: bench-burst
+bench-burst: ## Measure burst latency (executor pod to Running) on the local control plane with modelled node launch and image pull, cold vs pools with and without warm slots (minutes; prints a table).
+	hack/tool.sh all
+	$(GO) run ./test/cmd/benchburst --dir $(OUTPUT)/bench-burst $(BENCH_BURST_ARGS)

@@ -45,6 +45,9 @@ type Input struct {
 	// PreviousConditions are the reasons of the XPool's conditions by
 	// type, so events are emitted only when a condition changes.
 	PreviousConditions map[string]string
+	// WatchCircuit is whether Crossplane drops the watch events of the
+	// pool's composed resources (follow.go).
+	WatchCircuit WatchCircuit
 
 	// QueryServices are those Crossplane supplied for the pool's
 	// Requirements: the ones it names, selects or that carry its label.
@@ -314,6 +317,7 @@ func Compute(in Input) Output {
 	out.add(decideStorageAgent(in, f))
 	out.add(decideAgentPriority(in, f, len(warm.DaemonSets)))
 	out.add(decideAdmission(in, f))
+	out.add(decideFollow(in.Now, in.WatchCircuit))
 
 	st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Nodes: nodes, Warm: warm, Problem: out.problem, Waiting: out.waiting})
 	out.Status = st

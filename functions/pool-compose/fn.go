@@ -151,6 +151,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
+		WatchCircuit:       decodeWatchCircuit(field(oxr, "status").GetStructValue()),
 		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
 		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true

@@ -35,13 +35,6 @@ func decidePlaceholders(p PlaceholderInput) Outcome {
 	if p.Suspend {
 		replicas = 0
 	}
-	if !p.SlotOK {
-		if p.MinExecutors > 0 {
-			o.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
-		}
-		o.preserve(rnPlaceholder, rnPriorityClass)
-		return o
-	}
 	class := p.Config.PriorityClassName
 	if class == "" {
 		class = p.Pool + sfxPlaceholder
@@ -50,6 +43,15 @@ func decidePlaceholders(p PlaceholderInput) Outcome {
 			Key:   lazyKey("priorityclass", []any{class, pool, ns, value}),
 			Build: func() *unstructured.Unstructured { return PriorityClass(class, pool, ns, value) },
 		}, p.PriorityClassObserved, true)
+	}
+	if !p.SlotOK {
+		// The PriorityClass holds no capacity, so it is kept ready for
+		// when a slot size is known; the placeholders wait for one.
+		if p.MinExecutors > 0 {
+			o.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
+		}
+		o.preserve(rnPlaceholder)
+		return o
 	}
 	a := PlaceholderArgs{
 		Pool: p.Pool, Namespace: p.Namespace, Replicas: replicas, Slot: p.Slot,
@@ -70,15 +72,23 @@ func placeholderInput(in Input, f Facts, size *SizeResult) PlaceholderInput {
 		PriorityClassObserved: in.Observed[rnPriorityClass] != nil,
 		DeploymentObserved:    in.Observed[rnPlaceholder] != nil,
 	}
-	p.Slot, p.SlotOK = slot(f.Attached, size, f.PerNode)
+	explicit := ""
+	if ic := in.Spec.InstanceConfig; ic != nil {
+		explicit = ic.InstanceType
+	}
+	p.Slot, p.SlotOK = slot(f.Attached, size, f.PerNode, explicit)
 	spot := in.Spec.InstanceConfig != nil && in.Spec.InstanceConfig.SpotEnabled
 	p.Scheduling = warmSlotScheduling(f.Scheduling, f.Detection.Method, spot) // disruption.go
 	return p
 }
 
 // slot is one executor slot: the largest compatible executor request, or,
-// when none is known, an equal share of a node of size.
-func slot(attached []Attachment, size *SizeResult, perNode int32) (Resources, bool) {
+// when none is known and the pool's instance type is explicit (explicit is
+// size's type), an equal share of a node of size. A type the pool only
+// guessed (a family's smallest, say, before any QueryService attaches)
+// sizes no slot: warm capacity of a guessed shape may be capacity no
+// executor can use.
+func slot(attached []Attachment, size *SizeResult, perNode int32, explicit string) (Resources, bool) {
 	var r Resources
 	compatible := map[string]bool{}
 	if size != nil {
@@ -102,7 +112,7 @@ func slot(attached []Attachment, size *SizeResult, perNode int32) (Resources, bo
 	if found && !r.CPU.IsZero() && !r.Memory.IsZero() {
 		return r, true
 	}
-	if size == nil || size.Allocatable.CPU.IsZero() {
+	if size == nil || size.Allocatable.CPU.IsZero() || explicit == "" || explicit != size.InstanceType {
 		return r, false
 	}
 	cpu := resource.NewMilliQuantity(size.Allocatable.CPU.MilliValue()/int64(perNode), resource.DecimalSI)

@@ -76,14 +76,14 @@ func TestDecidePlaceholders(t *testing.T) {
 			want:   want{Replicas: 4, Class: "burst-placeholder", PriorityClass: true, AntiAffinity: true},
 		},
 		"NoSlotSize": {
-			reason: "No executor size is known: the placeholders are kept as they are, and a warning says what to do.",
+			reason: "No executor size is known: the placeholders are kept as they are, a warning says what to do, and the PriorityClass (no capacity) is composed so that attaching the first QueryService does not make the pool wait for it.",
 			in:     base(func(p *PlaceholderInput) { p.SlotOK = false }),
-			want:   want{Replicas: -1, Preserve: []resource.Name{rnPlaceholder, rnPriorityClass}, Events: []string{"NoWarmSlotSize"}},
+			want:   want{Replicas: -1, PriorityClass: true, Waiting: []string{"PriorityClass burst-placeholder"}, Preserve: []resource.Name{rnPlaceholder}, Events: []string{"NoWarmSlotSize"}},
 		},
 		"NoSlotSizeNoneWanted": {
 			reason: "No executor size is known and no warm slot is asked for: nothing to warn about.",
-			in:     base(func(p *PlaceholderInput) { p.SlotOK = false; p.MinExecutors = 0 }),
-			want:   want{Replicas: -1, Preserve: []resource.Name{rnPlaceholder, rnPriorityClass}},
+			in:     base(func(p *PlaceholderInput) { p.SlotOK = false; p.MinExecutors = 0; p.PriorityClassObserved = true }),
+			want:   want{Replicas: -1, PriorityClass: true, Preserve: []resource.Name{rnPlaceholder}},
 		},
 	}
 	for name, tc := range cases {
@@ -117,6 +117,7 @@ func TestSlot(t *testing.T) {
 		return Attachment{QS: q, Name: name, Namespace: "team-a", Attached: true}
 	}
 	sized := &SizeResult{
+		InstanceType:  "r7gd.2xlarge",
 		Allocatable:   Resources{CPU: k8sresource.MustParse("7910m"), Memory: k8sresource.MustParse("30Gi")},
 		Compatibility: []Compatibility{{QueryService: "team-a/small", Compatible: true}, {QueryService: "team-a/huge", Compatible: false}},
 	}
@@ -128,6 +129,7 @@ func TestSlot(t *testing.T) {
 		reason   string
 		attached []Attachment
 		size     *SizeResult
+		explicit string
 		want     want
 	}{
 		"LargestBeforeSizing": {
@@ -142,9 +144,21 @@ func TestSlot(t *testing.T) {
 			want:     want{CPU: "2", Memory: "8Gi", OK: true},
 		},
 		"ShareOfNode": {
-			reason: "No compatible executor: a quarter of the node at 4 a node, memory rounded down to a MiB.",
+			reason:   "No compatible executor and an explicit instance type: a quarter of the node at 4 a node, memory rounded down to a MiB.",
+			size:     sized,
+			explicit: "r7gd.2xlarge",
+			want:     want{CPU: "1977m", Memory: "7680Mi", OK: true},
+		},
+		"GuessedTypeNoShare": {
+			reason: "No compatible executor and a type the pool guessed (reference 4.5: a family, no QueryService yet): no slot, so no node is launched for warm capacity no executor may use.",
 			size:   sized,
-			want:   want{CPU: "1977m", Memory: "7680Mi", OK: true},
+			want:   want{CPU: "0", Memory: "0"},
+		},
+		"OtherTypeNoShare": {
+			reason:   "The sized type is not the explicit one (an upgrade in progress): no share of a node whose type nobody asked for.",
+			size:     sized,
+			explicit: "r7gd.4xlarge",
+			want:     want{CPU: "0", Memory: "0"},
 		},
 		"Unknown": {
 			reason: "Neither an executor nor a size: no slot.",
@@ -153,7 +167,7 @@ func TestSlot(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r, ok := slot(tc.attached, tc.size, 4)
+			r, ok := slot(tc.attached, tc.size, 4, tc.explicit)
 			got := want{CPU: r.CPU.String(), Memory: r.Memory.String(), OK: ok}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nslot (-want +got):\n%s", tc.reason, diff)

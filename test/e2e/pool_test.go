@@ -32,7 +32,9 @@ const (
 	karpenterAPI  = "karpenter.sh/v1"
 	capacityAPI   = "capacity.e6data.io/v1alpha1"
 	burstReplicas = 3
-	e2eQSName     = "burst-analytics"
+	// statusBound is how late executor changes may show on the claim.
+	statusBound = 10 * time.Second
+	e2eQSName   = "burst-analytics"
 )
 
 // TestPool runs burstpool as users run it: the packages installed through
@@ -263,6 +265,23 @@ spec:
 	})
 
 	t.Run("ScaleDown", func(t *testing.T) {
+		// Executor changes show on the claim within statusBound, whether
+		// Crossplane's watch circuit of the XPool is closed (realtime
+		// compositions pass the PoolCapacity's event) or open (the
+		// function is called every 5 s, functions/pool-compose/follow.go);
+		// before, an open circuit left the counts a minute behind.
+		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 1)
+		shown := eventually(t, 2*time.Minute, "occupied executors drop to one", func(ctx context.Context) (bool, error) {
+			_, st, err := readPool(ctx, s, poolNS, e2ePool)
+			if err != nil {
+				return false, err
+			}
+			return st.OccupiedExecutors == 1, fmt.Errorf("occupied %d", st.OccupiedExecutors)
+		})
+		t.Logf("scale %d -> 1 executor: occupied=1 on the claim after %s", burstReplicas, shown.Round(10*time.Millisecond))
+		if shown > statusBound {
+			t.Errorf("scaling %d executors to 1 showed on the claim after %s, want within %s", burstReplicas, shown.Round(10*time.Millisecond), statusBound)
+		}
 		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 0)
 		eventually(t, 2*time.Minute, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
 			p, st, err := readPool(ctx, s, poolNS, e2ePool)

@@ -56,6 +56,9 @@ type Config struct {
 	// SkipKarpenter leaves Karpenter and its CRDs out, for clusters whose
 	// nodes come from elsewhere (a simulated Linode LKE cluster).
 	SkipKarpenter bool
+	// KwokConfig is kwok's --config (localcp.Config.KwokConfig): the
+	// simulated cloud's stages. Empty keeps kwok's instant defaults.
+	KwokConfig []byte
 	// CRDs are further CustomResourceDefinition files installed before
 	// burstpool, for example the LKE node pool CRD that makes detection
 	// find Linode.
@@ -213,6 +216,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			Binaries:          bins,
 			RelayBinary:       filepath.Join(bin, "localcp"),
 			InstanceTypesFile: types,
+			KwokConfig:        cfg.KwokConfig,
 			SkipKarpenter:     cfg.SkipKarpenter,
 			CrossplaneEnv:     cfg.crossplaneEnv(),
 			CrossplaneArgs:    cfg.CrossplaneArgs,

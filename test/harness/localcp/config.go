@@ -134,6 +134,11 @@ type Config struct {
 	// must then dispatch that argument itself (test/cmd/localcp does).
 	RelayBinary string
 
+	// KwokConfig is kwok's --config file (YAML documents, for example
+	// Stage objects that delay a node's readiness). Empty keeps kwok's
+	// default stages: nodes Ready and pods Running at once.
+	KwokConfig []byte
+
 	// SkipKarpenter leaves Karpenter out.
 	SkipKarpenter bool
 	// KarpenterCRDDirs are the folders of Karpenter's CRDs. Default: the

@@ -301,7 +301,7 @@ func (u *upper) startScheduler(ctx context.Context) error {
 
 func (u *upper) startKwok(ctx context.Context) error {
 	conf := u.path("run", "kwok.yaml")
-	if err := os.WriteFile(conf, nil, 0o600); err != nil {
+	if err := os.WriteFile(conf, u.cfg.KwokConfig, 0o600); err != nil {
 		return err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", u.c.Ports["kwok"])
