@@ -197,8 +197,8 @@ spec:
 		}
 		return n == iamReplicas && init == len(nodes) && init > 0, fmt.Errorf("%d executors Running, %d of %d nodes initialized", n, init, len(nodes))
 	})
-	// The executors keep running until the claim is deleted, so the nodes
-	// go only because the pool does; they go with the test.
+	// The executors keep running until just before the claim is deleted;
+	// should the test stop earlier, they go with it.
 	t.Cleanup(func() {
 		if err := deleteExecutors(context.Background(), c, analyticsNS, iamQS); client.IgnoreNotFound(err) != nil {
 			t.Errorf("cannot delete the executors: %v", err)
@@ -221,6 +221,13 @@ spec:
 	t.Logf("Role deletion refused: %v", refused)
 
 	// Deleting the claim removes the nodes first, then the IAM objects.
+	// The executors go first, as docs/install.md's uninstall order says:
+	// they carry karpenter.sh/do-not-disrupt (status.executorScheduling),
+	// so a node running one would wait for them up to the NodePool's
+	// terminationGracePeriod.
+	if err := deleteExecutors(ctx, c, analyticsNS, iamQS); err != nil {
+		t.Fatal(err)
+	}
 	deleted := time.Now()
 	if err := deleteClaim(ctx, c, poolNS, iamPool); err != nil {
 		t.Fatal(err)

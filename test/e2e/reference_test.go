@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
@@ -99,13 +100,21 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 	}
 	took := waitExecutors(t, 4*time.Minute, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", c, analyticsNS, "burst-pool", burstAnalytics)
 	t.Logf("4.1 burst -> %d executors Running: %s", burstAnalytics, took.Round(100*time.Millisecond))
-	eventually(t, 4*time.Minute, "reporting-cluster's executor Running on an r7gd.16xlarge node of high-memory-pool", func(ctx context.Context) (bool, error) {
+	// 4.2 pins r7gd.16xlarge on spot: its NodePool offers that type first
+	// and stand-ins of the same CPU and memory, so that one dry spot
+	// market does not stop the burst (docs/sizing.md, "How spot sets are
+	// chosen"); Karpenter launches whichever is cheapest.
+	offered, err := nodePoolTypes(ctx, c, "high-memory-pool")
+	if err != nil || !slices.Contains(offered, "r7gd.16xlarge") {
+		t.Fatalf("high-memory-pool's NodePool offers %v (%v); want r7gd.16xlarge among them", offered, err)
+	}
+	eventually(t, 4*time.Minute, fmt.Sprintf("reporting-cluster's executor Running on a node of high-memory-pool of an offered type %v", offered), func(ctx context.Context) (bool, error) {
 		n, err := runningExecutors(ctx, c, reportingNS, "high-memory-pool")
 		if n != 1 {
 			return false, fmt.Errorf("%d Running (%v)", n, err)
 		}
 		types, err := nodeTypes(ctx, c, "high-memory-pool")
-		return err == nil && len(types) > 0 && !slices.ContainsFunc(types, func(s string) bool { return s != "r7gd.16xlarge" }), fmt.Errorf("node types %v (%v)", types, err)
+		return err == nil && len(types) > 0 && !slices.ContainsFunc(types, func(s string) bool { return !slices.Contains(offered, s) }), fmt.Errorf("node types %v (%v)", types, err)
 	})
 	eventually(t, 2*time.Minute, "burst-pool's allocation in the reference's shape", func(ctx context.Context) (bool, error) {
 		p, err := claim(ctx, s, "burst-pool")
@@ -134,6 +143,28 @@ func nodeTypes(ctx context.Context, c client.Client, pool string) ([]string, err
 		out = append(out, n.Labels[corev1.LabelInstanceTypeStable])
 	}
 	return out, nil
+}
+
+// nodePoolTypes are the instance types pool's NodePool offers: the values
+// of its node.kubernetes.io/instance-type requirement.
+func nodePoolTypes(ctx context.Context, c client.Client, pool string) ([]string, error) {
+	np, err := readNodePool(ctx, c, pool)
+	if err != nil {
+		return nil, err
+	}
+	reqs, _, err := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "requirements")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range reqs {
+		m, _ := r.(map[string]any)
+		if m["key"] != corev1.LabelInstanceTypeStable {
+			continue
+		}
+		vals, _, _ := unstructured.NestedStringSlice(m, "values")
+		return vals, nil
+	}
+	return nil, fmt.Errorf("NodePool %s-nodepool has no %s requirement", pool, corev1.LabelInstanceTypeStable)
 }
 
 // testTroubleshootingCommands runs the commands of the reference's section
