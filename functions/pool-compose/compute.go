@@ -309,10 +309,12 @@ func Compute(in Input) Output {
 		out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
 	}
 	out.add(decideCapacity(in, f))
+	warmSlots := in.Previous.WarmCapacity
 	if out.problem == nil {
-		out.add(decidePlaceholders(placeholderInput(in, f, nodes.Size)))
+		warmSlots, o = decidePlaceholders(placeholderInput(in, f, nodes.Size))
+		out.add(o)
 	} else {
-		out.add(Outcome{Preserve: []resource.Name{rnPlaceholder, rnPriorityClass}})
+		out.add(Outcome{Preserve: []resource.Name{rnPlaceholder, rnPriorityClass, rnBuffer, rnBufferTemplate}})
 	}
 	out.add(decideStorageAgent(in, f))
 	out.add(decideAgentPriority(in, f, len(warm.DaemonSets)))
@@ -320,6 +322,7 @@ func Compute(in Input) Output {
 	out.add(decideFollow(in.Now, in.WatchCircuit))
 
 	st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Nodes: nodes, Warm: warm, Problem: out.problem, Waiting: out.waiting})
+	st.WarmCapacity = warmSlots
 	out.Status = st
 	out.add(o)
 	if msg := sizeWarning(in.RequestSize); msg != "" {

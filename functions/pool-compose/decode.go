@@ -137,6 +137,14 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 			Architecture:     str(sz, "architecture"), ArchitectureFrom: str(sz, "architectureFrom"),
 		}
 	}
+	if w := field(s, "warmCapacity").GetStructValue(); w != nil {
+		st.WarmCapacity = &poolv1alpha1.WarmCapacityStatus{
+			Method: str(w, "method"), Slots: int32(number(field(w, "slots"))), CapacityBuffer: str(w, "capacityBuffer"),
+		}
+		if t, err := time.Parse(time.RFC3339, str(w, "awaitingSince")); err == nil {
+			st.WarmCapacity.AwaitingSince = &metav1.Time{Time: t}
+		}
+	}
 	reports := field(s, "attachedQueryServices").GetListValue().GetValues()
 	if len(reports) > 0 {
 		st.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(reports))
@@ -286,6 +294,14 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 	})
 	if c := st.Cost; c != nil {
 		m.set("cost", costValue(c))
+	}
+	if w := st.WarmCapacity; w != nil {
+		o := obj{}
+		o.str("method", w.Method)
+		o.count("slots", w.Slots)
+		o.str("capacityBuffer", w.CapacityBuffer)
+		o.time("awaitingSince", w.AwaitingSince)
+		m.set("warmCapacity", o.value())
 	}
 	return m.value()
 }

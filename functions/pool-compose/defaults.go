@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -31,6 +32,11 @@ const (
 	defaultPriority         = -10
 	defaultPlaceholderImage = "registry.k8s.io/pause:3.10"
 	defaultProviderConfig   = "default"
+	// defaultAutoscalerTimeout bounds the wait for an autoscaler to act on
+	// a pool's CapacityBuffer: Karpenter's buffer controller resolves a
+	// buffer as soon as it is reconciled, and requeues every 30s
+	// (karpenter v1.14.1 pkg/controllers/capacitybuffer/controller.go).
+	defaultAutoscalerTimeout = "2m"
 	// defaultUnauthorized is Deny: the allow rules mean something only
 	// when pods outside them cannot run; Report and Evict act after the
 	// pod took a node.
@@ -58,6 +64,9 @@ func Default(c *v1beta1.Input) {
 		p.Priority = ptr.To[int32](defaultPriority)
 	}
 	orDefault(&p.Image, defaultPlaceholderImage)
+	w := present(&c.WarmCapacity)
+	orDefault(&w.Method, warmAuto)
+	orDefault(&w.AutoscalerTimeout, defaultAutoscalerTimeout)
 	capacity := present(&c.Capacity)
 	orDefault(&capacity.ProviderConfigName, defaultProviderConfig)
 	orDefault(&capacity.UnauthorizedExecutors, defaultUnauthorized)
@@ -118,6 +127,12 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 	}
 	if u := c.Capacity.UnauthorizedExecutors; !slices.Contains(unauthorizedPolicies, u) {
 		bad("capacity.unauthorizedExecutors", "%q is not Report, Evict or Deny", u)
+	}
+	if m := c.WarmCapacity.Method; !slices.Contains(warmMethods, m) {
+		bad("warmCapacity.method", "%q is not Auto, Placeholders or CapacityBuffer", m)
+	}
+	if d, err := time.ParseDuration(c.WarmCapacity.AutoscalerTimeout); err != nil || d <= 0 {
+		bad("warmCapacity.autoscalerTimeout", "%q is not a positive duration such as 2m", c.WarmCapacity.AutoscalerTimeout)
 	}
 	if q, err := resource.ParseQuantity(c.AWS.RootVolumePerImage); err != nil || q.Sign() < 0 {
 		bad("aws.rootVolumePerImage", "%q is not a quantity such as 20Gi", c.AWS.RootVolumePerImage)

@@ -45,11 +45,12 @@ const (
 	crdDOKSNamespace = "nodepools.kubernetes.digitalocean.m.crossplane.io"
 )
 
-// detectionCRDs are every CRD detection looks at, in the order it prefers
-// them.
+// detectionCRDs are every CRD the function reads by name: those detection
+// looks at, in the order it prefers them, then CapacityBuffer's, which
+// decides what holds the warm slots (buffer.go).
 var detectionCRDs = []string{
 	crdNodePool, crdEC2NodeClass, crdEKSNodeClass, crdGCENodeClass, crdAKSNodeClass, crdKWOKNodeClass,
-	crdCoreWeave, crdLKE, crdDOKS, crdDOKSNamespace,
+	crdCoreWeave, crdLKE, crdDOKS, crdDOKSNamespace, crdCapacityBuffer,
 }
 
 // Detection is how a pool's nodes are provisioned, and why.

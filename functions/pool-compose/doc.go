@@ -29,7 +29,13 @@
 // Never; or an existing class named in the input) and a Deployment
 // "{pool}-placeholder" of pause pods, each the size of the largest
 // compatible executor, replicas minExecutors minus the executors running.
-// Executors preempt them.
+// Executors preempt them. Where an autoscaler acts on SIG Autoscaling's
+// CapacityBuffer (autoscaling.x-k8s.io/v1beta1), a CapacityBuffer
+// "{pool}-warm-slots" and its PodTemplate hold the slots instead and no
+// placeholder pod runs: decideWarmMethod (buffer.go) says which, from the
+// warmCapacity settings, whether the CRD is served and whether an
+// autoscaler processed the buffer, and status.warmCapacity and the
+// WarmCapacity condition show it.
 //
 // # How it decides
 //

@@ -352,6 +352,11 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QuerySer
 	for _, crd := range detectionCRDs {
 		crds[crd] = len(rr[reqCRDPrefix+crd].GetItems()) > 0
 	}
+	if items := rr[reqCRDPrefix+crdCapacityBuffer].GetItems(); len(items) > 0 {
+		// A CapacityBuffer CRD of another version than the one composed
+		// is not served for this purpose.
+		crds[crdCapacityBuffer] = servesVersion(items[0].GetResource(), bufferVersion)
+	}
 	qss := make([]QueryService, 0, n)
 	// In a fixed order, so that duplicates resolve the same way each call.
 	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {

@@ -138,9 +138,14 @@ func mustStruct(t testing.TB, y string) *structpb.Struct {
 	return s
 }
 
-// crd is a minimal CustomResourceDefinition named name.
+// crd is a minimal CustomResourceDefinition named name; CapacityBuffer's
+// serves v1beta1, as Karpenter v1.14.1's does.
 func crd(name string) string {
-	return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n"
+	c := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n"
+	if name == crdCapacityBuffer {
+		c += "spec:\n  versions:\n  - name: " + bufferVersion + "\n    served: true\n"
+	}
+	return c
 }
 
 // request builds the RunFunctionRequest of s.

@@ -24,10 +24,14 @@ const (
 	// (warmup and storage agent).
 	rnAgentPriorityClass resource.Name = "node-agent-priorityclass"
 	rnPlaceholder        resource.Name = "placeholder"
-	rnStorageAgent       resource.Name = "storage-agent"
-	rnCapacity           resource.Name = "capacity"
-	rnAccessPolicy       resource.Name = "access-policy"
-	rnAccessBinding      resource.Name = "access-policy-binding"
+	// rnBuffer and rnBufferTemplate are the CapacityBuffer that holds
+	// warm slots where an autoscaler acts on one, and its PodTemplate.
+	rnBuffer         resource.Name = "capacity-buffer"
+	rnBufferTemplate resource.Name = "capacity-buffer-podtemplate"
+	rnStorageAgent   resource.Name = "storage-agent"
+	rnCapacity       resource.Name = "capacity"
+	rnAccessPolicy   resource.Name = "access-policy"
+	rnAccessBinding  resource.Name = "access-policy-binding"
 )
 
 // Object name suffixes: the pool's objects are "{pool}{suffix}".
@@ -35,6 +39,7 @@ const (
 	sfxNodePool     = "-nodepool"
 	sfxNodeClass    = "-nodeclass"
 	sfxPlaceholder  = "-placeholder"
+	sfxBuffer       = "-warm-slots"
 	sfxStorageAgent = "-storage-agent"
 	sfxCapacity     = "-capacity"
 	sfxNodeAgent    = "-node-agent"

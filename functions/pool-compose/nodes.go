@@ -168,7 +168,7 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	res, err := in.Size(si)
 	if err != nil {
 		o.Problem = failed("SizingFailed", fmt.Sprintf("cannot size pool %q: %v", in.Pool, err))
-		o.preserve(append(slices.Clone(nodeObjects), rnPlaceholder, rnPriorityClass)...)
+		o.preserve(append(slices.Clone(nodeObjects), rnPlaceholder, rnPriorityClass, rnBuffer, rnBufferTemplate)...)
 		return n, o
 	}
 	n.Size = &res

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
@@ -24,16 +27,28 @@ type PlaceholderInput struct {
 	// PriorityClassObserved and DeploymentObserved tell which of the
 	// placeholder objects exist.
 	PriorityClassObserved, DeploymentObserved bool
+	// Warm decides what holds the slots: placeholders or a CapacityBuffer.
+	Warm WarmMethodInput
 }
 
-// decidePlaceholders decides the PriorityClass and the Deployment that
-// hold minExecutors slots warm: minExecutors less the executors running,
-// none while suspended, each pod one slot.
-func decidePlaceholders(p PlaceholderInput) Outcome {
+// decidePlaceholders decides what holds minExecutors slots warm, and
+// says so in status: minExecutors less the executors running, none while
+// suspended, each one slot. Placeholders are a PriorityClass and a
+// Deployment of pause pods; where an autoscaler acts on SIG Autoscaling's
+// CapacityBuffer, a CapacityBuffer of that many chunks of a PodTemplate
+// holds them instead, and no placeholder pod runs (decideWarmMethod).
+func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, Outcome) {
 	var o Outcome
 	replicas := max(0, p.MinExecutors-p.Occupied)
-	if p.Suspend {
+	if p.Suspend || !p.SlotOK {
 		replicas = 0
+	}
+	m := decideWarmMethod(p.Warm)
+	o.Conditions = append(o.Conditions, m.Condition)
+	o.RequeueAfter = m.RequeueAfter
+	st := &poolv1alpha1.WarmCapacityStatus{Method: m.Method, Slots: replicas, AwaitingSince: m.AwaitingSince}
+	if m.ComposeBuffer {
+		st.CapacityBuffer = p.Pool + sfxBuffer
 	}
 	class := p.Config.PriorityClassName
 	if class == "" {
@@ -46,21 +61,36 @@ func decidePlaceholders(p PlaceholderInput) Outcome {
 	}
 	if !p.SlotOK {
 		// The PriorityClass holds no capacity, so it is kept ready for
-		// when a slot size is known; the placeholders wait for one.
+		// when a slot size is known; the warm slots wait for one.
 		if p.MinExecutors > 0 {
 			o.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
 		}
 		o.preserve(rnPlaceholder)
-		return o
+		if m.ComposeBuffer {
+			o.preserve(rnBuffer, rnBufferTemplate)
+		}
+		return st, o
 	}
 	a := PlaceholderArgs{
 		Pool: p.Pool, Namespace: p.Namespace, Replicas: replicas, Slot: p.Slot,
 		Image: p.Config.Image, PriorityClassName: class, Scheduling: p.Scheduling, Spread: p.PerNode == 1,
 	}
-	// Placeholders wait for nodes; the pool does not wait for them.
-	o.desireLazy(rnPlaceholder, "Deployment", a.Pool+sfxPlaceholder, Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return Placeholder(a) }},
-		p.DeploymentObserved, false)
-	return o
+	if m.Method == warmPlaceholders {
+		// Placeholders wait for nodes; the pool does not wait for them.
+		o.desireLazy(rnPlaceholder, "Deployment", a.Pool+sfxPlaceholder, Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return Placeholder(a) }},
+			p.DeploymentObserved, false)
+	}
+	if m.ComposeBuffer {
+		b := a
+		if m.Method != warmBuffer {
+			b.Replicas = 0 // a probe: placeholders hold the slots
+		}
+		o.desireLazy(rnBufferTemplate, "PodTemplate", b.Pool+sfxBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return BufferTemplate(b) }},
+			true, false)
+		o.desireLazy(rnBuffer, bufferKind, b.Pool+sfxBuffer, Lazy{Key: lazyKey("buffer", b), Build: func() *unstructured.Unstructured { return CapacityBuffer(b) }},
+			p.Warm.Observed.processed(), false)
+	}
+	return st, o
 }
 
 // placeholderInput gathers the placeholders' input; the slot is sized from
@@ -71,6 +101,12 @@ func placeholderInput(in Input, f Facts, size *SizeResult) PlaceholderInput {
 		Suspend: in.Spec.Suspend, PerNode: f.PerNode, Scheduling: f.Scheduling, Config: *in.Config.Placeholder,
 		PriorityClassObserved: in.Observed[rnPriorityClass] != nil,
 		DeploymentObserved:    in.Observed[rnPlaceholder] != nil,
+		Warm: WarmMethodInput{
+			Now: in.Now, Setting: in.Config.WarmCapacity.Method, Where: in.Settings.where("warmCapacity.method"),
+			Timeout: autoscalerTimeout(in.Config), Served: in.CRDs[crdCapacityBuffer],
+			Buffer: in.Namespace + "/" + in.Pool + sfxBuffer, Observed: observeBuffer(in.Observed[rnBuffer]),
+			Previous: in.Previous.WarmCapacity,
+		},
 	}
 	explicit := ""
 	if ic := in.Spec.InstanceConfig; ic != nil {
@@ -118,4 +154,14 @@ func slot(attached []Attachment, size *SizeResult, perNode int32, explicit strin
 	cpu := resource.NewMilliQuantity(size.Allocatable.CPU.MilliValue()/int64(perNode), resource.DecimalSI)
 	mem := resource.NewQuantity(size.Allocatable.Memory.Value()/int64(perNode)/(1<<20)*(1<<20), resource.BinarySI)
 	return Resources{CPU: *cpu, Memory: *mem}, true
+}
+
+// autoscalerTimeout is the warmCapacity.autoscalerTimeout setting, which
+// ValidateInput checked.
+func autoscalerTimeout(cfg *v1beta1.Input) time.Duration {
+	d, err := time.ParseDuration(cfg.WarmCapacity.AutoscalerTimeout)
+	if err != nil {
+		d, _ = time.ParseDuration(defaultAutoscalerTimeout)
+	}
+	return d
 }

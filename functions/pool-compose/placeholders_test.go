@@ -88,7 +88,7 @@ func TestDecidePlaceholders(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			o := decidePlaceholders(tc.in)
+			_, o := decidePlaceholders(tc.in)
 			got := want{Replicas: -1, Waiting: o.Waiting, Preserve: o.Preserve}
 			if l, ok := o.Lazy[rnPlaceholder]; ok {
 				d := l.Build()

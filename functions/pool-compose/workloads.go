@@ -79,6 +79,24 @@ type PlaceholderArgs struct {
 // preempts one to take its place.
 func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 	sel, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentPlaceholder)
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxPlaceholder, Namespace: a.Namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(a.Replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: placeholderPod(a),
+		},
+	}
+	return toUnstructured(d)
+}
+
+// placeholderPod is one warm slot as a pod: a pause container that
+// requests the slot, on pool nodes, at the placeholders' priority. The
+// placeholder Deployment runs it; a CapacityBuffer's PodTemplate declares
+// it as the shape of one buffer chunk.
+func placeholderPod(a PlaceholderArgs) corev1.PodTemplateSpec {
+	_, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentPlaceholder)
 	rl := corev1.ResourceList{corev1.ResourceCPU: a.Slot.CPU, corev1.ResourceMemory: a.Slot.Memory}
 	affinity := a.Scheduling.affinity()
 	if a.Spread {
@@ -92,35 +110,26 @@ func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 			}},
 		}
 	}
-	d := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxPlaceholder, Namespace: a.Namespace, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(a.Replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
-				Spec: corev1.PodSpec{
-					PriorityClassName:             a.PriorityClassName,
-					TerminationGracePeriodSeconds: ptr.To[int64](0),
-					AutomountServiceAccountToken:  ptr.To(false),
-					EnableServiceLinks:            ptr.To(false),
-					NodeSelector:                  maps.Clone(a.Scheduling.NodeSelector),
-					Affinity:                      affinity,
-					Tolerations:                   a.Scheduling.Tolerations,
-					SecurityContext:               restricted(),
-					Containers: []corev1.Container{{
-						Name:            "pause",
-						Image:           a.Image,
-						ImagePullPolicy: corev1.PullIfNotPresent,
-						Resources:       corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()},
-						SecurityContext: containerSecurity(),
-					}},
-				},
-			},
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: corev1.PodSpec{
+			PriorityClassName:             a.PriorityClassName,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			NodeSelector:                  maps.Clone(a.Scheduling.NodeSelector),
+			Affinity:                      affinity,
+			Tolerations:                   a.Scheduling.Tolerations,
+			SecurityContext:               restricted(),
+			Containers: []corev1.Container{{
+				Name:            "pause",
+				Image:           a.Image,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Resources:       corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()},
+				SecurityContext: containerSecurity(),
+			}},
 		},
 	}
-	return toUnstructured(d)
 }
 
 // StorageAgentArgs is what the storage agent DaemonSet is made of.
@@ -223,10 +232,14 @@ func toUnstructured(o runtime.Object) *unstructured.Unstructured {
 	if md, ok := m["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
-	if spec, ok := m["spec"].(map[string]any); ok {
-		if tmpl, ok := spec["template"].(map[string]any); ok {
-			if md, ok := tmpl["metadata"].(map[string]any); ok {
-				delete(md, "creationTimestamp")
+	// A workload's pod template sits in its spec; a PodTemplate's at the
+	// top.
+	for _, parent := range []any{m["spec"], m} {
+		if p, ok := parent.(map[string]any); ok {
+			if tmpl, ok := p["template"].(map[string]any); ok {
+				if md, ok := tmpl["metadata"].(map[string]any); ok {
+					delete(md, "creationTimestamp")
+				}
 			}
 		}
 	}

@@ -78,6 +78,8 @@ func TestPool(t *testing.T) {
 		}
 	})
 
+	t.Run("WarmSlotsGateOff", func(t *testing.T) { scenarioWarmSlots(t, ctx, s, "warm-gate-off", false) })
+
 	t.Run("TroubleshootingCommands", func(t *testing.T) {
 		testTroubleshootingCommands(t, ctx, s)
 	})
@@ -563,6 +565,10 @@ func applySettings(t *testing.T, ctx context.Context, cfg restConfig, root strin
 	}
 	data, _, _ := unstructured.NestedMap(u.Object, "data")
 	data["karpenter"] = map[string]any{"consolidateAfter": "0s"}
+	// Karpenter's buffer controller resolves a CapacityBuffer within a
+	// second of its creation here: a pool whose buffer is not processed
+	// in 30 s has no autoscaler acting on it (buffer_test.go).
+	data["warmCapacity"] = map[string]any{"autoscalerTimeout": warmAutoscalerTimeout}
 	if mutate != nil {
 		mutate(data)
 	}

@@ -142,6 +142,34 @@ type PoolStatus struct {
 	// (docs/capacity.md). A burstpool extension.
 	// +optional
 	Cost *PoolCost `json:"cost,omitempty"`
+
+	// WarmCapacity says what holds the pool's warm slots (minExecutors):
+	// low-priority placeholder pods, or a CapacityBuffer
+	// (autoscaling.x-k8s.io) that an autoscaler keeps capacity for, and,
+	// while the pool waits for an autoscaler to act on its CapacityBuffer,
+	// since when. The WarmCapacity condition says why. A burstpool
+	// extension.
+	// +optional
+	WarmCapacity *WarmCapacityStatus `json:"warmCapacity,omitempty"`
+}
+
+// WarmCapacityStatus is what holds a pool's warm slots.
+type WarmCapacityStatus struct {
+	// Method holds the warm slots: Placeholders or CapacityBuffer.
+	// +kubebuilder:validation:Enum=Placeholders;CapacityBuffer
+	Method string `json:"method"`
+	// Slots are the warm slots held now: minExecutors less the executors
+	// running, zero while suspended or while no executor size is known.
+	Slots int32 `json:"slots"`
+	// CapacityBuffer names the pool's CapacityBuffer, in the pool's
+	// namespace, when one is composed (with zero replicas while
+	// placeholders hold the slots).
+	// +optional
+	CapacityBuffer string `json:"capacityBuffer,omitempty"`
+	// AwaitingSince is when the pool began waiting for an autoscaler to
+	// process its CapacityBuffer's current spec; absent while none waits.
+	// +optional
+	AwaitingSince *metav1.Time `json:"awaitingSince,omitempty"`
 }
 
 // PoolCost is what a pool's nodes cost now and since counting began, in

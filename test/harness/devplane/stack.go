@@ -56,6 +56,9 @@ type Config struct {
 	// SkipKarpenter leaves Karpenter and its CRDs out, for clusters whose
 	// nodes come from elsewhere (a simulated Linode LKE cluster).
 	SkipKarpenter bool
+	// KarpenterEnv is added to Karpenter's environment
+	// (localcp.Config.KarpenterEnv), for example its FEATURE_GATES.
+	KarpenterEnv []string
 	// KwokConfig is kwok's --config (localcp.Config.KwokConfig): the
 	// simulated cloud's stages. Empty keeps kwok's instant defaults.
 	KwokConfig []byte
@@ -218,6 +221,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			InstanceTypesFile: types,
 			KwokConfig:        cfg.KwokConfig,
 			SkipKarpenter:     cfg.SkipKarpenter,
+			KarpenterEnv:      cfg.KarpenterEnv,
 			CrossplaneEnv:     cfg.crossplaneEnv(),
 			CrossplaneArgs:    cfg.CrossplaneArgs,
 			ForwardPorts:      []int{s.functionPort, registryPort},

@@ -81,6 +81,11 @@ type Input struct {
 	// +optional
 	Placeholder *Placeholder `json:"placeholder,omitempty"`
 
+	// WarmCapacity chooses what holds the pools' warm slots: placeholder
+	// pods, or a CapacityBuffer where an autoscaler acts on one.
+	// +optional
+	WarmCapacity *WarmCapacity `json:"warmCapacity,omitempty"`
+
 	// Capacity configures the PoolCapacity managed resource.
 	// +optional
 	Capacity *Capacity `json:"capacity,omitempty"`
@@ -587,6 +592,28 @@ type Placeholder struct {
 	// +kubebuilder:default="registry.k8s.io/pause:3.10"
 	// +optional
 	Image string `json:"image,omitempty"`
+}
+
+// WarmCapacity chooses what holds a pool's warm slots.
+type WarmCapacity struct {
+	// Method holds the warm slots. Auto composes a CapacityBuffer
+	// (autoscaling.x-k8s.io/v1beta1) where the cluster serves the kind,
+	// keeps placeholders until an autoscaler has processed the buffer, and
+	// keeps them for good when none does within autoscalerTimeout;
+	// Placeholders always uses placeholder pods; CapacityBuffer uses the
+	// buffer wherever the kind is served, processed or not.
+	// +kubebuilder:validation:Enum=Auto;Placeholders;CapacityBuffer
+	// +kubebuilder:default=Auto
+	// +optional
+	Method string `json:"method,omitempty"`
+
+	// AutoscalerTimeout is how long Auto waits for an autoscaler to
+	// process the pool's CapacityBuffer (its ReadyForProvisioning
+	// condition True for its current generation) before placeholders hold
+	// the warm slots instead.
+	// +kubebuilder:default="2m"
+	// +optional
+	AutoscalerTimeout string `json:"autoscalerTimeout,omitempty"`
 }
 
 // Capacity configures PoolCapacity managed resources.

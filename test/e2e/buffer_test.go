@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/test/harness/devplane"
+)
+
+// warmAutoscalerTimeout is the e2e settings' warmCapacity.autoscalerTimeout.
+const warmAutoscalerTimeout = "30s"
+
+// karpenterGatesWithBuffer are Karpenter v1.14.1's default feature gates
+// (pkg/operator/options/options.go, FEATURE_GATES) with CapacityBuffer on.
+const karpenterGatesWithBuffer = "FEATURE_GATES=NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=true"
+
+// warmSlots is the scenario pool's minExecutors, and the burst.
+const warmSlots = 2
+
+// TestCapacityBuffer runs the warm-slot scenario on a stack of its own
+// whose Karpenter has its CapacityBuffer feature gate on: the pool's warm
+// slots are a CapacityBuffer that Karpenter provisions nodes for, and no
+// placeholder pod runs. It needs its own Karpenter because the gate is
+// process-wide and the shared stack's scenarios rely on placeholder pods
+// (TestPool/WarmSlotPreempted, TestPool/Cost); TestPool/WarmSlotsGateOff
+// runs the same scenario on the shared stack, gate off.
+func TestCapacityBuffer(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	start := time.Now()
+	cfg := stackConfig(t)
+	cfg.KarpenterEnv = []string{karpenterGatesWithBuffer}
+	s := stackUp(t, cfg)
+	t.Logf("stack with Karpenter's CapacityBuffer gate on: up in %s", time.Since(start).Round(100*time.Millisecond))
+	applyFastComposition(t, ctx, s.Cluster.Config, cfg.Root)
+	t.Run("WarmSlotsGateOn", func(t *testing.T) { scenarioWarmSlots(t, ctx, s, "warm-gate-on", true) })
+}
+
+// scenarioWarmSlots creates, in a namespace of its own named name, a
+// QueryService and a Pool of minExecutors 2 sized by it, and checks what
+// holds the warm slots: with Karpenter's CapacityBuffer gate on (gateOn),
+// the Pool's CapacityBuffer, processed by Karpenter, and no placeholder
+// pod; with it off, placeholders, and the claim says after the bound that
+// no autoscaler processed the buffer. In both, a burst of minExecutors
+// executors runs on the warm nodes without launching a node, and the warm
+// slots are held again once the burst ends.
+func scenarioWarmSlots(t *testing.T, ctx context.Context, s *devplane.Stack, name string, gateOn bool) {
+	c, cfg := s.Client, s.Cluster.Config
+	ns, pool, qs := name, name+"-pool", name+"-qs"
+	start := time.Now()
+	if err := ensureNamespace(ctx, c, ns); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
+kind: QueryService
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+  labels: {e6data.io/pool: %[3]s}
+spec:
+  executor:
+    image: registry.example.com/e6data/executor:warm
+    replicas: 0
+    resources: {cpu: "8", memory: 60Gi}
+    poolRef: {name: %[3]s, namespace: %[2]s}
+`, qs, ns, pool))
+	mustApply(t, ctx, cfg, poolManifest(ns, pool, fmt.Sprintf(`
+  minExecutors: %d
+  maxExecutors: 6
+  allowedQueryServices:
+    - {name: %s, namespace: %s}
+`, warmSlots, qs, ns)))
+	t.Cleanup(func() {
+		// Leave nothing that holds nodes: the executors, then the claim.
+		ctx := context.WithoutCancel(ctx)
+		_ = deleteExecutors(ctx, c, ns, qs)
+		if u, err := claimIn(ctx, s, ns, pool); err == nil {
+			_ = c.Delete(ctx, u)
+		}
+	})
+
+	placeholderPods := func(ctx context.Context) (int, error) {
+		return podsOn(ctx, c, ns, map[string]string{qsv1.LabelPool: pool, qsv1.LabelComponent: qsv1.ComponentPlaceholder}, "")
+	}
+	var seen string
+	see := func(format string, args ...any) error {
+		if msg := fmt.Sprintf(format, args...); msg != seen {
+			seen = msg
+			t.Log(msg)
+		}
+		return errors.New(seen)
+	}
+	// warmHeld: the claim says what holds warmSlots-occupied slots, and
+	// that holder holds them.
+	warmHeld := func(occupied int32) func(context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			u, st, err := readPool(ctx, s, ns, pool)
+			if err != nil {
+				return false, err
+			}
+			w := st.WarmCapacity
+			if w == nil {
+				return false, see("no status.warmCapacity yet")
+			}
+			cond := objectCondition(u, "WarmCapacity")
+			slots := warmSlots - occupied
+			cb, err := buffer(ctx, c, ns, pool+"-warm-slots")
+			if err != nil {
+				return false, see("CapacityBuffer: %v", err)
+			}
+			replicas, _, _ := unstructured.NestedInt64(cb.Object, "spec", "replicas")
+			pods, err := placeholderPods(ctx)
+			if err != nil {
+				return false, err
+			}
+			_, depErr := placeholderDeployment(ctx, c, ns, pool)
+			if gateOn {
+				ok := w.Method == "CapacityBuffer" && w.Slots == slots && cond == "True/CapacityBufferProcessed" &&
+					replicas == int64(slots) && pods == 0 && kerrors.IsNotFound(depErr)
+				return ok, see("warmCapacity %+v, condition %s, buffer replicas %d, placeholder pods %d, placeholder Deployment: %v", *w, cond, replicas, pods, depErr)
+			}
+			ok := w.Method == "Placeholders" && w.Slots == slots && replicas == 0 && pods == int(slots)
+			return ok, see("warmCapacity %+v, condition %s, buffer replicas %d, placeholder pods %d", *w, cond, replicas, pods)
+		}
+	}
+	took := eventually(t, 3*time.Minute, fmt.Sprintf("%d warm slots held", warmSlots), warmHeld(0))
+	t.Logf("%s: claim -> %d warm slots held: %s", name, warmSlots, took.Round(10*time.Millisecond))
+	// Each warm slot is a warm node (one executor a node).
+	var warm []string
+	eventually(t, 3*time.Minute, "a Ready pool node per warm slot", func(ctx context.Context) (bool, error) {
+		warm = nodeNames(readyNodes(poolNodes(t, ctx, c, pool)))
+		return len(warm) == warmSlots, see("ready pool nodes %v", warm)
+	})
+	if gateOn {
+		// Karpenter's provisioner says the buffer's virtual pods fit the
+		// nodes it launched (pkg/controllers/provisioning/buffers.go,
+		// computeProvisioningCondition).
+		eventually(t, time.Minute, "the CapacityBuffer fits existing capacity", func(ctx context.Context) (bool, error) {
+			cb, err := buffer(ctx, c, ns, pool+"-warm-slots")
+			if err != nil {
+				return false, err
+			}
+			got := objectCondition(cb, "Provisioning")
+			return got == "True/FitsExistingCapacity", see("buffer condition Provisioning %s", got)
+		})
+	}
+
+	// A burst of minExecutors executors runs on the warm nodes.
+	mustCreate(t, ctx, c, devplane.ExecutorDeployment(ns, qs, "registry.example.com/e6data/executor:warm", warmSlots, "8", "60Gi", executorScheduling(t, c, ns, pool)))
+	took = waitExecutors(t, 2*time.Minute, "the burst's executors Running", c, ns, pool, warmSlots)
+	t.Logf("%s: burst -> %d executors Running: %s", name, warmSlots, took.Round(10*time.Millisecond))
+	eventually(t, time.Minute, "the claim counts the burst and holds no warm slot beyond it", warmHeld(warmSlots))
+	if got := nodeClaims(ctx, c, pool+"-nodepool"); len(got) != warmSlots {
+		t.Errorf("NodeClaims of the pool after the burst: %v, want the %d warm nodes %v only", got, warmSlots, warm)
+	}
+	if got := nodeNames(poolNodes(t, ctx, c, pool)); !slices.Equal(got, warm) {
+		t.Errorf("pool nodes after the burst: %v, want the warm nodes %v: the burst launched a node", got, warm)
+	}
+
+	// The burst ends; the warm slots are held again, on the same nodes.
+	scaleExecutors(t, ctx, c, ns, qs, 0)
+	took = eventually(t, 2*time.Minute, "the warm slots held again after the burst", warmHeld(0))
+	t.Logf("%s: burst over -> %d warm slots held again: %s", name, warmSlots, took.Round(10*time.Millisecond))
+	if got := nodeNames(readyNodes(poolNodes(t, ctx, c, pool))); !slices.Equal(got, warm) {
+		t.Errorf("pool nodes after the refill: %v, want the warm nodes %v", got, warm)
+	}
+
+	if !gateOn {
+		// Nothing acts on the buffer: after the bound the claim says so.
+		took = eventually(t, 2*time.Minute, "the claim says no autoscaler processed the CapacityBuffer", func(ctx context.Context) (bool, error) {
+			u, _, err := readPool(ctx, s, ns, pool)
+			if err != nil {
+				return false, err
+			}
+			got := objectCondition(u, "WarmCapacity")
+			return got == "False/CapacityBufferNotProcessed", see("condition WarmCapacity %s", got)
+		})
+		t.Logf("%s: CapacityBufferNotProcessed on the claim %s after the warm slots were held", name, took.Round(10*time.Millisecond))
+	}
+	t.Logf("%s: scenario took %s", name, time.Since(start).Round(100*time.Millisecond))
+}
+
+// objectCondition is "Status/Reason" of u's status condition typ, or "".
+func objectCondition(u *unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, x := range conds {
+		if m, ok := x.(map[string]any); ok && m["type"] == typ {
+			return fmt.Sprintf("%v/%v", m["status"], m["reason"])
+		}
+	}
+	return ""
+}
+
+// buffer reads the CapacityBuffer ns/name.
+func buffer(ctx context.Context, c client.Client, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("autoscaling.x-k8s.io/v1beta1")
+	u.SetKind("CapacityBuffer")
+	return u, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+// placeholderDeployment reads pool's placeholder Deployment in ns.
+func placeholderDeployment(ctx context.Context, c client.Client, ns, pool string) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	return d, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pool + "-placeholder"}, d)
+}
+
+// nodeClaims are the names of the NodeClaims of Karpenter NodePool np.
+func nodeClaims(ctx context.Context, c client.Client, np string) []string {
+	var out []string
+	for _, nc := range list(ctx, c, "karpenter.sh/v1", "NodeClaimList") {
+		if nc.GetLabels()["karpenter.sh/nodepool"] == np {
+			out = append(out, nc.GetName())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// nodeNames are the sorted names of nodes.
+func nodeNames(nodes []corev1.Node) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mustCreate creates o, failing t when it cannot.
+func mustCreate(t *testing.T, ctx context.Context, c client.Client, o client.Object) {
+	t.Helper()
+	if err := c.Create(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+}
