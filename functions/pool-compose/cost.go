@@ -12,8 +12,9 @@ import (
 // cost turns the PoolCapacity's cost into the Pool's status.cost: the
 // hourly rate of the pool, of its warm slots and waste, and of every
 // attached QueryService (zero for one whose executors hold no node now)
-// and any other the PoolCapacity charged. nil until the PoolCapacity
-// counts cost.
+// and any other the PoolCapacity charged, and the median start of its
+// executors on existing and new nodes (what the warm slots buy). nil until
+// the PoolCapacity counts cost.
 func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 	if o == nil || o.Cost == nil {
 		return nil
@@ -46,6 +47,12 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 			q.DollarsPerHour, q.Dollars = u.DollarsPerHour, u.Dollars
 		}
 	}
+	if st := o.ExecutorStarts; st != nil {
+		for _, p := range st.ByPlacement {
+			out.ExecutorStarts = append(out.ExecutorStarts, poolv1alpha1.ExecutorStartSummary{
+				Placement: string(p.Placement), Executors: p.Count, P50Seconds: p.P50Seconds})
+		}
+	}
 	return out
 }
 
@@ -63,6 +70,13 @@ func costValue(c *poolv1alpha1.PoolCost) *structpb.Value {
 		qo.set("dollarsPerHour", structpb.NewStringValue(q.DollarsPerHour))
 		qo.set("dollars", structpb.NewStringValue(q.Dollars))
 		return qo.value()
+	})
+	setList(o, "executorStarts", c.ExecutorStarts, func(e poolv1alpha1.ExecutorStartSummary) *structpb.Value {
+		eo := obj{}
+		eo.set("placement", structpb.NewStringValue(e.Placement))
+		eo.set("executors", structpb.NewNumberValue(float64(e.Executors)))
+		eo.set("p50Seconds", structpb.NewStringValue(e.P50Seconds))
+		return eo.value()
 	})
 	return o.value()
 }
