@@ -10,7 +10,7 @@ import (
 )
 
 // cost turns the PoolCapacity's cost into the Pool's status.cost: the
-// hourly rate of the pool, of its warm slots and waste, and of every
+// hourly rate and total of the pool, of its warm slots and waste, and of every
 // attached QueryService (zero for one whose executors hold no node now)
 // and any other the PoolCapacity charged, and the median start of its
 // executors on existing and new nodes (what the warm slots buy). nil until
@@ -21,7 +21,7 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 	}
 	c := o.Cost
 	out := &poolv1alpha1.PoolCost{DollarsPerHour: c.DollarsPerHour, Dollars: c.Dollars, Since: c.Since,
-		WarmDollarsPerHour: "0", WasteDollarsPerHour: "0"}
+		WarmDollarsPerHour: "0", WasteDollarsPerHour: "0", WarmDollars: "0", WasteDollars: "0"}
 	type key struct{ ns, name string }
 	at := map[key]int{}
 	add := func(k key) int {
@@ -39,9 +39,9 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 	for _, u := range c.ByUse {
 		switch u.Part {
 		case capv1alpha1.CostWarm:
-			out.WarmDollarsPerHour = u.DollarsPerHour
+			out.WarmDollarsPerHour, out.WarmDollars = u.DollarsPerHour, u.Dollars
 		case capv1alpha1.CostWaste:
-			out.WasteDollarsPerHour = u.DollarsPerHour
+			out.WasteDollarsPerHour, out.WasteDollars = u.DollarsPerHour, u.Dollars
 		case capv1alpha1.CostQueryService:
 			q := &out.QueryServices[add(key{u.Namespace, u.QueryService})]
 			q.DollarsPerHour, q.Dollars = u.DollarsPerHour, u.Dollars
@@ -63,6 +63,8 @@ func costValue(c *poolv1alpha1.PoolCost) *structpb.Value {
 	o.set("warmDollarsPerHour", structpb.NewStringValue(c.WarmDollarsPerHour))
 	o.set("wasteDollarsPerHour", structpb.NewStringValue(c.WasteDollarsPerHour))
 	o.set("dollars", structpb.NewStringValue(c.Dollars))
+	o.set("warmDollars", structpb.NewStringValue(c.WarmDollars))
+	o.set("wasteDollars", structpb.NewStringValue(c.WasteDollars))
 	o.set("since", structpb.NewStringValue(c.Since.UTC().Format(time.RFC3339)))
 	setList(o, "queryServices", c.QueryServices, func(q poolv1alpha1.QueryServiceCost) *structpb.Value {
 		qo := obj{}

@@ -42,6 +42,7 @@ func TestCost(t *testing.T) {
 				}},
 			}},
 			want: &poolv1alpha1.PoolCost{DollarsPerHour: "1.625526", Dollars: "20.5", Since: since, WarmDollarsPerHour: "0.580545", WasteDollarsPerHour: "0",
+				WarmDollars: "12", WasteDollars: "0",
 				QueryServices: []poolv1alpha1.QueryServiceCost{
 					{QueryService: poolv1alpha1.QueryServiceReference{Name: "sales", Namespace: "team-a"}, DollarsPerHour: "1.044981", Dollars: "4.179924"},
 					{QueryService: poolv1alpha1.QueryServiceReference{Name: "idle", Namespace: "team-c"}, DollarsPerHour: "0", Dollars: "0"},
@@ -92,6 +93,7 @@ func TestPricingReachesPoolCapacity(t *testing.T) {
 // out would drop it from every Pool.
 func TestCostEncoded(t *testing.T) {
 	c := &poolv1alpha1.PoolCost{DollarsPerHour: "1.625526", WarmDollarsPerHour: "0.580545", WasteDollarsPerHour: "0", Dollars: "20.5",
+		WarmDollars: "12", WasteDollars: "0.25",
 		Since: metav1.NewTime(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)),
 		QueryServices: []poolv1alpha1.QueryServiceCost{
 			{QueryService: poolv1alpha1.QueryServiceReference{Name: "sales", Namespace: "team-a"}, DollarsPerHour: "1.044981", Dollars: "4.179924"},

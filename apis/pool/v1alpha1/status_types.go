@@ -156,6 +156,10 @@ type PoolCost struct {
 	WasteDollarsPerHour string `json:"wasteDollarsPerHour"`
 	// Dollars is what the pool's nodes cost since counting began.
 	Dollars string `json:"dollars"`
+	// WarmDollars is what its warm slots cost since counting began.
+	WarmDollars string `json:"warmDollars"`
+	// WasteDollars is what its empty nodes cost since counting began.
+	WasteDollars string `json:"wasteDollars"`
 	// Since is when counting began.
 	Since metav1.Time `json:"since"`
 	// QueryServices are the attached QueryServices, and any other whose
