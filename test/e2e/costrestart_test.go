@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
@@ -133,13 +134,16 @@ spec:
 		}
 		return m[l("existing_node")] == 1 && m[l("new_node")] == 1, fmt.Errorf("counts %v", m)
 	})
+	var cost *poolv1.PoolCost
 	eventually(t, time.Minute, "the Pool's status.cost shows the starts beside the warm slots' rate", func(ctx context.Context) (bool, error) {
 		_, st, err := readPool(ctx, s, ns, pool)
 		if err != nil || st.Cost == nil {
 			return false, fmt.Errorf("no status.cost (%v)", err)
 		}
-		return len(st.Cost.ExecutorStarts) == 2, fmt.Errorf("status.cost.executorStarts %+v", st.Cost.ExecutorStarts)
+		cost = st.Cost
+		return len(cost.ExecutorStarts) == 2, fmt.Errorf("status.cost.executorStarts %+v", cost.ExecutorStarts)
 	})
+	t.Logf("status.cost: warm %s/h, executor starts %+v", cost.WarmDollarsPerHour, cost.ExecutorStarts)
 }
 
 // atProvider reads the status.atProvider of pool's PoolCapacity.
