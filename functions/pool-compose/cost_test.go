@@ -1,12 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -27,7 +27,7 @@ func TestCost(t *testing.T) {
 			o:      &CapacityObservation{},
 		},
 		"AttachedAndIdle": {
-			reason: "Every attached QueryService is listed, at zero when its executors hold no node, beside the rate of warm slots and waste; one that is not attached but ran is listed too.",
+			reason: "Every attached QueryService is listed, at zero when its executors hold no node, beside the rate of warm slots and waste and the median executor start on existing and new nodes; one that is not attached but ran is listed too.",
 			o: &CapacityObservation{capv1alpha1.PoolCapacityObservation{
 				Allocations: []capv1alpha1.Allocation{{QueryService: "sales", Namespace: "team-a"}, {QueryService: "idle", Namespace: "team-c"}},
 				Cost: &capv1alpha1.CostObservation{Since: since, DollarsPerHour: "1.625526", Dollars: "20.5",
@@ -36,12 +36,21 @@ func TestCost(t *testing.T) {
 						{Part: capv1alpha1.CostQueryService, QueryService: "stray", Namespace: "team-x", CostFigures: figures("0.1", "0.2")},
 						{Part: capv1alpha1.CostWarm, CostFigures: figures("0.580545", "12")},
 					}},
+				ExecutorStarts: &capv1alpha1.ExecutorStarts{ByPlacement: []capv1alpha1.PlacementStarts{
+					{Placement: capv1alpha1.PlacementExistingNode, Count: 2, SumSeconds: "2", P50Seconds: "0.5"},
+					{Placement: capv1alpha1.PlacementNewNode, Count: 4, SumSeconds: "284", P50Seconds: "75"},
+				}},
 			}},
 			want: &poolv1alpha1.PoolCost{DollarsPerHour: "1.625526", Dollars: "20.5", Since: since, WarmDollarsPerHour: "0.580545", WasteDollarsPerHour: "0",
+				WarmDollars: "12", WasteDollars: "0",
 				QueryServices: []poolv1alpha1.QueryServiceCost{
 					{QueryService: poolv1alpha1.QueryServiceReference{Name: "sales", Namespace: "team-a"}, DollarsPerHour: "1.044981", Dollars: "4.179924"},
 					{QueryService: poolv1alpha1.QueryServiceReference{Name: "idle", Namespace: "team-c"}, DollarsPerHour: "0", Dollars: "0"},
 					{QueryService: poolv1alpha1.QueryServiceReference{Name: "stray", Namespace: "team-x"}, DollarsPerHour: "0.1", Dollars: "0.2"},
+				},
+				ExecutorStarts: []poolv1alpha1.ExecutorStartSummary{
+					{Placement: "ExistingNode", Executors: 2, P50Seconds: "0.5"},
+					{Placement: "NewNode", Executors: 4, P50Seconds: "75"},
 				}},
 		},
 	}
@@ -84,13 +93,21 @@ func TestPricingReachesPoolCapacity(t *testing.T) {
 // out would drop it from every Pool.
 func TestCostEncoded(t *testing.T) {
 	c := &poolv1alpha1.PoolCost{DollarsPerHour: "1.625526", WarmDollarsPerHour: "0.580545", WasteDollarsPerHour: "0", Dollars: "20.5",
+		WarmDollars: "12", WasteDollars: "0.25",
 		Since: metav1.NewTime(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)),
 		QueryServices: []poolv1alpha1.QueryServiceCost{
 			{QueryService: poolv1alpha1.QueryServiceReference{Name: "sales", Namespace: "team-a"}, DollarsPerHour: "1.044981", Dollars: "4.179924"},
 			{QueryService: poolv1alpha1.QueryServiceReference{Name: "idle", Namespace: "team-c"}, DollarsPerHour: "0", Dollars: "0"},
-		}}
-	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+		},
+		ExecutorStarts: []poolv1alpha1.ExecutorStartSummary{{Placement: "NewNode", Executors: 4, P50Seconds: "75"}}}
+	// Through JSON, as the API server reads it: numbers are float64, as
+	// in a structpb.Value.
+	b, err := json.Marshal(c)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var want any
+	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
 	got := statusValue(poolv1alpha1.PoolStatus{Cost: c}, false, nil).GetStructValue().AsMap()["cost"]

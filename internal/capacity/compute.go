@@ -218,6 +218,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	obs.LastObservedTime = prev.LastObservedTime
 	// The cost is accounted apart (internal/cost), from the same snapshot.
 	obs.Cost = prev.Cost
+	obs.ExecutorStarts = prev.ExecutorStarts
 	res.Changed = !equality.Semantic.DeepEqual(obs, prev)
 	if res.Changed {
 		obs.ObservedAt = metav1.NewTime(now)

@@ -100,6 +100,15 @@ type Pod struct {
 	// started.
 	Started time.Time
 
+	// Created is metadata.creationTimestamp.
+	Created time.Time
+
+	// Running is when the pod's containers first all ran: the latest
+	// state.running.startedAt of its containers, while the pod is Running
+	// and none of them has restarted (a restart moves startedAt, and the
+	// first start is then no longer in the status). Zero otherwise.
+	Running time.Time
+
 	// Transitioned is the latest lastTransitionTime of the pod's
 	// conditions: when its status last changed in a way the kubelet or the
 	// scheduler records. It dates failures whose containers carry no finish
@@ -159,6 +168,11 @@ func (p *Pod) Key() PodKey { return PodKey{Namespace: p.Namespace, Name: p.Name}
 // Node is the part of a node the core reads.
 type Node struct {
 	Name string
+
+	// Created is metadata.creationTimestamp: when the node object was
+	// registered, which for a node launched on demand is after the pod it
+	// was launched for.
+	Created time.Time
 
 	// Pool is the value of the node's pool label.
 	Pool   string

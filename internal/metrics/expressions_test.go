@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -32,6 +33,7 @@ func registered(t *testing.T) map[string][]string {
 		ByUse:      []v1alpha1.UseCost{{Part: v1alpha1.CostQueryService, QueryService: "q", Namespace: "ns"}},
 		ByNodeType: []v1alpha1.NodeTypeCost{{InstanceType: "t", CapacityType: "spot"}},
 	})
+	m.Starts(spec, &v1alpha1.ExecutorStarts{ByPlacement: []v1alpha1.PlacementStarts{{Placement: v1alpha1.PlacementNewNode}}})
 	m.Evicted(spec, capacity.EvictUnauthorized)
 	m.EvictionBlocked(spec, capacity.EvictUnauthorized)
 	o := m.Observer("default")
@@ -45,8 +47,17 @@ func registered(t *testing.T) map[string][]string {
 	}
 	out := map[string][]string{}
 	for _, mf := range mfs {
+		var labels []string
 		for _, l := range mf.GetMetric()[0].GetLabel() {
-			out[mf.GetName()] = append(out[mf.GetName()], l.GetName())
+			labels = append(labels, l.GetName())
+		}
+		out[mf.GetName()] = labels
+		// A histogram is queried by its series: _bucket (with le), _sum
+		// and _count.
+		if mf.GetType() == dto.MetricType_HISTOGRAM {
+			out[mf.GetName()+"_bucket"] = append(slices.Clone(labels), "le")
+			out[mf.GetName()+"_sum"] = labels
+			out[mf.GetName()+"_count"] = labels
 		}
 	}
 	return out

@@ -51,7 +51,8 @@ type Metrics struct {
 	events      *prometheus.CounterVec
 	lastSync    *prometheus.GaugeVec
 
-	costs *costs
+	costs  *costs
+	starts *starts
 
 	mu      sync.Mutex
 	pools   map[string]v1alpha1.PoolRef // PoolCapacity name -> the Pool its series name
@@ -75,10 +76,11 @@ func New(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(c)
 		return c
 	}
-	c := newCosts()
-	reg.MustRegister(c)
+	c, st := newCosts(), newStarts()
+	reg.MustRegister(c, st)
 	return &Metrics{
 		costs:        c,
+		starts:       st,
 		executors:    gauge("burstpool_pool_executors", "Executor slots of a pool by state: total, available, occupied, pending or draining.", pool(labelState)),
 		maxExecutors: gauge("burstpool_pool_max_executors", "The pool's maxExecutors.", pool()),
 		nodes:        gauge("burstpool_pool_nodes", "Nodes of a pool by state: ready or not_ready.", pool(labelState)),
@@ -211,6 +213,7 @@ func (m *Metrics) forgetPool(p v1alpha1.PoolRef) {
 		v.DeletePartialMatch(l)
 	}
 	m.costs.forget(p)
+	m.starts.set(p, nil)
 }
 
 // Observer returns a recorder of what the observer of one ProviderConfig's

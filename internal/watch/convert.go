@@ -2,6 +2,7 @@ package watch
 
 import (
 	"strings"
+	"time"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,6 +85,8 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		Reason:    p.Status.Reason,
 		Message:   p.Status.Message,
 		Started:   p.CreationTimestamp.Time,
+		Created:   p.CreationTimestamp.Time,
+		Running:   running(p),
 
 		ResourceVersion: p.ResourceVersion,
 	}
@@ -187,6 +190,26 @@ func state(p *corev1.Pod) capacity.PodState {
 	}
 }
 
+// running returns when p's containers first all ran: the latest
+// state.running.startedAt of its containers while p is Running, every
+// container runs and none has restarted; zero otherwise.
+func running(p *corev1.Pod) time.Time {
+	var at time.Time
+	if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
+		return at
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		r := c.State.Running
+		if r == nil || c.RestartCount > 0 {
+			return time.Time{}
+		}
+		if r.StartedAt.After(at) {
+			at = r.StartedAt.Time
+		}
+	}
+	return at
+}
+
 func container(c corev1.ContainerStatus, init bool) capacity.Container {
 	out := capacity.Container{Name: intern(c.Name), Init: init, Image: intern(c.Image)}
 	if w := c.State.Waiting; w != nil {
@@ -208,6 +231,7 @@ func termination(t *corev1.ContainerStateTerminated) *capacity.Termination {
 func Node(n *corev1.Node) *capacity.Node {
 	out := &capacity.Node{
 		Name:        intern(n.Name),
+		Created:     n.CreationTimestamp.Time,
 		Pool:        intern(n.Labels[qsv1alpha1.LabelPool]),
 		Labels:      internLabels(n.Labels),
 		Deleting:    n.DeletionTimestamp != nil,

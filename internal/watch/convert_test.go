@@ -89,7 +89,7 @@ func TestPod(t *testing.T) {
 		want   capacity.Pod
 	}{
 		"RunningWarmupPod": {
-			reason: "The cached record keeps the image annotation, node, start time and container states.",
+			reason: "The cached record keeps the image annotation, node, start time, when its containers ran and their states.",
 			pod: corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "u", Labels: labels,
 					Annotations: map[string]string{warmup.AnnotationImage: "img:1", "big": "dropped"}},
@@ -101,17 +101,26 @@ func TestPod(t *testing.T) {
 						Running: &corev1.ContainerStateRunning{StartedAt: start}}}}},
 			},
 			want: capacity.Pod{Namespace: "ns", Name: "w", UID: "u", Pool: "p", Labels: labels, Image: "img:1", NodeName: "n",
-				State: capacity.PodRunning, Started: start.Time,
+				State: capacity.PodRunning, Started: start.Time, Running: start.Time,
 				Containers: []capacity.Container{
 					{Name: "pull", Init: true, Image: "img:1", Terminated: &capacity.Termination{Reason: "Completed", FinishedAt: start.Time}},
 					{Name: "pause", Image: "helper"},
 				}},
 		},
+		"RestartedContainer": {
+			reason: "A running pod whose container restarted has no Running time: its first start is no longer in its status.",
+			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", Labels: labels, CreationTimestamp: start},
+				Spec: corev1.PodSpec{NodeName: "n"},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "x", RestartCount: 1,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}}}}}},
+			want: capacity.Pod{Namespace: "ns", Name: "r", Pool: "p", Labels: labels, NodeName: "n", State: capacity.PodRunning, Started: start.Time, Created: start.Time,
+				Containers: []capacity.Container{{Name: "x"}}},
+		},
 		"TerminatingPod": {
 			reason: "A pod with a deletion timestamp is Deleted whatever its phase.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e", Labels: labels, CreationTimestamp: start, DeletionTimestamp: &start},
 				Status: corev1.PodStatus{Phase: corev1.PodRunning}},
-			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodDeleted, Started: start.Time, DeletedAt: start.Time},
+			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodDeleted, Started: start.Time, Created: start.Time, DeletedAt: start.Time},
 		},
 		"DisruptedPodWithRequests": {
 			reason: "The DisruptionTarget condition, the latest condition transition, the requests (containers summed, the largest init container if more) and the resource version are kept.",
@@ -126,7 +135,7 @@ func TestPod(t *testing.T) {
 					{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
 					{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Time{Time: start.Add(time.Minute)}},
 				}}},
-			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodRunning, Started: start.Time,
+			want: capacity.Pod{Namespace: "ns", Name: "e", Pool: "p", Labels: labels, State: capacity.PodRunning, Started: start.Time, Created: start.Time,
 				Transitioned: start.Add(time.Minute), ResourceVersion: "42", CPUMillis: 3000, MemoryBytes: 1536 << 20,
 				Disruption: &capacity.Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: start.Add(time.Minute)}},
 		},
@@ -139,7 +148,7 @@ func TestPod(t *testing.T) {
 						{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}},
 					}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}}},
-			want: capacity.Pod{Namespace: "ns", Name: "u", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Unschedulable: true,
+			want: capacity.Pod{Namespace: "ns", Name: "u", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Unschedulable: true,
 				Aim: &capacity.Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p", qsv1alpha1.LabelPoolNamespace: "team-a"}, Tolerations: tolerations}},
 		},
 		"GatedPod": {
@@ -150,7 +159,7 @@ func TestPod(t *testing.T) {
 						corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 					{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated}}}},
-			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Aim: &capacity.Aim{}},
+			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Aim: &capacity.Aim{}},
 		},
 		"ContradictoryAffinity": {
 			reason: "A node-affinity requirement that contradicts the node selector asks for no node at all.",
@@ -158,14 +167,14 @@ func TestPod(t *testing.T) {
 				Spec: corev1.PodSpec{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"},
 					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"q"}}}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}}},
-			want: capacity.Pod{Namespace: "ns", Name: "c", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Unschedulable: true, Aim: &capacity.Aim{}},
+			want: capacity.Pod{Namespace: "ns", Name: "c", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Unschedulable: true, Aim: &capacity.Aim{}},
 		},
 		"BoundPendingPod": {
 			reason: "A bound pod keeps no aim: where it runs is decided.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Labels: labels, CreationTimestamp: start},
 				Spec:   corev1.PodSpec{NodeName: "n", NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"}},
 				Status: corev1.PodStatus{Phase: corev1.PodPending}},
-			want: capacity.Pod{Namespace: "ns", Name: "b", Pool: "p", Labels: labels, NodeName: "n", State: capacity.PodPending, Started: start.Time},
+			want: capacity.Pod{Namespace: "ns", Name: "b", Pool: "p", Labels: labels, NodeName: "n", State: capacity.PodPending, Started: start.Time, Created: start.Time},
 		},
 	}
 	for name, tc := range cases {

@@ -237,6 +237,8 @@ spec:
 		})
 	})
 
+	t.Run("CostAcrossRestart", func(t *testing.T) { testCostAcrossRestart(t, ctx, s) })
+
 	t.Run("FunctionUnavailable", func(t *testing.T) {
 		if err := s.StopFunction(); err != nil {
 			t.Fatal(err)

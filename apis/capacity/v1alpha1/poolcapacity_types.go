@@ -318,6 +318,11 @@ type PoolCapacityObservation struct {
 	// (docs/capacity.md).
 	// +optional
 	Cost *CostObservation `json:"cost,omitempty"`
+	// ExecutorStarts is how long the pool's executors took from creation
+	// to running, on nodes that were there before them and on nodes
+	// launched for them (docs/capacity.md).
+	// +optional
+	ExecutorStarts *ExecutorStarts `json:"executorStarts,omitempty"`
 }
 
 // MaxSummaryQueryServices bounds the QueryServices a workload cluster

@@ -184,6 +184,10 @@ type PoolCost struct {
 	WasteDollarsPerHour string `json:"wasteDollarsPerHour"`
 	// Dollars is what the pool's nodes cost since counting began.
 	Dollars string `json:"dollars"`
+	// WarmDollars is what its warm slots cost since counting began.
+	WarmDollars string `json:"warmDollars"`
+	// WasteDollars is what its empty nodes cost since counting began.
+	WasteDollars string `json:"wasteDollars"`
 	// Since is when counting began.
 	Since metav1.Time `json:"since"`
 	// QueryServices are the attached QueryServices, and any other whose
@@ -191,6 +195,26 @@ type PoolCost struct {
 	// +listType=atomic
 	// +optional
 	QueryServices []QueryServiceCost `json:"queryServices,omitempty"`
+	// ExecutorStarts is what warm slots buy, measured: the median time
+	// from an executor's creation to running, on nodes that were there
+	// before it and on nodes launched for it, beside WarmDollarsPerHour.
+	// +kubebuilder:validation:MaxItems=2
+	// +listType=atomic
+	// +optional
+	ExecutorStarts []ExecutorStartSummary `json:"executorStarts,omitempty"`
+}
+
+// ExecutorStartSummary is how long the pool's executors of one placement
+// took to start.
+type ExecutorStartSummary struct {
+	// Placement is ExistingNode (a node there before the executor: a warm
+	// slot or room on a used node) or NewNode (a node launched for it).
+	Placement string `json:"placement"`
+	// Executors is how many executors were counted.
+	Executors int64 `json:"executors"`
+	// P50Seconds is their median time from creation to running, in
+	// seconds (a decimal).
+	P50Seconds string `json:"p50Seconds"`
 }
 
 // QueryServiceCost is what one QueryService's use of a pool costs.

@@ -25,9 +25,16 @@ const costPool = "priced"
 // bought as spot, allocating 15 CPU and 120 GiB.
 func createPricedNode(t *testing.T, c client.Client, name string) {
 	t.Helper()
+	createNodeOf(t, c, costPool, name)
+}
+
+// createNodeOf creates a Ready node of pool: an r7gd.4xlarge bought as
+// spot, allocating 15 CPU and 120 GiB.
+func createNodeOf(t *testing.T, c client.Client, pool, name string) {
+	t.Helper()
 	ctx := context.Background()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		qsv1alpha1.LabelPool: costPool, cost.LabelInstanceType: "r7gd.4xlarge", cost.LabelCapacityType: "spot"}}}
+		qsv1alpha1.LabelPool: pool, cost.LabelInstanceType: "r7gd.4xlarge", cost.LabelCapacityType: "spot"}}}
 	if err := c.Create(ctx, n); err != nil {
 		t.Fatalf("cannot create node %s: %v", name, err)
 	}

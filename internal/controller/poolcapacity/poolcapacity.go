@@ -364,6 +364,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	if e.metrics != nil {
 		e.metrics.Record(cr.Name, spec, res, lastSync)
 		e.metrics.Cost(spec, o.Cost)
+		e.metrics.Starts(spec, o.ExecutorStarts)
 	}
 	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, now: now}
 	// An error makes Synced False; the status above is written all the
@@ -431,7 +432,7 @@ func nonNil(errs ...error) []error {
 }
 
 // accountCost advances o's cost (status.atProvider.cost, carried over
-// from the last status) to now, from snap. The status write that follows
+// from the last status) and executor starts to now, from snap. The status write that follows
 // moves the watermark: if it fails, the next reconcile counts the same
 // interval again from the watermark it reads, so each node-second is
 // counted once. Prices that cannot be read leave the cost as it was.
@@ -441,6 +442,7 @@ func accountCost(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot, o
 		return errors.Wrapf(err, "cannot price the nodes of pool %q", spec.Pool.Name)
 	}
 	o.Cost, _ = cost.Advance(o.Cost, cost.Observe(spec, snap, prices), now)
+	o.ExecutorStarts, _ = cost.CountStarts(o.ExecutorStarts, spec, snap, now)
 	return nil
 }
 
