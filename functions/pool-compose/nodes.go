@@ -59,6 +59,9 @@ func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) 
 	if cfg != nil && cfg.Sizing != nil && cfg.Sizing.NodeDaemonSets != nil {
 		return cfg.Sizing.NodeDaemonSets
 	}
+	if d.Method == methodNodeGroup && d.Cloud == cloudAWS {
+		return eksAddOnDaemonSets // the same add-ons on an EKS managed node group
+	}
 	if d.Method == methodKarpenter && (d.Cloud == cloudAWS || d.Cloud == cloudKWOK && simulated == sizing.CloudAWS) {
 		return eksAddOnDaemonSets
 	}
@@ -179,6 +182,8 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 		if o.Problem == nil {
 			events = append(events, archWarnings(in.Spec, arch, res)...)
 		}
+	} else if f.Detection.Method == methodNodeGroup {
+		n.NodePoolName, o = decideNodeGroup(in, f, res, si.Spot, minNodes, maxNodes) // nodegroup.go
 	} else {
 		n.NodePoolName, o = decideCloudNodePool(in, f, res, minNodes, maxNodes)
 	}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+)
+
+// nodeGroupCRD is the provider CRD a cloud's node groups need.
+func nodeGroupCRD(cloud string) string {
+	switch cloud {
+	case cloudAWS:
+		return crdEKSNodeGroup
+	case cloudGCP:
+		return crdGKENodePool
+	case cloudAzure:
+		return crdAKSNodePool
+	}
+	return ""
+}
+
+// nodeGroupBlock is the settings block of a cloud's node groups, and
+// whether it is set.
+func nodeGroupBlock(cloud string, ng *v1beta1.NodeGroups) (string, bool) {
+	if ng == nil {
+		ng = &v1beta1.NodeGroups{}
+	}
+	switch cloud {
+	case cloudAWS:
+		return "nodeGroups.eks", ng.EKS != nil
+	case cloudGCP:
+		return "nodeGroups.gke", ng.GKE != nil
+	case cloudAzure:
+		return "nodeGroups.aks", ng.AKS != nil
+	}
+	return "nodeGroups", false
+}
+
+// nodeGroupCloud is the cloud whose node groups the settings configure
+// completely (nodeGroupSettings finds nothing missing), preferring one
+// whose provider CRD is installed, and why, for Detection.Source: which
+// block, and which CRD serves it or is missing. "" when no block is
+// complete.
+func nodeGroupCloud(cfg *v1beta1.Input, crds map[string]bool) (cloud, why string) {
+	if cfg == nil {
+		return "", ""
+	}
+	for _, c := range []string{cloudAWS, cloudGCP, cloudAzure} {
+		block, set := nodeGroupBlock(c, cfg.NodeGroups)
+		if !set || len(nodeGroupSettings(c, cfg)) > 0 {
+			continue
+		}
+		if crds[nodeGroupCRD(c)] {
+			return c, fmt.Sprintf("settings %s and CRD %s, without Karpenter", block, nodeGroupCRD(c))
+		}
+		if cloud == "" {
+			cloud, why = c, fmt.Sprintf("settings %s is set but CRD %s is not installed", block, nodeGroupCRD(c))
+		}
+	}
+	return cloud, why
+}
+
+// nodeGroupProblem says why the node-group method cannot work for cloud,
+// or "".
+func nodeGroupProblem(cloud string, crds map[string]bool) string {
+	crd := nodeGroupCRD(cloud)
+	switch {
+	case crd == "":
+		return fmt.Sprintf("method node-group needs cloud aws, gcp or azure, not %q: set the settings' nodeGroups.eks, nodeGroups.gke or nodeGroups.aks, or fix spec.provisioning", cloud)
+	case !crds[crd]:
+		return fmt.Sprintf("method node-group on %s needs the CRD %s, which is not installed: install the provider family's package (docs/install.md, \"Node groups under the Cluster Autoscaler\")", cloud, crd)
+	}
+	return ""
+}
+
+// nodeGroupSettings are the settings a cloud's node groups miss.
+func nodeGroupSettings(cloud string, c *v1beta1.Input) []SettingError {
+	block, set := nodeGroupBlock(cloud, c.NodeGroups)
+	if !set {
+		return []SettingError{{Path: block, Message: "is required for method node-group on " + cloud + ": the cluster, network and node identity of the pool's node groups"}}
+	}
+	var errs []SettingError
+	need := func(ok bool, path, msg string) {
+		if !ok {
+			errs = append(errs, SettingError{Path: path, Message: msg})
+		}
+	}
+	switch cloud {
+	case cloudAWS:
+		e := c.NodeGroups.EKS
+		need(e.ClusterName != "" || c.ClusterName != "", block+".clusterName", "is required (or clusterName): the EKS cluster pool node groups join")
+		need(e.Region != "", block+".region", "is required: the EKS cluster's region")
+		need(len(e.SubnetIDs) > 0, block+".subnetIDs", "is required: the subnets pool nodes run in")
+		need(e.NodeRoleARN != "", block+".nodeRoleARN", "is required: the IAM role ARN pool nodes run with")
+	case cloudGCP:
+		g := c.NodeGroups.GKE
+		need(g.Cluster != "" || c.ClusterName != "", block+".cluster", "is required (or clusterName): the GKE cluster pool node pools join")
+		need(g.Location != "", block+".location", "is required: the GKE cluster's region or zone")
+	case cloudAzure:
+		need(c.NodeGroups.AKS.KubernetesClusterID != "", block+".kubernetesClusterID", "is required: the AKS cluster's Azure resource ID")
+	}
+	return errs
+}
+
+// nodeGroupSuffix ends the name of a pool's node group object:
+// "{pool}-nodegroup", and "{pool}-{template}-nodegroup" after its template
+// changed.
+const nodeGroupSuffix = "-nodegroup"
+
+// annotationNodeTemplate records on a node group what cannot change in
+// place: its instance types and capacity ("r7gd.4xlarge,r6gd.4xlarge/spot").
+// A pool whose template changes gets a new group and drains the old one.
+const annotationNodeTemplate = "e6data.io/node-template"
+
+// nodeTemplate is the immutable part of a node group, as
+// annotationNodeTemplate records it.
+type nodeTemplate struct {
+	Types []string
+	Spot  bool
+}
+
+func (t nodeTemplate) String() string {
+	c := "on-demand"
+	if t.Spot {
+		c = "spot"
+	}
+	return strings.Join(t.Types, ",") + "/" + c
+}
+
+// observedTemplate reads an observed node group's template; ok is false
+// when it carries none.
+func observedTemplate(o *structpb.Struct) (nodeTemplate, bool) {
+	v := str(o, "metadata", "annotations", annotationNodeTemplate)
+	types, capacity, ok := strings.Cut(v, "/")
+	if !ok || types == "" {
+		return nodeTemplate{}, false
+	}
+	return nodeTemplate{Types: strings.Split(types, ","), Spot: capacity == "spot"}, true
+}
+
+// nodeGroupNodes is how many nodes an observed node group reports, and
+// whether it reports any count: EKS's scalingConfig desiredSize, GKE's
+// and AKS's nodeCount, from status.atProvider.
+func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
+	ap := field(o, "status", "atProvider").GetStructValue()
+	if v := field(ap, "nodeCount"); v != nil {
+		return number(v), true
+	}
+	for _, sc := range field(ap, "scalingConfig").GetListValue().GetValues() {
+		if v := field(sc.GetStructValue(), "desiredSize"); v != nil {
+			return number(v), true
+		}
+	}
+	return 0, false
+}
+
+// decideNodeGroup decides the pool's node group: minNodes to maxNodes
+// nodes of the sized type (a diversified spot set on EKS), which the
+// cluster's Cluster Autoscaler scales.
+// Its types and capacity cannot change in place (EKS's instanceTypes and
+// capacityType are immutable; burstpool treats GKE's machine type and
+// spot, and AKS's vmSize and priority, the same way), so a new template
+// gets a new group, named after it, and the old one (rnCloudPoolDraining)
+// is held: no scale-up (cloudpool.TaintHold), minimum zero, so the
+// autoscaler removes its nodes as their executors end (they are not safe
+// to evict); it is deleted once the new group is Ready and the old one
+// reports no nodes. Suspended, the group is kept and held the same way;
+// Resume lifts the hold.
+func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, maxNodes int64) (string, Outcome) {
+	var o Outcome
+	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
+	if spot && f.Detection.Cloud == cloudAWS && len(res.SpotTypes) > 0 {
+		want.Types = res.SpotTypes
+	}
+	cur, old := in.Observed[rnCloudPool], in.Observed[rnCloudPoolDraining]
+	if t, ok := observedTemplate(cur); cur != nil && (!ok || t.String() != want.String()) {
+		old, cur = cur, nil
+	}
+	name := in.Pool + nodeGroupSuffix
+	switch {
+	case cur != nil:
+		name = str(cur, "metadata", "name")
+	case old != nil:
+		name = in.Pool + "-" + typeSlug(want.String()) + nodeGroupSuffix
+		if str(old, "metadata", "name") == name {
+			cur, old = old, nil // back to the draining group's template
+		}
+	}
+	base := nodeGroupInput(in, f)
+	ng := base
+	ng.Name, ng.InstanceTypes, ng.Spot, ng.Arch = name, want.Types, want.Spot, res.Arch
+	ng.MinNodes, ng.MaxNodes, ng.Hold = int32(minNodes), int32(maxNodes), in.Spec.Suspend
+	u, err := cloudpool.BuildNodeGroup(ng)
+	if err != nil {
+		o.Problem = failed("NodeGroupIncomplete", err.Error())
+		o.preserve(rnCloudPool, rnCloudPoolDraining)
+		return "", o
+	}
+	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: want.String()}))
+	ready := conditionReady(cur, false)
+	o.desire(rnCloudPool, u, ready, true)
+	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler", f.Detection.Cloud, name, minNodes, maxNodes, want)
+	if in.Spec.Suspend {
+		msg += "; suspended: the autoscaler adds no node and removes each as its executors end"
+	}
+	if old != nil {
+		msg += drainNodeGroup(&o, base, old, ready, maxNodes)
+	}
+	o.condition(CondProvisioned, metav1.ConditionTrue, "NodeGroup", msg)
+	return name, o
+}
+
+// drainNodeGroup holds the node group of a previous template until it has
+// no nodes and its replacement is Ready, and says so.
+func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Struct, replacementReady bool, maxNodes int64) string {
+	name := str(old, "metadata", "name")
+	n, known := nodeGroupNodes(old)
+	if replacementReady && known && n == 0 {
+		return fmt.Sprintf("; %s of the previous template has no nodes left and is deleted", name)
+	}
+	t, ok := observedTemplate(old)
+	if !ok {
+		// A group burstpool did not annotate: keep it as it is.
+		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: keep(old).AsMap()}, true, false)
+		return fmt.Sprintf("; %s stays as it is until it is removed by hand", name)
+	}
+	base.Name, base.InstanceTypes, base.Spot, base.Hold = name, t.Types, t.Spot, true
+	base.Arch = archOf(old)
+	base.MinNodes, base.MaxNodes = 0, int32(max(maxNodes, 1))
+	u, err := cloudpool.BuildNodeGroup(base)
+	if err != nil {
+		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: keep(old).AsMap()}, true, false)
+		return fmt.Sprintf("; %s of the previous template stays as it is: %v", name, err)
+	}
+	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: t.String()}))
+	o.desire(rnCloudPoolDraining, u, true, false)
+	return fmt.Sprintf("; %s of the previous template %s takes no new nodes and is deleted once its executors end", name, t)
+}
+
+// archOf is the architecture an observed EKS node group's AMI type names
+// ("" elsewhere, where the type alone decides).
+func archOf(o *structpb.Struct) string {
+	if strings.Contains(str(o, "spec", "forProvider", "amiType"), "ARM") {
+		return "arm64"
+	}
+	return "amd64"
+}
+
+// nodeGroupInput is what every node group of the pool shares: identity,
+// labels, taints and the settings.
+func nodeGroupInput(in Input, f Facts) cloudpool.NodeGroupInput {
+	labels := ownLabels(in.Spec.NodeSelector)
+	delete(labels, qsv1alpha1.LabelPool)
+	delete(labels, qsv1alpha1.LabelPoolNamespace)
+	ng := cloudpool.NodeGroupInput{
+		Pool: in.Pool, Namespace: in.Namespace, Cloud: f.Detection.Cloud,
+		Labels: labels, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
+		ClusterName: in.Config.ClusterName,
+	}
+	if s := in.Config.NodeGroups; s != nil {
+		ng.Settings = *s
+	}
+	return ng
+}
+
+// mergeStrings is a with b's entries added.
+func mergeStrings(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
