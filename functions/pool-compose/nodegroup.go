@@ -206,7 +206,7 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: want.String()}))
 	ready := conditionReady(cur, false)
 	o.desire(rnCloudPool, u, ready, true)
-	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler", f.Detection.Cloud, name, minNodes, maxNodes, want)
+	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler (method node-group from %s)", f.Detection.Cloud, name, minNodes, maxNodes, want, f.Detection.Source)
 	if in.Spec.Suspend {
 		msg += "; suspended: the autoscaler adds no node and removes each as its executors end"
 	}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
@@ -141,6 +145,174 @@ func TestNodeGroupNodes(t *testing.T) {
 			n, ok := nodeGroupNodes(tc.obj)
 			if diff := cmp.Diff(tc.want, want{n, ok}); diff != "" {
 				t.Errorf("%s\nnodeGroupNodes(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// eksGroup is an observed EKS NodeGroup of template (annotationNodeTemplate)
+// whose Ready condition is ready and that reports desired nodes.
+func eksGroup(name, template string, ready bool, desired int) string {
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	return fmt.Sprintf("apiVersion: eks.aws.upbound.io/v1beta1\nkind: NodeGroup\nmetadata:\n  name: %s\n  annotations: {%s: %q}\nspec:\n  forProvider: {amiType: AL2023_x86_64_STANDARD}\nstatus:\n  conditions: [{type: Ready, status: %q}]\n  atProvider: {scalingConfig: [{desiredSize: %d}]}\n",
+		name, annotationNodeTemplate, template, status, desired)
+}
+
+// nodeGroupInputYAML is testInput with node group settings for every cloud
+// and node-group among the methods pools may name.
+func nodeGroupInputYAML() string {
+	in := strings.Replace(testInput, "methods: [karpenter,", "methods: [node-group, karpenter,", 1)
+	return in + "nodeGroups:\n" + strings.ReplaceAll(strings.TrimPrefix(nodeGroupSettingsYAML, "  nodeGroups:\n"), "\n  ", "\n")[2:]
+}
+
+// TestRuleNodeGroup: a pool's node group is sized from minExecutors and
+// maxExecutors; a new template (types, capacity) gets a new group and
+// holds the old one until it is empty and the new one Ready; Suspend holds
+// the group without deleting it, and Resume lifts the hold.
+func TestRuleNodeGroup(t *testing.T) {
+	spec := "  minExecutors: 2\n  maxExecutors: 20\n  executorsPerNode: 2\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n  instanceConfig: {instanceType: m-16x-amd64-linux}\n"
+	type group struct {
+		Name     string
+		Min, Max int64
+		Types    []any
+		Hold     bool
+	}
+	type want struct {
+		Group    group
+		Ready    bool
+		Draining *group
+	}
+	hold := func(u *unstructured.Unstructured) bool {
+		ts, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "taint")
+		for _, t := range ts {
+			if t.(map[string]any)["key"] == cloudpool.TaintHold {
+				return true
+			}
+		}
+		return false
+	}
+	read := func(u *unstructured.Unstructured) group {
+		sc, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "scalingConfig")
+		types, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "instanceTypes")
+		return group{Name: u.GetName(), Min: count(sc[0].(map[string]any), "minSize"), Max: count(sc[0].(map[string]any), "maxSize"), Types: types, Hold: hold(u)}
+	}
+	onDemand := []any{"m-16x-amd64-linux"}
+	cases := map[string]struct {
+		reason   string
+		spec     string
+		observed map[string]string
+		want     want
+	}{
+		"New": {
+			reason: "minExecutors 2 and maxExecutors 20 at 2 per node: 1 to 10 nodes; nothing observed yet, so not ready.",
+			want:   want{Group: group{Name: "burst-nodegroup", Min: 1, Max: 10, Types: onDemand}},
+		},
+		"Ready": {
+			reason: "The provider's Ready condition makes the group ready.",
+			observed: map[string]string{"cloud-nodepool": eksGroup("burst-nodegroup", "m-16x-amd64-linux/on-demand", true, 1)},
+			want:     want{Group: group{Name: "burst-nodegroup", Min: 1, Max: 10, Types: onDemand}, Ready: true},
+		},
+		"SpotSet": {
+			reason: "Spot on EKS: the group takes the sized spot set, a new template, so a new group; the on-demand one is held.",
+			spec:   strings.Replace(spec, "instanceType: m-16x-amd64-linux", "instanceType: m-16x-amd64-linux, spotEnabled: true", 1),
+			observed: map[string]string{"cloud-nodepool": eksGroup("burst-nodegroup", "m-16x-amd64-linux/on-demand", true, 1)},
+			want: want{Group: group{Name: "burst-m-16x-amd64-linux-m-32x-amd64-linux-spot-nodegroup", Min: 1, Max: 10, Types: []any{"m-16x-amd64-linux", "m-32x-amd64-linux"}},
+				Draining: &group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: onDemand, Hold: true}},
+		},
+		"TypeChangeHoldsTheOldGroup": {
+			reason: "instanceTypes is immutable on EKS: the new type gets its own group, and the old one takes no new node (hold) and keeps none it need not (min 0).",
+			observed: map[string]string{"cloud-nodepool": eksGroup("burst-nodegroup", "m-8x-amd64-linux/on-demand", true, 3)},
+			want: want{Group: group{Name: "burst-m-16x-amd64-linux-on-demand-nodegroup", Min: 1, Max: 10, Types: onDemand},
+				Draining: &group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: []any{"m-8x-amd64-linux"}, Hold: true}},
+		},
+		"OldGroupStaysWhileItHasNodes": {
+			reason: "The new group is Ready but the old one still reports 2 nodes (executors run there): it stays held.",
+			observed: map[string]string{
+				"cloud-nodepool":          eksGroup("burst-m-16x-amd64-linux-on-demand-nodegroup", "m-16x-amd64-linux/on-demand", true, 1),
+				"cloud-nodepool-draining": eksGroup("burst-nodegroup", "m-8x-amd64-linux/on-demand", true, 2)},
+			want: want{Group: group{Name: "burst-m-16x-amd64-linux-on-demand-nodegroup", Min: 1, Max: 10, Types: onDemand}, Ready: true,
+				Draining: &group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: []any{"m-8x-amd64-linux"}, Hold: true}},
+		},
+		"EmptyOldGroupIsDeleted": {
+			reason: "The old group reports no nodes and the new one is Ready: it is no longer desired, so Crossplane deletes it.",
+			observed: map[string]string{
+				"cloud-nodepool":          eksGroup("burst-m-16x-amd64-linux-on-demand-nodegroup", "m-16x-amd64-linux/on-demand", true, 1),
+				"cloud-nodepool-draining": eksGroup("burst-nodegroup", "m-8x-amd64-linux/on-demand", true, 0)},
+			want: want{Group: group{Name: "burst-m-16x-amd64-linux-on-demand-nodegroup", Min: 1, Max: 10, Types: onDemand}, Ready: true},
+		},
+		"EmptyOldGroupWaitsForTheNew": {
+			reason: "The old group is empty but the new one is not Ready yet: the old one stays.",
+			observed: map[string]string{
+				"cloud-nodepool":          eksGroup("burst-m-16x-amd64-linux-on-demand-nodegroup", "m-16x-amd64-linux/on-demand", false, 0),
+				"cloud-nodepool-draining": eksGroup("burst-nodegroup", "m-8x-amd64-linux/on-demand", true, 0)},
+			want: want{Group: group{Name: "burst-m-16x-amd64-linux-on-demand-nodegroup", Min: 1, Max: 10, Types: onDemand},
+				Draining: &group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: []any{"m-8x-amd64-linux"}, Hold: true}},
+		},
+		"Suspended": {
+			reason: "Suspend keeps the group: minimum 0 and the hold taint, so the autoscaler adds no node and removes each once its executors end.",
+			spec:   spec + "  suspend: true\n",
+			observed: map[string]string{"cloud-nodepool": eksGroup("burst-nodegroup", "m-16x-amd64-linux/on-demand", true, 2)},
+			want:     want{Group: group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: onDemand, Hold: true}, Ready: true},
+		},
+		"Resumed": {
+			reason: "Resume lifts the hold and restores the minimum on the same group.",
+			observed: map[string]string{"cloud-nodepool": eksGroup("burst-nodegroup", "m-16x-amd64-linux/on-demand", true, 0)},
+			want:     want{Group: group{Name: "burst-nodegroup", Min: 1, Max: 10, Types: onDemand}, Ready: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sp := tc.spec
+			if sp == "" {
+				sp = spec
+			}
+			rsp := scenario{Input: nodeGroupInputYAML(), XR: xpool("burst", "pools", sp), QueryServices: allQS, CRDs: []string{crdEKSNodeGroup}, Observed: tc.observed}.run(t)
+			u := desired(rsp, "cloud-nodepool")
+			if u == nil {
+				t.Fatalf("%s\nno node group desired: %v", tc.reason, results(rsp))
+			}
+			got := want{Group: read(u), Ready: rsp.GetDesired().GetResources()["cloud-nodepool"].GetReady().String() == "READY_TRUE"}
+			if d := desired(rsp, "cloud-nodepool-draining"); d != nil {
+				g := read(d)
+				got.Draining = &g
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestRuleNodeGroupSaysWhy: the claim's NodesProvisioned condition says
+// which method the pool got and what chose it, and a cluster whose node
+// group settings wait for the provider's CRD keeps the existing-nodes path
+// and says what is missing.
+func TestRuleNodeGroupSaysWhy(t *testing.T) {
+	spec := "  maxExecutors: 4\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n  instanceConfig: {instanceType: m-16x-amd64-linux}\n"
+	cases := map[string]struct {
+		reason string
+		crds   []string
+		want   string
+	}{
+		"Chosen": {"With the CRD the group is composed, and the condition names the settings and the CRD.", []string{crdEKSNodeGroup},
+			"aws node group burst-nodegroup holds 0 to 4 m-16x-amd64-linux/on-demand node(s), scaled by the Cluster Autoscaler (method node-group from settings nodeGroups.eks and CRD nodegroups.eks.aws.upbound.io, without Karpenter)"},
+		"CRDMissing": {"Without the CRD the pool keeps the existing-nodes path's message, and says which CRD it waits for.", nil,
+			"the cluster provisions nodes with static, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them); no node provisioning CRD installed; settings nodeGroups.eks is set but CRD nodegroups.eks.aws.upbound.io is not installed"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := scenario{Input: nodeGroupInputYAML(), XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: tc.crds}.run(t)
+			var got string
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == CondProvisioned {
+					got = c.GetMessage()
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -142,7 +142,11 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 		o Outcome
 	)
 	if f.Static && len(in.Spec.NodeSelector) == 0 {
-		o.Problem = pending("NodeSelectorRequired", fmt.Sprintf("the cluster provisions nodes with %s, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them)", f.Detection.Method))
+		msg := fmt.Sprintf("the cluster provisions nodes with %s, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them)", f.Detection.Method)
+		if strings.Contains(f.Detection.Source, "nodeGroups") {
+			msg += "; " + f.Detection.Source // node groups that wait for their provider (nodegroup.go)
+		}
+		o.Problem = pending("NodeSelectorRequired", msg)
 		return n, o
 	}
 	si, arch := sizeInput(in, f, images)
