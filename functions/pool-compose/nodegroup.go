@@ -11,6 +11,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // nodeGroupCRD is the provider CRD a cloud's node groups need.
@@ -177,7 +178,7 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 	var o Outcome
 	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
 	if spot && f.Detection.Cloud == cloudAWS && len(res.SpotTypes) > 0 {
-		want.Types = res.SpotTypes
+		want.Types = sameShape(res.SpotTypes, awsCatalogLookup)
 	}
 	cur, old := in.Observed[rnCloudPool], in.Observed[rnCloudPoolDraining]
 	if t, ok := observedTemplate(cur); cur != nil && (!ok || t.String() != want.String()) {
@@ -242,6 +243,37 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: t.String()}))
 	o.desire(rnCloudPoolDraining, u, true, false)
 	return fmt.Sprintf("; %s of the previous template %s takes no new nodes and is deleted once its executors end", name, t)
+}
+
+// sameShape keeps of types (the first is the sized type) those of the same
+// vCPUs and memory as the first: the Cluster Autoscaler builds a group's
+// node template from one type and assumes every node of the group is that
+// size (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md,
+// "Using Mixed Instances Policies and Spot Instances": the types should
+// have the same number of vCPUs and the same RAM). A type lookup does not
+// find is left out.
+func sameShape(types []string, lookup func(string) (sizing.InstanceType, bool)) []string {
+	first, ok := lookup(types[0])
+	out := []string{types[0]}
+	if !ok {
+		return out
+	}
+	for _, t := range types[1:] {
+		it, ok := lookup(t)
+		if ok && it.CPU.Cmp(first.CPU) == 0 && it.Memory.Cmp(first.Memory) == 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// awsCatalogLookup finds a type in the embedded AWS catalog.
+func awsCatalogLookup(name string) (sizing.InstanceType, bool) {
+	c, err := sizing.LoadCatalog(sizing.CloudAWS)
+	if err != nil {
+		return sizing.InstanceType{}, false
+	}
+	return c.Lookup(name)
 }
 
 // archOf is the architecture an observed EKS node group's AMI type names
