@@ -165,7 +165,13 @@ func eksGroup(name, template string, ready bool, desired int) string {
 // and node-group among the methods pools may name.
 func nodeGroupInputYAML() string {
 	in := strings.Replace(testInput, "methods: [karpenter,", "methods: [node-group, karpenter,", 1)
-	return in + "nodeGroups:\n" + strings.ReplaceAll(strings.TrimPrefix(nodeGroupSettingsYAML, "  nodeGroups:\n"), "\n  ", "\n")[2:]
+	return in + nodeGroupInputBlock()
+}
+
+// nodeGroupInputBlock is nodeGroupSettingsYAML as a top-level field of the
+// function input.
+func nodeGroupInputBlock() string {
+	return strings.ReplaceAll(nodeGroupSettingsYAML, "\n  ", "\n")[2:]
 }
 
 // TestRuleNodeGroup: a pool's node group is sized from minExecutors and
@@ -334,6 +340,41 @@ func TestSameShape(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, sameShape(tc.types, awsCatalogLookup)); diff != "" {
 				t.Errorf("%s\nsameShape(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestRuleNodeGroupIsTheTenancys: on a cluster with Karpenter, a claim
+// that asks for node groups needs the method granted to its namespace
+// (tenancy.namespaces[].methods); the cluster, network and role of the
+// group come from the settings only, since no Pool field names them.
+func TestRuleNodeGroupIsTheTenancys(t *testing.T) {
+	spec := "  maxExecutors: 4\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n  instanceConfig: {instanceType: m-16x-amd64-linux}\n  provisioning: {method: node-group}\n"
+	settings := testInput + nodeGroupInputBlock()
+	crds := []string{crdNodePool, crdEC2NodeClass, crdEKSNodeGroup}
+	cases := map[string]struct {
+		reason string
+		input  string
+		want   summary
+	}{
+		"NotGranted": {"testInput's tenancy grants every method but node-group: the claim is refused, naming the field.", settings,
+			summary{Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/ClaimNotAllowed"}}},
+		"Granted": {"With node-group granted, the pool gets its node group from the settings.", nodeGroupInputYAML(),
+			summary{Objects: []string{"cloud-nodepool"}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/NodeGroup"}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := scenario{Input: tc.input, XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: crds}.run(t)
+			s := summarize(rsp, tc.want)
+			got := summary{Phase: s.Phase, Conditions: map[string]string{CondProvisioned: s.Conditions[CondProvisioned]}}
+			for _, o := range s.Objects {
+				if o == "cloud-nodepool" {
+					got.Objects = append(got.Objects, o)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s\nresults: %v", tc.reason, diff, s.Results)
 			}
 		})
 	}
