@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -174,11 +175,18 @@ func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
 // to evict); it is deleted once the new group is Ready and the old one
 // reports no nodes. Suspended, the group is kept and held the same way;
 // Resume lifts the hold.
+//
+// Warm slots are the placeholders (decidePlaceholders), as for every
+// method: the autoscaler adds nodes for them as for any pod at or above
+// its expendable cutoff (-10, their default priority). Where the cluster's
+// Cluster Autoscaler serves CapacityBuffers, a buffer would hold the same
+// slots without pods; decidePlaceholders is where that choice belongs, not
+// here, since the node group is the same either way.
 func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, maxNodes int64) (string, Outcome) {
 	var o Outcome
 	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
-	if spot && f.Detection.Cloud == cloudAWS && len(res.SpotTypes) > 0 {
-		want.Types = sameShape(res.SpotTypes, awsCatalogLookup)
+	if spot && len(res.SpotTypes) > 0 {
+		want.Types = res.SpotTypes // nodeGroupSize
 	}
 	cur, old := in.Observed[rnCloudPool], in.Observed[rnCloudPoolDraining]
 	if t, ok := observedTemplate(cur); cur != nil && (!ok || t.String() != want.String()) {
@@ -243,6 +251,28 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: t.String()}))
 	o.desire(rnCloudPoolDraining, u, true, false)
 	return fmt.Sprintf("; %s of the previous template %s takes no new nodes and is deleted once its executors end", name, t)
+}
+
+// nodeGroupSize is the sizing decision as a node group takes it: one type,
+// or on EKS with spot the spot set cut to the sized type's shape
+// (sameShape); the types status.sizing.instanceTypes lists are those.
+func nodeGroupSize(cloud string, res SizeResult, spot bool) SizeResult {
+	types := []string{res.InstanceType}
+	if spot && cloud == cloudAWS && len(res.SpotTypes) > 0 {
+		types = sameShape(res.SpotTypes, awsCatalogLookup)
+	}
+	res.SpotTypes = nil
+	if spot {
+		res.SpotTypes = types
+	}
+	offered := res.Offered[:0:0]
+	for _, o := range res.Offered {
+		if slices.Contains(types, o.Name) {
+			offered = append(offered, o)
+		}
+	}
+	res.Offered = offered
+	return res
 }
 
 // sameShape keeps of types (the first is the sized type) those of the same

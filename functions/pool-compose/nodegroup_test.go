@@ -379,3 +379,52 @@ func TestRuleNodeGroupIsTheTenancys(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeGroupSize(t *testing.T) {
+	res := SizeResult{InstanceType: "m6i.4xlarge", SpotTypes: []string{"m6i.4xlarge", "m7i.4xlarge", "c6i.8xlarge"},
+		Offered: []OfferedType{{Name: "m6i.4xlarge", PerNode: 2}, {Name: "m7i.4xlarge", PerNode: 2}, {Name: "c6i.8xlarge", PerNode: 2}}}
+	type want struct {
+		SpotTypes []string
+		Offered   []string
+	}
+	cases := map[string]struct {
+		reason string
+		cloud  string
+		spot   bool
+		want   want
+	}{
+		"EKSSpot":     {"An EKS spot group takes the types of the sized type's shape; status lists only those.", cloudAWS, true, want{[]string{"m6i.4xlarge", "m7i.4xlarge"}, []string{"m6i.4xlarge", "m7i.4xlarge"}}},
+		"EKSOnDemand": {"On demand, one type.", cloudAWS, false, want{nil, []string{"m6i.4xlarge"}}},
+		"GKESpot":     {"A GKE node pool has one machine type, spot or not.", cloudGCP, true, want{[]string{"m6i.4xlarge"}, []string{"m6i.4xlarge"}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := nodeGroupSize(tc.cloud, res, tc.spot)
+			w := want{SpotTypes: got.SpotTypes}
+			for _, o := range got.Offered {
+				w.Offered = append(w.Offered, o.Name)
+			}
+			if diff := cmp.Diff(tc.want, w); diff != "" {
+				t.Errorf("%s\nnodeGroupSize(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestNodeGroupDaemonSets(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		d      Detection
+		want   []v1beta1.NodeDaemonSet
+	}{
+		"EKS": {"An EKS managed node group's nodes run the kube-proxy and aws-node add-ons, as Karpenter's on EKS do.", Detection{Cloud: cloudAWS, Method: methodNodeGroup}, eksAddOnDaemonSets},
+		"GKE": {"On GKE and AKS, as with Karpenter there, no add-on DaemonSets are counted unless sizing.nodeDaemonSets names them.", Detection{Cloud: cloudGCP, Method: methodNodeGroup}, nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, clusterDaemonSets(&v1beta1.Input{}, tc.d, "")); diff != "" {
+				t.Errorf("%s\nclusterDaemonSets(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

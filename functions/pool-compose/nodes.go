@@ -187,7 +187,9 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 			events = append(events, archWarnings(in.Spec, arch, res)...)
 		}
 	} else if f.Detection.Method == methodNodeGroup {
-		n.NodePoolName, o = decideNodeGroup(in, f, res, si.Spot, minNodes, maxNodes) // nodegroup.go
+		res = nodeGroupSize(f.Detection.Cloud, res, si.Spot) // nodegroup.go
+		n.Size = &res
+		n.NodePoolName, o = decideNodeGroup(in, f, res, si.Spot, minNodes, maxNodes)
 	} else {
 		n.NodePoolName, o = decideCloudNodePool(in, f, res, minNodes, maxNodes)
 	}
