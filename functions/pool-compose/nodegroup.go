@@ -188,9 +188,9 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 	if spot && len(res.SpotTypes) > 0 {
 		want.Types = res.SpotTypes // nodeGroupSize
 	}
-	cur, old := in.Observed[rnCloudPool], in.Observed[rnCloudPoolDraining]
-	if t, ok := observedTemplate(cur); cur != nil && (!ok || t.String() != want.String()) {
-		old, cur = cur, nil
+	cur, old, waits := nodeGroupSlots(in.Observed[rnCloudPool], in.Observed[rnCloudPoolDraining], want)
+	if waits != nil {
+		want = *waits
 	}
 	name := in.Pool + nodeGroupSuffix
 	switch {
@@ -198,9 +198,6 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 		name = str(cur, "metadata", "name")
 	case old != nil:
 		name = in.Pool + "-" + typeSlug(want.String()) + nodeGroupSuffix
-		if str(old, "metadata", "name") == name {
-			cur, old = old, nil // back to the draining group's template
-		}
 	}
 	base := nodeGroupInput(in, f)
 	ng := base
@@ -219,11 +216,42 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 	if in.Spec.Suspend {
 		msg += "; suspended: the autoscaler adds no node and removes each as its executors end"
 	}
+	if waits != nil {
+		msg += fmt.Sprintf("; the pool's nodes move to %s once %s of the previous template is gone", nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}, str(old, "metadata", "name"))
+	}
 	if old != nil {
 		msg += drainNodeGroup(&o, base, old, ready, maxNodes)
 	}
 	o.condition(CondProvisioned, metav1.ConditionTrue, "NodeGroup", msg)
 	return name, o
+}
+
+// nodeGroupSlots decides which observed group serves the pool (cur, nil
+// for a new one) and which drains (old), for the template want. A group of
+// another template drains while a new one serves want; going back to the
+// draining group's template swaps the two, so the draining group serves
+// again and nothing is deleted under running executors. A third template
+// while a group still drains waits: the serving group keeps its own
+// template (waits) until the draining one is gone, since a pool has one
+// draining slot.
+func nodeGroupSlots(cur, old *structpb.Struct, want nodeTemplate) (serving, draining *structpb.Struct, waits *nodeTemplate) {
+	t, ok := observedTemplate(cur)
+	if cur == nil || (ok && t.String() == want.String()) {
+		return cur, old, nil
+	}
+	if old == nil {
+		return nil, cur, nil // a new group; cur drains
+	}
+	if ot, ook := observedTemplate(old); ook && ot.String() == want.String() {
+		return old, cur, nil // back to the draining group's template
+	}
+	if !ok {
+		// cur carries no template to keep (its annotation was removed) and
+		// the draining slot is taken: it is kept, never deleted, and
+		// takes the template wanted.
+		return cur, old, nil
+	}
+	return cur, old, &t
 }
 
 // drainNodeGroup holds the node group of a previous template until it has

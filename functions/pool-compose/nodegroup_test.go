@@ -257,6 +257,22 @@ func TestRuleNodeGroup(t *testing.T) {
 			want: want{Group: group{Name: "burst-m-16x-amd64-linux-on-demand-nodegroup", Min: 1, Max: 10, Types: onDemand},
 				Draining: &group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: []any{"m-8x-amd64-linux"}, Hold: true}},
 		},
+		"BackToTheDrainingTemplate": {
+			reason: "Going back to the draining group's type: it serves again (its own name) and the newer group is held, so nothing is deleted under running executors.",
+			observed: map[string]string{
+				"cloud-nodepool":          eksGroup("burst-m-8x-amd64-linux-on-demand-nodegroup", "m-8x-amd64-linux/on-demand", true, 1),
+				"cloud-nodepool-draining": eksGroup("burst-nodegroup", "m-16x-amd64-linux/on-demand", true, 2)},
+			want: want{Group: group{Name: "burst-nodegroup", Min: 1, Max: 10, Types: onDemand}, Ready: true,
+				Draining: &group{Name: "burst-m-8x-amd64-linux-on-demand-nodegroup", Min: 0, Max: 10, Types: []any{"m-8x-amd64-linux"}, Hold: true}},
+		},
+		"ThirdTemplateWaits": {
+			reason: "A third type while a group still drains: the serving group keeps its type, and the draining one stays held, until the draining one is gone.",
+			observed: map[string]string{
+				"cloud-nodepool":          eksGroup("burst-m-8x-amd64-linux-on-demand-nodegroup", "m-8x-amd64-linux/on-demand", true, 1),
+				"cloud-nodepool-draining": eksGroup("burst-nodegroup", "m-4x-amd64-linux/on-demand", true, 2)},
+			want: want{Group: group{Name: "burst-m-8x-amd64-linux-on-demand-nodegroup", Min: 1, Max: 10, Types: []any{"m-8x-amd64-linux"}}, Ready: true,
+				Draining: &group{Name: "burst-nodegroup", Min: 0, Max: 10, Types: []any{"m-4x-amd64-linux"}, Hold: true}},
+		},
 		"Suspended": {
 			reason:   "Suspend keeps the group: minimum 0 and the hold taint, so the autoscaler adds no node and removes each once its executors end.",
 			spec:     spec + "  suspend: true\n",
