@@ -63,8 +63,8 @@
 //     decideKarpenter (karpenter.go, which first asks decideNodeIAM in
 //     iam.go for the node IAM role an AWS pool composes, and waits for it)
 //     or decideCloudNodePool (cloudnodes.go, with decideCoreWeave in
-//     coreweave.go) or decideNodeGroup (nodegroup.go); keepNodeIAM keeps the role when nodes were not
-//     decided.
+//     coreweave.go) or decideNodeGroup (nodegroup.go); keepNodeIAM keeps
+//     the role when nodes were not decided.
 //  5. decideCapacity (capacity.go), decidePlaceholders (placeholders.go),
 //     decideStorageAgent (storage.go), decideAgentPriority (agents.go),
 //     decideAdmission (admission.go).
