@@ -227,7 +227,7 @@ type Facts struct {
 // cannot be decided (an invalid selector).
 func establish(in Input) (Facts, error) {
 	f := Facts{
-		Detection: Detect(in.Spec.Provisioning, in.Config.Provisioning, in.CRDs),
+		Detection: Detect(in.Spec.Provisioning, in.Config, in.CRDs),
 		PerNode:   max(in.Spec.ExecutorsPerNode, 1),
 		Capacity:  observeCapacity(in.Observed[rnCapacity]),
 	}

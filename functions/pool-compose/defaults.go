@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -104,8 +105,8 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 		if p.Cloud != "" && !slices.Contains([]string{cloudAWS, cloudGCP, cloudAzure, cloudLinode, cloudDigitalOcean, cloudCoreWeave, cloudKWOK, cloudOnPrem}, p.Cloud) {
 			bad("provisioning.cloud", "%q is not one of aws, gcp, azure, linode, digitalocean, coreweave, kwok, onprem", p.Cloud)
 		}
-		if p.Method != "" && !slices.Contains([]string{methodKarpenter, methodEKSAutoMode, methodLKE, methodDOKS, methodCoreWeave, methodStatic}, p.Method) {
-			bad("provisioning.method", "%q is not one of karpenter, eks-auto-mode, lke, doks, coreweave, static", p.Method)
+		if p.Method != "" && !slices.Contains(methods, p.Method) {
+			bad("provisioning.method", "%q is not one of %s", p.Method, strings.Join(methods, ", "))
 		}
 	}
 	if k := c.Karpenter; k != nil {

@@ -27,8 +27,12 @@ const (
 	methodLKE         = "lke"
 	methodDOKS        = "doks"
 	methodCoreWeave   = "coreweave"
+	methodNodeGroup   = "node-group"
 	methodStatic      = "static"
 )
+
+// methods are every provisioning method, in the order messages list them.
+var methods = []string{methodKarpenter, methodEKSAutoMode, methodLKE, methodDOKS, methodCoreWeave, methodNodeGroup, methodStatic}
 
 // The CustomResourceDefinitions whose presence reveals how a cluster
 // provisions nodes. The function asks Crossplane for each by name.
@@ -43,6 +47,9 @@ const (
 	crdLKE           = "nodepools.lke.linode.upbound.io"
 	crdDOKS          = "nodepools.kubernetes.digitalocean.crossplane.io"
 	crdDOKSNamespace = "nodepools.kubernetes.digitalocean.m.crossplane.io"
+	crdEKSNodeGroup  = "nodegroups.eks.aws.upbound.io"
+	crdGKENodePool   = "nodepools.container.gcp.upbound.io"
+	crdAKSNodePool   = "kubernetesclusternodepools.containerservice.azure.upbound.io"
 )
 
 // detectionCRDs are every CRD the function reads by name: those detection
@@ -50,7 +57,8 @@ const (
 // decides what holds the warm slots (buffer.go).
 var detectionCRDs = []string{
 	crdNodePool, crdEC2NodeClass, crdEKSNodeClass, crdGCENodeClass, crdAKSNodeClass, crdKWOKNodeClass,
-	crdCoreWeave, crdLKE, crdDOKS, crdDOKSNamespace, crdCapacityBuffer,
+	crdCoreWeave, crdLKE, crdDOKS, crdDOKSNamespace,
+	crdEKSNodeGroup, crdGKENodePool, crdAKSNodePool, crdCapacityBuffer,
 }
 
 // Detection is how a pool's nodes are provisioned, and why.
@@ -120,11 +128,16 @@ func methodOfCloud(cloud string, crds map[string]bool) string {
 }
 
 // Detect decides the pool's cloud and method: spec.provisioning first, then
-// the function input's defaults, then the installed CRDs. Self-managed
+// the settings' provisioning defaults, then the installed CRDs. Self-managed
 // Karpenter (a NodeClass CRD of its own) is preferred to EKS Auto Mode when
-// both are installed, then CoreWeave, LKE and DOKS; a cluster with none of
-// them uses existing nodes (static).
-func Detect(spec *poolv1alpha1.Provisioning, def *v1beta1.Provisioning, crds map[string]bool) Detection {
+// both are installed, then the node groups of the settings' nodeGroups
+// whose provider CRD is installed (nodegroup.go), then CoreWeave, LKE and
+// DOKS; a cluster with none of them uses existing nodes (static).
+func Detect(spec *poolv1alpha1.Provisioning, cfg *v1beta1.Input, crds map[string]bool) Detection {
+	var def *v1beta1.Provisioning
+	if cfg != nil {
+		def = cfg.Provisioning
+	}
 	var d Detection
 	switch {
 	case spec != nil && (spec.Cloud != "" || spec.Method != ""):
@@ -139,6 +152,9 @@ func Detect(spec *poolv1alpha1.Provisioning, def *v1beta1.Provisioning, crds map
 		if d.Cloud == "" {
 			d.Cloud = cloudOfMethod(d.Method)
 		}
+		if d.Cloud == "" && d.Method == methodNodeGroup {
+			d.Cloud, _ = nodeGroupCloud(cfg, crds)
+		}
 		if d.Cloud == "" { // method karpenter or static without a cloud
 			if c, _ := karpenterCloud(crds); c != "" && d.Method == methodKarpenter {
 				d.Cloud = c
@@ -150,7 +166,7 @@ func Detect(spec *poolv1alpha1.Provisioning, def *v1beta1.Provisioning, crds map
 			d.Method = methodOfCloud(d.Cloud, crds)
 		}
 	} else {
-		d = detectFromCRDs(crds)
+		d = detectFromCRDs(cfg, crds)
 	}
 	if d.Method == methodDOKS && !crds[crdDOKS] && crds[crdDOKSNamespace] {
 		d.DOKSNamespaced = true
@@ -159,8 +175,9 @@ func Detect(spec *poolv1alpha1.Provisioning, def *v1beta1.Provisioning, crds map
 	return d
 }
 
-// detectFromCRDs decides from the installed CRDs alone.
-func detectFromCRDs(crds map[string]bool) Detection {
+// detectFromCRDs decides from the installed CRDs and the settings'
+// nodeGroups.
+func detectFromCRDs(cfg *v1beta1.Input, crds map[string]bool) Detection {
 	if crds[crdNodePool] {
 		if c, crd := karpenterCloud(crds); c != "" {
 			return Detection{Cloud: c, Method: methodKarpenter, Source: "CRD " + crd}
@@ -169,7 +186,10 @@ func detectFromCRDs(crds map[string]bool) Detection {
 			return Detection{Cloud: cloudAWS, Method: methodEKSAutoMode, Source: "CRD " + crdEKSNodeClass}
 		}
 	}
+	ngCloud, ngWhy := nodeGroupCloud(cfg, crds)
 	switch {
+	case ngCloud != "" && crds[nodeGroupCRD(ngCloud)]:
+		return Detection{Cloud: ngCloud, Method: methodNodeGroup, Source: ngWhy}
 	case crds[crdCoreWeave]:
 		return Detection{Cloud: cloudCoreWeave, Method: methodCoreWeave, Source: "CRD " + crdCoreWeave}
 	case crds[crdLKE]:
@@ -179,7 +199,11 @@ func detectFromCRDs(crds map[string]bool) Detection {
 	case crds[crdDOKSNamespace]:
 		return Detection{Cloud: cloudDigitalOcean, Method: methodDOKS, Source: "CRD " + crdDOKSNamespace, DOKSNamespaced: true}
 	}
-	return Detection{Cloud: cloudOnPrem, Method: methodStatic, Source: "no node provisioning CRD installed"}
+	src := "no node provisioning CRD installed"
+	if ngWhy != "" {
+		src += "; " + ngWhy
+	}
+	return Detection{Cloud: cloudOnPrem, Method: methodStatic, Source: src}
 }
 
 // nodeClassCRD is the NodeClass CRD a Karpenter cloud needs.
@@ -220,12 +244,14 @@ func problem(d Detection, crds map[string]bool) string {
 		if len(missing) > 0 {
 			return fmt.Sprintf("method %s needs the CRDs %v, which are not installed: install Karpenter for %s, or set spec.provisioning", d.Method, missing, d.Cloud)
 		}
+	case methodNodeGroup:
+		return nodeGroupProblem(d.Cloud, crds) // nodegroup.go
 	case methodLKE, methodDOKS, methodCoreWeave, methodStatic:
 		if c := cloudOfMethod(d.Method); c != "" && d.Cloud != c {
 			return fmt.Sprintf("method %s needs cloud %s, not %q: fix spec.provisioning", d.Method, c, d.Cloud)
 		}
 	default:
-		return fmt.Sprintf("unknown provisioning method %q: use one of %v", d.Method, []string{methodKarpenter, methodEKSAutoMode, methodLKE, methodDOKS, methodCoreWeave, methodStatic})
+		return fmt.Sprintf("unknown provisioning method %q: use one of %v", d.Method, methods)
 	}
 	return ""
 }

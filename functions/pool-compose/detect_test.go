@@ -9,14 +9,17 @@ import (
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
-func TestDetect(t *testing.T) {
-	crds := func(names ...string) map[string]bool {
-		m := map[string]bool{}
-		for _, n := range names {
-			m[n] = true
-		}
-		return m
+// crdSet is the detection CRDs a cluster serves.
+func crdSet(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
 	}
+	return m
+}
+
+func TestDetect(t *testing.T) {
+	crds := crdSet
 	type want struct {
 		Cloud, Method, Source string
 		Namespaced, Problem   bool
@@ -55,7 +58,7 @@ func TestDetect(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := Detect(tc.spec, tc.def, tc.crds)
+			d := Detect(tc.spec, &v1beta1.Input{Provisioning: tc.def}, tc.crds)
 			got := want{d.Cloud, d.Method, d.Source, d.DOKSNamespaced, d.Problem != ""}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nDetect(...): -want, +got:\n%s\nproblem: %s", tc.reason, diff, d.Problem)

@@ -29,7 +29,7 @@ const (
 // executorAnnotations are the annotations a pool executor carries so that
 // whatever scales the pool's nodes leaves its node alone while it runs:
 // Karpenter's do-not-disrupt, and on clouds whose node pools a Cluster
-// Autoscaler scales (LKE, DOKS, CoreWeave) safe-to-evict "false". Nil on
+// Autoscaler scales (LKE, DOKS, CoreWeave, node groups) safe-to-evict "false". Nil on
 // existing nodes, which nothing scales. Placeholders never carry them: they
 // hold warm slots that executors preempt, and a node that holds only
 // placeholders must stay free to go.
@@ -37,7 +37,7 @@ func executorAnnotations(method string) map[string]string {
 	switch method {
 	case methodKarpenter, methodEKSAutoMode:
 		return map[string]string{annotationDoNotDisrupt: "true"}
-	case methodLKE, methodDOKS, methodCoreWeave:
+	case methodLKE, methodDOKS, methodCoreWeave, methodNodeGroup:
 		return map[string]string{annotationSafeToEvict: "false"}
 	}
 	return nil

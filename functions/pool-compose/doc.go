@@ -19,6 +19,12 @@
 //   - lke, doks, coreweave with manageNodePool: the cloud's node pool
 //     "{pool}-nodepool" (package cloudpool), sized from minExecutors and
 //     maxExecutors, plus the placeholders.
+//   - node-group: the cloud's node group "{pool}-nodegroup" (an EKS
+//     NodeGroup, a GKE NodePool or an AKS KubernetesClusterNodePool of
+//     Upbound's provider families; package cloudpool, nodegroup.go), which
+//     the cluster's Cluster Autoscaler scales between minExecutors and
+//     maxExecutors, plus the placeholders. A new type or capacity gets a
+//     new group and holds the old one until it is empty.
 //   - lke, doks, coreweave without manageNodePool, and static: no node
 //     objects; spec.nodeSelector picks existing nodes, which must also carry
 //     the label e6data.io/pool={pool}. Without nodeSelector the pool is
@@ -63,8 +69,8 @@
 //     decideKarpenter (karpenter.go, which first asks decideNodeIAM in
 //     iam.go for the node IAM role an AWS pool composes, and waits for it)
 //     or decideCloudNodePool (cloudnodes.go, with decideCoreWeave in
-//     coreweave.go); keepNodeIAM keeps the role when nodes were not
-//     decided.
+//     coreweave.go) or decideNodeGroup (nodegroup.go); keepNodeIAM keeps
+//     the role when nodes were not decided.
 //  5. decideCapacity (capacity.go), decidePlaceholders (placeholders.go),
 //     decideStorageAgent (storage.go), decideAgentPriority (agents.go),
 //     decideAdmission (admission.go).

@@ -70,6 +70,10 @@ var environments = map[string]environment{
 	"doks":      {crds: []string{crdDOKS}, settings: managedSettings},
 	"coreweave": {crds: []string{crdCoreWeave}, settings: managedSettings},
 	"static":    {},
+	// node groups under the Cluster Autoscaler (nodegroup_test.go)
+	"eks-nodegroup": {crds: []string{crdEKSNodeGroup}, settings: clusterIdentity + nodeGroupSettingsYAML},
+	"gke-nodegroup": {crds: []string{crdGKENodePool}, settings: clusterIdentity + nodeGroupSettingsYAML},
+	"aks-nodegroup": {crds: []string{crdAKSNodePool}, settings: clusterIdentity + nodeGroupSettingsYAML},
 }
 
 // shippedInput is the function input of apis/composition.yaml.

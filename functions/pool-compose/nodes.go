@@ -59,6 +59,9 @@ func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) 
 	if cfg != nil && cfg.Sizing != nil && cfg.Sizing.NodeDaemonSets != nil {
 		return cfg.Sizing.NodeDaemonSets
 	}
+	if d.Method == methodNodeGroup && d.Cloud == cloudAWS {
+		return eksAddOnDaemonSets // the same add-ons on an EKS managed node group
+	}
 	if d.Method == methodKarpenter && (d.Cloud == cloudAWS || d.Cloud == cloudKWOK && simulated == sizing.CloudAWS) {
 		return eksAddOnDaemonSets
 	}
@@ -139,7 +142,11 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 		o Outcome
 	)
 	if f.Static && len(in.Spec.NodeSelector) == 0 {
-		o.Problem = pending("NodeSelectorRequired", fmt.Sprintf("the cluster provisions nodes with %s, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them)", f.Detection.Method))
+		msg := fmt.Sprintf("the cluster provisions nodes with %s, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them)", f.Detection.Method)
+		if strings.Contains(f.Detection.Source, "nodeGroups") {
+			msg += "; " + f.Detection.Source // node groups that wait for their provider (nodegroup.go)
+		}
+		o.Problem = pending("NodeSelectorRequired", msg)
 		return n, o
 	}
 	si, arch := sizeInput(in, f, images)
@@ -179,6 +186,10 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 		if o.Problem == nil {
 			events = append(events, archWarnings(in.Spec, arch, res)...)
 		}
+	} else if f.Detection.Method == methodNodeGroup {
+		res = nodeGroupSize(f.Detection.Cloud, res, si.Spot) // nodegroup.go
+		n.Size = &res
+		n.NodePoolName, o = decideNodeGroup(in, f, res, si.Spot, minNodes, maxNodes)
 	} else {
 		n.NodePoolName, o = decideCloudNodePool(in, f, res, minNodes, maxNodes)
 	}

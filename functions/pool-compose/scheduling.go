@@ -1,6 +1,9 @@
 package main
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"maps"
 	"slices"
 	"strings"
@@ -20,6 +23,11 @@ func scheduling(in Input, det Detection, existing bool) Scheduling {
 		sel = ownLabels(sel)
 	}
 	tolerations := tolerationsOf(in.Pool, in.Namespace, in.Spec.Tolerations)
+	if det.Method == methodNodeGroup && det.Cloud == cloudAzure && spotEnabled(in) {
+		// AKS taints every node of a Spot node pool (cloudpool.AKSSpotTaint).
+		t := cloudpool.AKSSpotTaint
+		tolerations = append(tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
+	}
 	if len(sel) == 0 && existing {
 		// Nothing picks existing nodes yet (Pending).
 		return Scheduling{Tolerations: tolerations}
@@ -33,9 +41,14 @@ func scheduling(in Input, det Detection, existing bool) Scheduling {
 	return Scheduling{NodeSelector: sel, Tolerations: tolerations}
 }
 
+// spotEnabled tells whether the pool asks for spot nodes.
+func spotEnabled(in Input) bool {
+	return in.Spec.InstanceConfig != nil && in.Spec.InstanceConfig.SpotEnabled
+}
+
 // static tells whether the pool runs on existing nodes.
 func static(in Input, det Detection) bool {
-	return det.Method == methodStatic || (!isKarpenter(det.Method) && !manageNodePool(in))
+	return det.Method == methodStatic || (!isKarpenter(det.Method) && det.Method != methodNodeGroup && !manageNodePool(in))
 }
 
 // selectorString renders a node selector as kubectl's -l argument.

@@ -298,6 +298,8 @@ func RequiredSettings(det Detection, manageNodePool bool, clusterID string, c *v
 	case det.Method == methodEKSAutoMode:
 		e := c.EKSAutoMode
 		return nodeAccess("eksAutoMode", "EKS Auto Mode", e.Role != "", e.SubnetSelectorTerms, e.SecurityGroupSelectorTerms)
+	case det.Method == methodNodeGroup:
+		return nodeGroupSettings(det.Cloud, c) // nodegroup.go
 	case manageNodePool && (det.Method == methodLKE || det.Method == methodDOKS) && clusterID == "":
 		return []SettingError{{Path: "provisioning.clusterId", Message: "is required to compose " + det.Method + " node pools (or set spec.provisioning.clusterId on the Pool)"}}
 	}

@@ -129,7 +129,7 @@ type PlatformChoices struct {
 // platformChoices reads what the settings choose, detecting the method and
 // cloud from the CRDs as a pool without spec.provisioning would.
 func platformChoices(cfg *v1beta1.Input, crds map[string]bool) PlatformChoices {
-	d := Detect(nil, cfg.Provisioning, crds)
+	d := Detect(nil, cfg, crds)
 	c := PlatformChoices{Method: d.Method, Cloud: d.Cloud}
 	if w := cfg.WorkloadCluster; w != nil {
 		c.WorkloadCluster = w.ProviderConfigName

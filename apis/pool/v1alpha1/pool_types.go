@@ -398,9 +398,11 @@ type Provisioning struct {
 
 	// Method provisions the pool's nodes: karpenter (a NodePool and the
 	// cloud's NodeClass), eks-auto-mode (a NodePool and an EKS Auto Mode
-	// NodeClass), lke, doks or coreweave (the cloud's node pool object) or
-	// static (existing nodes picked by nodeSelector).
-	// +kubebuilder:validation:Enum=karpenter;eks-auto-mode;lke;doks;coreweave;static
+	// NodeClass), lke, doks or coreweave (the cloud's node pool object),
+	// node-group (an EKS, GKE or AKS node group the Cluster Autoscaler
+	// scales, from the settings' nodeGroups) or static (existing nodes
+	// picked by nodeSelector).
+	// +kubebuilder:validation:Enum=karpenter;eks-auto-mode;lke;doks;coreweave;node-group;static
 	// +optional
 	Method string `json:"method,omitempty"`
 

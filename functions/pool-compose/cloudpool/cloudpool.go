@@ -1,7 +1,10 @@
 // Package cloudpool builds the node pool objects of clouds where burstpool
 // cannot use Karpenter: Linode LKE and DigitalOcean DOKS (Crossplane managed
-// resources of their upjet providers) and CoreWeave CKS (the cluster's own
-// NodePool resource). It is pure: Build reads only its Input.
+// resources of their upjet providers), CoreWeave CKS (the cluster's own
+// NodePool resource), and the EKS, GKE and AKS node groups a Cluster
+// Autoscaler scales (BuildNodeGroup; managed resources of Upbound's
+// provider families). It is pure: Build and BuildNodeGroup read only their
+// input.
 package cloudpool
 
 import (

@@ -33,7 +33,8 @@ var (
 // NodePool and NodeClaim, the NodeClasses of AWS (EC2NodeClass), Azure
 // (AKSNodeClass), GCP (GCENodeClass) and Karpenter's KWOK test cloud, the
 // LKE and DOKS node pools, provider-aws's IAM Role, RolePolicyAttachment
-// and EKS AccessEntry (node IAM), Crossplane's own types, and the repository's
+// and EKS AccessEntry (node IAM), the EKS, GKE and AKS node groups of the
+// provider-aws, provider-gcp and provider-azure families, Crossplane's own types, and the repository's
 // generated CRDs and its XRD (the XPool composite). Everything is read from
 // the checkout (UpstreamDir), so it needs neither the network nor anything
 // beside the repository. It is loaded once per process.

@@ -36,6 +36,13 @@ var moduleCopies = []struct {
 		"iam.aws.upbound.io_roles.yaml":                 "package/crds/iam.aws.upbound.io_roles.yaml",
 		"iam.aws.upbound.io_rolepolicyattachments.yaml": "package/crds/iam.aws.upbound.io_rolepolicyattachments.yaml",
 		"eks.aws.upbound.io_accessentries.yaml":         "package/crds/eks.aws.upbound.io_accessentries.yaml",
+		"eks.aws.upbound.io_nodegroups.yaml":            "package/crds/eks.aws.upbound.io_nodegroups.yaml",
+	}},
+	{"github.com/upbound/provider-gcp", "v1.14.0", map[string]string{
+		"container.gcp.upbound.io_nodepools.yaml": "package/crds/container.gcp.upbound.io_nodepools.yaml",
+	}},
+	{"github.com/upbound/provider-azure", "v1.13.0", map[string]string{
+		"containerservice.azure.upbound.io_kubernetesclusternodepools.yaml": "package/crds/containerservice.azure.upbound.io_kubernetesclusternodepools.yaml",
 	}},
 	{"github.com/crossplane/crossplane/v2", "v2.4.0", map[string]string{
 		"crossplane":      "cluster/crds",

@@ -73,6 +73,16 @@ type Input struct {
 	// +optional
 	Karpenter *Karpenter `json:"karpenter,omitempty"`
 
+	// NodeGroups lets pools on clusters without Karpenter compose the
+	// cloud's own node group, which the cluster's Cluster Autoscaler
+	// scales: an EKS managed node group, a GKE node pool or an AKS node
+	// pool, as Crossplane managed resources of Upbound's provider
+	// families. A cloud's block is usable once its required fields are
+	// set; the method node-group is then detected where Karpenter is not
+	// installed and the provider's CRD is.
+	// +optional
+	NodeGroups *NodeGroups `json:"nodeGroups,omitempty"`
+
 	// Warmup configures the warmup DaemonSets.
 	// +optional
 	Warmup *Warmup `json:"warmup,omitempty"`
@@ -280,7 +290,7 @@ type Provisioning struct {
 	Cloud string `json:"cloud,omitempty"`
 
 	// Method provisions pool nodes.
-	// +kubebuilder:validation:Enum=karpenter;eks-auto-mode;lke;doks;coreweave;static
+	// +kubebuilder:validation:Enum=karpenter;eks-auto-mode;lke;doks;coreweave;node-group;static
 	// +optional
 	Method string `json:"method,omitempty"`
 
@@ -547,6 +557,121 @@ type Karpenter struct {
 	// own with spec.instanceConfig.spotNeighbourGenerations.
 	// +optional
 	SpotNeighbourGenerations bool `json:"spotNeighbourGenerations,omitempty"`
+}
+
+// NodeGroups configures the node groups of the node-group method, one
+// block per cloud. Only the platform sets them: a Pool cannot name a
+// cluster, a network or a node role.
+type NodeGroups struct {
+	// ProviderConfigName names the ProviderConfig of the node group
+	// managed resources. Empty, the provider's default.
+	// +optional
+	ProviderConfigName string `json:"providerConfigName,omitempty"`
+
+	// EKS configures EKS managed node groups (eks.aws.upbound.io
+	// NodeGroup).
+	// +optional
+	EKS *EKSNodeGroups `json:"eks,omitempty"`
+
+	// GKE configures GKE node pools (container.gcp.upbound.io NodePool).
+	// +optional
+	GKE *GKENodePools `json:"gke,omitempty"`
+
+	// AKS configures AKS node pools (containerservice.azure.upbound.io
+	// KubernetesClusterNodePool).
+	// +optional
+	AKS *AKSNodePools `json:"aks,omitempty"`
+}
+
+// EKSNodeGroups configures EKS managed node groups. Required: clusterName,
+// region, subnetIDs, and nodeRoleARN.
+type EKSNodeGroups struct {
+	// ClusterName is the EKS cluster's name. Empty, the settings'
+	// clusterName.
+	// +optional
+	ClusterName string `json:"clusterName,omitempty"`
+
+	// Region of the cluster, for example us-east-1.
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// SubnetIDs are the subnets pool nodes run in.
+	// +listType=atomic
+	// +optional
+	SubnetIDs []string `json:"subnetIDs,omitempty"`
+
+	// NodeRoleARN is the IAM role of pool nodes.
+	// +optional
+	NodeRoleARN string `json:"nodeRoleARN,omitempty"`
+
+	// AMIType of pool nodes. Empty, AL2023 of the type's architecture
+	// (AL2023_x86_64_STANDARD or AL2023_ARM_64_STANDARD).
+	// +optional
+	AMIType string `json:"amiType,omitempty"`
+
+	// DiskSizeGiB of each node's root volume. Empty, EKS's default (20).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	DiskSizeGiB int32 `json:"diskSizeGiB,omitempty"`
+
+	// Tags are added to every node group, beside burstpool's own.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// GKENodePools configures GKE node pools. Required: cluster and location.
+type GKENodePools struct {
+	// Cluster is the GKE cluster's name. Empty, the settings'
+	// clusterName.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+
+	// Location of the cluster: a region or a zone.
+	// +optional
+	Location string `json:"location,omitempty"`
+
+	// Project of the cluster. Empty, the ProviderConfig's project.
+	// +optional
+	Project string `json:"project,omitempty"`
+
+	// NodeLocations are the zones pool nodes run in. Empty, the
+	// cluster's.
+	// +listType=atomic
+	// +optional
+	NodeLocations []string `json:"nodeLocations,omitempty"`
+
+	// ImageType of pool nodes: COS_CONTAINERD or UBUNTU_CONTAINERD.
+	// +kubebuilder:validation:Enum=COS_CONTAINERD;UBUNTU_CONTAINERD
+	// +kubebuilder:default=COS_CONTAINERD
+	// +optional
+	ImageType string `json:"imageType,omitempty"`
+
+	// ServiceAccount of pool nodes (an email). Empty, the Compute Engine
+	// default service account.
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+}
+
+// AKSNodePools configures AKS node pools. Required: kubernetesClusterID.
+type AKSNodePools struct {
+	// KubernetesClusterID is the AKS cluster's Azure resource ID.
+	// +optional
+	KubernetesClusterID string `json:"kubernetesClusterID,omitempty"`
+
+	// VNetSubnetID places pool nodes in a subnet. Empty, the cluster's.
+	// +optional
+	VNetSubnetID string `json:"vnetSubnetID,omitempty"`
+
+	// OSSKU of pool nodes: Ubuntu or AzureLinux.
+	// +kubebuilder:validation:Enum=Ubuntu;AzureLinux
+	// +kubebuilder:default=AzureLinux
+	// +optional
+	OSSKU string `json:"osSKU,omitempty"`
+
+	// Zones pool nodes run in. Empty, the region's choice.
+	// +listType=atomic
+	// +optional
+	Zones []string `json:"zones,omitempty"`
 }
 
 // Warmup configures the warmup DaemonSets.

@@ -1,0 +1,111 @@
+package cloudpool
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+)
+
+// eksNameMax is the longest EKS node group name (EKS API CreateNodegroup,
+// nodegroupName: up to 63 characters).
+const eksNameMax = 63
+
+// Cluster Autoscaler tags on AWS (kubernetes/autoscaler
+// cluster-autoscaler/cloudprovider/aws/README.md, "Auto-Discovery Setup"
+// and "Scaling a node group to 0"). For a managed node group the autoscaler
+// reads the group's labels, taints and tags with DescribeNodegroup
+// (cloudprovider/aws/managed_nodegroup_cache.go), so the node-template
+// tags on the node group itself give it the template of a group that has
+// no node yet.
+const (
+	caTagEnabled       = "k8s.io/cluster-autoscaler/enabled"
+	caTagClusterPrefix = "k8s.io/cluster-autoscaler/"
+	caTagLabelPrefix   = "k8s.io/cluster-autoscaler/node-template/label/"
+	caTagTaintPrefix   = "k8s.io/cluster-autoscaler/node-template/taint/"
+)
+
+// eksAMIType is the EKS-optimised Amazon Linux 2023 image of an
+// architecture (EKS API Nodegroup amiType).
+func eksAMIType(arch string) string {
+	if arch == "arm64" {
+		return "AL2023_ARM_64_STANDARD"
+	}
+	return "AL2023_x86_64_STANDARD"
+}
+
+// eksNodeGroup builds a provider-aws NodeGroup. scalingConfig's minSize
+// and maxSize are burstpool's; desiredSize is set once, in initProvider,
+// and belongs to the Cluster Autoscaler from then on (Crossplane managed
+// resources, "initProvider": fields there are used on create and ignored
+// on update, the docs' own example being this desiredSize).
+func eksNodeGroup(in NodeGroupInput, labels map[string]any, taints []corev1.Taint) (*unstructured.Unstructured, error) {
+	s := in.Settings.EKS
+	if s == nil {
+		s = &v1beta1.EKSNodeGroups{}
+	}
+	cluster := s.ClusterName
+	if cluster == "" {
+		cluster = in.ClusterName
+	}
+	switch {
+	case cluster == "":
+		return nil, required("nodeGroups.eks.clusterName (or clusterName)", "the EKS cluster's name")
+	case s.Region == "":
+		return nil, required("nodeGroups.eks.region", "the EKS cluster's region")
+	case len(s.SubnetIDs) == 0:
+		return nil, required("nodeGroups.eks.subnetIDs", "the subnets pool nodes run in")
+	case s.NodeRoleARN == "":
+		return nil, required("nodeGroups.eks.nodeRoleARN", "the IAM role ARN of pool nodes")
+	}
+	types := in.InstanceTypes[:1]
+	capacity := "ON_DEMAND"
+	if in.Spot {
+		types, capacity = in.InstanceTypes, "SPOT"
+	}
+	tags := nodeGroupTags(in)
+	for k, v := range s.Tags {
+		tags[k] = v
+	}
+	tags[caTagEnabled] = "true"
+	tags[caTagClusterPrefix+cluster] = "owned"
+	for k, v := range labels {
+		tags[caTagLabelPrefix+k] = v
+	}
+	for _, t := range taints {
+		// One tag per key: of the pool's two e6data.io/pool taints the
+		// NoExecute one, listed last, is the template's; a pod that
+		// tolerates it is a pool pod, which tolerates both.
+		tags[caTagTaintPrefix+t.Key] = t.Value + ":" + string(t.Effect)
+	}
+	fp := map[string]any{
+		"region":        s.Region,
+		"clusterName":   cluster,
+		"nodeRoleArn":   s.NodeRoleARN,
+		"subnetIds":     toAny(s.SubnetIDs),
+		"instanceTypes": toAny(types),
+		"capacityType":  capacity,
+		"amiType":       eksAMIType(in.Arch),
+		"labels":        labels,
+		"taint":         upperTaints(taints),
+		"scalingConfig": []any{map[string]any{"minSize": int64(in.MinNodes), "maxSize": int64(in.MaxNodes)}},
+		"tags":          tags,
+	}
+	if s.AMIType != "" {
+		fp["amiType"] = s.AMIType
+	}
+	if s.DiskSizeGiB > 0 {
+		fp["diskSize"] = int64(s.DiskSizeGiB)
+	}
+	ip := map[string]any{"scalingConfig": []any{map[string]any{"desiredSize": int64(in.MinNodes)}}}
+	return nodeGroupManaged(APIVersionEKSNodeGroup, KindEKSNodeGroup, cloudName(in.Name, eksNameMax, false), in, fp, ip), nil
+}
+
+// toAny is ss as a list of an unstructured object.
+func toAny(ss []string) []any {
+	out := make([]any, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s)
+	}
+	return out
+}
