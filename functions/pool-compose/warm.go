@@ -319,3 +319,12 @@ func boundedCondition(in Input, c Condition, left []string) Condition {
 	}
 	return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: reasonWarmSetBounded, Message: msg}
 }
+
+// imageRefs are the warm images, as their warmup pods name them.
+func (p WarmPlan) imageRefs() []string {
+	out := make([]string, 0, len(p.Images))
+	for _, i := range p.Images {
+		out = append(out, i.Image)
+	}
+	return out
+}

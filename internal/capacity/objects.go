@@ -134,6 +134,10 @@ type Pod struct {
 	// Aim is which nodes an unbound pod asks for; nil once it is bound.
 	Aim *Aim
 
+	// Gates are the names of the pod's scheduling gates: while it has any,
+	// the scheduler does not try it, and no autoscaler provisions for it.
+	Gates []string
+
 	Containers []Container
 }
 
@@ -176,6 +180,8 @@ type Node struct {
 	Taints   []Taint
 	// Deleting is true when the node carries a deletion timestamp.
 	Deleting bool
+	// Created is the node's creation time.
+	Created time.Time
 
 	// AllocatableCPUMillis and AllocatableMemoryBytes are
 	// status.allocatable: what pods may request on the node. Zero when the

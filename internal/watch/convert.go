@@ -108,6 +108,9 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		out.Aim = aim(&p.Spec)
 	}
 	out.CPUMillis, out.MemoryBytes = requests(&p.Spec)
+	for _, g := range p.Spec.SchedulingGates {
+		out.Gates = append(out.Gates, intern(g.Name))
+	}
 	if o := metav1.GetControllerOf(p); o != nil {
 		out.Owner = intern(o.Kind + "/" + o.Name)
 	}
@@ -211,6 +214,7 @@ func Node(n *corev1.Node) *capacity.Node {
 		Pool:        intern(n.Labels[qsv1alpha1.LabelPool]),
 		Labels:      internLabels(n.Labels),
 		Deleting:    n.DeletionTimestamp != nil,
+		Created:     n.CreationTimestamp.Time,
 		Schedulable: !n.Spec.Unschedulable,
 
 		ResourceVersion: n.ResourceVersion,
