@@ -99,3 +99,16 @@ func TestImagesConditionOpenedCold(t *testing.T) {
 		t.Errorf("without cold nodes: reason %s, want AllWarm", got.Reason)
 	}
 }
+
+// TestImageRefs: new nodes wait for every warm image but those that fail
+// to warm.
+func TestImageRefs(t *testing.T) {
+	p := WarmPlan{Images: []poolv1alpha1.CachedImage{
+		{Image: "e6/exec:1", WarmupStatus: poolv1alpha1.WarmupReady},
+		{Image: "e6/exec:typo", WarmupStatus: poolv1alpha1.WarmupFailed},
+		{Image: "e6/exec:2", WarmupStatus: poolv1alpha1.WarmupPending},
+	}}
+	if diff := cmp.Diff([]string{"e6/exec:1", "e6/exec:2"}, p.imageRefs()); diff != "" {
+		t.Errorf("-want, +got:\n%s", diff)
+	}
+}
