@@ -196,7 +196,7 @@ func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, s *devplane.S
 			scheduled = cd.LastTransitionTime.Time
 		}
 	}
-	t.Logf("executor created %s, pull ended %s, executor scheduled %s, Running %s after creation",
+	t.Logf("executor created %s, pull ended %s, executor scheduled %s, Running %s after the pull ended",
 		start.UTC().Format(time.TimeOnly), pullEnd.Format(time.TimeOnly), scheduled.UTC().Format(time.TimeOnly), took.Round(10*time.Millisecond))
 	if scheduled.Before(pullEnd) {
 		t.Errorf("executor scheduled at %s, before the pull ended at %s", scheduled.UTC().Format(time.TimeOnly), pullEnd.Format(time.TimeOnly))
