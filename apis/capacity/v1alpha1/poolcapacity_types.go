@@ -168,7 +168,6 @@ type Startup struct {
 	// Images are the pool's warm images, as warmup pods name them in their
 	// e6data.io/image annotation. A node is warm when a warmup pod of each
 	// runs on it (its pull, an init container, is done).
-	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
 	Images []string `json:"images,omitempty"`
