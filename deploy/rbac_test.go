@@ -34,6 +34,10 @@ var allowed = []string{
 	"burstpool-capacity-observer: cluster /nodes get",
 	"burstpool-capacity-observer: cluster /nodes list",
 	"burstpool-capacity-observer: cluster /nodes watch",
+	// Open a warm pool node (remove its startup taint) and release a
+	// placeholder (remove its scheduling gate): patch, never update.
+	"burstpool-capacity-observer: cluster /pods patch",
+	"burstpool-capacity-observer: cluster /nodes patch",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices get",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices list",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices watch",

@@ -7,6 +7,7 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -41,6 +42,12 @@ type CapacityArgs struct {
 	Tolerations []corev1.Toleration
 	// Pricing is the settings' capacity.pricing, written only when set.
 	Pricing *capv1alpha1.Pricing
+	// Startup, when set, has the provider open the pool's new nodes once
+	// its warm images are on them (startup.go).
+	Startup *capv1alpha1.Startup
+	// WarmSlots are the warm slots the provider releases placeholders for
+	// (startup.go).
+	WarmSlots int32
 }
 
 // PoolCapacity returns the pool's PoolCapacity managed resource.
@@ -77,6 +84,14 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		if p, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Pricing); err == nil {
 			fp["pricing"] = p
 		}
+	}
+	if a.Startup != nil {
+		fp["startup"] = startupMap(a.Startup)
+	}
+	fp["warmSlots"] = map[string]any{
+		"selector": stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentPlaceholder)),
+		"gate":     qsv1alpha1.GateWarmSlot,
+		"slots":    int64(a.WarmSlots),
 	}
 	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
@@ -226,7 +241,7 @@ func (o *CapacityObservation) occupied() int32 {
 
 // decideCapacity decides the PoolCapacity, which counts the pool's nodes
 // and executors (maxExecutors among them) and applies its policies.
-func decideCapacity(in Input, f Facts) Outcome {
+func decideCapacity(in Input, f Facts, images []string) Outcome {
 	var o Outcome
 	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes yet (Pending): keep what exists.
@@ -247,6 +262,7 @@ func decideCapacity(in Input, f Facts) Outcome {
 		Tolerations:        f.Scheduling.Tolerations,
 		Shares:             shares(in, f.Attached), EnforceShares: in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
 		Pricing: policy.Pricing,
+		Startup: startupOf(in, f, images), WarmSlots: min(in.Spec.MinExecutors, in.Spec.MaxExecutors),
 	}
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
@@ -301,6 +317,12 @@ func capacityKey(a CapacityArgs) string {
 			regular = *q.QS.Spec.Executor.Replicas
 		}
 		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(a.Shares[q.Key()])))
+	}
+	b.WriteByte(1)
+	w(strconv.Itoa(int(a.WarmSlots)))
+	if st := a.Startup; st != nil {
+		w(st.Taint.Key, st.Taint.Value, string(st.Taint.Effect), st.OpenAfter.String())
+		w(st.Images...)
 	}
 	if p := a.Pricing; p != nil {
 		b.WriteByte(1)
@@ -362,4 +384,34 @@ func tolerationList(ts []corev1.Toleration) []any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// startupOf is what the provider opens a Karpenter pool's new nodes by:
+// the startup taint its NodePool gives them (warmingTaint), the warm
+// images and warmup.openAfter; nil when its nodes carry no startup taint.
+// A cloud's own node pools (LKE, DOKS, CoreWeave) have no startup taints
+// that their autoscalers ignore, and existing nodes are the platform's.
+func startupOf(in Input, f Facts, images []string) *capv1alpha1.Startup {
+	if f.Detection.Method != methodKarpenter && f.Detection.Method != methodEKSAutoMode {
+		return nil
+	}
+	t := warmingTaint(in.Pool, len(images), in.Config.Warmup)
+	if t == nil {
+		return nil
+	}
+	d, _ := openAfter(in.Config.Warmup)
+	return &capv1alpha1.Startup{Taint: *t, Images: images, OpenAfter: metav1.Duration{Duration: d}}
+}
+
+// startupMap is a Startup as the PoolCapacity's spec holds it.
+func startupMap(s *capv1alpha1.Startup) map[string]any {
+	imgs := make([]any, 0, len(s.Images))
+	for _, i := range s.Images {
+		imgs = append(imgs, i)
+	}
+	return map[string]any{
+		"taint":     map[string]any{"key": s.Taint.Key, "value": s.Taint.Value, "effect": string(s.Taint.Effect)},
+		"images":    imgs,
+		"openAfter": s.OpenAfter.Duration.String(),
+	}
 }

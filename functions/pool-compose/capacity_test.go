@@ -145,7 +145,7 @@ func TestDecideCapacity(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			o := decideCapacity(tc.in, tc.facts)
+			o := decideCapacity(tc.in, tc.facts, nil)
 			got := want{Waiting: o.Waiting, Preserve: o.Preserve}
 			if l, ok := o.Lazy[rnCapacity]; ok {
 				fp, _, _ := unstructured.NestedMap(l.Build().Object, "spec", "forProvider")

@@ -308,7 +308,7 @@ func Compute(in Input) Output {
 	if _, decided := out.Desired[rnNodeRole]; !decided {
 		out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
 	}
-	out.add(decideCapacity(in, f))
+	out.add(decideCapacity(in, f, warm.imageRefs()))
 	warmSlots := in.Previous.WarmCapacity
 	if out.problem == nil {
 		warmSlots, o = decidePlaceholders(placeholderInput(in, f, nodes.Size))

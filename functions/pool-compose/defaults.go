@@ -27,6 +27,9 @@ const (
 	defaultGCPImageChannel  = "stable"
 	defaultAzureImageFamily = "AzureLinux"
 	defaultConsolidateAfter = "5m"
+	// defaultOpenAfter bounds how long a new pool node waits for its warm
+	// images: a multi-GiB image at a few tens of MiB/s, with room.
+	defaultOpenAfter        = "5m"
 	defaultExpireAfter      = "720h"
 	defaultTerminationGrace = "24h"
 	defaultWeight           = 50
@@ -60,6 +63,7 @@ func Default(c *v1beta1.Input) {
 	orDefault(&k.TerminationGracePeriod, defaultTerminationGrace)
 	orDefault(&k.Weight, defaultWeight)
 	orDefault(&present(&c.Warmup).HelperImage, defaultHelperImage)
+	orDefault(&c.Warmup.OpenAfter, defaultOpenAfter)
 	p := present(&c.Placeholder)
 	if p.Priority == nil {
 		p.Priority = ptr.To[int32](defaultPriority)
@@ -123,6 +127,9 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 			bad("karpenter.weight", "%d is not between 1 and 100", k.Weight)
 		}
 	}
+	if _, err := openAfter(c.Warmup); err != nil {
+		bad("warmup.openAfter", "%q is not a duration such as 5m, or 0s for no startup taint", c.Warmup.OpenAfter)
+	}
 	if a := c.AWS; a.Role != "" && a.InstanceProfile != "" {
 		bad("aws.instanceProfile", "is set beside aws.role: set only one of them")
 	}
@@ -157,4 +164,17 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 	}
 	errs = append(errs, ValidateNodeIAM(c.AWS.NodeIAM)...) // node IAM (iam.go)
 	return errs
+}
+
+// openAfter is warmup.openAfter: how long a new pool node waits for its
+// warm images; zero when nodes are launched without the startup taint.
+func openAfter(w *v1beta1.Warmup) (time.Duration, error) {
+	if w == nil || w.OpenAfter == "" {
+		return time.ParseDuration(defaultOpenAfter)
+	}
+	d, err := time.ParseDuration(w.OpenAfter)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("negative duration %s", w.OpenAfter)
+	}
+	return d, err
 }

@@ -43,6 +43,18 @@
 // autoscaler processed the buffer, and status.warmCapacity and the
 // WarmCapacity condition show it.
 //
+// Placeholder pods are created with the scheduling gate e6data.io/warm-slot,
+// which the capacity provider removes only while the pool wants the slot
+// (PoolCapacity spec.forProvider.warmSlots), so a placeholder an executor
+// preempted, and that the pool gives back, is no pending pod an autoscaler
+// launches a node for.
+//
+// A Karpenter pool that warms images launches its nodes with the startup
+// taint e6data.io/warming={pool}:NoSchedule (warmingTaint in karpenter.go),
+// which the warmup and storage-agent pods tolerate and executors do not;
+// the capacity provider removes it once the node's images are warm, or
+// after warmup.openAfter (PoolCapacity spec.forProvider.startup).
+//
 // # How it decides
 //
 // RunFunction gathers one Input from the request, Compute decides, and

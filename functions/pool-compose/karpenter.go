@@ -68,6 +68,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, 
 		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
 		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
+		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
 	}
 	npName := in.Pool + sfxNodePool
 	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
@@ -119,6 +120,9 @@ type NodePoolArgs struct {
 	Spot            bool
 	// Taints are the pool taint followed by spec.tolerations as taints.
 	Taints []corev1.Taint
+	// StartupTaint, when set, is the NodePool's one startup taint
+	// (warmingTaint).
+	StartupTaint *corev1.Taint
 	// NodeSelector labels from spec.nodeSelector become single-value
 	// requirements, so the pool's nodes carry them.
 	NodeSelector map[string]string
@@ -166,6 +170,9 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		},
 		"requirements": reqs,
 		"taints":       cloudpool.TaintList(a.Taints),
+	}
+	if a.StartupTaint != nil {
+		tmplSpec["startupTaints"] = cloudpool.TaintList([]corev1.Taint{*a.StartupTaint})
 	}
 	// Expiry drains a node whatever its budgets; executors that carry
 	// do-not-disrupt keep running for the grace period (disruption.go).
@@ -534,6 +541,28 @@ func poolTaints(pool, ns string, tols []corev1.Toleration) []corev1.Taint {
 		out = append(out, corev1.Taint{Key: t.Key, Value: t.Value, Effect: eff})
 	}
 	return out
+}
+
+// warmingTaint is the startup taint of a Karpenter pool's nodes,
+// e6data.io/warming={pool}:NoSchedule, while the pool warms images and
+// warmup.openAfter is not zero: warmup pods tolerate it, executors and
+// placeholders do not, and the capacity provider removes it once the
+// node's images are warm or openAfter has passed (startup.go of package
+// internal/capacity). Karpenter launches nodes for pods that do not
+// tolerate a startup taint (sigs.k8s.io/karpenter@v1.14.1
+// pkg/apis/v1/nodepool.go, StartupTaints: "ignored for provisioning
+// purposes"), counts an in-flight node's room for them without it
+// (pkg/controllers/state/statenode.go, Taints), and marks the NodeClaim
+// Initialized only once it is gone
+// (pkg/controllers/nodeclaim/lifecycle/initialization.go,
+// StartupTaintsRemoved); consolidation considers initialized nodes only
+// (pkg/controllers/disruption/helpers.go), so openAfter also bounds how
+// long a node stays out of consolidation.
+func warmingTaint(pool string, images int, w *v1beta1.Warmup) *corev1.Taint {
+	if d, err := openAfter(w); images == 0 || err != nil || d == 0 {
+		return nil
+	}
+	return &corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
 }
 
 // nodeIdentity are the labels that tell a pool's nodes from every other

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
@@ -46,7 +47,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	}
 	var c Condition
 	st.AttachedQueryServices, c, o.Results = reportQueryServices(in, f, a.Nodes.Size)
-	o.Conditions = append(o.Conditions, c, boundedCondition(in, imagesCondition(a.Warm.Images), a.Warm.LeftOut))
+	o.Conditions = append(o.Conditions, c, boundedCondition(in, imagesCondition(a.Warm.Images, openedCold(f.Capacity)), a.Warm.LeftOut))
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
 		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
@@ -221,8 +222,18 @@ func withChecked(q poolv1alpha1.AttachedQueryService, t *metav1.Time) poolv1alph
 	return q
 }
 
-// imagesCondition summarizes warmup.
-func imagesCondition(images []poolv1alpha1.CachedImage) Condition {
+// openedCold are the pool nodes the capacity provider opened to executors
+// at warmup.openAfter before their images were warm.
+func openedCold(c *CapacityObservation) []capv1alpha1.ColdNode {
+	if c == nil {
+		return nil
+	}
+	return c.OpenedCold
+}
+
+// imagesCondition summarizes warmup: images that fail, then images still
+// warming, then nodes opened before their images were warm.
+func imagesCondition(images []poolv1alpha1.CachedImage, cold []capv1alpha1.ColdNode) Condition {
 	var pending, failed []string
 	for _, img := range images {
 		switch img.WarmupStatus {
@@ -237,6 +248,14 @@ func imagesCondition(images []poolv1alpha1.CachedImage) Condition {
 		return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: "WarmupFailed", Message: "cannot warm " + strings.Join(failed, "; ")}
 	case len(pending) > 0:
 		return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: "WarmupPending", Message: "warming " + strings.Join(pending, ", ")}
+	case len(cold) > 0:
+		nodes := make([]string, 0, len(cold))
+		for _, n := range cold {
+			nodes = append(nodes, fmt.Sprintf("%s (without %s)", n.Node, strings.Join(n.Images, ", ")))
+		}
+		return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: "NodesOpenedCold",
+			Message: "pool nodes took executors after warmup.openAfter before their images were warm, so those executors pull first: " + strings.Join(nodes, "; ") +
+				"; see the warmup pods on them, or raise warmup.openAfter in the EnvironmentConfig"}
 	case len(images) == 0:
 		return Condition{Type: CondImagesWarm, Status: metav1.ConditionTrue, Reason: "NoImages", Message: "the warm set is empty"}
 	}

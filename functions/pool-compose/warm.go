@@ -319,3 +319,16 @@ func boundedCondition(in Input, c Condition, left []string) Condition {
 	}
 	return Condition{Type: CondImagesWarm, Status: metav1.ConditionFalse, Reason: reasonWarmSetBounded, Message: msg}
 }
+
+// imageRefs are the warm images new nodes wait for, as their warmup pods
+// name them: those that do not fail to warm (a node would only wait out
+// warmup.openAfter for an image that does not pull).
+func (p WarmPlan) imageRefs() []string {
+	out := make([]string, 0, len(p.Images))
+	for _, i := range p.Images {
+		if i.WarmupStatus != poolv1alpha1.WarmupFailed {
+			out = append(out, i.Image)
+		}
+	}
+	return out
+}

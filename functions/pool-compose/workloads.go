@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/warmup"
 )
 
 // Scheduling is where the pool's own pods go: the node selector of pool
@@ -88,6 +90,12 @@ func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 			Template: placeholderPod(a),
 		},
 	}
+	// Created gated, so no autoscaler launches a node for a placeholder
+	// the pool is giving back; the capacity provider releases it while the
+	// pool wants the slot (PoolCapacity spec.forProvider.warmSlots). A
+	// CapacityBuffer's PodTemplate is not gated: an autoscaler provisions
+	// for the buffer itself.
+	d.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: qsv1alpha1.GateWarmSlot}}
 	return toUnstructured(d)
 }
 
@@ -168,7 +176,7 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 					EnableServiceLinks:           ptr.To(false),
 					NodeSelector:                 maps.Clone(a.Scheduling.NodeSelector),
 					Affinity:                     a.Scheduling.affinity(),
-					Tolerations:                  a.Scheduling.Tolerations,
+					Tolerations:                  append(slices.Clone(a.Scheduling.Tolerations), warmup.WarmingToleration(a.Pool)),
 					SecurityContext:              restricted(),
 					PriorityClassName:            a.PriorityClassName,
 					Containers: []corev1.Container{{

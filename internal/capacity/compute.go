@@ -44,6 +44,13 @@ type Result struct {
 	// deleteFailedExecutors is on, and unauthorized executors, when
 	// unauthorizedExecutors is Evict. It is empty for a suspended pool.
 	Evict []Eviction
+
+	// Open lists the warming pool nodes to open to executors (startup).
+	Open []Opening
+
+	// Ungate lists the placeholder pods to release from their scheduling
+	// gate (warmSlots).
+	Ungate []Ungate
 }
 
 // requests sums what executors request.
@@ -213,6 +220,9 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		obs.UnauthorizedExecutors = obs.UnauthorizedExecutors[:MaxUnauthorized]
 	}
 	res.WarmImagesReady = int32(len(warmReady))
+	res.Open, obs.WarmingNodes = openings(spec, snap, pool, now)
+	obs.OpenedCold = openedCold(res.Open, prev.OpenedCold, snap, pool, now)
+	res.Ungate = ungates(spec, snap, pool, obs.OccupiedExecutors)
 
 	obs.ObservedAt = prev.ObservedAt
 	obs.LastObservedTime = prev.LastObservedTime

@@ -143,6 +143,10 @@ type Pod struct {
 	// Aim is which nodes an unbound pod asks for; nil once it is bound.
 	Aim *Aim
 
+	// Gates are the names of the pod's scheduling gates: while it has any,
+	// the scheduler does not try it, and no autoscaler provisions for it.
+	Gates []string
+
 	Containers []Container
 }
 

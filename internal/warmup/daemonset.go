@@ -76,7 +76,8 @@ type DaemonSetInput struct {
 	// HelperImage. Blank names are ignored.
 	PullSecrets []string
 	// Tolerations are added after the tolerations of the pool taint (both
-	// effects, NoSchedule and NoExecute, the pool's nodes carry).
+	// effects, NoSchedule and NoExecute, the pool's nodes carry) and of
+	// the startup taint new pool nodes carry while they warm.
 	Tolerations []corev1.Toleration
 	// NodeSelector selects the pool's nodes, for example {LabelPool: pool}.
 	NodeSelector map[string]string
@@ -198,12 +199,14 @@ func withWorkingDir(c corev1.Container, dir string) corev1.Container {
 }
 
 // tolerations returns the tolerations of the pool taint, with effect
-// NoSchedule and NoExecute, followed by extra, without an extra one equal to
+// NoSchedule and NoExecute, and of the pool's startup taint, followed by
+// extra, without an extra one equal to
 // either.
 func tolerations(pool string, extra []corev1.Toleration) []corev1.Toleration {
 	own := []corev1.Toleration{
 		{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule},
 		{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoExecute},
+		WarmingToleration(pool),
 	}
 	out := make([]corev1.Toleration, 0, len(own)+len(extra))
 	out = append(out, own...)
@@ -213,6 +216,13 @@ func tolerations(pool string, extra []corev1.Toleration) []corev1.Toleration {
 		}
 	}
 	return out
+}
+
+// WarmingToleration tolerates a new pool node's startup taint, which
+// stays until its images are warm: node agents (warmup pods, which warm
+// them, and the storage agent) start while it does, executors after.
+func WarmingToleration(pool string) corev1.Toleration {
+	return corev1.Toleration{Key: qsv1alpha1.TaintWarming, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}
 }
 
 func pullSecrets(names []string) []corev1.LocalObjectReference {

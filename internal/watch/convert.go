@@ -111,6 +111,9 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		out.Aim = aim(&p.Spec)
 	}
 	out.CPUMillis, out.MemoryBytes = requests(&p.Spec)
+	for _, g := range p.Spec.SchedulingGates {
+		out.Gates = append(out.Gates, intern(g.Name))
+	}
 	if o := metav1.GetControllerOf(p); o != nil {
 		out.Owner = intern(o.Kind + "/" + o.Name)
 	}

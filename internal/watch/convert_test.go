@@ -152,14 +152,14 @@ func TestPod(t *testing.T) {
 				Aim: &capacity.Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p", qsv1alpha1.LabelPoolNamespace: "team-a"}, Tolerations: tolerations}},
 		},
 		"GatedPod": {
-			reason: "A pod held by a scheduling gate (PodScheduled False, SchedulingGated) is not unschedulable; two affinity terms (ORed) require no label.",
+			reason: "A pod held by a scheduling gate (PodScheduled False, SchedulingGated) is not unschedulable; two affinity terms (ORed) require no label; its gates are kept.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g", Labels: labels, CreationTimestamp: start},
 				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "hold"}},
 					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"p"}}}},
 						corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 					{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated}}}},
-			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Aim: &capacity.Aim{}},
+			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Aim: &capacity.Aim{}, Gates: []string{"hold"}},
 		},
 		"ContradictoryAffinity": {
 			reason: "A node-affinity requirement that contradicts the node selector asks for no node at all.",

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/burstpool/burstpool/test/burst"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
@@ -99,7 +100,17 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(cont
 // a folder of t's, stopped with the test binary, narrating to t's log.
 func stackConfig(t *testing.T) devplane.Config {
 	t.Helper()
-	return devplane.Config{Root: gomod.RootForTest(t), Dir: t.TempDir(), StopWithParent: true, Say: t.Logf}
+	// kwok runs pods at once, except the warmup pods of the startup
+	// scenarios, whose pulls they end (startup_test.go).
+	kwok, err := gomod.Dir(t.Context(), burst.KwokModule, burst.KwokVersion)
+	if err != nil {
+		t.Fatalf("cannot find kwok's module (its default stages): %v", err)
+	}
+	stages, err := burst.KwokConfigPulling(kwok, pullingNamespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return devplane.Config{Root: gomod.RootForTest(t), Dir: t.TempDir(), StopWithParent: true, Say: t.Logf, KwokConfig: stages}
 }
 
 // stackUp brings burstpool up as cfg says and stops it when t ends (see

@@ -501,6 +501,8 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 		testNodeIAM(t, ctx, s, root) // nodeiam_test.go
 	})
 
+	t.Run("WarmBeforeSchedule", func(t *testing.T) { scenarioWarmBeforeSchedule(t, ctx, s) })
+	t.Run("GivebackLaunchesNoNode", func(t *testing.T) { scenarioGivebackLaunchesNoNode(t, ctx, s) })
 	t.Run("DeleteClaim", func(t *testing.T) {
 		if err := deleteClaim(ctx, c, poolNS, e2ePool); err != nil {
 			t.Fatal(err)

@@ -143,6 +143,67 @@ type PoolCapacityParameters struct {
 	// Pricing says what a pool node costs per hour, for status.atProvider.cost.
 	// +optional
 	Pricing *Pricing `json:"pricing,omitempty"`
+
+	// Startup asks the provider to open new pool nodes to executors only
+	// once the pool's warm images are on them: it removes the startup
+	// taint from a pool node when a warmup pod of every image runs there,
+	// or when the node is older than openAfter.
+	// +optional
+	Startup *Startup `json:"startup,omitempty"`
+
+	// WarmSlots asks the provider to release the pool's placeholder pods
+	// from their scheduling gate only while the pool wants them: at most
+	// slots, less the executors running or waiting for the pool.
+	// +optional
+	WarmSlots *WarmSlots `json:"warmSlots,omitempty"`
+}
+
+// Startup says how new pool nodes are opened to executors.
+type Startup struct {
+	// Taint is the startup taint pool nodes are launched with (a Karpenter
+	// NodePool's spec.template.spec.startupTaints); the provider removes
+	// it from a pool node to open it.
+	Taint corev1.Taint `json:"taint"`
+
+	// Images are the pool's warm images, as warmup pods name them in their
+	// e6data.io/image annotation. A node is warm when a warmup pod of each
+	// runs on it (its pull, an init container, is done).
+	// +listType=atomic
+	// +optional
+	Images []string `json:"images,omitempty"`
+
+	// OpenAfter bounds how long a node waits for its images: once it is
+	// that old, it is opened whatever is warm, and status.atProvider
+	// .openedCold names it with the images that were not.
+	OpenAfter metav1.Duration `json:"openAfter"`
+}
+
+// WarmSlots says which placeholder pods hold the pool's warm slots.
+type WarmSlots struct {
+	// Selector holds the labels of the pool's placeholder pods, which run
+	// in the pool's namespace.
+	// +kubebuilder:validation:MinProperties=1
+	Selector map[string]string `json:"selector"`
+
+	// Gate is the scheduling gate placeholder pods are created with.
+	// +kubebuilder:validation:MinLength=1
+	Gate string `json:"gate"`
+
+	// Slots is how many warm slots the pool holds (its minExecutors).
+	// +kubebuilder:validation:Minimum=0
+	Slots int32 `json:"slots"`
+}
+
+// A ColdNode is a pool node opened to executors at the startup bound,
+// before every warm image was on it.
+type ColdNode struct {
+	// Node is the node's name.
+	Node string `json:"node"`
+	// Images are the warm images that were not on it.
+	// +listType=atomic
+	Images []string `json:"images"`
+	// OpenedAt is when it was opened.
+	OpenedAt metav1.Time `json:"openedAt"`
 }
 
 // NodeCounts counts the pool's nodes.
@@ -292,6 +353,15 @@ type PoolCapacityObservation struct {
 	// WarmupFailures lists images the pool cannot warm.
 	// +optional
 	WarmupFailures []WarmupFailure `json:"warmupFailures,omitempty"`
+	// WarmingNodes counts pool nodes not yet opened to executors: they
+	// carry the startup taint while the pool's images are pulled.
+	// +optional
+	WarmingNodes int32 `json:"warmingNodes,omitempty"`
+	// OpenedCold lists pool nodes, still present, that were opened at the
+	// startup bound before every warm image was on them, at most 10.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	OpenedCold []ColdNode `json:"openedCold,omitempty"`
 	// UnauthorizedExecutors lists pool executors of QueryServices that are
 	// not attached, by namespace and name, at most 20.
 	// +kubebuilder:validation:MaxItems=20

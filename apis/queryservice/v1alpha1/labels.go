@@ -40,6 +40,17 @@ const (
 	// the Pool's namespace and its effect NoSchedule. Executors tolerate
 	// all three, as the Pool's status.executorScheduling lists.
 	TaintPoolNamespace = "e6data.io/pool-namespace"
+
+	// TaintWarming is the startup taint of a new pool node, value the pool
+	// name and effect NoSchedule: executors do not tolerate it, warmup
+	// pods do, and the capacity provider removes it once the pool's warm
+	// images are on the node (or after a bound).
+	TaintWarming = "e6data.io/warming"
+
+	// GateWarmSlot is the scheduling gate placeholder pods are created
+	// with; the capacity provider removes it while the pool wants the warm
+	// slot, so that a placeholder the pool is giving back launches no node.
+	GateWarmSlot = "e6data.io/warm-slot"
 )
 
 // Values of LabelExecutorType.

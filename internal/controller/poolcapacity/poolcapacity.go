@@ -317,6 +317,10 @@ type pendingEvictions struct {
 	spec   v1alpha1.PoolCapacityParameters
 	snap   capacity.Snapshot
 	evicts []capacity.Eviction
+	// open and ungate are the nodes to open and the placeholders to
+	// release (startup.go).
+	open   []capacity.Opening
+	ungate []capacity.Ungate
 	now    time.Time
 }
 
@@ -366,10 +370,11 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.metrics.Cost(spec, o.Cost)
 		e.metrics.Starts(spec, o.ExecutorStarts)
 	}
-	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, now: now}
+	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, open: res.Open, ungate: res.Ungate, now: now}
 	// An error makes Synced False; the status above is written all the
 	// same.
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: len(res.Evict) == 0},
+	upToDate := len(res.Evict) == 0 && len(res.Open) == 0 && len(res.Ungate) == 0
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate},
 		utilerrors.NewAggregate(nonNil(summaryErr, costErr))
 }
 
@@ -392,6 +397,7 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 		evicts = e.shed.hold(cr.Name, p.snap, evicts, p.now)
 	}
 	var errs []error
+	errs = append(errs, e.startup(ctx, cr, p)...)
 	for _, ev := range evicts {
 		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, p.now)
 		switch out {
@@ -418,6 +424,32 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 		}
 	}
 	return managed.ExternalUpdate{}, utilerrors.NewAggregate(errs)
+}
+
+// startup opens the warm nodes and releases the placeholders Observe
+// found, and records an event for each node opened.
+func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pendingEvictions) []error {
+	var errs []error
+	for _, o := range p.open {
+		done, err := openNode(ctx, e.obs.Client(), o)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if !done {
+			continue
+		}
+		if len(o.Cold) > 0 {
+			e.record.Event(cr, event.Warning(event.Reason("NodeOpenedCold"), errors.New(o.Message())))
+			continue
+		}
+		e.record.Event(cr, event.Normal(event.Reason("NodeOpened"), o.Message()))
+	}
+	for _, u := range p.ungate {
+		if _, err := ungatePod(ctx, e.obs.Client(), u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // nonNil returns the errors that are not nil.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,8 +36,9 @@ import (
 // (provider-burstpool in crossplane-system, the one the shipped
 // DeploymentRuntimeConfig fixes), bound by nothing but the shipped roles and
 // bindings of deploy/provider (the opt-in eviction role included), with
-// both deletion policies on, and checks that it observes and deletes what it
-// should, through a ProviderConfig with the injected identity and one whose
+// both deletion policies on, warm-before-schedule and warm slots, and
+// checks that it observes, deletes, opens a warming node and releases a
+// placeholder as it should, through a ProviderConfig with the injected identity and one whose
 // kubeconfig Secret it reads through its namespaced Role.
 func TestLeastPrivilege(t *testing.T) {
 	const (
@@ -86,6 +88,9 @@ func TestLeastPrivilege(t *testing.T) {
 
 	createNamespace(t, c, "team-r")
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "rbac-node", Labels: map[string]string{qsv1alpha1.LabelPool: pool}}}
+	// Launched warming: the provider opens it at the bound (patch nodes).
+	warming := corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
+	n.Spec.Taints = []corev1.Taint{warming}
 	if err := c.Create(ctx, n); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +118,18 @@ func TestLeastPrivilege(t *testing.T) {
 	pc.Spec.ForProvider.WarmupSelector = nil
 	pc.Spec.ForProvider.QueryServices = []v1alpha1.AttachedQueryService{{Name: "sales", Namespace: "team-r"}}
 	pc.Spec.ForProvider.Policies = v1alpha1.Policies{DeleteFailedExecutors: true, UnauthorizedExecutors: v1alpha1.UnauthorizedEvict}
+	pc.Spec.ForProvider.Startup = &v1alpha1.Startup{Taint: warming, Images: []string{"e6/exec:1"}, OpenAfter: metav1.Duration{Duration: time.Second}}
+	pc.Spec.ForProvider.WarmSlots = &v1alpha1.WarmSlots{Selector: map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder},
+		Gate: qsv1alpha1.GateWarmSlot, Slots: 2}
+	// A gated placeholder, in the pool's namespace, the provider releases
+	// (patch pods).
+	createNamespace(t, c, pc.Spec.ForProvider.Pool.Namespace)
+	if err := c.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pc.Spec.ForProvider.Pool.Namespace, Name: "rbac-placeholder", Labels: pc.Spec.ForProvider.WarmSlots.Selector},
+		Spec:       corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: qsv1alpha1.GateWarmSlot}}, Containers: []corev1.Container{{Name: "pause", Image: "pause"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +169,19 @@ func TestLeastPrivilege(t *testing.T) {
 		// condition the Eviction API sets (no kubelet removes it here).
 		Failures:    []string{"team-r/failed Error 0", "team-r/intruder Disrupted 0"},
 		ReadyReason: string(xpv2.ReasonAvailable),
+	})
+	eventually(t, "node opened and placeholder released", func() error {
+		got, ph := &corev1.Node{}, &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "rbac-node"}, got); err != nil {
+			return err
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: pc.Spec.ForProvider.Pool.Namespace, Name: "rbac-placeholder"}, ph); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(got.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&warming) }) || len(ph.Spec.SchedulingGates) > 0 {
+			return fmt.Errorf("node taints %v, placeholder gates %v", got.Spec.Taints, ph.Spec.SchedulingGates)
+		}
+		return nil
 	})
 	eventually(t, "PoolCapacity rbac-remote observes through the kubeconfig Secret", func() error {
 		got := &v1alpha1.PoolCapacity{}

@@ -697,6 +697,20 @@ type Warmup struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxImages *int32 `json:"maxImages,omitempty"`
+
+	// OpenAfter bounds how long a new pool node waits for the pool's warm
+	// images before it takes executors. Karpenter pools launch nodes with
+	// the startup taint e6data.io/warming={pool}:NoSchedule, which only
+	// warmup pods tolerate; the capacity provider removes it once a warmup
+	// pod of every warm image runs on the node, or once the node is
+	// OpenAfter old, and then names the node and the images that were not
+	// warm in the PoolCapacity's status.atProvider.openedCold and an event.
+	// "0s" launches nodes without the taint: executors may land on a node
+	// before its images are pulled. Nodes of clouds without Karpenter
+	// (LKE, DOKS, CoreWeave) and existing nodes are never tainted.
+	// +kubebuilder:default="5m"
+	// +optional
+	OpenAfter string `json:"openAfter,omitempty"`
 }
 
 // Placeholder configures the warm-slot placeholders.

@@ -1,0 +1,201 @@
+package poolcapacity_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/warmup"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+const (
+	startupPool  = "warming"
+	startupNS    = "team-w"
+	startupImage = "e6/exec:warm"
+)
+
+var startupTaint = corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: startupPool, Effect: corev1.TaintEffectNoSchedule}
+
+// createWarmingNode creates a Ready pool node that carries the startup
+// taint if warming, as Karpenter registers a node of a NodePool with
+// startupTaints.
+func createWarmingNode(t *testing.T, c client.Client, name string, warming bool) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{qsv1alpha1.LabelPool: startupPool}}}
+	n.Spec.Taints = []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: startupPool, Effect: corev1.TaintEffectNoSchedule}}
+	if warming {
+		n.Spec.Taints = append(n.Spec.Taints, startupTaint)
+	}
+	if err := c.Create(ctx, n); err != nil {
+		t.Fatalf("cannot create node %s: %v", name, err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "Test", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	if err := c.Status().Update(ctx, n); err != nil {
+		t.Fatalf("cannot set the status of node %s: %v", name, err)
+	}
+}
+
+// tainted reports whether node name still carries the startup taint.
+func tainted(t *testing.T, c client.Client, name string) bool {
+	t.Helper()
+	n := &corev1.Node{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, n); err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(n.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&startupTaint) })
+}
+
+// createPlaceholder creates a placeholder pod of the pool, gated as the
+// function's placeholder Deployment creates them.
+func createPlaceholder(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: startupNS, Name: name, Labels: map[string]string{qsv1alpha1.LabelPool: startupPool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder}},
+		Spec: corev1.PodSpec{
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: qsv1alpha1.GateWarmSlot}},
+			Containers:      []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	if err := c.Create(context.Background(), p); err != nil {
+		t.Fatalf("cannot create placeholder %s: %v", name, err)
+	}
+}
+
+// gated returns the placeholders of names that still carry the gate.
+func gated(t *testing.T, c client.Client, names ...string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range names {
+		p := &corev1.Pod{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: startupNS, Name: n}, p); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == qsv1alpha1.GateWarmSlot }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func startupCapacity(openAfter time.Duration, slots int32) *v1alpha1.PoolCapacity {
+	pc := poolCapacity("warming", "default")
+	fp := &pc.Spec.ForProvider
+	fp.Pool = v1alpha1.PoolRef{Name: startupPool, Namespace: startupNS}
+	fp.NodeSelector = map[string]string{qsv1alpha1.LabelPool: startupPool}
+	fp.ExecutorSelector = map[string]string{qsv1alpha1.LabelPool: startupPool, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
+	fp.WarmupSelector = map[string]string{qsv1alpha1.LabelPool: startupPool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup}
+	fp.QueryServices = []v1alpha1.AttachedQueryService{{Name: "sales", Namespace: startupNS}}
+	fp.Startup = &v1alpha1.Startup{Taint: startupTaint, Images: []string{startupImage}, OpenAfter: metav1.Duration{Duration: openAfter}}
+	fp.WarmSlots = &v1alpha1.WarmSlots{
+		Selector: map[string]string{qsv1alpha1.LabelPool: startupPool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder},
+		Gate:     qsv1alpha1.GateWarmSlot, Slots: slots,
+	}
+	return pc
+}
+
+// TestStartup runs the provider on a real API server: it opens a warming
+// node only once the warmup pod of the pool's image runs there, opens
+// another at the bound and lists it in openedCold, and releases gated
+// placeholders only for the warm slots the pool still wants.
+func TestStartup(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, startupNS)
+	ensureLocalProviderConfig(t, c)
+	createWarmingNode(t, c, "open-1", false)
+	createWarmingNode(t, c, "warming-1", true)
+	warm := map[string]string{qsv1alpha1.LabelPool: startupPool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup}
+	// The warmup pod's pull init container is still running: Pending.
+	createPod(t, c, startupNS, "warmup-1", "warming-1", warm, map[string]string{warmup.AnnotationImage: startupImage}, corev1.PodStatus{Phase: corev1.PodPending})
+	createPlaceholder(t, c, "placeholder-1")
+	createPlaceholder(t, c, "placeholder-2")
+	exec := executorLabels("sales")
+	exec[qsv1alpha1.LabelPool] = startupPool
+	createPod(t, c, startupNS, "sales-exec-1", "open-1", exec, nil, running(time.Now()))
+
+	if err := c.Create(ctx, startupCapacity(time.Hour, 2)); err != nil {
+		t.Fatal(err)
+	}
+	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	defer p.stop(t)
+
+	// Two warm slots, one executor running: one placeholder is released,
+	// the other stays gated (the pool gives that slot back).
+	eventually(t, "one placeholder released", func() error {
+		if got := gated(t, c, "placeholder-1", "placeholder-2"); len(got) != 1 {
+			return fmt.Errorf("gated placeholders: %v, want one", got)
+		}
+		return nil
+	})
+	eventually(t, "the warming node counted", func() error {
+		pc := getPC(t, c, "warming")
+		if n := pc.Status.AtProvider.WarmingNodes; n != 1 {
+			return fmt.Errorf("warmingNodes %d, want 1", n)
+		}
+		return nil
+	})
+	if !tainted(t, c, "warming-1") {
+		t.Fatal("node warming-1 was opened while its warmup pod was still pulling")
+	}
+	stillGated := gated(t, c, "placeholder-1", "placeholder-2")
+
+	// The pull ends: the warmup pod runs, and the node is opened.
+	setStatus(t, c, startupNS, "warmup-1", running(time.Now()))
+	eventually(t, "node warming-1 opened", func() error {
+		if tainted(t, c, "warming-1") {
+			return fmt.Errorf("node warming-1 still carries %s", startupTaint.ToString())
+		}
+		return nil
+	})
+	if diff := cmp.Diff(stillGated, gated(t, c, "placeholder-1", "placeholder-2")); diff != "" {
+		t.Errorf("a placeholder for a slot the pool gives back was released while the executor runs: -want, +got:\n%s", diff)
+	}
+
+	// A node whose image never arrives is opened at the bound, and named.
+	createWarmingNode(t, c, "warming-2", true)
+	update(t, c, "warming", func(pc *v1alpha1.PoolCapacity) {
+		pc.Spec.ForProvider.Startup.OpenAfter = metav1.Duration{Duration: time.Second}
+	})
+	eventually(t, "node warming-2 opened cold and listed", func() error {
+		if tainted(t, c, "warming-2") {
+			return fmt.Errorf("node warming-2 still carries %s", startupTaint.ToString())
+		}
+		got := getPC(t, c, "warming").Status.AtProvider.OpenedCold
+		if len(got) != 1 || got[0].Node != "warming-2" || !slices.Equal(got[0].Images, []string{startupImage}) {
+			return fmt.Errorf("openedCold %+v, want warming-2 without %s", got, startupImage)
+		}
+		return nil
+	})
+
+	// The executor leaves: the pool wants both warm slots again.
+	deletePod(t, c, startupNS, "sales-exec-1")
+	eventually(t, "both placeholders released", func() error {
+		if got := gated(t, c, "placeholder-1", "placeholder-2"); len(got) != 0 {
+			return fmt.Errorf("gated placeholders: %v, want none", got)
+		}
+		return nil
+	})
+}
+
+// setStatus replaces the status of pod ns/name.
+func setStatus(t *testing.T, c client.Client, ns, name string, s corev1.PodStatus) {
+	t.Helper()
+	eventually(t, "setting the status of pod "+ns+"/"+name, func() error {
+		p := &corev1.Pod{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+			return err
+		}
+		p.Status = s
+		return c.Status().Update(context.Background(), p)
+	})
+}
