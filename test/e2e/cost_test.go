@@ -59,7 +59,7 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		}
 		return errors.New(seen)
 	}
-	took := eventually(t, 3*time.Minute, "the Pool's status.cost charges the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitNodes, "the Pool's status.cost charges the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, poolNS, e2ePool)
 		if err != nil {
 			return false, err
@@ -81,7 +81,7 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 
 	// The counters move when the provider next counts: at a change of the
 	// pool, or a minute after the last count (internal/cost Step).
-	eventually(t, 3*time.Minute, "the provider's cost counters charge the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "the provider's cost counters charge the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
 		m, err := scrape(ctx, s.MetricsAddr, "burstpool_pool_cost_dollars_total")
 		if err != nil {
 			return false, err

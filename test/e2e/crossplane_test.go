@@ -105,7 +105,7 @@ func TestCrossplaneCore(t *testing.T) {
 	if err := localcp.Apply(t.Context(), cp.Config, []byte(xrd)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "XRD xwidgets.e2e.burstpool.io is Established", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "XRD xwidgets.e2e.burstpool.io is Established", func(ctx context.Context) (bool, error) {
 		x := &unstructured.Unstructured{}
 		x.SetAPIVersion("apiextensions.crossplane.io/v2")
 		x.SetKind("CompositeResourceDefinition")

@@ -351,7 +351,7 @@ func mustQS(t *testing.T, ctx context.Context, c client.Client, ns, name string)
 func executorScheduling(t *testing.T, c client.Client, ns, name string) poolv1.ExecutorScheduling {
 	t.Helper()
 	var es poolv1.ExecutorScheduling
-	eventually(t, 2*time.Minute, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
 		var err error
 		es, err = devplane.PoolExecutorScheduling(ctx, c, ns, name)
 		return err == nil, err

@@ -103,13 +103,13 @@ func TestPool(t *testing.T) {
 		if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, e2eQSName, "registry.example.com/e6data/executor:e2e", burstReplicas, cpu, mem, executorScheduling(t, c, poolNS, e2ePool))); err != nil {
 			t.Fatal(err)
 		}
-		took := waitExecutors(t, 3*time.Minute, "pool executors Running on Karpenter-launched pool nodes", c, analyticsNS, e2ePool, burstReplicas)
+		took := waitExecutors(t, waitNodes, "pool executors Running on Karpenter-launched pool nodes", c, analyticsNS, e2ePool, burstReplicas)
 		t.Logf("QueryService burst -> %d executors Running: %s", burstReplicas, took.Round(10*time.Millisecond))
 		nodes := poolNodes(t, ctx, c, e2ePool)
 		if len(nodes) == 0 {
 			t.Fatal("executors run, but no node carries the pool label")
 		}
-		eventually(t, 2*time.Minute, "Pool status matches what runs", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "Pool status matches what runs", func(ctx context.Context) (bool, error) {
 			p, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -120,7 +120,7 @@ func TestPool(t *testing.T) {
 			got := fmt.Sprintf("occupied %d total %d available %d nodes %d alloc %d", st.OccupiedExecutors, st.TotalExecutors, st.AvailableExecutors, st.CurrentNodes, alloc)
 			return got == want, fmt.Errorf("status %s, want %s", got, want)
 		})
-		eventually(t, 2*time.Minute, "warmup pods Running on the new nodes and cachedImages Ready", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "warmup pods Running on the new nodes and cachedImages Ready", func(ctx context.Context) (bool, error) {
 			p, err := claim(ctx, s, e2ePool)
 			if err != nil {
 				return false, err
@@ -164,7 +164,7 @@ spec:
     resources: {cpu: "1", memory: 2Gi}
     poolRef: {name: `+e2ePool+`, namespace: `+poolNS+`}
 `)
-		eventually(t, 2*time.Minute, "rogue-cluster reported as not attached", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "rogue-cluster reported as not attached", func(ctx context.Context) (bool, error) {
 			p, err := claim(ctx, s, e2ePool)
 			if err != nil {
 				return false, err
@@ -216,7 +216,7 @@ spec:
 		// The restarted provider must see what happens next, and keep
 		// when the QueryService first got a pool executor.
 		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, burstReplicas+1)
-		took := eventually(t, 2*time.Minute, "the restarted provider counts a new executor and keeps allocatedAt", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitStatus, "the restarted provider counts a new executor and keeps allocatedAt", func(ctx context.Context) (bool, error) {
 			after, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -226,7 +226,7 @@ spec:
 		})
 		t.Logf("provider restart -> new executor counted, allocatedAt kept: %s", took.Round(10*time.Millisecond))
 		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, burstReplicas)
-		eventually(t, 2*time.Minute, "back to the burst's executors", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "back to the burst's executors", func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -255,7 +255,7 @@ spec:
 		if err := s.StartFunction(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "the pool is Ready again", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "the pool is Ready again", func(ctx context.Context) (bool, error) {
 			p, err := claim(ctx, s, e2ePool)
 			if err != nil {
 				return false, err
@@ -271,7 +271,7 @@ spec:
 		// function is called every 5 s, functions/pool-compose/follow.go);
 		// before, an open circuit left the counts a minute behind.
 		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 1)
-		shown := eventually(t, 2*time.Minute, "occupied executors drop to one", func(ctx context.Context) (bool, error) {
+		shown := eventually(t, waitStatus, "occupied executors drop to one", func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -283,7 +283,7 @@ spec:
 			t.Errorf("scaling %d executors to 1 showed on the claim after %s, want within %s", burstReplicas, shown.Round(10*time.Millisecond), statusBound)
 		}
 		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 0)
-		eventually(t, 2*time.Minute, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "occupied executors and the allocation drop to zero", func(ctx context.Context) (bool, error) {
 			p, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -292,7 +292,7 @@ spec:
 		})
 		// minExecutors is 1: Karpenter removes every pool node but the one
 		// that holds the warm slot's placeholder.
-		took := eventually(t, 4*time.Minute, "Karpenter consolidates the empty pool nodes and the counts follow", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitDisruption, "Karpenter consolidates the empty pool nodes and the counts follow", func(ctx context.Context) (bool, error) {
 			if n := len(poolNodes(t, ctx, c, e2ePool)); n != 1 {
 				return false, fmt.Errorf("%d pool nodes, want 1 for the warm slot", n)
 			}
@@ -313,12 +313,12 @@ spec:
 		if len(warm) != 1 {
 			t.Fatalf("want one warm pool node, have %d", len(warm))
 		}
-		eventually(t, time.Minute, "a placeholder runs on the warm node", func(ctx context.Context) (bool, error) {
+		eventually(t, waitReconcile, "a placeholder runs on the warm node", func(ctx context.Context) (bool, error) {
 			n, err := podsOn(ctx, c, poolNS, map[string]string{qsv1.LabelPool: e2ePool, qsv1.LabelComponent: qsv1.ComponentPlaceholder}, warm[0].Name)
 			return n == 1, err
 		})
 		scaleExecutors(t, ctx, c, analyticsNS, e2eQSName, 1)
-		took := eventually(t, time.Minute, "the executor runs on the warm node", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitReconcile, "the executor runs on the warm node", func(ctx context.Context) (bool, error) {
 			n, err := podsOn(ctx, c, analyticsNS, map[string]string{qsv1.LabelPool: e2ePool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}, warm[0].Name)
 			return n == 1, err
 		})
@@ -326,7 +326,7 @@ spec:
 		if n := len(poolNodes(t, ctx, c, e2ePool)); n != 1 {
 			t.Errorf("%d pool nodes after the executor took the warm slot, want 1", n)
 		}
-		eventually(t, time.Minute, "the placeholder Deployment scales to zero once the slot is occupied", func(ctx context.Context) (bool, error) {
+		eventually(t, waitReconcile, "the placeholder Deployment scales to zero once the slot is occupied", func(ctx context.Context) (bool, error) {
 			d := &appsv1.Deployment{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: poolNS, Name: e2ePool + "-placeholder"}, d); err != nil {
 				return false, err
@@ -340,7 +340,7 @@ spec:
 		mustApply(t, ctx, cfg, e2ePoolManifest(1, true))
 		// Suspended once Karpenter has removed the emptied warm node, which
 		// takes its disruption loop up to a few minutes on a busy machine.
-		took := eventually(t, 5*time.Minute, "the pool is Suspended: no new capacity, warm images kept", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitSlow, "the pool is Suspended: no new capacity, warm images kept", func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -359,7 +359,7 @@ spec:
 		})
 		t.Logf("suspend -> Suspended: %s", took.Round(10*time.Millisecond))
 		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
-		took = eventually(t, 3*time.Minute, "the pool is Active again with its warm slot", func(ctx context.Context) (bool, error) {
+		took = eventually(t, waitNodes, "the pool is Active again with its warm slot", func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, e2ePool)
 			if err != nil {
 				return false, err
@@ -390,7 +390,7 @@ spec:
 			return st.DerivedInstanceType, err
 		}
 		var before string
-		eventually(t, 2*time.Minute, "both pools sized for the small QueryService", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "both pools sized for the small QueryService", func(ctx context.Context) (bool, error) {
 			g, err := typeOf(ctx, "grow-pool")
 			if err != nil {
 				return false, err
@@ -416,7 +416,7 @@ spec:
 				}
 			}
 		})
-		eventually(t, 3*time.Minute, "both pools record that executors have run on them", func(ctx context.Context) (bool, error) {
+		eventually(t, waitNodes, "both pools record that executors have run on them", func(ctx context.Context) (bool, error) {
 			for _, name := range []string{"grow-pool", "fixed-pool"} {
 				p, err := claim(ctx, s, name)
 				if err != nil {
@@ -431,7 +431,7 @@ spec:
 		for _, name := range []string{"grow-pool", "fixed-pool"} {
 			mustApply(t, ctx, cfg, qsManifest(name+"-large", name, "24", "80Gi"))
 		}
-		eventually(t, 2*time.Minute, "grow-pool moves to a larger type; its NodePool follows", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "grow-pool moves to a larger type; its NodePool follows", func(ctx context.Context) (bool, error) {
 			g, err := typeOf(ctx, "grow-pool")
 			if err != nil {
 				return false, err
@@ -442,7 +442,7 @@ spec:
 			}
 			return g != before && strings.Contains(fmt.Sprint(np.Object["spec"]), g), fmt.Errorf("grow-pool type %q (was %q)", g, before)
 		})
-		eventually(t, 2*time.Minute, "fixed-pool keeps its type and reports the large QueryService incompatible", func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, "fixed-pool keeps its type and reports the large QueryService incompatible", func(ctx context.Context) (bool, error) {
 			p, st, err := readPool(ctx, s, poolNS, "fixed-pool")
 			if err != nil {
 				return false, err
@@ -501,7 +501,7 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 		if err := deleteClaim(ctx, c, poolNS, e2ePool); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 3*time.Minute, "everything the claim created is gone", func(ctx context.Context) (bool, error) {
+		eventually(t, waitNodes, "everything the claim created is gone", func(ctx context.Context) (bool, error) {
 			for _, o := range composed(e2ePool) {
 				if _, err := s.Get(ctx, gvk(o.api, o.kind), "", o.name); !kerrors.IsNotFound(err) {
 					return false, fmt.Errorf("%s %s still there (%v)", o.kind, o.name, err)
@@ -513,7 +513,7 @@ spec: {maxExecutors: 4, minExecutors: 9, allowedQueryServices: [{name: x}]}
 			}
 			return len(ds) == 0, fmt.Errorf("%d DaemonSets left", len(ds))
 		})
-		took := eventually(t, 3*time.Minute, "Karpenter drains and removes the pool's nodes", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitNodes, "Karpenter drains and removes the pool's nodes", func(ctx context.Context) (bool, error) {
 			n := len(poolNodes(t, ctx, c, e2ePool))
 			return n == 0, fmt.Errorf("%d pool nodes left", n)
 		})

@@ -115,7 +115,7 @@ spec:
 `, devplane.CrossplaneNS, prefix, prefix, cfg.Tag))
 
 	var fn, prov *appsv1.Deployment
-	took := eventually(t, 4*time.Minute, "Crossplane creates the Function's and the Provider's Deployments", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitDisruption, "Crossplane creates the Function's and the Provider's Deployments", func(ctx context.Context) (bool, error) {
 		var err error
 		if fn, err = packageDeployment(ctx, s, "Function", devplane.FunctionName); err != nil {
 			return false, err

@@ -63,7 +63,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareFirst, "registry.example.com/e6data/executor:share", shareMax, "2", "4Gi", es)); err != nil {
 		t.Fatal(err)
 	}
-	took := eventually(t, 3*time.Minute, "share-a fills the pool", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitNodes, "share-a fills the pool", func(ctx context.Context) (bool, error) {
 		r, err := runningOf(ctx, c, shareFirst)
 		return len(r) == shareMax, fmt.Errorf("%d of %d Running (%v)", len(r), shareMax, err)
 	})

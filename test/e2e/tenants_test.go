@@ -83,7 +83,7 @@ func testSameNameRefused(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	c := s.Client
 	var before string
-	eventually(t, 2*time.Minute, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
 		a := poolState(t, ctx, s, poolNS, "burst-pool")
 		time.Sleep(5 * time.Second)
 		before = poolState(t, ctx, s, poolNS, "burst-pool")
@@ -102,7 +102,7 @@ spec:
   instanceConfig: {instanceType: r7gd.4xlarge}
   allowedQueryServices: [{name: %[2]s, namespace: %[3]s}]
 `, tenantNS, tenantQS, tenantWS))
-	took := eventually(t, 2*time.Minute, "tenant-b/burst-pool refused on its claim, naming e6-pools/burst-pool", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitStatus, "tenant-b/burst-pool refused on its claim, naming e6-pools/burst-pool", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, tenantNS, "burst-pool")
 		if err != nil {
 			return false, err
@@ -169,7 +169,7 @@ spec:
 // executors.
 func waitAttached(t *testing.T, s *devplane.Stack, ns, name, qsNS, qs string) {
 	t.Helper()
-	eventually(t, 2*time.Minute, qsNS+"/"+qs+" attached to "+ns+"/"+name, func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, qsNS+"/"+qs+" attached to "+ns+"/"+name, func(ctx context.Context) (bool, error) {
 		p, err := claimIn(ctx, s, ns, name)
 		if err != nil {
 			return false, err
@@ -207,9 +207,9 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	if err := c.Create(ctx, devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs, tenantCPU, tenantMemory, es)); err != nil {
 		t.Fatal(err)
 	}
-	took := waitExecutors(t, 3*time.Minute, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", c, tenantWS, tenantPool, tenantExecs)
+	took := waitExecutors(t, waitNodes, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", c, tenantWS, tenantPool, tenantExecs)
 	t.Logf("tenant-b burst -> %d executors Running: %s", tenantExecs, took.Round(100*time.Millisecond))
-	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, tenantNS, tenantPool)
 		if err != nil {
 			return false, err
@@ -260,7 +260,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	c := s.Client
 	mustApply(t, ctx, cfg, tenantPoolManifest("Deny"))
-	eventually(t, 2*time.Minute, "tenant-b's pool composes its admission policy", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "tenant-b's pool composes its admission policy", func(ctx context.Context) (bool, error) {
 		_, err := s.Get(ctx, gvk("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"), "", "burstpool-access."+tenantNS+"."+tenantPool)
 		return err == nil, err
 	})
@@ -269,7 +269,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	rogue := devplane.ExecutorDeployment(rogueNS, rogueQS, tenantImage, 1, tenantCPU, tenantMemory, es)
 	// The API server enforces a new policy within about a second of its
 	// creation: probe with a dry-run pod of the Deployment's template.
-	eventually(t, time.Minute, "the API server enforces tenant-b's admission policy", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "the API server enforces tenant-b's admission policy", func(ctx context.Context) (bool, error) {
 		probe := &corev1.Pod{ObjectMeta: rogue.Spec.Template.ObjectMeta, Spec: rogue.Spec.Template.Spec}
 		probe.Namespace, probe.GenerateName = rogueNS, "probe-"
 		err := c.Create(ctx, probe, client.DryRunAll)
@@ -279,7 +279,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		t.Fatal(err)
 	}
 	var msg string
-	took := eventually(t, 2*time.Minute, "the rogue executors' ReplicaSet reports the policy's rejection", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitStatus, "the rogue executors' ReplicaSet reports the policy's rejection", func(ctx context.Context) (bool, error) {
 		ev := &corev1.EventList{}
 		if err := c.List(ctx, ev, client.InNamespace(rogueNS)); err != nil {
 			return false, err
@@ -301,7 +301,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	}
 	// The allowed QueryService bursts further under Deny.
 	scaleExecutors(t, ctx, c, tenantWS, tenantQS, tenantExecs+1)
-	waitExecutors(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", c, tenantWS, tenantPool, tenantExecs+1)
+	waitExecutors(t, waitNodes, "the allowed QueryService's new executor admitted and Running", c, tenantWS, tenantPool, tenantExecs+1)
 	// Leave the pool's nodes to consolidate for the scenarios after.
 	for _, e := range []struct{ ns, qs string }{{tenantWS, tenantQS}, {rogueNS, rogueQS}} {
 		if err := deleteExecutors(ctx, c, e.ns, e.qs); err != nil {
@@ -330,7 +330,7 @@ func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	c := s.Client
 	const pool = "burst-pool"
 	var before string
-	eventually(t, 2*time.Minute, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
 		a := poolState(t, ctx, s, poolNS, pool)
 		time.Sleep(5 * time.Second)
 		before = poolState(t, ctx, s, poolNS, pool)
