@@ -6,8 +6,10 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,12 +23,30 @@ import (
 // TestMain lets this test binary serve as the relay localcp starts for
 // components in their own network namespaces, so the suite needs no
 // separate build of test/cmd/localcp.
+//
+// Unless -test.parallel is given, it runs up to scenarioParallelism
+// parallel tests and scenarios at a time rather than one per CPU: they
+// mostly wait on the cluster's controllers, not on the CPU.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == localcp.RelayCommand {
 		os.Exit(localcp.RelayMain(os.Args[2:]))
 	}
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(scenarioParallelism)); err != nil {
+			panic(err)
+		}
+	}
 	os.Exit(m.Run())
 }
+
+// scenarioParallelism is how many parallel tests (TestPool's scenarios,
+// the suites with control planes of their own) run at a time by default.
+// Each control plane runs about ten processes; more at once than this
+// slows every wait on a two-core machine more than it saves.
+const scenarioParallelism = 6
 
 // controlPlane starts a local control plane for t and stops it when t ends.
 // A missing binary fails the test with the hack/tool.sh command that builds it.
