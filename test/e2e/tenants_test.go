@@ -189,6 +189,9 @@ func waitAttached(t *testing.T, s *devplane.Stack, ns, name, qsNS, qs string) {
 func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack, first burst) {
 	cfg := s.Cluster.Config
 	c := s.Client
+	if err := ensureNamespace(ctx, c, tenantNS); err != nil {
+		t.Fatal(err)
+	}
 	mustApply(t, ctx, cfg, tenantQSManifest(tenantWS, tenantQS))
 	mustApply(t, ctx, cfg, tenantPoolManifest("Evict"))
 	t.Cleanup(func() { deleteTenantExecutors(t, c) })
@@ -260,6 +263,9 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack, 
 func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	c := s.Client
+	if err := ensureNamespace(ctx, c, tenantNS); err != nil {
+		t.Fatal(err)
+	}
 	mustApply(t, ctx, cfg, tenantQSManifest(tenantWS, tenantQS))
 	mustApply(t, ctx, cfg, tenantPoolManifest("Deny"))
 	t.Cleanup(func() { deleteTenantExecutors(t, c) })
