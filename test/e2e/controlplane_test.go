@@ -71,6 +71,7 @@ spec:
 // pod and kwok runs it; once the pod is gone, Karpenter removes the empty
 // node.
 func TestControlPlane(t *testing.T) {
+	t.Parallel()
 	instanceTypes, err := filepath.Abs(filepath.Join("testdata", "instance_types.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ spec:
 // host port (where a function or a registry will listen) is reachable from
 // inside core's network namespace.
 func TestCrossplaneCore(t *testing.T) {
+	t.Parallel()
 	// Stands in for a function or a registry on the host.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -79,6 +79,7 @@ var (
 // values, follow a change of it, and turn Pending, keeping their objects,
 // when a required setting is deleted.
 func TestInstallSteps(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	root := gomod.RootForTest(t)
 	doc := filepath.Join(root, "docs", "install.md")

@@ -1,7 +1,30 @@
-// Package e2e tests burstpool end to end, installed as users install it, on a
-// real local control plane (test/harness/localcp): etcd, kube-apiserver,
-// controller manager, scheduler, kwok, Karpenter's kwok provider and Crossplane
-// core, all local processes built from the module proxy by hack/tool.sh.
+// Package e2e tests burstpool end to end, installed as users install it. Its
+// suites run on real local control planes (test/harness/localcp): etcd,
+// kube-apiserver, controller manager, scheduler, kwok, Karpenter's kwok
+// provider and Crossplane core, all local processes built from the module
+// proxy by hack/tool.sh.
+//
+// TestPool reaches its cluster through one seam (cluster_test.go): a local
+// control plane with burstpool installed, or, when
+// BURSTPOOL_E2E_KUBECONFIG names a kubeconfig, the cluster it reaches with
+// burstpool already installed. Each scenario names the capabilities it
+// needs beyond that (a simulated cloud, runtimes the suite may restart,
+// settings it may change); on a kubeconfig's cluster a scenario that needs
+// one is skipped with its name, on the local control plane every scenario
+// runs.
+//
+// Each scenario is a function registered by one line in poolScenarios
+// (pool_test.go), with its body in a file of its own. It owns its
+// namespaces, QueryServices and Pool (names derived from the scenario's,
+// see newBurst) or, in the reference's fixed namespaces, pools and
+// QueryServices of names no other scenario uses; it creates what it needs,
+// cleans up, and depends on no other scenario having run, so
+// `go test -run 'TestPool/ScaleDown$' ./test/e2e/` runs one alone. The
+// scenarios run in parallel, but for the exclusive ones (a restart of a
+// shared runtime, a change of the cluster's settings), which run first,
+// alone. Waits are bounded by the durations named in timeouts_test.go. A
+// failed scenario leaves a dump of its objects as YAML under
+// _output/e2e/<TestName>/<scenario>/ (dump_test.go).
 package e2e
 
 import (

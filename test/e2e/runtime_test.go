@@ -54,6 +54,7 @@ func packageDeployment(ctx context.Context, s *devplane.Stack, kind, name string
 // (9443, Crossplane's runtime_function.go) where the binary listens by
 // default (TestCLIListensInPod in functions/pool-compose).
 func TestPackageRuntime(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	cfg := stackConfig(t)
 	cfg.Tag, cfg.Release, cfg.DeploymentRuntime = "v0.1.0", true, true
