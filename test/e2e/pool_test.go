@@ -81,10 +81,10 @@ var poolScenarios = []scenario{
 	{name: "WarmSlotPreempted", needs: []capability{simulatedCloud}, run: scenarioWarmSlotPreempted},
 	{name: "SuspendResume", needs: []capability{simulatedCloud, ownSettings}, run: scenarioSuspendResume},
 	{name: "LargerQueryServiceAttaches", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, pools: []string{"grow-pool", "fixed-pool"}, run: scenarioLargerQueryServiceAttaches},
-	{name: "FamilyPoolFollowsItsFirstQueryService", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, run: scenarioFamilyPoolFollowsItsFirstQueryService},
-	{name: "ExecutorAtTheModelsEdge", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, run: scenarioExecutorAtTheModelsEdge},
+	{name: "FamilyPoolFollowsItsFirstQueryService", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, pools: []string{"family-first"}, run: scenarioFamilyPoolFollowsItsFirstQueryService},
+	{name: "ExecutorAtTheModelsEdge", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, pools: []string{"model-edge"}, run: scenarioExecutorAtTheModelsEdge},
 	{name: "BadInputRejected", run: scenarioBadInputRejected},
-	{name: "DriftWaitsForExecutors", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, run: scenarioDriftWaitsForExecutors},
+	{name: "DriftWaitsForExecutors", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, pools: []string{"drift-pool"}, run: scenarioDriftWaitsForExecutors},
 	{name: "DeleteClaim", needs: []capability{simulatedCloud}, run: scenarioDeleteClaim},
 }
 

@@ -33,8 +33,10 @@ type scenario struct {
 	// and its pool): scenarios with the same lock run one at a time.
 	lock string
 	// namespaces and pools name, beyond what the scenario owns through
-	// env.own and env.burst, what its dump holds: the fixed namespaces
-	// and the pools it uses there.
+	// env.own and newBurst, the fixed namespaces it uses and its pools
+	// there: its dump holds them, and its pools' claims are deleted when
+	// it ends, but for a scenario with a lock, whose pool the next one
+	// with that lock takes over.
 	namespaces, pools []string
 	run               func(t *testing.T, ctx context.Context, e *env)
 }
@@ -131,6 +133,15 @@ func (s *suite) runScenario(t *testing.T, sc scenario) {
 			dir := dumpDir(s.root, t.Name())
 			files, err := dump(ctx, s.Client, dir, e.namespaces, e.pools)
 			t.Log(describeDump(dir, files, err))
+		}
+		if sc.lock == "" {
+			for _, ns := range sc.namespaces {
+				for _, p := range sc.pools {
+					if err := deleteClaim(context.Background(), e.Client, ns, p); client.IgnoreNotFound(err) != nil {
+						t.Errorf("cannot delete pool %s/%s: %v", ns, p, err)
+					}
+				}
+			}
 		}
 		for _, n := range e.owned {
 			err := e.Client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})
