@@ -44,7 +44,7 @@ var dumpKinds = []struct {
 	{"v1", "Event", true},
 }
 
-// dump writes, under dir, one YAML file per kind (kinds.yaml, lower case,
+// dump writes, under dir, one YAML file per kind (<kind>.yaml, lower case,
 // objects separated by ---) of what belongs to a scenario: objects in
 // namespaces, and objects anywhere that name or carry the label of one of
 // pools. Events are kept when they are in namespaces or are about such an
@@ -94,7 +94,7 @@ func dump(ctx context.Context, c client.Client, dir string, namespaces, pools []
 		if b.Len() == 0 {
 			continue
 		}
-		name := strings.ToLower(k.kind) + "s.yaml"
+		name := strings.ToLower(k.kind) + ".yaml"
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
 			return files, err
 		}
