@@ -31,8 +31,12 @@ var dumpKinds = []struct {
 	{poolv1.CompositeGroupVersionKind.GroupVersion().String(), poolv1.CompositeKind, false},
 	{karpenterAPI, "NodePool", false},
 	{karpenterAPI, "NodeClaim", false},
+	// The NodeClasses functions/pool-compose/karpenter.go composes.
 	{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", false},
 	{"karpenter.k8s.aws/v1", "EC2NodeClass", false},
+	{"eks.amazonaws.com/v1", "NodeClass", false},
+	{"karpenter.k8s.gcp/v1alpha1", "GCENodeClass", false},
+	{"karpenter.azure.com/v1beta1", "AKSNodeClass", false},
 	{capacityAPI, "PoolCapacity", false},
 	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", false},
 	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", false},
