@@ -57,15 +57,6 @@ func dump(ctx context.Context, c client.Client, dir string, namespaces, pools []
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	ofPool := func(name string, labels map[string]string) bool {
-		for _, p := range pools {
-			if name == p || strings.HasPrefix(name, p+"-") || strings.HasSuffix(name, "."+p) ||
-				labels[qsv1.LabelPool] == p || labels["crossplane.io/claim-name"] == p || labels["karpenter.sh/nodepool"] == p+"-nodepool" {
-				return true
-			}
-		}
-		return false
-	}
 	var files []string
 	for _, k := range dumpKinds {
 		l := &unstructured.UnstructuredList{}
@@ -76,15 +67,11 @@ func dump(ctx context.Context, c client.Client, dir string, namespaces, pools []
 		}
 		var b strings.Builder
 		for _, o := range l.Items {
-			keep := ofPool(o.GetName(), o.GetLabels())
-			if k.namespaced {
-				keep = keep || slices.Contains(namespaces, o.GetNamespace())
+			if o.GetKind() == "" {
+				o.SetAPIVersion(k.apiVersion)
+				o.SetKind(k.kind)
 			}
-			if k.kind == "Event" {
-				name, _, _ := unstructured.NestedString(o.Object, "involvedObject", "name")
-				keep = slices.Contains(namespaces, o.GetNamespace()) || ofPool(name, nil)
-			}
-			if !keep {
+			if !inDump(&o, namespaces, pools) {
 				continue
 			}
 			o.SetManagedFields(nil)
@@ -105,6 +92,32 @@ func dump(ctx context.Context, c client.Client, dir string, namespaces, pools []
 		files = append(files, name)
 	}
 	return files, nil
+}
+
+// inDump reports whether o belongs in the dump of a scenario that owns
+// namespaces and pools: it is in one of namespaces, or it names or
+// carries the label of one of pools (a pool's composed objects are named
+// {pool}-nodepool and so on, its node IAM objects <namespace>.{pool}-...,
+// and Crossplane labels a composite with its claim's name). An event
+// belongs when it is in one of namespaces or is about such an object.
+func inDump(o *unstructured.Unstructured, namespaces, pools []string) bool {
+	ofPool := func(name string, labels map[string]string) bool {
+		for _, p := range pools {
+			if name == p || strings.HasPrefix(name, p+"-") || strings.Contains(name, "."+p+"-") || strings.HasSuffix(name, "."+p) ||
+				labels[qsv1.LabelPool] == p || labels["crossplane.io/claim-name"] == p || labels["karpenter.sh/nodepool"] == p+"-nodepool" {
+				return true
+			}
+		}
+		return false
+	}
+	if o.GetNamespace() != "" && slices.Contains(namespaces, o.GetNamespace()) {
+		return true
+	}
+	if o.GetKind() == "Event" {
+		name, _, _ := unstructured.NestedString(o.Object, "involvedObject", "name")
+		return ofPool(name, nil)
+	}
+	return ofPool(o.GetName(), o.GetLabels())
 }
 
 // dumpContext bounds a dump: a failed scenario's own context may be done.

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // TestScenarioName checks the names a scenario's namespaces and pool are
@@ -53,5 +56,50 @@ func TestRequireSkipsOnKubeconfig(t *testing.T) {
 		if diff := cmp.Diff(tc.wantSkipped, scenario.Skipped()); diff != "" {
 			t.Errorf("%s\n%s skipped: -want, +got:\n%s", tc.reason, name, diff)
 		}
+	}
+}
+
+// TestInDump checks what a failed scenario's dump holds of a cluster
+// others share: what is in its namespaces or is about its pools, nothing
+// of another scenario's.
+func TestInDump(t *testing.T) {
+	obj := func(kind, ns, name string, labels map[string]string, involved string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind}}
+		u.SetNamespace(ns)
+		u.SetName(name)
+		u.SetLabels(labels)
+		if involved != "" {
+			u.Object["involvedObject"] = map[string]any{"name": involved}
+		}
+		return u
+	}
+	namespaces, pools := []string{"e6-pools-scale-down", "workspace-scale-down"}, []string{"e2e-scale-down"}
+	cases := map[string]struct {
+		reason string
+		o      *unstructured.Unstructured
+		want   bool
+	}{
+		"PodInOwnNamespace": {reason: "whatever runs in the scenario's namespaces", o: obj("Pod", "workspace-scale-down", "x", nil, ""), want: true},
+		"PodElsewhere":      {reason: "another scenario's pod", o: obj("Pod", "workspace-burst", "x", nil, ""), want: false},
+		"NodePool":          {reason: "composed objects are named after the pool", o: obj("NodePool", "", "e2e-scale-down-nodepool", nil, ""), want: true},
+		"OtherNodePool": {reason: "a pool whose name starts with the scenario's pool's is another pool",
+			o: obj("NodePool", "", "e2e-scale-down2-nodepool", nil, ""), want: false},
+		"XPool": {reason: "Crossplane labels a composite with its claim's name",
+			o: obj("XPool", "", "e2e-scale-down-abcde", map[string]string{"crossplane.io/claim-name": "e2e-scale-down"}, ""), want: true},
+		"Node": {reason: "pool nodes carry the pool label",
+			o: obj("Node", "", "kwok-1", map[string]string{qsv1.LabelPool: "e2e-scale-down"}, ""), want: true},
+		"NodeIAMRole": {reason: "node IAM objects are named <namespace>.<pool>-...",
+			o: obj("Role", "", "e6-pools-scale-down.e2e-scale-down-node-role", nil, ""), want: true},
+		"EventAboutPoolCapacity": {reason: "events about the pool's objects, wherever they are",
+			o: obj("Event", "default", "e.1", nil, "e2e-scale-down-capacity"), want: true},
+		"EventAboutOtherPool": {reason: "events about another pool's objects",
+			o: obj("Event", "default", "e.2", nil, "e2e-burst-capacity"), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, inDump(tc.o, namespaces, pools)); diff != "" {
+				t.Errorf("%s\ninDump: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
