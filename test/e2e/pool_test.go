@@ -27,14 +27,12 @@ const (
 	poolNS        = "e6-pools"
 	analyticsNS   = "workspace-analytics-prod"
 	reportingNS   = "workspace-reporting"
-	e2ePool       = "e2e-burst"
 	claimAPI      = "e6data.io/v1alpha1"
 	karpenterAPI  = "karpenter.sh/v1"
 	capacityAPI   = "capacity.e6data.io/v1alpha1"
 	burstReplicas = 3
 	// statusBound is how late executor changes may show on the claim.
 	statusBound = 10 * time.Second
-	e2eQSName   = "burst-analytics"
 )
 
 // TestPool runs burstpool as users run it: the packages installed through
@@ -605,13 +603,6 @@ func poolManifest(ns, name, spec string) string {
 	return fmt.Sprintf("apiVersion: e6data.io/v1alpha1\nkind: Pool\nmetadata: {name: %s, namespace: %s}\nspec:%s", name, ns, spec)
 }
 
-// e2ePoolManifest is a Pool like the seed burst pool, with the e2e
-// Composition (fast consolidation), that evicts executors of QueryServices
-// it does not attach.
-func e2ePoolManifest(minExecutors int, suspend bool) string {
-	return burst{poolNS: poolNS, qsNS: analyticsNS, pool: e2ePool, qs: e2eQSName}.manifest(minExecutors, suspend)
-}
-
 func applyFastComposition(t *testing.T, ctx context.Context, cfg restConfig, root string) {
 	t.Helper()
 	applySettings(t, ctx, cfg, root, nil)
@@ -670,10 +661,6 @@ func composed(pool string) []struct{ api, kind, name string } {
 		{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", pool + "-nodeclass"},
 		{capacityAPI, "PoolCapacity", pool + "-capacity"},
 	}
-}
-
-func annotated(name string) *unstructured.Unstructured {
-	return annotatedIn(poolNS, name)
 }
 
 // annotatedIn is a merge patch that pokes the Pool claim ns/name with a new
