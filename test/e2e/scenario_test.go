@@ -118,9 +118,12 @@ func runScenarios(t *testing.T, s *suite, scenarios []scenario) {
 func (s *suite) runScenario(t *testing.T, sc scenario) {
 	s.require(t, sc.needs...)
 	if sc.lock != "" {
+		// Released after every cleanup of the scenario (cleanups run last
+		// registered first), so the next scenario with the lock finds
+		// nothing of this one still going.
 		m := s.lock(sc.lock)
 		m.Lock()
-		defer m.Unlock()
+		t.Cleanup(m.Unlock)
 	}
 	e := &env{cluster: s.cluster, suite: s, root: s.root, namespaces: sc.namespaces, pools: sc.pools}
 	// Registered before the scenario's own cleanups, so it runs after
