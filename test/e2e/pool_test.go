@@ -63,6 +63,12 @@ var poolScenarios = []scenario{
 	{name: "FunctionUnavailable", needs: []capability{simulatedCloud, restartableRuntimes}, exclusive: true, run: scenarioFunctionUnavailable},
 	{name: "SpotSurvivesADryMarket", needs: []capability{simulatedCloud, restartableKarpenter}, exclusive: true, namespaces: []string{poolNS, analyticsNS}, pools: []string{"spot-pool"}, run: scenarioSpotSurvivesADryMarket},
 	{name: "NodeIAM", needs: []capability{simulatedCloud, ownSettings}, exclusive: true, namespaces: []string{poolNS, analyticsNS}, pools: []string{iamPool}, run: scenarioNodeIAM},
+	// FairShare bounds how long an evicted executor's share takes to pass
+	// to another QueryService (shareBound), while the evicted one's
+	// replacement races the other's pending executors for the slot; with
+	// a busy scheduler beside it the race took more rounds than the bound
+	// allows, so it runs alone.
+	{name: "FairShare", needs: []capability{simulatedCloud}, exclusive: true, namespaces: []string{poolNS, analyticsNS}, pools: []string{sharePool}, run: scenarioFairShare},
 	{name: "ReferenceManifests", needs: []capability{simulatedCloud}, run: scenarioReferenceManifests},
 	{name: "TroubleshootingCommands", needs: []capability{simulatedCloud}, run: scenarioTroubleshootingCommands},
 	{name: "Burst", needs: []capability{simulatedCloud}, run: scenarioBurst},
@@ -74,7 +80,6 @@ var poolScenarios = []scenario{
 	{name: "SecondTenantPool", needs: []capability{simulatedCloud}, lock: tenantNS, namespaces: []string{tenantNS, tenantWS}, pools: []string{tenantPool}, run: scenarioSecondTenantPool},
 	{name: "DenyMode", needs: []capability{simulatedCloud}, lock: tenantNS, namespaces: []string{tenantNS, tenantWS, rogueNS}, pools: []string{tenantPool}, run: scenarioDenyMode},
 	{name: "SecondTenantPlacement", needs: []capability{simulatedCloud}, lock: tenantNS, namespaces: []string{tenantWS}, run: scenarioSecondTenantPlacement},
-	{name: "FairShare", needs: []capability{simulatedCloud}, namespaces: []string{poolNS, analyticsNS}, pools: []string{sharePool}, run: scenarioFairShare},
 	{name: "ScaleDown", needs: []capability{simulatedCloud, ownSettings}, run: scenarioScaleDown},
 	{name: "WarmSlotPreempted", needs: []capability{simulatedCloud}, run: scenarioWarmSlotPreempted},
 	{name: "SuspendResume", needs: []capability{simulatedCloud, ownSettings}, run: scenarioSuspendResume},
