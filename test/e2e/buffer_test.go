@@ -245,3 +245,10 @@ func mustCreate(t *testing.T, ctx context.Context, c client.Client, o client.Obj
 		t.Fatal(err)
 	}
 }
+
+// scenarioWarmSlotsGateOff: on the shared stack, whose Karpenter runs with
+// the CapacityBuffer gate at its default (off), placeholders hold the warm
+// slots and the claim says the buffer was not processed.
+func scenarioWarmSlotsGateOff(t *testing.T, ctx context.Context, e *env) {
+	scenarioWarmSlots(t, ctx, e.Stack, "warm-gate-off", false)
+}

@@ -71,6 +71,7 @@ spec:
 // pod and kwok runs it; once the pod is gone, Karpenter removes the empty
 // node.
 func TestControlPlane(t *testing.T) {
+	t.Parallel()
 	instanceTypes, err := filepath.Abs(filepath.Join("testdata", "instance_types.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestControlPlane(t *testing.T) {
 	}
 
 	// Pods need the default ServiceAccount, which the controller manager makes.
-	eventually(t, time.Minute, "ServiceAccount default/default", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "ServiceAccount default/default", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
 		return err == nil, err
 	})
@@ -99,7 +100,7 @@ func TestControlPlane(t *testing.T) {
 	}
 
 	var claim string
-	d := eventually(t, time.Minute, "Karpenter creates a NodeClaim", func(ctx context.Context) (bool, error) {
+	d := eventually(t, waitReconcile, "Karpenter creates a NodeClaim", func(ctx context.Context) (bool, error) {
 		l := list(ctx, c, "karpenter.sh/v1", "NodeClaimList")
 		if len(l) == 0 {
 			return false, nil
@@ -110,7 +111,7 @@ func TestControlPlane(t *testing.T) {
 	t.Logf("NodePool -> NodeClaim %s: %s", claim, d.Round(10*time.Millisecond))
 
 	var node string
-	eventually(t, time.Minute, "a Node for NodeClaim "+claim+" is Ready", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "a Node for NodeClaim "+claim+" is Ready", func(ctx context.Context) (bool, error) {
 		nodes := &corev1.NodeList{}
 		if err := c.List(ctx, nodes, client.MatchingLabels{"karpenter.sh/nodepool": "e2e"}); err != nil {
 			return false, err
@@ -128,7 +129,7 @@ func TestControlPlane(t *testing.T) {
 	t.Logf("NodePool -> Node %s Ready: %s", node, time.Since(start).Round(10*time.Millisecond))
 
 	pod := &corev1.Pod{}
-	eventually(t, time.Minute, "pod default/e2e-burst is Running", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "pod default/e2e-burst is Running", func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "e2e-burst"}, pod); err != nil {
 			return false, err
 		}
@@ -151,7 +152,7 @@ func TestControlPlane(t *testing.T) {
 	if err := c.Delete(t.Context(), pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	d = eventually(t, 90*time.Second, "Karpenter removes the empty NodeClaim "+claim, func(ctx context.Context) (bool, error) {
+	d = eventually(t, waitEmptyNode, "Karpenter removes the empty NodeClaim "+claim, func(ctx context.Context) (bool, error) {
 		nc := &unstructured.Unstructured{}
 		nc.SetAPIVersion("karpenter.sh/v1")
 		nc.SetKind("NodeClaim")
@@ -162,7 +163,7 @@ func TestControlPlane(t *testing.T) {
 		return false, err
 	})
 	t.Logf("pod deleted -> NodeClaim removed: %s", d.Round(10*time.Millisecond))
-	eventually(t, 30*time.Second, "Node "+node+" is removed", func(ctx context.Context) (bool, error) {
+	eventually(t, waitQuick, "Node "+node+" is removed", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, types.NamespacedName{Name: node}, &corev1.Node{})
 		return apierrors.IsNotFound(err), nil
 	})

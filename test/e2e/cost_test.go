@@ -24,25 +24,18 @@ const idleQS = "idle-analytics"
 // provider's counters charge the QueryService that burst and the pool's
 // warm slots (minExecutors above the burst, so a placeholder holds a
 // node), and nothing to an allowed QueryService that ran nothing.
-func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
+func testCost(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) {
 	c, cfg := s.Client, s.Cluster.Config
-	qs := mustQS(t, ctx, c, analyticsNS, "analytics-cluster")
-	spec, _, _ := unstructured.NestedMap(qs.Object, "spec")
-	idle := &unstructured.Unstructured{Object: map[string]any{"apiVersion": claimAPI, "kind": "QueryService", "spec": spec}}
-	idle.SetNamespace(analyticsNS)
-	idle.SetName(idleQS)
-	if err := unstructured.SetNestedStringMap(idle.Object, map[string]string{"name": e2ePool, "namespace": poolNS}, "spec", "executor", "poolRef"); err != nil {
-		t.Fatal(err)
-	}
+	idle := b.queryService(t, idleQS)
 	if err := c.Create(ctx, idle); err != nil {
 		t.Fatal(err)
 	}
 	// One warm slot beyond the burst: minExecutors is the burst's
 	// executors and one, so one placeholder holds a node.
-	mustApply(t, ctx, cfg, strings.Replace(e2ePoolManifest(burstReplicas+1, false), "  allowedQueryServices:\n",
-		"  allowedQueryServices:\n    - {name: "+idleQS+", namespace: "+analyticsNS+"}\n", 1))
+	mustApply(t, ctx, cfg, strings.Replace(b.manifest(burstReplicas+1, false), "  allowedQueryServices:\n",
+		"  allowedQueryServices:\n    - {name: "+idleQS+", namespace: "+b.qsNS+"}\n", 1))
 	defer func() {
-		mustApply(t, ctx, cfg, e2ePoolManifest(1, false))
+		mustApply(t, ctx, cfg, b.manifest(1, false))
 		if err := c.Delete(ctx, idle); err != nil {
 			t.Errorf("cannot delete QueryService %s: %v", idleQS, err)
 		}
@@ -59,8 +52,8 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		}
 		return errors.New(seen)
 	}
-	took := eventually(t, 3*time.Minute, "the Pool's status.cost charges the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
-		p, st, err := readPool(ctx, s, poolNS, e2ePool)
+	took := eventually(t, waitNodes, "the Pool's status.cost charges the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
+		p, st, err := readPool(ctx, s, b.poolNS, b.pool)
 		if err != nil {
 			return false, err
 		}
@@ -73,23 +66,23 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		for _, q := range cost.QueryServices {
 			rates[q.QueryService.Name] = q.DollarsPerHour
 		}
-		ok := positive(rates[e2eQSName]) && rates[idleQS] == "0" && positive(cost.WarmDollarsPerHour)
+		ok := positive(rates[b.qs]) && rates[idleQS] == "0" && positive(cost.WarmDollarsPerHour)
 		return ok, see("status.cost is %+v", *cost)
 	})
 	t.Logf("burst -> status.cost: %s/h in all, %s %s/h, %s %s/h, warm %s/h, waste %s/h (%s)", cost.DollarsPerHour,
-		e2eQSName, rateOf(cost, e2eQSName), idleQS, rateOf(cost, idleQS), cost.WarmDollarsPerHour, cost.WasteDollarsPerHour, took.Round(10*time.Millisecond))
+		b.qs, rateOf(cost, b.qs), idleQS, rateOf(cost, idleQS), cost.WarmDollarsPerHour, cost.WasteDollarsPerHour, took.Round(10*time.Millisecond))
 
 	// The counters move when the provider next counts: at a change of the
 	// pool, or a minute after the last count (internal/cost Step).
-	eventually(t, 3*time.Minute, "the provider's cost counters charge the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "the provider's cost counters charge the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
 		m, err := scrape(ctx, s.MetricsAddr, "burstpool_pool_cost_dollars_total")
 		if err != nil {
 			return false, err
 		}
-		burst := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, e2eQSName, analyticsNS)]
-		warm := m[fmt.Sprintf(`part="warm",pool="%s",pool_namespace="%s",query_service="",query_service_namespace=""`, e2ePool, poolNS)]
-		idle := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, e2ePool, poolNS, idleQS, analyticsNS)]
-		return burst > 0 && warm > 0 && idle == 0, see("burstpool_pool_cost_dollars_total: %s %v, warm %v, %s %v", e2eQSName, burst, warm, idleQS, idle)
+		burst := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, b.pool, b.poolNS, b.qs, b.qsNS)]
+		warm := m[fmt.Sprintf(`part="warm",pool="%s",pool_namespace="%s",query_service="",query_service_namespace=""`, b.pool, b.poolNS)]
+		idle := m[fmt.Sprintf(`part="queryservice",pool="%s",pool_namespace="%s",query_service="%s",query_service_namespace="%s"`, b.pool, b.poolNS, idleQS, b.qsNS)]
+		return burst > 0 && warm > 0 && idle == 0, see("burstpool_pool_cost_dollars_total: %s %v, warm %v, %s %v", b.qs, burst, warm, idleQS, idle)
 	})
 
 	// The provider exports crossplane-runtime's managed-resource metrics

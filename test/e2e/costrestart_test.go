@@ -18,7 +18,7 @@ import (
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
-// testCostAcrossRestart restarts the capacity provider while a pool of
+// scenarioCostAcrossRestart restarts the capacity provider while a pool of
 // one node runs an executor, as the suite runs it (a process on the local
 // control plane, stopped and started again), and checks what
 // docs/capacity.md promises survives: the node time from before the
@@ -31,7 +31,8 @@ import (
 // for it (NewNode), the second, after the restart, started on that node
 // (ExistingNode), in the PoolCapacity, the metrics and the Pool's
 // status.cost.
-func testCostAcrossRestart(t *testing.T, ctx context.Context, s *devplane.Stack) {
+func scenarioCostAcrossRestart(t *testing.T, ctx context.Context, e *env) {
+	s := e.Stack
 	const ns, pool, qs = "cost-restart", "cost-restart", "cost-restart-qs"
 	c, cfg := s.Client, s.Cluster.Config
 	if err := ensureNamespace(ctx, c, ns); err != nil {

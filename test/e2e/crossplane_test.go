@@ -50,6 +50,7 @@ spec:
 // host port (where a function or a registry will listen) is reachable from
 // inside core's network namespace.
 func TestCrossplaneCore(t *testing.T) {
+	t.Parallel()
 	// Stands in for a function or a registry on the host.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -105,7 +106,7 @@ func TestCrossplaneCore(t *testing.T) {
 	if err := localcp.Apply(t.Context(), cp.Config, []byte(xrd)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "XRD xwidgets.e2e.burstpool.io is Established", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "XRD xwidgets.e2e.burstpool.io is Established", func(ctx context.Context) (bool, error) {
 		x := &unstructured.Unstructured{}
 		x.SetAPIVersion("apiextensions.crossplane.io/v2")
 		x.SetKind("CompositeResourceDefinition")

@@ -51,7 +51,7 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, qs, "registry.example.com/e6data/executor:"+pool, 1, "1", "2Gi", sched)); err != nil {
 		t.Fatal(err)
 	}
-	waitExecutors(t, 3*time.Minute, "one executor Running", c, analyticsNS, pool, 1)
+	waitExecutors(t, waitNodes, "one executor Running", c, analyticsNS, pool, 1)
 	nodes := poolNodes(t, ctx, c, pool)
 	if len(nodes) != 1 {
 		t.Fatalf("%d pool nodes, want 1", len(nodes))
@@ -60,7 +60,7 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 
 	// A rollout: the pool's nodes need a new label, which drifts them.
 	mustApply(t, ctx, cfg, spec("e2e.burstpool.io/rollout: \"2\""))
-	took := eventually(t, 5*time.Minute, "Karpenter marks the executor's node Drifted", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitSlow, "Karpenter marks the executor's node Drifted", func(ctx context.Context) (bool, error) {
 		d, err := nodeClaimDrifted(ctx, c, old)
 		return d, fmt.Errorf("node %s not Drifted (%v)", old, err)
 	})
@@ -90,7 +90,7 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 	if err := deleteExecutors(ctx, c, analyticsNS, qs); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "the drifted node goes once its executor is gone", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "the drifted node goes once its executor is gone", func(ctx context.Context) (bool, error) {
 		for _, n := range poolNodes(t, ctx, c, pool) {
 			if n.Name == old {
 				return false, fmt.Errorf("node %s still there", old)
@@ -102,7 +102,7 @@ func testDriftWaitsForExecutors(t *testing.T, ctx context.Context, s *devplane.S
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, qs, "registry.example.com/e6data/executor:"+pool, 1, "1", "2Gi", sched)); err != nil {
 		t.Fatal(err)
 	}
-	waitExecutors(t, 3*time.Minute, "the next executor Running on a new node", c, analyticsNS, pool, 1)
+	waitExecutors(t, waitNodes, "the next executor Running on a new node", c, analyticsNS, pool, 1)
 	for _, n := range poolNodes(t, ctx, c, pool) {
 		if n.Labels["e2e.burstpool.io/rollout"] != "2" {
 			t.Errorf("node %s lacks the rollout's label: it does not meet the new requirement", n.Name)
@@ -166,7 +166,7 @@ func testSpotSurvivesADryMarket(t *testing.T, ctx context.Context, s *devplane.S
 `, pool)))
 	mustApply(t, ctx, cfg, qsManifest(qs, pool, "8", "60Gi"))
 	var offered []string
-	eventually(t, 2*time.Minute, "the spot NodePool offers at least three types", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the spot NodePool offers at least three types", func(ctx context.Context) (bool, error) {
 		np, err := readNodePool(ctx, c, pool)
 		if err != nil {
 			return false, err
@@ -178,7 +178,7 @@ func testSpotSurvivesADryMarket(t *testing.T, ctx context.Context, s *devplane.S
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, qs, "registry.example.com/e6data/executor:"+pool, 2, "8", "60Gi", executorScheduling(t, c, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	waitExecutors(t, 3*time.Minute, "two executors Running on spot nodes", c, analyticsNS, pool, 2)
+	waitExecutors(t, waitNodes, "two executors Running on spot nodes", c, analyticsNS, pool, 2)
 	firstNodes := map[string]bool{}
 	var dry []string
 	for _, n := range poolNodes(t, ctx, c, pool) {
@@ -215,7 +215,7 @@ func testSpotSurvivesADryMarket(t *testing.T, ctx context.Context, s *devplane.S
 	t.Logf("spot offerings of %v withdrawn", dry)
 
 	scaleExecutors(t, ctx, c, analyticsNS, qs, 4)
-	waitExecutors(t, 4*time.Minute, "four executors Running with the first type's spot market dry", c, analyticsNS, pool, 4)
+	waitExecutors(t, waitDisruption, "four executors Running with the first type's spot market dry", c, analyticsNS, pool, 4)
 	types := map[string]int{}
 	for _, n := range poolNodes(t, ctx, c, pool) {
 		types[n.Labels[corev1.LabelInstanceTypeStable]+"/"+n.Labels["karpenter.sh/capacity-type"]]++

@@ -14,6 +14,7 @@ import (
 // Up must fail with kwok's log tail, stop everything it started and leave no
 // state behind, and a second Up in the same folder must then work.
 func TestFailedStartCleansUp(t *testing.T) {
+	t.Parallel()
 	bins, err := localcp.ToolBinaries(t.Context(), gomod.RootForTest(t))
 	if err != nil {
 		t.Fatalf("cannot get the control plane binaries (run `hack/tool.sh all` or `make tools`): %v", err)

@@ -266,9 +266,15 @@ func placement(t *testing.T, ctx context.Context, c client.Client, ns, name stri
 // executorsMoved lists the executors of analyticsNS among pods before that
 // do not run on the same node in pods after, as "pod: node -> now".
 func executorsMoved(before, after map[string]string) []string {
+	return executorsMovedIn(analyticsNS, before, after)
+}
+
+// executorsMovedIn lists the executors of ns among pods before that do not
+// run on the same node in pods after, as "pod: node -> now".
+func executorsMovedIn(ns string, before, after map[string]string) []string {
 	var moved []string
 	for pod, node := range before {
-		if strings.HasPrefix(pod, analyticsNS+"/") && after[pod] != node {
+		if strings.HasPrefix(pod, ns+"/") && after[pod] != node {
 			moved = append(moved, fmt.Sprintf("%s: %s -> %q", pod, node, after[pod]))
 		}
 	}
@@ -351,7 +357,7 @@ func mustQS(t *testing.T, ctx context.Context, c client.Client, ns, name string)
 func executorScheduling(t *testing.T, c client.Client, ns, name string) poolv1.ExecutorScheduling {
 	t.Helper()
 	var es poolv1.ExecutorScheduling
-	eventually(t, 2*time.Minute, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "pool "+ns+"/"+name+" publishes status.executorScheduling", func(ctx context.Context) (bool, error) {
 		var err error
 		es, err = devplane.PoolExecutorScheduling(ctx, c, ns, name)
 		return err == nil, err

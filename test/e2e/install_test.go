@@ -79,6 +79,7 @@ var (
 // values, follow a change of it, and turn Pending, keeping their objects,
 // when a required setting is deleted.
 func TestInstallSteps(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	root := gomod.RootForTest(t)
 	doc := filepath.Join(root, "docs", "install.md")
@@ -166,20 +167,20 @@ spec:
 
 	role, cluster := docSettings(t, steps)
 	pools := []string{"burst-pool", "r7gd-pool"}
-	took := eventually(t, 4*time.Minute, "the pools' EC2NodeClasses carry the EnvironmentConfig's role and cluster name", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitDisruption, "the pools' EC2NodeClasses carry the EnvironmentConfig's role and cluster name", func(ctx context.Context) (bool, error) {
 		return nodeClassesSay(ctx, s, pools, role, cluster)
 	})
 	t.Logf("pools composed with the EnvironmentConfig's values in %s", took.Round(100*time.Millisecond))
 
 	rotated := role + "-rotated"
 	patchEnv(t, ctx, s, client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"data":{"aws":{"role":%q}}}`, rotated)))
-	took = eventually(t, 4*time.Minute, "the EC2NodeClasses follow the EnvironmentConfig's new role", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitDisruption, "the EC2NodeClasses follow the EnvironmentConfig's new role", func(ctx context.Context) (bool, error) {
 		return nodeClassesSay(ctx, s, pools, rotated, cluster)
 	})
 	t.Logf("NodeClasses followed the changed EnvironmentConfig in %s", took.Round(100*time.Millisecond))
 
 	patchEnv(t, ctx, s, client.RawPatch("application/json-patch+json", []byte(`[{"op":"remove","path":"/data/aws/role"}]`)))
-	took = eventually(t, 4*time.Minute, "the pools turn Pending with a message naming data.aws.role", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitDisruption, "the pools turn Pending with a message naming data.aws.role", func(ctx context.Context) (bool, error) {
 		for _, p := range pools {
 			_, st, err := readPool(ctx, s, poolNS, p)
 			if err != nil {

@@ -80,7 +80,7 @@ spec:
 		t.Logf("%s: %s", m.File, strings.TrimSpace(out))
 	}
 
-	took := eventually(t, 3*time.Minute, "linode-pool Pending on Linode, naming its nodeSelector and labels", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitNodes, "linode-pool Pending on Linode, naming its nodeSelector and labels", func(ctx context.Context) (bool, error) {
 		_, st, err := readPool(ctx, s, poolNS, linodePool)
 		if err != nil {
 			return false, err
@@ -111,7 +111,7 @@ spec:
 	if _, err := kubectl(ctx, kc, "label", "nodes", "-l", lkePoolLabel+"="+lkePoolID, qsv1.LabelPool+"="+linodePool, qsv1.LabelPoolNamespace+"="+poolNS); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 3*time.Minute, "linode-pool Active on the LKE nodes", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitNodes, "linode-pool Active on the LKE nodes", func(ctx context.Context) (bool, error) {
 		_, st, err := readPool(ctx, s, poolNS, linodePool)
 		if err != nil {
 			return false, err
@@ -131,7 +131,7 @@ spec:
 	if err := c.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 3*time.Minute, "executors Running on the LKE nodes and counted", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitNodes, "executors Running on the LKE nodes and counted", func(ctx context.Context) (bool, error) {
 		n, err := runningExecutors(ctx, c, linodeNS, linodePool)
 		if err != nil || n != 2 {
 			return false, fmt.Errorf("%d Running (%v)", n, err)

@@ -1,19 +1,44 @@
-// Package e2e tests burstpool end to end, installed as users install it, on a
-// real local control plane (test/harness/localcp): etcd, kube-apiserver,
-// controller manager, scheduler, kwok, Karpenter's kwok provider and Crossplane
-// core, all local processes built from the module proxy by hack/tool.sh.
+// Package e2e tests burstpool end to end, installed as users install it. Its
+// suites run on real local control planes (test/harness/localcp): etcd,
+// kube-apiserver, controller manager, scheduler, kwok, Karpenter's kwok
+// provider and Crossplane core, all local processes built from the module
+// proxy by hack/tool.sh.
+//
+// TestPool reaches its cluster through one seam (cluster_test.go): a local
+// control plane with burstpool installed, or, when
+// BURSTPOOL_E2E_KUBECONFIG names a kubeconfig, the cluster it reaches with
+// burstpool already installed. Each scenario names the capabilities it
+// needs beyond that (a simulated cloud, runtimes the suite may restart,
+// settings it may change); on a kubeconfig's cluster a scenario that needs
+// one is skipped with its name, on the local control plane every scenario
+// runs.
+//
+// Each scenario is a function registered by one line in poolScenarios
+// (pool_test.go), with its body in a file of its own. It owns its
+// namespaces, QueryServices and Pool (names derived from the scenario's,
+// see newBurst) or, in the reference's fixed namespaces, pools and
+// QueryServices of names no other scenario uses; it creates what it needs,
+// cleans up, and depends on no other scenario having run, so
+// `go test -run 'TestPool/ScaleDown$' ./test/e2e/` runs one alone. The
+// scenarios run in parallel, but for the exclusive ones (a restart of a
+// shared runtime, a change of the cluster's settings), which run first,
+// alone. Waits are bounded by the durations named in timeouts_test.go. A
+// failed scenario leaves a dump of its objects as YAML under
+// _output/e2e/<TestName>/<scenario>/ (dump_test.go).
 package e2e
 
 import (
 	"context"
+	"flag"
 	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/burstpool/burstpool/test/burst"
+	burstsim "github.com/burstpool/burstpool/test/burst"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
@@ -22,12 +47,30 @@ import (
 // TestMain lets this test binary serve as the relay localcp starts for
 // components in their own network namespaces, so the suite needs no
 // separate build of test/cmd/localcp.
+//
+// Unless -test.parallel is given, it runs up to scenarioParallelism
+// parallel tests and scenarios at a time rather than one per CPU: they
+// mostly wait on the cluster's controllers, not on the CPU.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == localcp.RelayCommand {
 		os.Exit(localcp.RelayMain(os.Args[2:]))
 	}
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(scenarioParallelism)); err != nil {
+			panic(err)
+		}
+	}
 	os.Exit(m.Run())
 }
+
+// scenarioParallelism is how many parallel tests (TestPool's scenarios,
+// the suites with control planes of their own) run at a time by default.
+// Each control plane runs about ten processes; more at once than this
+// slows every wait on a two-core machine more than it saves.
+const scenarioParallelism = 6
 
 // controlPlane starts a local control plane for t and stops it when t ends.
 // A missing binary fails the test with the hack/tool.sh command that builds it.
@@ -102,11 +145,11 @@ func stackConfig(t *testing.T) devplane.Config {
 	t.Helper()
 	// kwok runs pods at once, except the warmup pods of the startup
 	// scenarios, whose pulls they end (startup_test.go).
-	kwok, err := gomod.Dir(t.Context(), burst.KwokModule, burst.KwokVersion)
+	kwok, err := gomod.Dir(t.Context(), burstsim.KwokModule, burstsim.KwokVersion)
 	if err != nil {
 		t.Fatalf("cannot find kwok's module (its default stages): %v", err)
 	}
-	stages, err := burst.KwokConfigPulling(kwok, pullingNamespaces)
+	stages, err := burstsim.KwokConfigPulling(kwok, pullingNamespaces)
 	if err != nil {
 		t.Fatal(err)
 	}

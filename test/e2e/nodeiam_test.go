@@ -93,7 +93,7 @@ spec:
 `, iamQS, analyticsNS, cpu, mem, iamPool, poolNS, iamPool, poolNS, iamQS, analyticsNS))
 
 	var policies []unstructured.Unstructured
-	took := eventually(t, 2*time.Minute, "Role, policy attachments and AccessEntry composed with their references", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitStatus, "Role, policy attachments and AccessEntry composed with their references", func(ctx context.Context) (bool, error) {
 		role, err := s.Get(ctx, gvk(iamAPI, "Role"), "", iamRoleMR)
 		if err != nil {
 			return false, err
@@ -123,7 +123,7 @@ spec:
 
 	waitCondition := func(what, status string, parts ...string) {
 		t.Helper()
-		eventually(t, 2*time.Minute, what, func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, what, func(ctx context.Context) (bool, error) {
 			p, err := claim(ctx, s, iamPool)
 			if err != nil {
 				return false, err
@@ -158,7 +158,7 @@ spec:
 	setConditions(t, ctx, c, gvk(eksAPI, "AccessEntry"), iamEntryMR, ready...)
 	readyAt := time.Now()
 	waitCondition("NodeIAMReady=True once every IAM object is Ready", "True", iamRoleName)
-	eventually(t, 2*time.Minute, "NodePool, NodeClass with the role, and usages composed", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "NodePool, NodeClass with the role, and usages composed", func(ctx context.Context) (bool, error) {
 		if _, err := readNodePool(ctx, s.Client, iamPool); err != nil {
 			return false, err
 		}
@@ -183,7 +183,7 @@ spec:
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, iamQS, "registry.example.com/e6data/executor:e2e", iamReplicas, cpu, mem, executorScheduling(t, c, poolNS, iamPool))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "executors Running on initialized pool nodes", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "executors Running on initialized pool nodes", func(ctx context.Context) (bool, error) {
 		n, err := runningExecutors(ctx, c, analyticsNS, iamPool)
 		if err != nil {
 			return false, err
@@ -207,7 +207,7 @@ spec:
 
 	// Crossplane refuses to delete the role while the NodePool uses it.
 	var refused error
-	eventually(t, time.Minute, "deleting the Role while the NodePool stands is refused", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "deleting the Role while the NodePool stands is refused", func(ctx context.Context) (bool, error) {
 		role, err := s.Get(ctx, gvk(iamAPI, "Role"), "", iamRoleMR)
 		if err != nil {
 			return false, err
@@ -237,7 +237,7 @@ spec:
 	for _, pol := range policies {
 		iamObjects = append(iamObjects, "RolePolicyAttachment/"+pol.GetName())
 	}
-	eventually(t, 5*time.Minute, "pool nodes and node IAM objects gone", func(ctx context.Context) (bool, error) {
+	eventually(t, waitSlow, "pool nodes and node IAM objects gone", func(ctx context.Context) (bool, error) {
 		at := time.Since(deleted)
 		if _, ok := gone["nodes"]; !ok && len(poolNodes(t, ctx, c, iamPool)) == 0 {
 			gone["nodes"] = at
@@ -288,7 +288,7 @@ func cond(typ, status, reason, msg string) map[string]any {
 // provider would.
 func setConditions(t *testing.T, ctx context.Context, c client.Client, g schemaGVK, name string, conds ...map[string]any) {
 	t.Helper()
-	eventually(t, 30*time.Second, "status of "+g.Kind+" "+name+" written", func(ctx context.Context) (bool, error) {
+	eventually(t, waitQuick, "status of "+g.Kind+" "+name+" written", func(ctx context.Context) (bool, error) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(g)
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {

@@ -58,7 +58,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 		t.Logf("%s: %s", m.File, strings.TrimSpace(out))
 	}
 	for _, p := range referencePools {
-		took := eventually(t, 5*time.Minute, p.section+" "+p.pool+" Active on "+p.want, func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitSlow, p.section+" "+p.pool+" Active on "+p.want, func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, p.pool)
 			if err != nil {
 				return false, err
@@ -71,7 +71,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 
 	// Warm slots (minExecutors) launch nodes of the pools' types.
 	for _, p := range []struct{ pool, want string }{{"burst-pool", "r7gd.4xlarge"}, {"shared-node-pool", "r6gd.8xlarge"}, {"prewarmed-pool", "r7gd."}} {
-		eventually(t, 3*time.Minute, p.pool+"'s warm slots on "+p.want+" kwok nodes", func(ctx context.Context) (bool, error) {
+		eventually(t, waitNodes, p.pool+"'s warm slots on "+p.want+" kwok nodes", func(ctx context.Context) (bool, error) {
 			types, err := nodeTypes(ctx, c, p.pool)
 			if err != nil || len(types) == 0 {
 				return false, fmt.Errorf("nodes of %s-nodepool: %v (%v)", p.pool, types, err)
@@ -98,7 +98,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 			t.Fatal(err)
 		}
 	}
-	took := waitExecutors(t, 4*time.Minute, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", c, analyticsNS, "burst-pool", burstAnalytics)
+	took := waitExecutors(t, waitDisruption, "analytics-cluster's executors Running on burst-pool's r7gd.4xlarge nodes", c, analyticsNS, "burst-pool", burstAnalytics)
 	t.Logf("4.1 burst -> %d executors Running: %s", burstAnalytics, took.Round(100*time.Millisecond))
 	// 4.2 pins r7gd.16xlarge on spot: its NodePool offers that type first
 	// and stand-ins of the same CPU and memory, so that one dry spot
@@ -108,7 +108,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 	if err != nil || !slices.Contains(offered, "r7gd.16xlarge") {
 		t.Fatalf("high-memory-pool's NodePool offers %v (%v); want r7gd.16xlarge among them", offered, err)
 	}
-	eventually(t, 4*time.Minute, fmt.Sprintf("reporting-cluster's executor Running on a node of high-memory-pool of an offered type %v", offered), func(ctx context.Context) (bool, error) {
+	eventually(t, waitDisruption, fmt.Sprintf("reporting-cluster's executor Running on a node of high-memory-pool of an offered type %v", offered), func(ctx context.Context) (bool, error) {
 		n, err := runningExecutors(ctx, c, reportingNS, "high-memory-pool")
 		if n != 1 {
 			return false, fmt.Errorf("%d Running (%v)", n, err)
@@ -116,7 +116,7 @@ func testReferenceManifests(t *testing.T, ctx context.Context, s *devplane.Stack
 		types, err := nodeTypes(ctx, c, "high-memory-pool")
 		return err == nil && len(types) > 0 && !slices.ContainsFunc(types, func(s string) bool { return !slices.Contains(offered, s) }), fmt.Errorf("node types %v (%v)", types, err)
 	})
-	eventually(t, 2*time.Minute, "burst-pool's allocation in the reference's shape", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "burst-pool's allocation in the reference's shape", func(ctx context.Context) (bool, error) {
 		p, err := claim(ctx, s, "burst-pool")
 		if err != nil {
 			return false, err
@@ -349,7 +349,7 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 		// Forced recreation: the DaemonSets come back.
 		before := len(listed)
 		run(t, "kubectl delete ds -l e6data.io/pool=burst-pool,e6data.io/component=warmup", ns...)
-		took := eventually(t, 3*time.Minute, "the warmup DaemonSets come back", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitNodes, "the warmup DaemonSets come back", func(ctx context.Context) (bool, error) {
 			l, err := daemonSets(ctx, s.Client, client.InNamespace(poolNS), warmups("burst-pool"))
 			if err != nil {
 				return false, err

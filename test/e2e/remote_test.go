@@ -189,7 +189,7 @@ metadata: {name: `+poolNS+`}
 	}
 	const pool = "burst-pool"
 	wc := west.client
-	took := eventually(t, 4*time.Minute, "burst-pool's NodePool, NodeClass and warmup DaemonSets in west, marked as the pool's", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitDisruption, "burst-pool's NodePool, NodeClass and warmup DaemonSets in west, marked as the pool's", func(ctx context.Context) (bool, error) {
 		if got, err := nodePoolOwner(ctx, wc, pool); err != nil || got != "mgmt/"+poolNS+"/"+pool {
 			return false, fmt.Errorf("NodePool owner %q (%v)", got, err)
 		}
@@ -213,9 +213,9 @@ metadata: {name: `+poolNS+`}
 	if err := wc.Create(ctx, devplane.ExecutorDeployment(analyticsNS, "analytics-cluster", "registry.example.com/e6data/executor:e2e", replicas, cpu, mem, executorScheduling(t, mc, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	took = waitExecutors(t, 4*time.Minute, "executors Running on Karpenter nodes in west", wc, analyticsNS, pool, replicas)
+	took = waitExecutors(t, waitDisruption, "executors Running on Karpenter nodes in west", wc, analyticsNS, pool, replicas)
 	t.Logf("burst in west -> %d executors Running: %s", replicas, took.Round(100*time.Millisecond))
-	took = eventually(t, 3*time.Minute, "the claim shows west's allocations and counts", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitNodes, "the claim shows west's allocations and counts", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
@@ -259,7 +259,7 @@ spec:
   queryServiceSelector: {matchLabels: {e6data.io/pool: `+pool+`}}
   workloadCluster: {providerConfigName: east}
 `)
-	took = eventually(t, 4*time.Minute, "east's burst-pool warm slot on a Karpenter node in east", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitDisruption, "east's burst-pool warm slot on a Karpenter node in east", func(ctx context.Context) (bool, error) {
 		if got, err := nodePoolOwner(ctx, east.client, pool); err != nil || got != "mgmt/"+eastNS+"/"+pool {
 			return false, fmt.Errorf("east NodePool owner %q (%v)", got, err)
 		}
@@ -281,7 +281,7 @@ spec:
 	restarted := make(chan error, 1)
 	down := time.Now()
 	go func() { restarted <- west.cluster.Restart("kube-apiserver", time.Minute) }()
-	took = eventually(t, 2*time.Minute, "the claim reports west unreachable, naming west and its ProviderConfig", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitStatus, "the claim reports west unreachable, naming west and its ProviderConfig", func(ctx context.Context) (bool, error) {
 		p, err := claim(ctx, s, pool)
 		if err != nil {
 			return false, err
@@ -318,7 +318,7 @@ spec:
 	if _, err := kubectl(ctx, s.Cluster.Kubeconfig, "delete", "pool", "-n", poolNS, pool, "--wait=false"); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 4*time.Minute, "west's NodePool, warmup DaemonSets and pool nodes gone", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitDisruption, "west's NodePool, warmup DaemonSets and pool nodes gone", func(ctx context.Context) (bool, error) {
 		_, err := nodePoolOwner(ctx, wc, pool)
 		ds, derr := daemonSets(ctx, wc, warmups(pool))
 		nodes := len(poolNodes(t, ctx, wc, pool))

@@ -54,6 +54,7 @@ func packageDeployment(ctx context.Context, s *devplane.Stack, kind, name string
 // (9443, Crossplane's runtime_function.go) where the binary listens by
 // default (TestCLIListensInPod in functions/pool-compose).
 func TestPackageRuntime(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	cfg := stackConfig(t)
 	cfg.Tag, cfg.Release, cfg.DeploymentRuntime = "v0.1.0", true, true
@@ -115,7 +116,7 @@ spec:
 `, devplane.CrossplaneNS, prefix, prefix, cfg.Tag))
 
 	var fn, prov *appsv1.Deployment
-	took := eventually(t, 4*time.Minute, "Crossplane creates the Function's and the Provider's Deployments", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitDisruption, "Crossplane creates the Function's and the Provider's Deployments", func(ctx context.Context) (bool, error) {
 		var err error
 		if fn, err = packageDeployment(ctx, s, "Function", devplane.FunctionName); err != nil {
 			return false, err

@@ -63,12 +63,12 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareFirst, "registry.example.com/e6data/executor:share", shareMax, "2", "4Gi", es)); err != nil {
 		t.Fatal(err)
 	}
-	took := eventually(t, 3*time.Minute, "share-a fills the pool", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitNodes, "share-a fills the pool", func(ctx context.Context) (bool, error) {
 		r, err := runningOf(ctx, c, shareFirst)
 		return len(r) == shareMax, fmt.Errorf("%d of %d Running (%v)", len(r), shareMax, err)
 	})
 	t.Logf("share-a fills the pool's %d slots: %s", shareMax, took.Round(100*time.Millisecond))
-	_, others := placement(t, ctx, c, poolNS, e2ePool)
+	_, others := placement(t, ctx, c, poolNS, "burst-pool")
 
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareNext, "registry.example.com/e6data/executor:share", shareEach, "2", "4Gi", es)); err != nil {
 		t.Fatal(err)
@@ -101,9 +101,9 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	if strings.Join(a0, ",") != strings.Join(a1, ",") || len(b1) != shareEach {
 		t.Errorf("not settled: share-a %v then %v, share-b %v", a0, a1, b1)
 	}
-	_, after := placement(t, ctx, c, poolNS, e2ePool)
+	_, after := placement(t, ctx, c, poolNS, "burst-pool")
 	if moved := executorsMoved(others, after); len(moved) > 0 {
-		t.Errorf("%s's executors moved while share-pool enforced its shares: %v", e2ePool, moved)
+		t.Errorf("burst-pool's executors moved while share-pool enforced its shares: %v", moved)
 	}
 	evicted := 0
 	for _, e := range capacityEvents(t, ctx, c, sharePool) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +46,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		_, st, err := readPool(ctx, s, poolNS, pool)
 		return st.DerivedInstanceType, err
 	}
-	eventually(t, 2*time.Minute, "the pool with no QueryService takes the family's smallest size", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the pool with no QueryService takes the family's smallest size", func(ctx context.Context) (bool, error) {
 		it, err := typeOf(ctx)
 		if err != nil {
 			return false, err
@@ -55,7 +54,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		return it == f.Empty, fmt.Errorf("type %q, want %s", it, f.Empty)
 	})
 	mustApply(t, ctx, cfg, qsManifest(pool+"-qs", pool, f.CPU, f.Memory))
-	eventually(t, 2*time.Minute, "the first QueryService decides the type, autoUpgrade off", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the first QueryService decides the type, autoUpgrade off", func(ctx context.Context) (bool, error) {
 		it, err := typeOf(ctx)
 		if err != nil {
 			return false, err
@@ -69,7 +68,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-qs", "registry.example.com/e6data/executor:"+pool, executors, f.CPU, f.Memory, executorScheduling(t, c, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	waitExecutors(t, 3*time.Minute, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), c, analyticsNS, pool, executors)
+	waitExecutors(t, waitNodes, fmt.Sprintf("%d executors Running on %s nodes", executors, f.Sized), c, analyticsNS, pool, executors)
 	nodes := poolNodes(t, ctx, c, pool)
 	if want := executors / f.PerNode; len(nodes) != want {
 		t.Errorf("%d pool nodes for %d executors at %d per node, want %d", len(nodes), executors, f.PerNode, want)
@@ -87,7 +86,7 @@ func testFamilyPoolFollowsItsFirstQueryService(t *testing.T, ctx context.Context
 		}
 		t.Logf("node %s (%s): %d executors", n.Name, n.Labels[corev1.LabelInstanceTypeStable], got)
 	}
-	eventually(t, 2*time.Minute, "the pool records that executors have run, slots = nodes x executorsPerNode", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the pool records that executors have run, slots = nodes x executorsPerNode", func(ctx context.Context) (bool, error) {
 		_, st, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
@@ -139,7 +138,7 @@ func testExecutorAtTheModelsEdge(t *testing.T, ctx context.Context, s *devplane.
 `, pool)))
 	mustApply(t, ctx, cfg, qsManifest(pool+"-fits", pool, fitsCPU, mem))
 	mustApply(t, ctx, cfg, qsManifest(pool+"-beyond", pool, beyondCPU, mem))
-	eventually(t, 2*time.Minute, "the executor beyond the model is reported incompatible with the figures, the one at its edge compatible", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the executor beyond the model is reported incompatible with the figures, the one at its edge compatible", func(ctx context.Context) (bool, error) {
 		p, _, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
@@ -152,7 +151,7 @@ func testExecutorAtTheModelsEdge(t *testing.T, ctx context.Context, s *devplane.
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, pool+"-fits", "registry.example.com/e6data/executor:"+pool, 1, fitsCPU, mem, executorScheduling(t, c, poolNS, pool))); err != nil {
 		t.Fatal(err)
 	}
-	waitExecutors(t, 3*time.Minute, "the executor at the model's edge Running on an m7i.2xlarge beside kube-proxy and aws-node", c, analyticsNS, pool, 1)
+	waitExecutors(t, waitNodes, "the executor at the model's edge Running on an m7i.2xlarge beside kube-proxy and aws-node", c, analyticsNS, pool, 1)
 	for _, n := range poolNodes(t, ctx, c, pool) {
 		addOns, err := podsOn(ctx, c, metav1.NamespaceSystem, nil, n.Name)
 		if err != nil {

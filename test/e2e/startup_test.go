@@ -16,13 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/test/burst"
+	burstsim "github.com/burstpool/burstpool/test/burst"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
 // Namespaces of the startup scenarios. Warmup pods of pullingNamespaces
 // stay Pending, as while their image is pulled, until the test ends the
-// pull (burst.KwokConfigPulling, the stack's kwok stages).
+// pull (burstsim.KwokConfigPulling, the stack's kwok stages).
 const (
 	warmStartNS       = "e2e-warm-start"
 	warmGivebackNS    = "e2e-warm-giveback"
@@ -123,7 +123,8 @@ func hasWarmingTaint(n *corev1.Node) bool {
 // not started on it until the pull ends; Karpenter launches no second node
 // for the waiting executor (it counts the in-flight node, startup taint
 // ignored: sigs.k8s.io/karpenter@v1.14.1 pkg/controllers/state/statenode.go).
-func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, s *devplane.Stack) {
+func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, e *env) {
+	s := e.Stack
 	const pool, qs = "warm-start", "warm-start-qs"
 	c := s.Client
 	startupPool(t, ctx, s, warmStartNS, pool, qs, 0)
@@ -157,7 +158,7 @@ func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, s *devplane.S
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[burst.AnnotationStartAt] = pullEnd.Format(time.RFC3339)
+	pod.Annotations[burstsim.AnnotationStartAt] = pullEnd.Format(time.RFC3339)
 	if err := c.Update(ctx, &pod); err != nil {
 		t.Fatalf("cannot end the modelled pull of %s: %v", pod.Name, err)
 	}
@@ -222,7 +223,8 @@ func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, s *devplane.S
 // only for pods the scheduler marked Unschedulable, and a gated pod is
 // SchedulingGated instead (sigs.k8s.io/karpenter@v1.14.1
 // pkg/utils/pod/scheduling.go, FailedToSchedule).
-func scenarioGivebackLaunchesNoNode(t *testing.T, ctx context.Context, s *devplane.Stack) {
+func scenarioGivebackLaunchesNoNode(t *testing.T, ctx context.Context, e *env) {
+	s := e.Stack
 	const pool, qs = "giveback", "giveback-qs"
 	c := s.Client
 	startupPool(t, ctx, s, warmGivebackNS, pool, qs, 1)

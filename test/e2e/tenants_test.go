@@ -83,7 +83,7 @@ func testSameNameRefused(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	c := s.Client
 	var before string
-	eventually(t, 2*time.Minute, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
 		a := poolState(t, ctx, s, poolNS, "burst-pool")
 		time.Sleep(5 * time.Second)
 		before = poolState(t, ctx, s, poolNS, "burst-pool")
@@ -102,7 +102,7 @@ spec:
   instanceConfig: {instanceType: r7gd.4xlarge}
   allowedQueryServices: [{name: %[2]s, namespace: %[3]s}]
 `, tenantNS, tenantQS, tenantWS))
-	took := eventually(t, 2*time.Minute, "tenant-b/burst-pool refused on its claim, naming e6-pools/burst-pool", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitStatus, "tenant-b/burst-pool refused on its claim, naming e6-pools/burst-pool", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, tenantNS, "burst-pool")
 		if err != nil {
 			return false, err
@@ -169,7 +169,7 @@ spec:
 // executors.
 func waitAttached(t *testing.T, s *devplane.Stack, ns, name, qsNS, qs string) {
 	t.Helper()
-	eventually(t, 2*time.Minute, qsNS+"/"+qs+" attached to "+ns+"/"+name, func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, qsNS+"/"+qs+" attached to "+ns+"/"+name, func(ctx context.Context) (bool, error) {
 		p, err := claimIn(ctx, s, ns, name)
 		if err != nil {
 			return false, err
@@ -186,11 +186,15 @@ func waitAttached(t *testing.T, s *devplane.Stack, ns, name, qsNS, qs string) {
 // run: tenant-b's executors follow the published contract and run; no pod
 // of either pool lands on the other's nodes; neither pool's Evict touches
 // the other's executors.
-func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) {
+func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack, first burst) {
 	cfg := s.Cluster.Config
 	c := s.Client
+	if err := ensureNamespace(ctx, c, tenantNS); err != nil {
+		t.Fatal(err)
+	}
 	mustApply(t, ctx, cfg, tenantQSManifest(tenantWS, tenantQS))
 	mustApply(t, ctx, cfg, tenantPoolManifest("Evict"))
+	t.Cleanup(func() { deleteTenantExecutors(t, c) })
 	es := executorScheduling(t, c, tenantNS, tenantPool)
 	if !slices.ContainsFunc(es.Tolerations, func(tol poolv1.Toleration) bool { return tol.Key == tenantTaint && tol.Value == tenantNS }) {
 		t.Errorf("%s publishes tolerations %v: want one of its spec.tolerations taint %s=%s", tenantPool, es.Tolerations, tenantTaint, tenantNS)
@@ -203,13 +207,13 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 		t.Errorf("NodePool %s-nodepool taints %v lack %s", tenantPool, taints, tenantTaint)
 	}
 	waitAttached(t, s, tenantNS, tenantPool, tenantWS, tenantQS)
-	_, firstBefore := placement(t, ctx, c, poolNS, e2ePool)
-	if err := c.Create(ctx, devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs, tenantCPU, tenantMemory, es)); err != nil {
+	_, firstBefore := placement(t, ctx, c, first.poolNS, first.pool)
+	if err := c.Create(ctx, devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs, tenantCPU, tenantMemory, es)); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
-	took := waitExecutors(t, 3*time.Minute, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", c, tenantWS, tenantPool, tenantExecs)
+	took := waitExecutors(t, waitNodes, "tenant-b's executors Running on its own pool nodes, tainted with its spec.tolerations", c, tenantWS, tenantPool, tenantExecs)
 	t.Logf("tenant-b burst -> %d executors Running: %s", tenantExecs, took.Round(100*time.Millisecond))
-	eventually(t, 2*time.Minute, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "tenant-b's pool counts its executors, and the slots of its nodes tainted by spec.tolerations", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, tenantNS, tenantPool)
 		if err != nil {
 			return false, err
@@ -220,22 +224,22 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	// for unauthorized.
 	time.Sleep(15 * time.Second)
 
-	first, firstAfter := placement(t, ctx, c, poolNS, e2ePool)
+	firstNodes, firstAfter := placement(t, ctx, c, first.poolNS, first.pool)
 	second, secondPods := placement(t, ctx, c, tenantNS, tenantPool)
 	for pod, node := range secondPods {
-		if first[node] {
-			t.Errorf("tenant-b's pod %s runs on %s, a node of %s/%s", pod, node, poolNS, e2ePool)
+		if firstNodes[node] {
+			t.Errorf("tenant-b's pod %s runs on %s, a node of %s/%s", pod, node, first.poolNS, first.pool)
 		}
 	}
 	for pod, node := range firstAfter {
 		if second[node] {
-			t.Errorf("%s's pod %s runs on %s, a node of tenant-b's pool", e2ePool, pod, node)
+			t.Errorf("%s's pod %s runs on %s, a node of tenant-b's pool", first.pool, pod, node)
 		}
 	}
-	if moved := executorsMoved(firstBefore, firstAfter); len(moved) > 0 {
-		t.Errorf("%s's executors moved: tenant-b's pool touched them: %v", e2ePool, moved)
+	if moved := executorsMovedIn(first.qsNS, firstBefore, firstAfter); len(moved) > 0 {
+		t.Errorf("%s's executors moved: tenant-b's pool touched them: %v", first.pool, moved)
 	}
-	for _, p := range []struct{ ns, name string }{{poolNS, e2ePool}, {tenantNS, tenantPool}} {
+	for _, p := range []struct{ ns, name string }{{first.poolNS, first.pool}, {tenantNS, tenantPool}} {
 		capa, err := s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", p.name+"-capacity")
 		if err != nil {
 			t.Fatal(err)
@@ -259,8 +263,19 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack) 
 func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	c := s.Client
+	if err := ensureNamespace(ctx, c, tenantNS); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, ctx, cfg, tenantQSManifest(tenantWS, tenantQS))
 	mustApply(t, ctx, cfg, tenantPoolManifest("Deny"))
-	eventually(t, 2*time.Minute, "tenant-b's pool composes its admission policy", func(ctx context.Context) (bool, error) {
+	t.Cleanup(func() { deleteTenantExecutors(t, c) })
+	// tenant-b's QueryService runs its executors on its pool.
+	waitAttached(t, s, tenantNS, tenantPool, tenantWS, tenantQS)
+	if err := c.Create(ctx, devplane.ExecutorDeployment(tenantWS, tenantQS, tenantImage, tenantExecs, tenantCPU, tenantMemory, executorScheduling(t, c, tenantNS, tenantPool))); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	waitExecutors(t, waitNodes, "tenant-b's executors Running on its own pool nodes", c, tenantWS, tenantPool, tenantExecs)
+	eventually(t, waitStatus, "tenant-b's pool composes its admission policy", func(ctx context.Context) (bool, error) {
 		_, err := s.Get(ctx, gvk("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"), "", "burstpool-access."+tenantNS+"."+tenantPool)
 		return err == nil, err
 	})
@@ -269,7 +284,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	rogue := devplane.ExecutorDeployment(rogueNS, rogueQS, tenantImage, 1, tenantCPU, tenantMemory, es)
 	// The API server enforces a new policy within about a second of its
 	// creation: probe with a dry-run pod of the Deployment's template.
-	eventually(t, time.Minute, "the API server enforces tenant-b's admission policy", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "the API server enforces tenant-b's admission policy", func(ctx context.Context) (bool, error) {
 		probe := &corev1.Pod{ObjectMeta: rogue.Spec.Template.ObjectMeta, Spec: rogue.Spec.Template.Spec}
 		probe.Namespace, probe.GenerateName = rogueNS, "probe-"
 		err := c.Create(ctx, probe, client.DryRunAll)
@@ -279,7 +294,7 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 		t.Fatal(err)
 	}
 	var msg string
-	took := eventually(t, 2*time.Minute, "the rogue executors' ReplicaSet reports the policy's rejection", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitStatus, "the rogue executors' ReplicaSet reports the policy's rejection", func(ctx context.Context) (bool, error) {
 		ev := &corev1.EventList{}
 		if err := c.List(ctx, ev, client.InNamespace(rogueNS)); err != nil {
 			return false, err
@@ -301,10 +316,16 @@ func testDenyMode(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	}
 	// The allowed QueryService bursts further under Deny.
 	scaleExecutors(t, ctx, c, tenantWS, tenantQS, tenantExecs+1)
-	waitExecutors(t, 3*time.Minute, "the allowed QueryService's new executor admitted and Running", c, tenantWS, tenantPool, tenantExecs+1)
-	// Leave the pool's nodes to consolidate for the scenarios after.
+	waitExecutors(t, waitNodes, "the allowed QueryService's new executor admitted and Running", c, tenantWS, tenantPool, tenantExecs+1)
+}
+
+// deleteTenantExecutors deletes the executors of tenant-b's QueryService
+// and of the rogue one, if they exist, so that the next scenario on
+// tenant-b starts from none and the pool's nodes consolidate.
+func deleteTenantExecutors(t *testing.T, c client.Client) {
+	t.Helper()
 	for _, e := range []struct{ ns, qs string }{{tenantWS, tenantQS}, {rogueNS, rogueQS}} {
-		if err := deleteExecutors(ctx, c, e.ns, e.qs); err != nil {
+		if err := deleteExecutors(context.Background(), c, e.ns, e.qs); client.IgnoreNotFound(err) != nil {
 			t.Error(err)
 		}
 	}
@@ -328,9 +349,11 @@ const placementWindow = 45 * time.Second
 // as before.
 func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	c := s.Client
+	// The second tenant's workspace, where its attack pods go.
+	mustApply(t, ctx, s.Cluster.Config, tenantQSManifest(tenantWS, tenantQS))
 	const pool = "burst-pool"
 	var before string
-	eventually(t, 2*time.Minute, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
 		a := poolState(t, ctx, s, poolNS, pool)
 		time.Sleep(5 * time.Second)
 		before = poolState(t, ctx, s, poolNS, pool)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,7 +38,7 @@ func testUsageEnforced(t *testing.T, ctx context.Context, c client.Client) {
 		t.Fatal(err)
 	}
 	var refused error
-	eventually(t, time.Minute, "deleting a ClusterRole in use is refused", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "deleting a ClusterRole in use is refused", func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(of), of); err != nil {
 			return false, err
 		}
@@ -56,7 +55,7 @@ func testUsageEnforced(t *testing.T, ctx context.Context, c client.Client) {
 	if err := c.Delete(ctx, by); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the refused deletion is replayed once the user is gone", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "the refused deletion is replayed once the user is gone", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(of), &rbacv1.ClusterRole{})
 		return kerrors.IsNotFound(err), fmt.Errorf("still there: %v", err)
 	})
