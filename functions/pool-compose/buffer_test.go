@@ -281,3 +281,31 @@ func containsAll(got, want []string) bool {
 	}
 	return true
 }
+
+// TestUnprocessedBufferKeepsThePoolReady: where the CRD is served but no
+// autoscaler acts on buffers (Karpenter's gate off), the empty probe buffer
+// exists and is never processed. It must count as ready once it exists, as
+// the placeholder Deployment does, or Crossplane never marks the composite
+// Ready ("Unready resources: capacity-buffer") although placeholders hold
+// the warm slots.
+func TestUnprocessedBufferKeepsThePoolReady(t *testing.T) {
+	crds := append(slices.Clone(kwokCRDs), crdCapacityBuffer)
+	first := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: crds}.run(t)
+	observed := observe(t, first, func(n string, u *unstructured.Unstructured) map[string]any {
+		if n == string(rnBuffer) {
+			u.SetGeneration(1)
+			return map[string]any{} // no condition: nothing processed it
+		}
+		return healthy(0, 1)(n, u)
+	})
+	st := "  warmCapacity:\n    method: Placeholders\n    slots: 2\n    capacityBuffer: burst-warm-slots\n    awaitingSince: \"2026-11-22T11:00:00Z\"\n"
+	rsp := scenario{XR: withStatus(xpool("burst", "pools", basicSpec), st), QueryServices: allQS, CRDs: crds, Observed: observed}.run(t)
+	if got := conditions(rsp)[CondWarmCapacity]; got != "FALSE/"+reasonBufferIgnored {
+		t.Fatalf("WarmCapacity condition %q, want FALSE/%s (the bound passed)", got, reasonBufferIgnored)
+	}
+	for _, n := range []string{"capacity-buffer", "capacity-buffer-podtemplate", "placeholder"} {
+		if got := rsp.GetDesired().GetResources()[n].GetReady().String(); got != "READY_TRUE" {
+			t.Errorf("%s: %s, want READY_TRUE once it exists", n, got)
+		}
+	}
+}

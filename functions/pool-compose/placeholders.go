@@ -87,8 +87,12 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 		}
 		o.desireLazy(rnBufferTemplate, "PodTemplate", b.Pool+sfxBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return BufferTemplate(b) }},
 			true, false)
+		// Ready once it exists, as the placeholder Deployment is: whether
+		// an autoscaler acts on it is the WarmCapacity condition's to say,
+		// and a buffer nothing processes (Karpenter's gate off) must not
+		// keep the composite from Ready.
 		o.desireLazy(rnBuffer, bufferKind, b.Pool+sfxBuffer, Lazy{Key: lazyKey("buffer", b), Build: func() *unstructured.Unstructured { return CapacityBuffer(b) }},
-			p.Warm.Observed.processed(), false)
+			p.Warm.Observed.Observed, false)
 	}
 	return st, o
 }
