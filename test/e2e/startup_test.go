@@ -214,6 +214,12 @@ func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, e *env) {
 	if !slices.ContainsFunc(opened, func(e string) bool { return strings.Contains(e, "NodeOpened:") && strings.Contains(e, node) }) {
 		t.Errorf("no NodeOpened event names node %s", node)
 	}
+	// The node carries the event too: kubectl describe node shows it.
+	onNode := eventsOf(ctx, c, "default", "Node", node)
+	t.Logf("node %s events:\n  %s", node, strings.Join(onNode, "\n  "))
+	if !slices.ContainsFunc(onNode, func(e string) bool { return strings.Contains(e, "NodeOpened:") }) {
+		t.Errorf("node %s has no NodeOpened event", node)
+	}
 }
 
 // scenarioGivebackLaunchesNoNode holds one warm slot; an executor preempts

@@ -264,7 +264,7 @@ func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*ex
 	if err != nil {
 		return nil, err
 	}
-	return &external{config: pc.Name, obs: obs, shared: c.shared}, nil
+	return &external{config: pc.Name, obs: obs, shared: c.shared, local: fp == fingerprintLocal}, nil
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
@@ -306,6 +306,9 @@ type external struct {
 	config string
 	obs    *watch.Observer
 	shared
+	// local is true when the pool's nodes are in the provider's own
+	// cluster, where its events can name them.
+	local bool
 
 	// pending is what Observe found to do, for Update in the same
 	// reconcile.
@@ -438,11 +441,18 @@ func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pe
 		if !done {
 			continue
 		}
+		ev := event.Normal(event.Reason("NodeOpened"), o.Message())
 		if len(o.Cold) > 0 {
-			e.record.Event(cr, event.Warning(event.Reason("NodeOpenedCold"), errors.New(o.Message())))
-			continue
+			ev = event.Warning(event.Reason("NodeOpenedCold"), errors.New(o.Message()))
 		}
-		e.record.Event(cr, event.Normal(event.Reason("NodeOpened"), o.Message()))
+		e.record.Event(cr, ev)
+		if e.local {
+			// The same event on the node, for kubectl describe node
+			// (which, as the kubelet does, names a node's events with
+			// the node's name for UID); a workload cluster's nodes are
+			// not in this cluster.
+			e.record.Event(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: o.Node, UID: types.UID(o.Node)}}, ev)
+		}
 	}
 	for _, u := range p.ungate {
 		if _, err := ungatePod(ctx, e.obs.Client(), u); err != nil {

@@ -157,6 +157,21 @@ func TestStartup(t *testing.T) {
 		}
 		return nil
 	})
+	// The node in the provider's own cluster carries the event too, named
+	// as kubectl describe node looks events up (UID = the node's name).
+	eventually(t, "a NodeOpened event on node warming-1", func() error {
+		l := &corev1.EventList{}
+		if err := c.List(ctx, l, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			o := e.InvolvedObject
+			if o.Kind == "Node" && o.Name == "warming-1" && string(o.UID) == "warming-1" && e.Reason == "NodeOpened" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no NodeOpened event on node warming-1 among %d events", len(l.Items))
+	})
 	if diff := cmp.Diff(stillGated, gated(t, c, "placeholder-1", "placeholder-2")); diff != "" {
 		t.Errorf("a placeholder for a slot the pool gives back was released while the executor runs: -want, +got:\n%s", diff)
 	}
