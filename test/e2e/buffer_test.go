@@ -161,20 +161,44 @@ spec:
 	took = waitExecutors(t, 2*time.Minute, "the burst's executors Running", c, ns, pool, warmSlots)
 	t.Logf("%s: burst -> %d executors Running: %s", name, warmSlots, took.Round(10*time.Millisecond))
 	eventually(t, time.Minute, "the claim counts the burst and holds no warm slot beyond it", warmHeld(warmSlots))
-	if got := nodeClaims(ctx, c, pool+"-nodepool"); len(got) != warmSlots {
-		t.Errorf("NodeClaims of the pool after the burst: %v, want the %d warm nodes %v only", got, warmSlots, warm)
+	pods, err := podsOf(ctx, c, ns, map[string]string{qsv1.LabelQueryService: qs})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := nodeNames(poolNodes(t, ctx, c, pool)); !slices.Equal(got, warm) {
-		t.Errorf("pool nodes after the burst: %v, want the warm nodes %v: the burst launched a node", got, warm)
+	for _, p := range pods {
+		if !slices.Contains(warm, p.Spec.NodeName) {
+			t.Errorf("executor %s runs on %s, want one of the warm nodes %v", p.Name, p.Spec.NodeName, warm)
+		}
+	}
+	claims := nodeClaims(ctx, c, pool+"-nodepool")
+	if !gateOn && len(claims) != warmSlots {
+		// Gated placeholders: the one an executor preempted is recreated
+		// gated, so nothing launches a node for it.
+		t.Errorf("NodeClaims of the pool after the burst: %v, want the %d warm nodes %v only", claims, warmSlots, warm)
+	}
+	if gateOn {
+		// A buffer is spare room beyond what runs: once the executors
+		// take it, Karpenter restores it (RequiresNewCapacity) within its
+		// batch window, before the pool lowers the buffer's replicas.
+		// Those nodes are empty once it does, and go at consolidateAfter
+		// (docs/capacity.md, "A burst's cost with a CapacityBuffer").
+		t.Logf("%s: NodeClaims after the burst %d (warm %d): %d launched to restore the buffer before the pool lowered it", name, len(claims), warmSlots, max(0, len(claims)-warmSlots))
 	}
 
-	// The burst ends; the warm slots are held again, on the same nodes.
+	// The burst ends; the warm slots are held again, on the warm nodes.
 	scaleExecutors(t, ctx, c, ns, qs, 0)
 	took = eventually(t, 2*time.Minute, "the warm slots held again after the burst", warmHeld(0))
 	t.Logf("%s: burst over -> %d warm slots held again: %s", name, warmSlots, took.Round(10*time.Millisecond))
-	if got := nodeNames(readyNodes(poolNodes(t, ctx, c, pool))); !slices.Equal(got, warm) {
-		t.Errorf("pool nodes after the refill: %v, want the warm nodes %v", got, warm)
-	}
+	// Back to one node a warm slot: with placeholders the same nodes;
+	// with a buffer, whose pods are virtual, Karpenter may keep any of them.
+	took = eventually(t, 2*time.Minute, "the pool back to one node a warm slot", func(ctx context.Context) (bool, error) {
+		got := nodeNames(poolNodes(t, ctx, c, pool))
+		if !gateOn {
+			return slices.Equal(got, warm), see("pool nodes %v, want the warm nodes %v", got, warm)
+		}
+		return len(got) == warmSlots, see("pool nodes %v, want %d", got, warmSlots)
+	})
+	t.Logf("%s: burst over -> pool back to %d nodes: %s", name, warmSlots, took.Round(10*time.Millisecond))
 
 	if !gateOn {
 		// Nothing acts on the buffer: after the bound the claim says so.

@@ -39,7 +39,8 @@ const (
 )
 
 // poolState is what must not change about a pool while another tenant
-// acts: its nodes, its pods and where they run, its NodePool's spec
+// acts: its nodes, its pods and where they run (its node agents by
+// DaemonSet), its NodePool's spec
 // generation and owner, and its counts.
 func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name string) string {
 	t.Helper()
@@ -57,9 +58,17 @@ func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name st
 	mustList(t, ctx, c, pods, client.MatchingLabels{qsv1.LabelPool: name})
 	var ps []string
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			ps = append(ps, fmt.Sprintf("%s/%s@%s", p.Namespace, p.Name, p.Spec.NodeName))
+		if p.DeletionTimestamp != nil {
+			continue
 		}
+		// The pool's node agents (warmup, storage agent) by DaemonSet and
+		// node: the DaemonSet controller may replace one, which no tenant
+		// can, and what counts is that each node has its agents.
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.Kind == "DaemonSet" {
+			ps = append(ps, fmt.Sprintf("%s/%s@%s", p.Namespace, ref.Name, p.Spec.NodeName))
+			continue
+		}
+		ps = append(ps, fmt.Sprintf("%s/%s@%s", p.Namespace, p.Name, p.Spec.NodeName))
 	}
 	sort.Strings(ps)
 	fmt.Fprintf(&b, "pods %v\n", ps)
