@@ -91,25 +91,8 @@ func derive(cat *sizing.Catalog, in SizeInput) (SizeResult, error) {
 	for _, o := range res.Offered {
 		out.Offered = append(out.Offered, OfferedType{Name: o.Name, PerNode: clampInt32(o.PerNode), Reason: o.Reason})
 	}
-	offered := append([]string{res.InstanceType}, res.SpotTypes...)
-	var offeredTypes []sizing.InstanceType
-	for _, name := range offered {
-		it, ok := cat.Lookup(name)
-		if !ok {
-			continue
-		}
-		offeredTypes = append(offeredTypes, it)
-		if it.CPU.Cmp(out.Capacity.CPU) > 0 {
-			out.Capacity.CPU = it.CPU.DeepCopy()
-		}
-		if it.Memory.Cmp(out.Capacity.Memory) > 0 {
-			out.Capacity.Memory = it.Memory.DeepCopy()
-		}
-		if name == res.InstanceType {
-			out.LocalNVMe = it.LocalNVMeGiB > 0
-		}
-	}
-	out.Kubelet = sizing.KubeletFor(sizing.Cloud(in.Cloud), offeredTypes...)
+	out.Capacity = Resources{CPU: res.LargestOffered.CPU, Memory: res.LargestOffered.Memory}
+	out.Kubelet, out.LocalNVMe = res.Kubelet, res.LocalNVMe
 	for _, c := range res.Compatibility {
 		out.Compatibility = append(out.Compatibility, Compatibility{
 			QueryService: c.QueryService, Compatible: c.Compatible,
