@@ -17,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/golden"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
@@ -128,7 +129,7 @@ func TestDecideWarmMethod(t *testing.T) {
 
 // TestDecideWarmSlots: which objects hold the warm slots, and how many.
 func TestDecideWarmSlots(t *testing.T) {
-	slot := Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
+	slot := sizing.Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
 	processed := BufferObservation{Observed: true, Generation: 2, ProcessedGeneration: 2}
 	base := func(mod func(*PlaceholderInput)) PlaceholderInput {
 		p := PlaceholderInput{

@@ -8,11 +8,12 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // decideCloudNodePool decides the cloud's node pool (LKE, DOKS, CoreWeave)
 // of minNodes to maxNodes nodes of the sized type.
-func decideCloudNodePool(in Input, f Facts, res SizeResult, minNodes, maxNodes int64) (string, Outcome) {
+func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNodes int64) (string, Outcome) {
 	cfg := in.Config.Provisioning
 	if cfg == nil {
 		cfg = &v1beta1.Provisioning{}

@@ -63,7 +63,7 @@ type Input struct {
 	Existing map[resource.Name]*structpb.Struct
 
 	// Size decides the pool's instance type.
-	Size func(SizeInput) (SizeResult, error)
+	Size func(SizeRequest) (sizing.Result, error)
 	// KWOKCatalog is the catalog a kwok cluster's instance types come from
 	// (the function's --kwok-catalog); empty means the kwok catalog.
 	KWOKCatalog sizing.Cloud

@@ -33,7 +33,7 @@ type Function struct {
 	// now is the clock; tests set a fixed one.
 	now func() time.Time
 	// size decides instance types; nil uses the sizing catalog.
-	size func(SizeInput) (SizeResult, error)
+	size func(SizeRequest) (sizing.Result, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;

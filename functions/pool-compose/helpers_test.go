@@ -60,28 +60,28 @@ type scenario struct {
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
 // so table tests do not depend on catalog figures; "no-such-type" fails.
-func fakeSize(in SizeInput) (SizeResult, error) {
+func fakeSize(in SizeRequest) (sizing.Result, error) {
 	it := in.InstanceType
 	switch {
 	case it == "no-such-type":
-		return SizeResult{}, fmt.Errorf("instance type %q is not in the catalog", it)
-	case it == "" && in.InheritInstanceType != "":
-		it = in.InheritInstanceType
+		return sizing.Result{}, fmt.Errorf("instance type %q is not in the catalog", it)
+	case it == "" && in.inherited().InstanceType != "":
+		it = in.inherited().InstanceType
 	case it == "":
 		it = "m-16x-amd64-linux"
 	}
-	res := SizeResult{
+	res := sizing.Result{
 		InstanceType: it, DerivedFrom: "test", Arch: "amd64",
-		Allocatable: Resources{CPU: apiresource.MustParse("15"), Memory: apiresource.MustParse("120Gi")},
-		Capacity:    Resources{CPU: apiresource.MustParse("16"), Memory: apiresource.MustParse("128Gi")},
-		Kubelet:     sizing.KubeletFor(sizing.Cloud(in.Cloud)),
+		Allocatable:    sizing.Resources{CPU: apiresource.MustParse("15"), Memory: apiresource.MustParse("120Gi")},
+		LargestOffered: sizing.Resources{CPU: apiresource.MustParse("16"), Memory: apiresource.MustParse("128Gi")},
+		Kubelet:        sizing.KubeletFor(in.Cloud),
 	}
 	if in.Spot {
 		res.SpotTypes = []string{it, "m-32x-amd64-linux"}
 	}
 	for _, e := range in.Executors {
 		fits := e.CPU.MilliValue()*int64(in.ExecutorsPerNode) <= 15000
-		c := Compatibility{QueryService: e.QueryService, Compatible: fits, RequiredCPU: e.CPU.String(), RequiredMemory: e.Memory.String(), InstanceType: it}
+		c := sizing.Compatibility{QueryService: e.QueryService, Compatible: fits, RequiredCPU: e.CPU.DeepCopy(), RequiredMemory: e.Memory.DeepCopy(), InstanceType: it}
 		if !fits {
 			c.Message = "needs more CPU than " + it + " offers"
 		}

@@ -36,7 +36,7 @@ const (
 
 // decideKarpenter decides the pool's Karpenter NodePool, which launches up
 // to nodes nodes of the sized types, and its NodeClass.
-func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
+func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
 	kind := nodeClassKindOf(f.Detection)
 	cfg := in.Config
 	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
@@ -67,7 +67,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, 
 	npa := NodePoolArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
-		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
+		Nodes: nodes, Capacity: res.LargestOffered, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
 		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
 	}
 	npName := in.Pool + sfxNodePool
@@ -128,7 +128,7 @@ type NodePoolArgs struct {
 	NodeSelector map[string]string
 	// Nodes caps the pool's node count; Capacity is one node's raw size.
 	Nodes    int64
-	Capacity Resources
+	Capacity sizing.Resources
 	Suspend  bool
 	Tuning   v1beta1.Karpenter
 }
@@ -209,7 +209,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 // and memory of nodes nodes of capacity each (when capacity is known and
 // the product fits an int64). A suspended pool's limits are zero, so
 // Karpenter launches nothing.
-func nodePoolLimits(nodes int64, capacity Resources, suspend bool) map[string]any {
+func nodePoolLimits(nodes int64, capacity sizing.Resources, suspend bool) map[string]any {
 	if suspend {
 		return map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
 	}

@@ -182,7 +182,7 @@ func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
 // Cluster Autoscaler serves CapacityBuffers, a buffer would hold the same
 // slots without pods; decidePlaceholders is where that choice belongs, not
 // here, since the node group is the same either way.
-func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, maxNodes int64) (string, Outcome) {
+func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, maxNodes int64) (string, Outcome) {
 	var o Outcome
 	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
 	if spot && len(res.SpotTypes) > 0 {
@@ -284,7 +284,7 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 // nodeGroupSize is the sizing decision as a node group takes it: one type,
 // or on EKS with spot the spot set cut to the sized type's shape
 // (sameShape); the types status.sizing.instanceTypes lists are those.
-func nodeGroupSize(cloud string, res SizeResult, spot bool) SizeResult {
+func nodeGroupSize(cloud string, res sizing.Result, spot bool) sizing.Result {
 	types := []string{res.InstanceType}
 	if spot && cloud == cloudAWS && len(res.SpotTypes) > 0 {
 		types = sameShape(res.SpotTypes, awsCatalogLookup)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -12,11 +13,11 @@ import (
 // nodes it may have, the fewest it keeps, and the CPU and memory limits of
 // a Karpenter NodePool.
 func TestNodeLimit(t *testing.T) {
-	node := Resources{CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")}
+	node := sizing.Resources{CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")}
 	type args struct {
 		minExecutors, maxExecutors, perNode int32
 		suspend                             bool
-		capacity                            Resources
+		capacity                            sizing.Resources
 	}
 	type want struct {
 		MinNodes, MaxNodes int64
@@ -54,7 +55,7 @@ func TestNodeLimit(t *testing.T) {
 		},
 		"BeyondInt64": {
 			reason: "maxExecutors at the int32 limit, one a node, of a huge type: CPU and memory do not fit an int64, so the node count alone limits the pool.",
-			args:   args{maxExecutors: math.MaxInt32, perNode: 1, capacity: Resources{CPU: resource.MustParse("100M"), Memory: resource.MustParse("64Ei")}},
+			args:   args{maxExecutors: math.MaxInt32, perNode: 1, capacity: sizing.Resources{CPU: resource.MustParse("100M"), Memory: resource.MustParse("64Ei")}},
 			want:   want{MaxNodes: math.MaxInt32, Limits: map[string]any{"nodes": "2147483647"}},
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -66,7 +67,7 @@ func priorityClass(name, pool, ns string, value int32, policy corev1.PreemptionP
 type PlaceholderArgs struct {
 	Pool, Namespace   string
 	Replicas          int32
-	Slot              Resources
+	Slot              sizing.Resources
 	Image             string
 	PriorityClassName string
 	Scheduling        Scheduling
@@ -144,14 +145,14 @@ func placeholderPod(a PlaceholderArgs) corev1.PodTemplateSpec {
 type StorageAgentArgs struct {
 	Pool, Namespace string
 	Image           string
-	Resources       Resources
+	Resources       sizing.Resources
 	Scheduling      Scheduling
 	// PriorityClassName is the agent pods' priority class.
 	PriorityClassName string
 }
 
 // storageAgentDefaults are the agent's requests when the Pool sets none.
-var storageAgentDefaults = Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
+var storageAgentDefaults = sizing.Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
 
 // StorageAgent returns the DaemonSet that runs the storage agent on every
 // pool node. Its pods are hardened as the warmup pods are: no service
