@@ -13,6 +13,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // PoolCapacity's API version and kind (the burstpool provider's managed
@@ -113,7 +114,7 @@ type WarmupFailure = capv1alpha1.WarmupFailure
 // observeCapacity reads an observed PoolCapacity's status.atProvider; a
 // missing or unreadable one observes nothing.
 func observeCapacity(u *structpb.Struct) *CapacityObservation {
-	ap := field(u, "status", "atProvider").GetStructValue()
+	ap := observed.Field(u, "status", "atProvider").GetStructValue()
 	if ap == nil {
 		return nil
 	}
@@ -134,7 +135,7 @@ type Staleness struct {
 	// condition turned.
 	Since string
 	// Condition is the PoolCapacity's condition that says so.
-	Condition Condition
+	Condition metav1.Condition
 }
 
 // capacityStaleness reads whether an observed PoolCapacity's figures are
@@ -143,13 +144,13 @@ func capacityStaleness(u *structpb.Struct) *Staleness {
 	if u == nil {
 		return nil
 	}
-	c := objectCondition(u, "Stale")
+	c := observed.Condition(u, "Stale")
 	if c.Status != "True" {
-		if c = objectCondition(u, "Ready"); c.Status != "False" {
+		if c = observed.Condition(u, "Ready"); c.Status != "False" {
 			return nil
 		}
 	}
-	since := str(u, "status", "atProvider", "lastObservedTime")
+	since := observed.String(u, "status", "atProvider", "lastObservedTime")
 	if since == "" {
 		since = conditionTime(u, c.Type)
 	}
@@ -159,9 +160,9 @@ func capacityStaleness(u *structpb.Struct) *Staleness {
 // conditionTime is the lastTransitionTime of an observed object's
 // condition of type t.
 func conditionTime(o *structpb.Struct, t string) string {
-	for _, c := range field(o, "status", "conditions").GetListValue().GetValues() {
-		if cs := c.GetStructValue(); str(cs, "type") == t {
-			return str(cs, "lastTransitionTime")
+	for _, c := range observed.Field(o, "status", "conditions").GetListValue().GetValues() {
+		if cs := c.GetStructValue(); observed.String(cs, "type") == t {
+			return observed.String(cs, "lastTransitionTime")
 		}
 	}
 	return ""
@@ -267,7 +268,7 @@ func decideCapacity(in Input, f Facts, images []string) Outcome {
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
 	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
-		conditionReady(in.Observed[rnCapacity], false), true)
+		observed.Ready(in.Observed[rnCapacity], false), true)
 	return o
 }
 

@@ -111,10 +111,10 @@ func TestRuleCoreWeave(t *testing.T) {
 			if cp == nil {
 				t.Fatalf("%s\nno CoreWeave NodePool desired: %v", tc.reason, results(rsp))
 			}
-			target := count(cp.Object, "spec", "targetNodes")
+			target := nestedNumber(cp.Object, "spec", "targetNodes")
 			got := want{Target: target, Ready: rsp.GetDesired().GetResources()["cloud-nodepool"].GetReady().String() == "READY_TRUE", Name: cp.GetName()}
 			if d := desired(rsp, "cloud-nodepool-draining"); d != nil {
-				got.Draining = map[string]any{"name": d.GetName(), "targetNodes": count(d.Object, "spec", "targetNodes")}
+				got.Draining = map[string]any{"name": d.GetName(), "targetNodes": nestedNumber(d.Object, "spec", "targetNodes")}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)

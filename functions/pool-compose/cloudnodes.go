@@ -8,6 +8,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -37,7 +38,7 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 		o.preserve(rnCloudPool)
 		return "", o
 	}
-	o.desire(rnCloudPool, cp, conditionReady(in.Observed[rnCloudPool], false), true)
+	o.desire(rnCloudPool, cp, observed.Ready(in.Observed[rnCloudPool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), minNodes, maxNodes, res.InstanceType))
 	return cp.GetName(), o
 }

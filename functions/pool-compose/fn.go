@@ -22,6 +22,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -90,7 +91,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
-		response.Fatal(rsp, errors.New("the request has no observed XPool"))
+		response.Fatal(rsp, errors.New("the request has no obs XPool"))
 		return Input{}, false
 	}
 	inputNS := cfg.Namespace
@@ -110,10 +111,10 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	// Observed objects stay Structs: the function reads a few fields of
 	// each, and copies some unchanged.
-	observed := make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
+	obs := make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
 	for n, o := range req.GetObserved().GetResources() {
 		if o.GetResource() != nil {
-			observed[resource.Name(n)] = o.GetResource()
+			obs[resource.Name(n)] = o.GetResource()
 		}
 	}
 
@@ -127,7 +128,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
-		if err := keepObserved(rsp, observed); err != nil {
+		if err := keepObserved(rsp, obs); err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot keep the objects of pool %q", pool))
 		}
 		return Input{}, false
@@ -148,11 +149,11 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	}
 	return Input{
 		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
-		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
+		Deleting: observed.String(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
-		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
-		WatchCircuit:       decodeWatchCircuit(field(oxr, "status").GetStructValue()),
-		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
+		PreviousConditions: decodeConditions(observed.Field(oxr, "status").GetStructValue()),
+		WatchCircuit:       decodeWatchCircuit(observed.Field(oxr, "status").GetStructValue()),
+		QueryServices:      qss, CRDs: crds, Observed: obs, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
 		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
@@ -161,12 +162,12 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 // claim's name and namespace from Crossplane's claim labels (or
 // spec.claimRef), else the XPool's name and the input's namespace.
 func poolName(xr *structpb.Struct, defNS string) (string, string) {
-	name, ns := str(xr, "metadata", "labels", labelClaimName), str(xr, "metadata", "labels", labelClaimNamespace)
+	name, ns := observed.String(xr, "metadata", "labels", labelClaimName), observed.String(xr, "metadata", "labels", labelClaimNamespace)
 	if name == "" {
-		name, ns = str(xr, "spec", "claimRef", "name"), str(xr, "spec", "claimRef", "namespace")
+		name, ns = observed.String(xr, "spec", "claimRef", "name"), observed.String(xr, "spec", "claimRef", "namespace")
 	}
 	if name == "" {
-		return str(xr, "metadata", "name"), defNS
+		return observed.String(xr, "metadata", "name"), defNS
 	}
 	if ns == "" {
 		ns = defNS
@@ -178,7 +179,7 @@ func poolName(xr *structpb.Struct, defNS string) (string, string) {
 // Crossplane adds, and the parts of its status the function compares with.
 func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolStatus, error) {
 	var spec poolv1alpha1.PoolSpec
-	if s := field(xr, "spec").GetStructValue(); s != nil {
+	if s := observed.Field(xr, "spec").GetStructValue(); s != nil {
 		b, err := json.Marshal(s.AsMap())
 		if err != nil {
 			return spec, poolv1alpha1.PoolStatus{}, err
@@ -187,7 +188,7 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 			return spec, poolv1alpha1.PoolStatus{}, err
 		}
 	}
-	return spec, decodeStatus(field(xr, "status").GetStructValue()), nil
+	return spec, decodeStatus(observed.Field(xr, "status").GetStructValue()), nil
 }
 
 // Required-resource names. Each QueryService named by allowedQueryServices
@@ -436,7 +437,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
 		dxr.Fields[k] = v
 	}
-	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
+	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, observed.Field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}
@@ -489,7 +490,7 @@ func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *structpb.Struct)
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = map[string]*fnv1.Resource{}
 	}
-	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: keep(o)}
+	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: observed.Keep(o)}
 	return nil
 }
 
@@ -502,24 +503,4 @@ func readyProto(r resource.Ready) fnv1.Ready {
 		return fnv1.Ready_READY_FALSE
 	}
 	return fnv1.Ready_READY_UNSPECIFIED
-}
-
-// keep turns an observed object into desired state: its content without
-// the status and the metadata the API server owns.
-func keep(o *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(o.GetFields()))}
-	for k, v := range o.GetFields() {
-		if k != "status" && k != "metadata" {
-			out.Fields[k] = v
-		}
-	}
-	md := field(o, "metadata").GetStructValue()
-	keepMD := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for _, k := range []string{"name", "namespace", "labels", "annotations"} {
-		if v, ok := md.GetFields()[k]; ok {
-			keepMD.Fields[k] = v
-		}
-	}
-	out.Fields["metadata"] = structpb.NewStructValue(keepMD)
-	return out
 }

@@ -386,7 +386,7 @@ func TestLifecycle(t *testing.T) {
 		map[string]any{"phase": st["phase"], "occupied": st["occupiedExecutors"], "nodes": st["currentNodes"]}); diff != "" {
 		t.Errorf("observed healthy: -want, +got:\n%s", diff)
 	}
-	if got := count(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 1 {
+	if got := nestedNumber(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 1 {
 		t.Errorf("placeholder replicas = %d, want minExecutors 2 - occupied 1 = 1", got)
 	}
 
@@ -399,7 +399,7 @@ func TestLifecycle(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"cpu": "0", "memory": "0", "nodes": "0"}, limits); diff != "" {
 		t.Errorf("suspended NodePool limits: -want, +got:\n%s", diff)
 	}
-	if got := count(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 0 {
+	if got := nestedNumber(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 0 {
 		t.Errorf("suspended placeholder replicas = %d, want 0", got)
 	}
 	if got := len(desiredNames(rsp)); got != len(desiredNames(first)) {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -227,17 +228,17 @@ func supply(t testing.TB, req *fnv1.RunFunctionRequest, cluster []*structpb.Stru
 func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resources {
 	out := &fnv1.Resources{}
 	for _, o := range cluster {
-		md := field(o, "metadata").GetStructValue()
-		if str(o, "apiVersion") != sel.GetApiVersion() || str(o, "kind") != sel.GetKind() {
+		md := observed.Field(o, "metadata").GetStructValue()
+		if observed.String(o, "apiVersion") != sel.GetApiVersion() || observed.String(o, "kind") != sel.GetKind() {
 			continue
 		}
 		switch m := sel.GetMatch().(type) {
 		case *fnv1.ResourceSelector_MatchName:
-			if str(md, "name") == m.MatchName && str(md, "namespace") == sel.GetNamespace() {
+			if observed.String(md, "name") == m.MatchName && observed.String(md, "namespace") == sel.GetNamespace() {
 				return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: o}}}
 			}
 		case *fnv1.ResourceSelector_MatchLabels:
-			if sel.Namespace != nil && str(md, "namespace") != sel.GetNamespace() {
+			if sel.Namespace != nil && observed.String(md, "namespace") != sel.GetNamespace() {
 				continue
 			}
 			if labels.SelectorFromSet(m.MatchLabels.GetLabels()).Matches(labels.Set(metadataLabels(md))) {
@@ -246,7 +247,7 @@ func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resourc
 		}
 	}
 	key := func(r *fnv1.Resource) string {
-		return str(r.GetResource(), "metadata", "namespace") + "/" + str(r.GetResource(), "metadata", "name")
+		return observed.String(r.GetResource(), "metadata", "namespace") + "/" + observed.String(r.GetResource(), "metadata", "name")
 	}
 	slices.SortFunc(out.Items, func(a, b *fnv1.Resource) int { return strings.Compare(key(a), key(b)) })
 	return out
@@ -255,7 +256,7 @@ func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resourc
 // metadataLabels reads the labels of an object's metadata.
 func metadataLabels(md *structpb.Struct) map[string]string {
 	out := map[string]string{}
-	for k, v := range field(md, "labels").GetStructValue().GetFields() {
+	for k, v := range observed.Field(md, "labels").GetStructValue().GetFields() {
 		out[k] = v.GetStringValue()
 	}
 	return out
@@ -370,4 +371,26 @@ func readFile(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// nestedNumber reads a number at path of an unstructured object, stored as
+// a JSON number or a quantity string; 0 when absent.
+func nestedNumber(obj map[string]any, path ...string) int64 {
+	v, ok, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	if !ok {
+		return 0
+	}
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case string:
+		q, err := apiresource.ParseQuantity(n)
+		if err != nil {
+			return 0
+		}
+		return q.Value()
+	}
+	return 0
 }

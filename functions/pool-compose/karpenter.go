@@ -16,6 +16,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -74,9 +75,9 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
 		o.event(true, "NoInterruptionQueue", msg) // disruption.go
 	}
-	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	o.desire(rnNodeClass, nc, observed.Ready(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
 	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
-		conditionReady(in.Observed[rnNodePool], false), true)
+		observed.Ready(in.Observed[rnNodePool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
 	return npName, nc.GetName(), o
 }

@@ -204,7 +204,7 @@ func TestRuleNodeGroup(t *testing.T) {
 	read := func(u *unstructured.Unstructured) group {
 		sc, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "scalingConfig")
 		types, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "instanceTypes")
-		return group{Name: u.GetName(), Min: count(sc[0].(map[string]any), "minSize"), Max: count(sc[0].(map[string]any), "maxSize"), Types: types, Hold: hold(u)}
+		return group{Name: u.GetName(), Min: nestedNumber(sc[0].(map[string]any), "minSize"), Max: nestedNumber(sc[0].(map[string]any), "maxSize"), Types: types, Hold: hold(u)}
 	}
 	onDemand := []any{"m-16x-amd64-linux"}
 	cases := map[string]struct {

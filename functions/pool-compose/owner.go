@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // NameTaken is a cluster-scoped object that another pool (or something
@@ -38,8 +39,8 @@ func TakenName(pool, ns string, existing map[resource.Name]*structpb.Struct) (Na
 		if u == nil {
 			continue
 		}
-		p := str(u, "metadata", "labels", qsv1alpha1.LabelPool)
-		pns := str(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace)
+		p := observed.String(u, "metadata", "labels", qsv1alpha1.LabelPool)
+		pns := observed.String(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace)
 		if p == pool && pns == ns {
 			continue
 		}
@@ -56,11 +57,11 @@ func TakenName(pool, ns string, existing map[resource.Name]*structpb.Struct) (Na
 // name pool ns/pool, in name order: what the pool already controls. A pool
 // whose name is taken keeps them as observed (Crossplane deletes whatever
 // a function leaves out of desired state) and composes nothing more.
-func OwnObjects(pool, ns string, observed map[resource.Name]*structpb.Struct) []resource.Name {
+func OwnObjects(pool, ns string, obs map[resource.Name]*structpb.Struct) []resource.Name {
 	var out []resource.Name
-	for _, n := range sortedNames(observed) {
-		u := observed[n]
-		if str(u, "metadata", "labels", qsv1alpha1.LabelPool) == pool && str(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace) == ns {
+	for _, n := range sortedNames(obs) {
+		u := obs[n]
+		if observed.String(u, "metadata", "labels", qsv1alpha1.LabelPool) == pool && observed.String(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace) == ns {
 			out = append(out, n)
 		}
 	}

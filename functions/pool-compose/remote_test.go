@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
@@ -329,7 +330,7 @@ func TestRemoteView(t *testing.T) {
 		return s
 	}
 	manifest := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "burst-nodepool"}}
-	observed := map[resource.Name]*structpb.Struct{
+	obs := map[resource.Name]*structpb.Struct{
 		"capacity":         mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "burst-capacity"}}),
 		"remote-capacity":  mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "west-pools-burst-capacity"}}),
 		"nodepool":         mk(map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}),
@@ -338,8 +339,8 @@ func TestRemoteView(t *testing.T) {
 		"remote-nodeclass": mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind}),
 	}
 	got := map[string]string{}
-	for n, o := range RemoteView(observed) {
-		got[string(n)] = str(o, "apiVersion") + " " + str(o, "kind") + " " + str(o, "metadata", "name")
+	for n, o := range RemoteView(obs) {
+		got[string(n)] = observed.String(o, "apiVersion") + " " + observed.String(o, "kind") + " " + observed.String(o, "metadata", "name")
 	}
 	want := map[string]string{
 		"capacity":       capacityAPIVersion + " " + capacityKind + " west-pools-burst-capacity",

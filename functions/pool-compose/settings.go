@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // The cluster's settings live in EnvironmentConfigs, which the function asks
@@ -158,8 +159,8 @@ func environmentData(req *fnv1.RunFunctionRequest) ([]namedData, bool) {
 	out := make([]namedData, 0, len(items.GetItems()))
 	for _, it := range items.GetItems() {
 		r := it.GetResource()
-		d := field(r, "data").GetStructValue()
-		out = append(out, namedData{name: str(r, "metadata", "name"), data: d.AsMap()})
+		d := observed.Field(r, "data").GetStructValue()
+		out = append(out, namedData{name: observed.String(r, "metadata", "name"), data: d.AsMap()})
 	}
 	slices.SortFunc(out, func(a, b namedData) int { return strings.Compare(a.name, b.name) })
 	return out, true

@@ -11,6 +11,7 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -52,7 +53,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
 		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
-		Placeholders: number(field(in.Observed[rnPlaceholder], "status", "replicas")),
+		Placeholders: observed.Number(observed.Field(in.Observed[rnPlaceholder], "status", "replicas")),
 		NoNodes:      noExistingNodes(in, f), Waiting: a.Waiting, Images: a.Warm.Images,
 		Previous: in.Previous.Phase, MaxExecutors: in.Spec.MaxExecutors,
 	})
