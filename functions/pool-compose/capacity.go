@@ -29,14 +29,13 @@ type CapacityArgs struct {
 	NodeSelector       map[string]string
 	ExecutorsPerNode   int32
 	MaxExecutors       int32
-	QueryServices      []Attachment
+	QueryServices      []CapacityQueryService
 	Suspend            bool
 	DeleteFailed       bool
 	Unauthorized       string
 	ProviderConfigName string
-	// Shares are the attached QueryServices' maxPoolExecutors by
-	// "namespace/name"; EnforceShares evicts above them.
-	Shares        map[string]int32
+	// EnforceShares evicts executors above a QueryService's
+	// MaxPoolExecutors.
 	EnforceShares bool
 	// Tolerations are the pool executors' (status.executorScheduling):
 	// nodes whose taints they tolerate offer slots.
@@ -51,17 +50,36 @@ type CapacityArgs struct {
 	WarmSlots int32
 }
 
+// CapacityQueryService is one attached QueryService as the PoolCapacity
+// lists it.
+type CapacityQueryService struct {
+	Name, Namespace string
+	// Replicas are its regular executors; nil when unknown.
+	Replicas *int32
+	// MaxPoolExecutors is its share of the pool; 0 when it has none.
+	MaxPoolExecutors int32
+}
+
+// CountOnly is a copy of a that only counts: it deletes no failed
+// executor, evicts no unauthorized one, enforces no share, prices nothing,
+// opens no node and releases no warm slot.
+func (a CapacityArgs) CountOnly() CapacityArgs {
+	a.DeleteFailed, a.Unauthorized, a.EnforceShares = false, policyReport, false
+	a.Pricing, a.Startup, a.WarmSlots = nil, nil, 0
+	return a
+}
+
 // PoolCapacity returns the pool's PoolCapacity managed resource.
 func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 	qss := make([]any, 0, len(a.QueryServices))
 	for _, q := range a.QueryServices {
 		var regular int64
-		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
-			regular = int64(*q.QS.Spec.Executor.Replicas)
+		if q.Replicas != nil {
+			regular = int64(*q.Replicas)
 		}
 		e := map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular}
-		if n := a.Shares[q.Key()]; n > 0 {
-			e["maxPoolExecutors"] = int64(n)
+		if q.MaxPoolExecutors > 0 {
+			e["maxPoolExecutors"] = int64(q.MaxPoolExecutors)
 		}
 		qss = append(qss, e)
 	}
@@ -249,27 +267,50 @@ func decideCapacity(in Input, f Facts, images []string) Outcome {
 		o.preserve(rnCapacity)
 		return o
 	}
+	a := capacityArgs(in, f, images)
+	// It lists every attached QueryService: the largest object of a large
+	// pool, and the same from call to call until one attaches or leaves.
+	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
+		observed.Ready(in.Observed[rnCapacity], false), true)
+	return o
+}
+
+// capacityArgs is what the pool's PoolCapacity counts and enforces: the
+// pool's nodes (f.Scheduling), at most maxExecutors executors at f.PerNode
+// a node, the attached QueryServices with their shares, the settings'
+// policies, and the startup and warm slots of its images.
+func capacityArgs(in Input, f Facts, images []string) CapacityArgs {
 	policy := in.Config.Capacity
 	unauthorized := unauthorizedPolicy(in)
 	if unauthorized == policyDeny {
 		// Admission keeps them out; any that ran before are listed.
 		unauthorized = policyReport
 	}
-	a := CapacityArgs{
+	return CapacityArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: f.Scheduling.NodeSelector,
-		ExecutorsPerNode: f.PerNode, MaxExecutors: in.Spec.MaxExecutors, QueryServices: f.Attached,
+		ExecutorsPerNode: f.PerNode, MaxExecutors: in.Spec.MaxExecutors, QueryServices: capacityQueryServices(in, f.Attached),
 		Suspend: in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
 		Tolerations:        f.Scheduling.Tolerations,
-		Shares:             shares(in, f.Attached), EnforceShares: in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
-		Pricing: policy.Pricing,
-		Startup: startupOf(in, f, images), WarmSlots: min(in.Spec.MinExecutors, in.Spec.MaxExecutors),
+		EnforceShares:      in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
+		Pricing:            policy.Pricing,
+		Startup:            startupOf(in, f, images), WarmSlots: min(in.Spec.MinExecutors, in.Spec.MaxExecutors),
 	}
-	// It lists every attached QueryService: the largest object of a large
-	// pool, and the same from call to call until one attaches or leaves.
-	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
-		observed.Ready(in.Observed[rnCapacity], false), true)
-	return o
+}
+
+// capacityQueryServices lists the attached QueryServices with their
+// regular executors and shares.
+func capacityQueryServices(in Input, attached []Attachment) []CapacityQueryService {
+	sh := shares(in, attached)
+	out := make([]CapacityQueryService, 0, len(attached))
+	for _, q := range attached {
+		c := CapacityQueryService{Name: q.Name, Namespace: q.Namespace, MaxPoolExecutors: sh[q.Key()]}
+		if q.QS != nil {
+			c.Replicas = q.QS.Spec.Executor.Replicas
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // disarmed is a copy of the PoolCapacity u that only counts: it deletes
@@ -314,10 +355,10 @@ func capacityKey(a CapacityArgs) string {
 	b.WriteByte(1)
 	for _, q := range a.QueryServices {
 		regular := int32(-1)
-		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
-			regular = *q.QS.Spec.Executor.Replicas
+		if q.Replicas != nil {
+			regular = *q.Replicas
 		}
-		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(a.Shares[q.Key()])))
+		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(q.MaxPoolExecutors)))
 	}
 	b.WriteByte(1)
 	w(strconv.Itoa(int(a.WarmSlots)))

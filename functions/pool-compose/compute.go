@@ -223,12 +223,18 @@ type Facts struct {
 	Tenant Tenant
 }
 
+// perNode is how many executors share one node: spec.executorsPerNode,
+// at least 1.
+func perNode(spec poolv1alpha1.PoolSpec) int32 {
+	return max(spec.ExecutorsPerNode, 1)
+}
+
 // establish works out the pool's facts; err says why its attachments
 // cannot be decided (an invalid selector).
 func establish(in Input) (Facts, error) {
 	f := Facts{
 		Detection: Detect(in.Spec.Provisioning, in.Config, in.CRDs),
-		PerNode:   max(in.Spec.ExecutorsPerNode, 1),
+		PerNode:   perNode(in.Spec),
 		Capacity:  observeCapacity(in.Observed[rnCapacity]),
 	}
 	if f.Capacity != nil {

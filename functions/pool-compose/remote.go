@@ -692,11 +692,7 @@ func waitForWorkload(in Input, pc, capacityName string) Output {
 		sel = map[string]string{}
 	}
 	maps.Copy(sel, nodeIdentity(in.Pool, in.Namespace))
-	a := CapacityArgs{
-		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: sel,
-		ExecutorsPerNode: max(in.Spec.ExecutorsPerNode, 1), MaxExecutors: in.Spec.MaxExecutors,
-		Suspend: in.Spec.Suspend, Unauthorized: policyReport,
-	}
+	a := capacityArgs(in, Facts{PerNode: perNode(in.Spec), Scheduling: Scheduling{NodeSelector: sel}}, nil).CountOnly()
 	out.Desired[rnCapacity] = PoolCapacity(a)
 	out.Ready[rnCapacity] = resource.ReadyFalse
 	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, capacityName)

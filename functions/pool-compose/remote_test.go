@@ -112,6 +112,34 @@ func TestRemoteLifecycle(t *testing.T) {
 	if q, _, _ := unstructured.NestedMap(c.Object, "spec", "forProvider", "workloadCluster"); q == nil {
 		t.Error("PoolCapacity asks for no workload cluster summary")
 	}
+	// The waiting PoolCapacity only counts: it knows no attachments or
+	// tolerations yet, deletes and evicts nothing, opens no node and
+	// releases no warm slot. It selects the nodes by spec.nodeSelector and
+	// the pool's identity labels.
+	var waiting any
+	if err := yaml.Unmarshal([]byte(`
+pool: {name: burst, namespace: pools}
+nodeSelector: {e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+executorSelector: {e6data.io/executor-type: pool, e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+warmupSelector: {e6data.io/component: warmup, e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+executorsPerNode: 2
+maxExecutors: 10
+queryServices: []
+suspend: false
+tolerations: []
+policies: {deleteFailedExecutors: false, enforceShares: false, unauthorizedExecutors: Report}
+warmSlots:
+  gate: e6data.io/warm-slot
+  selector: {e6data.io/component: placeholder, e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+  slots: 0
+`), &waiting); err != nil {
+		t.Fatal(err)
+	}
+	fp, _, _ := unstructured.NestedMap(c.Object, "spec", "forProvider")
+	delete(fp, "workloadCluster")
+	if diff := cmp.Diff(waiting, normalize(fp)); diff != "" {
+		t.Errorf("waiting PoolCapacity spec.forProvider (-want +got):\n%s", diff)
+	}
 	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonWaitingForWorkload {
 		t.Errorf("waiting: NodesProvisioned %s", got)
 	}

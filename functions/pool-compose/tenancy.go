@@ -183,10 +183,10 @@ func CheckClaim(a ClaimArgs) []SettingError {
 			"allows at most %d executors per Pool%s, and spec.maxExecutors is %d: lower it, or ask the platform team to raise the limit",
 			t.MaxExecutors, defaulted(t.MaxExecutorsPath, "tenancy.maxExecutors"), s.MaxExecutors)})
 	}
-	if nodes := ceilDiv(s.MaxExecutors, max(s.ExecutorsPerNode, 1)); t.MaxNodes > 0 && nodes > t.MaxNodes {
+	if nodes := ceilDiv(s.MaxExecutors, perNode(s)); t.MaxNodes > 0 && nodes > t.MaxNodes {
 		errs = append(errs, SettingError{Path: t.MaxNodesPath, Message: fmt.Sprintf(
 			"allows at most %d nodes per Pool, and spec.maxExecutors %d at spec.executorsPerNode %d asks for %d: lower maxExecutors or raise executorsPerNode",
-			t.MaxNodes, s.MaxExecutors, max(s.ExecutorsPerNode, 1), nodes)})
+			t.MaxNodes, s.MaxExecutors, perNode(s), nodes)})
 	}
 	if fams := t.InstanceFamilies; len(fams) > 0 {
 		family := func(specPath, v string) {
