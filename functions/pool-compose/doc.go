@@ -72,7 +72,7 @@
 //     settings' tenancy does not grant its namespace (a workload cluster,
 //     cluster ID, method or cloud, a size or an instance family) is Failed,
 //     ClaimNotAllowed, naming the setting, and keeps every object as
-//     observed; ComposeTarget composes such a pool nowhere else.
+//     observed; RunFunction sends such a pool to no workload cluster.
 //  2. decideWarm (warm.go): the warm set and its DaemonSets.
 //  3. TakenName (owner.go): another namespace's pool holds the pool's
 //     cluster-wide names, so it composes nothing more and keeps the

@@ -50,7 +50,8 @@ const minTTL = 5 * time.Second
 
 // RunFunction composes one XPool: it gathers the XPool, its observed
 // objects and the QueryServices and CRDs it asked Crossplane for, computes
-// the desired objects and status, and applies them to the response.
+// the desired objects and status (Compute in the pool's own cluster, or
+// ComposeTarget in its workload cluster), and applies them to the response.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	// Desired state of its own, so that writing it leaves the request as
@@ -69,7 +70,15 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
-	out := ComposeTarget(in, rsp.Requirements)
+	var out Output
+	if pc := WorkloadTarget(in.Config, in.Spec); pc == "" || ClaimRefused(in) {
+		// The pool's own cluster. A refused claim chooses nothing, its
+		// workload cluster included: Compute refuses it and keeps what it
+		// composed.
+		out = Compute(in)
+	} else {
+		out = ComposeTarget(in, pc, WorkloadQuery(rsp.Requirements))
+	}
 	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))
 		return rsp, nil
@@ -136,7 +145,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	// Settings problems are decided by Compute, which keeps the pool's
 	// objects and makes it Pending with the field to fix.
-	settings, errs := MergeSettings(req.GetInput(), cfg, envs)
+	settings, errs := MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
 	cfg = settings.Config
 	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size

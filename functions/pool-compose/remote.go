@@ -621,18 +621,13 @@ func unreachable(errs []string) bool {
 	return false
 }
 
-// ComposeTarget composes the pool in its workload cluster: locally as
-// Compute does, or, for a remote target, from the unwrapped observed state
-// and the capacity provider's summary, wrapping the remote objects. apply
-// writes the Output against the request's observed state, in.Observed.
-func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
-	pc := WorkloadTarget(in.Config, in.Spec)
-	if pc == "" || ClaimRefused(in) {
-		// A refused claim chooses nothing, its workload cluster
-		// included: Compute refuses it and keeps what it composed.
-		return Compute(in)
-	}
-	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: WorkloadQuery(reqs)}
+// ComposeTarget composes the pool in the workload cluster that the
+// provider-kubernetes ProviderConfig pc reaches: from the unwrapped
+// observed state and the capacity provider's summary, which query asks
+// for, wrapping the remote objects. apply writes the Output against the
+// request's observed state, in.Observed.
+func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery) Output {
+	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: query}
 	if r.CapacityName = keptObjectName(in.Observed, rnRemoteCapacity, pc); r.CapacityName == "" {
 		r.CapacityName = RemoteCapacityName(pc, in.Namespace, in.Pool)
 	}

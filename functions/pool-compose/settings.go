@@ -168,11 +168,12 @@ func environmentData(req *fnv1.RunFunctionRequest) ([]namedData, bool) {
 
 // MergeSettings merges the EnvironmentConfigs' data over the function input
 // (objects field by field, lists and values whole), defaults what is unset
-// and validates the result. input is the input as sent; cfg is it decoded.
-func MergeSettings(input *structpb.Struct, cfg *v1beta1.Input, envs []namedData) (Settings, []SettingError) {
+// and validates the result. input is the input as sent; cfg is it decoded;
+// helperImage is the default warmup helper image (Default).
+func MergeSettings(input *structpb.Struct, cfg *v1beta1.Input, envs []namedData, helperImage string) (Settings, []SettingError) {
 	// A problem found before the merge leaves the input's own settings,
 	// defaulted, for Compute to detect the pool's cloud with.
-	Default(cfg)
+	Default(cfg, helperImage)
 	s := Settings{Config: cfg, envs: envs, target: environmentName(cfg), input: input.AsMap()}
 	if len(envs) > 0 && (cfg.EnvironmentConfig == nil || len(cfg.EnvironmentConfig.MatchLabels) == 0) {
 		s.target = envs[len(envs)-1].name
@@ -202,7 +203,7 @@ func MergeSettings(input *structpb.Struct, cfg *v1beta1.Input, envs []namedData)
 	}
 	// The input alone chooses where settings come from.
 	out.EnvironmentConfig = cfg.EnvironmentConfig
-	Default(out)
+	Default(out, helperImage)
 	s.Config = out
 	return s, ValidateInput(out)
 }
