@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -68,7 +67,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 	npa := NodePoolArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
-		Nodes: nodes, Capacity: res.LargestOffered, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
+		Limits: nodePoolLimits(nodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
 		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
 	}
 	npName := in.Pool + sfxNodePool
@@ -87,13 +86,22 @@ type NodeClassKind struct {
 	Group, Version, Kind string
 }
 
+// The NodeClasses of Karpenter's providers, and of EKS Auto Mode.
+var (
+	kindEC2NodeClass  = NodeClassKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
+	kindEKSNodeClass  = NodeClassKind{Group: "eks.amazonaws.com", Version: "v1", Kind: "NodeClass"}
+	kindGCENodeClass  = NodeClassKind{Group: "karpenter.k8s.gcp", Version: "v1alpha1", Kind: "GCENodeClass"}
+	kindAKSNodeClass  = NodeClassKind{Group: "karpenter.azure.com", Version: "v1beta1", Kind: "AKSNodeClass"}
+	kindKWOKNodeClass = NodeClassKind{Group: "karpenter.kwok.sh", Version: "v1alpha1", Kind: "KWOKNodeClass"}
+)
+
 // nodeClassKinds maps a cloud (or EKS Auto Mode) to its NodeClass.
 var nodeClassKinds = map[string]NodeClassKind{
-	cloudAWS:          {"karpenter.k8s.aws", "v1", "EC2NodeClass"},
-	methodEKSAutoMode: {"eks.amazonaws.com", "v1", "NodeClass"},
-	cloudGCP:          {"karpenter.k8s.gcp", "v1alpha1", "GCENodeClass"},
-	cloudAzure:        {"karpenter.azure.com", "v1beta1", "AKSNodeClass"},
-	cloudKWOK:         {"karpenter.kwok.sh", "v1alpha1", "KWOKNodeClass"},
+	cloudAWS:          kindEC2NodeClass,
+	methodEKSAutoMode: kindEKSNodeClass,
+	cloudGCP:          kindGCENodeClass,
+	cloudAzure:        kindAKSNodeClass,
+	cloudKWOK:         kindKWOKNodeClass,
 }
 
 // nodeClassKindOf returns the NodeClass of a Karpenter pool.
@@ -127,11 +135,9 @@ type NodePoolArgs struct {
 	// NodeSelector labels from spec.nodeSelector become single-value
 	// requirements, so the pool's nodes carry them.
 	NodeSelector map[string]string
-	// Nodes caps the pool's node count; Capacity is one node's raw size.
-	Nodes    int64
-	Capacity sizing.Resources
-	Suspend  bool
-	Tuning   v1beta1.Karpenter
+	// Limits are the NodePool's spec.limits (nodePoolLimits).
+	Limits map[string]string
+	Tuning v1beta1.Karpenter
 }
 
 // NodePool returns the pool's karpenter.sh/v1 NodePool.
@@ -143,7 +149,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		types["minValues"] = int64(spotMinValues)
 	}
 	reqs := []any{types}
-	autoMode := a.NodeClass == nodeClassKinds[methodEKSAutoMode]
+	autoMode := a.NodeClass == kindEKSNodeClass
 	if !autoMode { // EKS Auto Mode does not support the kubernetes.io/os requirement
 		reqs = append(reqs, requirement(labelOS, "linux"))
 	}
@@ -162,7 +168,6 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		reqs = append(reqs, requirement(k, a.NodeSelector[k]))
 	}
 
-	limits := nodePoolLimits(a.Nodes, a.Capacity, a.Suspend)
 	tmplSpec := map[string]any{
 		"nodeClassRef": map[string]any{
 			"group": a.NodeClass.Group,
@@ -189,7 +194,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 			"metadata": map[string]any{"labels": stringMap(nodeIdentity(a.Pool, a.Namespace))},
 			"spec":     tmplSpec,
 		},
-		"limits": limits,
+		"limits": stringMap(a.Limits),
 		"disruption": map[string]any{
 			"consolidationPolicy": "WhenEmpty",
 			"consolidateAfter":    a.Tuning.ConsolidateAfter,
@@ -206,26 +211,6 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	return u
 }
 
-// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
-// and memory of nodes nodes of capacity each (when capacity is known and
-// the product fits an int64). A suspended pool's limits are zero, so
-// Karpenter launches nothing.
-func nodePoolLimits(nodes int64, capacity sizing.Resources, suspend bool) map[string]any {
-	if suspend {
-		return map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
-	}
-	limits := map[string]any{"nodes": fmt.Sprint(nodes)}
-	cpu, okCPU := times(capacity.CPU, nodes)
-	mem, okMem := times(capacity.Memory, nodes)
-	// Beyond int64 (maxExecutors near the int32 limit) the node limit
-	// alone bounds the pool.
-	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
-		limits["cpu"] = cpu.String()
-		limits["memory"] = mem.String()
-	}
-	return limits
-}
-
 // requirement is a NodeSelectorRequirement with operator In.
 func requirement(key string, values ...string) map[string]any {
 	vs := make([]any, 0, len(values))
@@ -233,22 +218,6 @@ func requirement(key string, values ...string) map[string]any {
 		vs = append(vs, v)
 	}
 	return map[string]any{"key": key, "operator": "In", "values": vs}
-}
-
-// times multiplies a quantity by n (n >= 0); ok is false when the product
-// does not fit an int64.
-func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
-	v := q.MilliValue()
-	if q.Format == resource.BinarySI {
-		v = q.Value()
-	}
-	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
-		return nil, false
-	}
-	if q.Format == resource.BinarySI {
-		return resource.NewQuantity(v*n, resource.BinarySI), true
-	}
-	return resource.NewMilliQuantity(v*n, q.Format), true
 }
 
 // NodeClassArgs is everything a pool's NodeClass is made of.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -271,4 +272,40 @@ func nodeCommands(pool, ns, sel string) string {
 	}
 	return fmt.Sprintf("kubectl label nodes -l %s %s, then taint them (which evicts their pods that are not the pool's): kubectl taint nodes -l %s %s",
 		sel, labelArgs(pool, ns), sel, strings.Join(taints, " "))
+}
+
+// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
+// and memory of nodes nodes of capacity each (when capacity is known and
+// the product fits an int64). A suspended pool's limits are zero, so
+// Karpenter launches nothing.
+func nodePoolLimits(nodes int64, capacity sizing.Resources, suspend bool) map[string]string {
+	if suspend {
+		return map[string]string{"cpu": "0", "memory": "0", "nodes": "0"}
+	}
+	limits := map[string]string{"nodes": fmt.Sprint(nodes)}
+	cpu, okCPU := times(capacity.CPU, nodes)
+	mem, okMem := times(capacity.Memory, nodes)
+	// Beyond int64 (maxExecutors near the int32 limit) the node limit
+	// alone bounds the pool.
+	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
+		limits["cpu"] = cpu.String()
+		limits["memory"] = mem.String()
+	}
+	return limits
+}
+
+// times multiplies a quantity by n (n >= 0); ok is false when the product
+// does not fit an int64.
+func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
+	v := q.MilliValue()
+	if q.Format == resource.BinarySI {
+		v = q.Value()
+	}
+	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
+		return nil, false
+	}
+	if q.Format == resource.BinarySI {
+		return resource.NewQuantity(v*n, resource.BinarySI), true
+	}
+	return resource.NewMilliQuantity(v*n, q.Format), true
 }
