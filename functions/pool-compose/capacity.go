@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,7 +114,7 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		"gate":     qsv1alpha1.GateWarmSlot,
 		"slots":    int64(a.WarmSlots),
 	}
-	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
+	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
 		"forProvider":       fp,
 		"providerConfigRef": map[string]any{"name": a.ProviderConfigName},
@@ -341,7 +343,7 @@ func capacityKey(a CapacityArgs) string {
 	w(capacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
 		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName,
 		strconv.FormatBool(a.EnforceShares))
-	for _, k := range sortedKeys(a.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
 		w(k, a.NodeSelector[k])
 	}
 	b.WriteByte(1)

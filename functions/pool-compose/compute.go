@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -346,11 +344,4 @@ func readyOf(ok bool) resource.Ready {
 		return resource.ReadyTrue
 	}
 	return resource.ReadyFalse
-}
-
-// sortedNames sorts resource names.
-func sortedNames[V any](m map[resource.Name]V) []resource.Name {
-	out := slices.Collect(maps.Keys(m))
-	slices.Sort(out)
-	return out
 }

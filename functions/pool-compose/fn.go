@@ -211,32 +211,6 @@ const (
 	reqOwnerPrefix = "owner:"
 )
 
-// OwnedName is a cluster-scoped object a pool names after itself ("{pool}"
-// and a suffix). Names of cluster-scoped objects are unique across
-// namespaces, so two pools of one name in two namespaces would share it:
-// the function reads each by name before it composes anything, and a pool
-// whose name is taken composes nothing more (see Input.Existing).
-type OwnedName struct {
-	// Resource is the composed-resource name of the object.
-	Resource   resource.Name
-	APIVersion string
-	Kind       string
-	Suffix     string
-}
-
-// ownedNames are the cluster-scoped objects whose names pools share a
-// space of, and that the function can ask for whatever the cluster runs:
-// the PoolCapacity (the package's own kind) and the placeholder
-// PriorityClass (built in). Every pool composes its PoolCapacity, so a pool
-// that holds {pool}-nodepool or {pool}-nodeclass holds {pool}-capacity too;
-// asking for the NodePool by name would make the requirements depend on
-// which CRDs the cluster has, and they must depend on the spec alone.
-var ownedNames = []OwnedName{
-	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
-	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
-	{Resource: rnAgentPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxNodeAgent},
-}
-
 // Requirements are the resources the function asks Crossplane for when
 // composing the pool called pool in namespace ns: only the QueryServices the
 // pool can attach or must report, never every QueryService in the cluster.

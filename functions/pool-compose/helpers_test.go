@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -295,7 +296,7 @@ func qs(name, ns, pool, poolNS, image, cpu, mem string, labels map[string]string
 	b.WriteString("apiVersion: e6data.io/v1alpha1\nkind: QueryService\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\n")
 	if len(labels) > 0 {
 		b.WriteString("  labels:\n")
-		for _, k := range sortedKeys(labels) {
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			b.WriteString("    " + k + ": " + labels[k] + "\n")
 		}
 	}
@@ -315,9 +316,10 @@ func desired(rsp *fnv1.RunFunctionResponse, n string) *unstructured.Unstructured
 	return &unstructured.Unstructured{Object: r.GetResource().AsMap()}
 }
 
-// desiredNames are the names of rsp's desired composed resources, sorted.
+// desiredNames are the names of rsp's desired composed resources, sorted;
+// empty, not nil, when there are none.
 func desiredNames(rsp *fnv1.RunFunctionResponse) []string {
-	return sortedKeys(rsp.GetDesired().GetResources())
+	return append([]string{}, slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))...)
 }
 
 // status returns the desired XPool status as a map.

@@ -23,6 +23,7 @@ package main
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -208,7 +209,7 @@ func NodePolicyARNs(n v1beta1.NodeIAM) []string {
 // NodeIAMObjects are a pool's node role, its policy attachments and its
 // EKS access entry, in that order.
 func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
-	labels := objectLabels(a.Pool, a.Namespace)
+	labels := nodeIdentity(a.Pool, a.Namespace)
 	tags := func() map[string]any {
 		t := stringMap(a.Settings.Tags)
 		t[qsv1alpha1.LabelPool] = a.Pool
@@ -266,7 +267,7 @@ func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject, observed map[re
 	for _, o := range iam {
 		suffix := strings.TrimPrefix(string(o.Name), "node-iam-")
 		n := resource.Name(rnNodeIAMUsage + suffix)
-		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", objectLabels(pool, ns))
+		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", nodeIdentity(pool, ns))
 		u.Object["spec"] = map[string]any{
 			"of": map[string]any{
 				"apiVersion":  o.Object.GetAPIVersion(),
@@ -467,7 +468,7 @@ func keepNodeIAM(in Input, f Facts) Outcome {
 	if !composesNodeIAM(in, f) {
 		return o
 	}
-	for _, n := range sortedNames(in.Observed) {
+	for _, n := range slices.Sorted(maps.Keys(in.Observed)) {
 		if strings.HasPrefix(string(n), "node-iam-") {
 			o.preserve(n)
 		}

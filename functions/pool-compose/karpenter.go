@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -206,7 +205,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	if a.Tuning.Weight > 0 {
 		spec["weight"] = int64(a.Tuning.Weight)
 	}
-	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", objectLabels(a.Pool, a.Namespace))
+	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u
 }
@@ -258,7 +257,7 @@ func NodeClass(a NodeClassArgs) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := object(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+sfxNodeClass, "", objectLabels(a.Pool, a.Namespace))
+	u := object(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+sfxNodeClass, "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u, nil
 }
@@ -535,8 +534,9 @@ func warmingTaint(pool string, images int, w *v1beta1.Warmup) *corev1.Taint {
 	return &corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
 }
 
-// nodeIdentity are the labels that tell a pool's nodes from every other
-// pool's: its name and, when it has one, its namespace.
+// nodeIdentity are the labels that tell a pool's nodes, and every object
+// the function emits, from every other pool's: its name and, when it has
+// one, its namespace.
 func nodeIdentity(pool, ns string) map[string]string {
 	l := map[string]string{qsv1alpha1.LabelPool: pool}
 	if ns != "" {
@@ -554,11 +554,6 @@ func stringMap(m map[string]string) map[string]any {
 	return out
 }
 
-// objectLabels are the labels of every object the function emits.
-func objectLabels(pool, ns string) map[string]string {
-	return nodeIdentity(pool, ns)
-}
-
 // object starts an unstructured object.
 func object(apiVersion, kind, name, namespace string, labels map[string]string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
@@ -570,14 +565,4 @@ func object(apiVersion, kind, name, namespace string, labels map[string]string) 
 		u.SetLabels(labels)
 	}
 	return u
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

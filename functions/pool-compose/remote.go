@@ -130,7 +130,7 @@ func keptObjectName(obs map[resource.Name]*structpb.Struct, n resource.Name, pc 
 // target of r's pool: the observed Object's that wraps it, else
 // ObjectName's.
 func objectNameOf(obs map[resource.Name]*structpb.Struct, r Remote, target *unstructured.Unstructured) string {
-	for _, n := range sortedNames(obs) {
+	for _, n := range slices.Sorted(maps.Keys(obs)) {
 		m := observed.Field(obs[n], "spec", "forProvider", "manifest").GetStructValue()
 		if !isRemoteObject(n) || observed.String(m, "kind") != target.GetKind() || observed.String(m, "metadata", "name") != target.GetName() || observed.String(m, "metadata", "namespace") != target.GetNamespace() {
 			continue
@@ -252,7 +252,7 @@ type taken struct {
 // included. When a remote name belongs to someone else, no remote object
 // is applied and the pool is Failed (NameTaken) naming the holder.
 func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) Output {
-	labels := objectLabels(r.Pool, r.Namespace)
+	labels := nodeIdentity(r.Pool, r.Namespace)
 	w := Output{
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
 		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
@@ -275,7 +275,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 		policy := own(rn, func() string { return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()) })
 		return rn, WrapObject(u, objectNameOf(obs, r, u), r.ProviderConfig, r.Mark, policy, labels)
 	}
-	for _, n := range sortedNames(out.Desired) {
+	for _, n := range slices.Sorted(maps.Keys(out.Desired)) {
 		u := out.Desired[n]
 		if n == rnCapacity {
 			w.Desired[rnRemoteCapacity] = pointCapacity(u, r)
@@ -289,7 +289,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 		rn, o := wrap(n, u)
 		w.Desired[rn], w.Ready[rn] = o, out.Ready[n]
 	}
-	for _, n := range sortedNames(out.Lazy) {
+	for _, n := range slices.Sorted(maps.Keys(out.Lazy)) {
 		l := out.Lazy[n]
 		if n == rnCapacity {
 			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.CapacityName, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
@@ -374,7 +374,7 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 	if l, ok := w.Lazy[rnRemoteCapacity]; ok {
 		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return disarmed(l.Build()) }}
 	}
-	for _, n := range sortedNames(observed) {
+	for _, n := range slices.Sorted(maps.Keys(observed)) {
 		if isRemoteObject(n) {
 			w.Preserve = append(w.Preserve, n)
 		}
@@ -578,7 +578,7 @@ func Reachability(obs map[resource.Name]*structpb.Struct, pc string) Condition {
 		capErr = c.Message
 	}
 	var objErrs []string
-	for _, n := range sortedNames(obs) {
+	for _, n := range slices.Sorted(maps.Keys(obs)) {
 		o := obs[n]
 		if !isRemoteObject(n) || observed.String(o, "kind") != objectKind {
 			continue
@@ -655,7 +655,7 @@ func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery)
 	if waiting {
 		// Until the workload cluster is known nothing the pool has is
 		// removed, the objects of a pool that ran locally before included.
-		for _, n := range sortedNames(in.Observed) {
+		for _, n := range slices.Sorted(maps.Keys(in.Observed)) {
 			if _, d := out.Desired[n]; !d {
 				out.Preserve = append(out.Preserve, n)
 			}

@@ -232,7 +232,7 @@ func mergeMaps(base, over map[string]any) map[string]any {
 func unknownSettings(prefix string, data map[string]any, t reflect.Type) []string {
 	fields := settingFields(t)
 	var out []string
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		p := prefix + k
 		ft, ok := fields[k]
 		if !ok {
@@ -328,7 +328,7 @@ func awaitSettings(in Input, f Facts) Outcome {
 		if in.PreviousConditions[CondProvisioned] != o.Problem.Reason {
 			o.event(true, o.Problem.Reason, o.Problem.Message)
 		}
-		o.preserve(sortedNames(in.Observed)...)
+		o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
 		return o
 	}
 	reason, msg := reasonSettingsInvalid, in.SettingsProblem
@@ -346,7 +346,7 @@ func awaitSettings(in Input, f Facts) Outcome {
 	if in.PreviousConditions[CondProvisioned] != reason {
 		o.event(true, reason, msg)
 	}
-	o.preserve(sortedNames(in.Observed)...)
+	o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
 	return o
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	wanted, leftOut := warmup.Bound(warmup.Set(a.Cached, a.AutoCollect, a.QSImages), a.MaxImages)
 	p.LeftOut = leftOut
 	var observed []warmup.Observed
-	for _, name := range sortedNames(a.Observed) {
+	for _, name := range slices.Sorted(maps.Keys(a.Observed)) {
 		u := a.Observed[name]
 		o, err := warmup.ParseObserved(string(name), annotations(u))
 		if err != nil {
@@ -101,7 +102,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 			PullSecrets:  a.PullSecrets,
 			Tolerations:  a.Scheduling.Tolerations,
 			NodeSelector: a.Scheduling.NodeSelector,
-			Labels:       objectLabels(a.Pool, a.Namespace),
+			Labels:       nodeIdentity(a.Pool, a.Namespace),
 			UnusedSince:  e.UnusedSince,
 
 			PriorityClassName: a.PriorityClassName,
