@@ -57,8 +57,16 @@
 //
 // # How it decides
 //
-// RunFunction gathers one Input from the request, Compute decides, and
-// apply writes the Output into the response. Compute first establishes the
+// RunFunction gathers one Input from the request and takes one of two
+// paths: a pool of this cluster, or one whose claim is refused, goes to
+// Compute; a pool with a workload cluster goes to ComposeTarget
+// (remote.go), which computes the pool from the unwrapped observed state
+// and the capacity provider's summary (or, until that summary arrives,
+// composes only the PoolCapacity, as waitForWorkload), then wraps every
+// object for the workload cluster. apply writes the Output into the
+// response. Package observed reads the observed objects on both paths;
+// package cloudpool builds the node pools of clouds without Karpenter.
+// Compute first establishes the
 // pool's facts (Facts: how its nodes are provisioned, which QueryServices
 // attach, where its pods are scheduled, what the PoolCapacity observed and
 // whether executors have run), then makes each decision in this order, one
