@@ -42,9 +42,3 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), minNodes, maxNodes, res.InstanceType))
 	return cp.GetName(), o
 }
-
-// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
-// overflow.
-func ceilDiv64(a, b int64) int64 {
-	return a/b + min(a%b, 1)
-}

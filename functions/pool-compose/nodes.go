@@ -274,6 +274,12 @@ func nodeCommands(pool, ns, sel string) string {
 		sel, labelArgs(pool, ns), sel, strings.Join(taints, " "))
 }
 
+// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
+// overflow.
+func ceilDiv64(a, b int64) int64 {
+	return a/b + min(a%b, 1)
+}
+
 // nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
 // and memory of nodes nodes of capacity each (when capacity is known and
 // the product fits an int64). A suspended pool's limits are zero, so
