@@ -201,8 +201,13 @@ func TestRuleAzureFamilyCheckEqualsTheAPI(t *testing.T) {
 		}
 		apiOK := apiErr == nil
 		fnErr := Validate("p", decodeSpec(t, spec))
-		if fnOK := fnErr == nil; fnOK != apiOK {
+		if fnOK := len(fnErr) == 0; fnOK != apiOK {
 			t.Errorf("type %s, family %s: the API says ok=%v (%v), the function ok=%v (%v)", p[0], p[1], apiOK, apiErr, fnOK, fnErr)
+		}
+		for _, e := range fnErr {
+			if e.Field != "spec.instanceConfig.instanceType" {
+				t.Errorf("type %s, family %s: the function refuses %s, want spec.instanceConfig.instanceType", p[0], p[1], e.Field)
+			}
 		}
 	}
 }

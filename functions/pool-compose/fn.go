@@ -113,8 +113,8 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
 		return Input{}, false
 	}
-	if err := Validate(pool, spec); err != nil {
-		response.Fatal(rsp, errors.Wrapf(err, "pool %q", pool))
+	if errs := Validate(pool, spec); len(errs) > 0 {
+		response.Fatal(rsp, errors.Wrapf(InvalidSpec(errs), "pool %q", pool))
 		return Input{}, false
 	}
 
