@@ -119,7 +119,7 @@ func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 		"'. To be allowed, ask the pool owners to add the QueryService to spec.allowedQueryServices of pool %s (or to label it to match spec.queryServiceSelector), set its spec.executor.poolRef to {name: %s, namespace: %s}, and label its executor pods %s=<QueryService name>'",
 		id, qsv1alpha1.LabelQueryService, id, a.Pool, a.Namespace, qsv1alpha1.LabelQueryService)
 
-	u := object(admissionAPIVersion, "ValidatingAdmissionPolicy", AccessPolicyName(a.Pool, a.Namespace), "", objectLabels(a.Pool, a.Namespace))
+	u := object(admissionAPIVersion, "ValidatingAdmissionPolicy", AccessPolicyName(a.Pool, a.Namespace), "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
 		"failurePolicy": "Fail",
 		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
@@ -142,7 +142,7 @@ func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 // AccessPolicyBinding binds the pool's admission policy to every
 // namespace, denying what it rejects.
 func AccessPolicyBinding(pool, ns string) *unstructured.Unstructured {
-	u := object(admissionAPIVersion, "ValidatingAdmissionPolicyBinding", AccessPolicyName(pool, ns), "", objectLabels(pool, ns))
+	u := object(admissionAPIVersion, "ValidatingAdmissionPolicyBinding", AccessPolicyName(pool, ns), "", nodeIdentity(pool, ns))
 	u.Object["spec"] = map[string]any{
 		"policyName":        AccessPolicyName(pool, ns),
 		"validationActions": []any{"Deny"},

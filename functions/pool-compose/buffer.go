@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // What holds a pool's warm slots: placeholder pods, or SIG Autoscaling's
@@ -83,11 +84,11 @@ func observeBuffer(u *structpb.Struct) BufferObservation {
 	if u == nil {
 		return BufferObservation{}
 	}
-	b := BufferObservation{Observed: true, Generation: number(field(u, "metadata", "generation"))}
-	for _, v := range field(u, "status", "conditions").GetListValue().GetValues() {
+	b := BufferObservation{Observed: true, Generation: observed.Number(observed.Field(u, "metadata", "generation"))}
+	for _, v := range observed.Field(u, "status", "conditions").GetListValue().GetValues() {
 		c := v.GetStructValue()
-		if str(c, "type") == condReadyForProvisioning && str(c, "status") == string(metav1.ConditionTrue) {
-			b.ProcessedGeneration = number(field(c, "observedGeneration"))
+		if observed.String(c, "type") == condReadyForProvisioning && observed.String(c, "status") == string(metav1.ConditionTrue) {
+			b.ProcessedGeneration = observed.Number(observed.Field(c, "observedGeneration"))
 		}
 	}
 	return b
@@ -96,8 +97,8 @@ func observeBuffer(u *structpb.Struct) BufferObservation {
 // servesVersion tells whether an observed CustomResourceDefinition serves
 // version v.
 func servesVersion(crd *structpb.Struct, v string) bool {
-	for _, x := range field(crd, "spec", "versions").GetListValue().GetValues() {
-		if s := x.GetStructValue(); str(s, "name") == v && field(s, "served").GetBoolValue() {
+	for _, x := range observed.Field(crd, "spec", "versions").GetListValue().GetValues() {
+		if s := x.GetStructValue(); observed.String(s, "name") == v && observed.Field(s, "served").GetBoolValue() {
 			return true
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/golden"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
@@ -128,7 +129,7 @@ func TestDecideWarmMethod(t *testing.T) {
 
 // TestDecideWarmSlots: which objects hold the warm slots, and how many.
 func TestDecideWarmSlots(t *testing.T) {
-	slot := Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
+	slot := sizing.Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
 	processed := BufferObservation{Observed: true, Generation: 2, ProcessedGeneration: 2}
 	base := func(mod func(*PlaceholderInput)) PlaceholderInput {
 		p := PlaceholderInput{
@@ -217,7 +218,7 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if got, want := desiredNames(first), []string{"capacity", "capacity-buffer", "capacity-buffer-podtemplate", "placeholder"}; !containsAll(got, want) {
 		t.Fatalf("first call composes %v, want at least %v", got, want)
 	}
-	if got := count(desired(first, "capacity-buffer").Object, "spec", "replicas"); got != 0 {
+	if got := nestedNumber(desired(first, "capacity-buffer").Object, "spec", "replicas"); got != 0 {
 		t.Errorf("first call: buffer replicas %d, want 0 while placeholders hold the slots", got)
 	}
 	observed := observe(t, first, func(n string, u *unstructured.Unstructured) map[string]any {
@@ -235,7 +236,7 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if d := desired(second, "placeholder"); d != nil {
 		t.Errorf("processed buffer: the placeholder Deployment is still composed")
 	}
-	if got := count(desired(second, "capacity-buffer").Object, "spec", "replicas"); got != 2 {
+	if got := nestedNumber(desired(second, "capacity-buffer").Object, "spec", "replicas"); got != 2 {
 		t.Errorf("processed buffer: replicas %d, want minExecutors 2", got)
 	}
 	if got := conditions(second)[CondWarmCapacity]; got != "TRUE/"+reasonBufferProcessed {

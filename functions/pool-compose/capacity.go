@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +15,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // PoolCapacity's API version and kind (the burstpool provider's managed
@@ -28,14 +31,13 @@ type CapacityArgs struct {
 	NodeSelector       map[string]string
 	ExecutorsPerNode   int32
 	MaxExecutors       int32
-	QueryServices      []Attachment
+	QueryServices      []CapacityQueryService
 	Suspend            bool
 	DeleteFailed       bool
 	Unauthorized       string
 	ProviderConfigName string
-	// Shares are the attached QueryServices' maxPoolExecutors by
-	// "namespace/name"; EnforceShares evicts above them.
-	Shares        map[string]int32
+	// EnforceShares evicts executors above a QueryService's
+	// MaxPoolExecutors.
 	EnforceShares bool
 	// Tolerations are the pool executors' (status.executorScheduling):
 	// nodes whose taints they tolerate offer slots.
@@ -50,17 +52,36 @@ type CapacityArgs struct {
 	WarmSlots int32
 }
 
+// CapacityQueryService is one attached QueryService as the PoolCapacity
+// lists it.
+type CapacityQueryService struct {
+	Name, Namespace string
+	// Replicas are its regular executors; nil when unknown.
+	Replicas *int32
+	// MaxPoolExecutors is its share of the pool; 0 when it has none.
+	MaxPoolExecutors int32
+}
+
+// CountOnly is a copy of a that only counts: it deletes no failed
+// executor, evicts no unauthorized one, enforces no share, prices nothing,
+// opens no node and releases no warm slot.
+func (a CapacityArgs) CountOnly() CapacityArgs {
+	a.DeleteFailed, a.Unauthorized, a.EnforceShares = false, policyReport, false
+	a.Pricing, a.Startup, a.WarmSlots = nil, nil, 0
+	return a
+}
+
 // PoolCapacity returns the pool's PoolCapacity managed resource.
 func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 	qss := make([]any, 0, len(a.QueryServices))
 	for _, q := range a.QueryServices {
 		var regular int64
-		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
-			regular = int64(*q.QS.Spec.Executor.Replicas)
+		if q.Replicas != nil {
+			regular = int64(*q.Replicas)
 		}
 		e := map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular}
-		if n := a.Shares[q.Key()]; n > 0 {
-			e["maxPoolExecutors"] = int64(n)
+		if q.MaxPoolExecutors > 0 {
+			e["maxPoolExecutors"] = int64(q.MaxPoolExecutors)
 		}
 		qss = append(qss, e)
 	}
@@ -93,7 +114,7 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		"gate":     qsv1alpha1.GateWarmSlot,
 		"slots":    int64(a.WarmSlots),
 	}
-	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", objectLabels(a.Pool, a.Namespace))
+	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
 		"forProvider":       fp,
 		"providerConfigRef": map[string]any{"name": a.ProviderConfigName},
@@ -113,7 +134,7 @@ type WarmupFailure = capv1alpha1.WarmupFailure
 // observeCapacity reads an observed PoolCapacity's status.atProvider; a
 // missing or unreadable one observes nothing.
 func observeCapacity(u *structpb.Struct) *CapacityObservation {
-	ap := field(u, "status", "atProvider").GetStructValue()
+	ap := observed.Field(u, "status", "atProvider").GetStructValue()
 	if ap == nil {
 		return nil
 	}
@@ -134,7 +155,7 @@ type Staleness struct {
 	// condition turned.
 	Since string
 	// Condition is the PoolCapacity's condition that says so.
-	Condition Condition
+	Condition metav1.Condition
 }
 
 // capacityStaleness reads whether an observed PoolCapacity's figures are
@@ -143,13 +164,13 @@ func capacityStaleness(u *structpb.Struct) *Staleness {
 	if u == nil {
 		return nil
 	}
-	c := objectCondition(u, "Stale")
+	c := observed.Condition(u, "Stale")
 	if c.Status != "True" {
-		if c = objectCondition(u, "Ready"); c.Status != "False" {
+		if c = observed.Condition(u, "Ready"); c.Status != "False" {
 			return nil
 		}
 	}
-	since := str(u, "status", "atProvider", "lastObservedTime")
+	since := observed.String(u, "status", "atProvider", "lastObservedTime")
 	if since == "" {
 		since = conditionTime(u, c.Type)
 	}
@@ -159,9 +180,9 @@ func capacityStaleness(u *structpb.Struct) *Staleness {
 // conditionTime is the lastTransitionTime of an observed object's
 // condition of type t.
 func conditionTime(o *structpb.Struct, t string) string {
-	for _, c := range field(o, "status", "conditions").GetListValue().GetValues() {
-		if cs := c.GetStructValue(); str(cs, "type") == t {
-			return str(cs, "lastTransitionTime")
+	for _, c := range observed.Field(o, "status", "conditions").GetListValue().GetValues() {
+		if cs := c.GetStructValue(); observed.String(cs, "type") == t {
+			return observed.String(cs, "lastTransitionTime")
 		}
 	}
 	return ""
@@ -248,27 +269,50 @@ func decideCapacity(in Input, f Facts, images []string) Outcome {
 		o.preserve(rnCapacity)
 		return o
 	}
+	a := capacityArgs(in, f, images)
+	// It lists every attached QueryService: the largest object of a large
+	// pool, and the same from call to call until one attaches or leaves.
+	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
+		observed.Ready(in.Observed[rnCapacity], false), true)
+	return o
+}
+
+// capacityArgs is what the pool's PoolCapacity counts and enforces: the
+// pool's nodes (f.Scheduling), at most maxExecutors executors at f.PerNode
+// a node, the attached QueryServices with their shares, the settings'
+// policies, and the startup and warm slots of its images.
+func capacityArgs(in Input, f Facts, images []string) CapacityArgs {
 	policy := in.Config.Capacity
 	unauthorized := unauthorizedPolicy(in)
 	if unauthorized == policyDeny {
 		// Admission keeps them out; any that ran before are listed.
 		unauthorized = policyReport
 	}
-	a := CapacityArgs{
+	return CapacityArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: f.Scheduling.NodeSelector,
-		ExecutorsPerNode: f.PerNode, MaxExecutors: in.Spec.MaxExecutors, QueryServices: f.Attached,
+		ExecutorsPerNode: f.PerNode, MaxExecutors: in.Spec.MaxExecutors, QueryServices: capacityQueryServices(in, f.Attached),
 		Suspend: in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
 		ProviderConfigName: policy.ProviderConfigName,
 		Tolerations:        f.Scheduling.Tolerations,
-		Shares:             shares(in, f.Attached), EnforceShares: in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
-		Pricing: policy.Pricing,
-		Startup: startupOf(in, f, images), WarmSlots: min(in.Spec.MinExecutors, in.Spec.MaxExecutors),
+		EnforceShares:      in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
+		Pricing:            policy.Pricing,
+		Startup:            startupOf(in, f, images), WarmSlots: min(in.Spec.MinExecutors, in.Spec.MaxExecutors),
 	}
-	// It lists every attached QueryService: the largest object of a large
-	// pool, and the same from call to call until one attaches or leaves.
-	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
-		conditionReady(in.Observed[rnCapacity], false), true)
-	return o
+}
+
+// capacityQueryServices lists the attached QueryServices with their
+// regular executors and shares.
+func capacityQueryServices(in Input, attached []Attachment) []CapacityQueryService {
+	sh := shares(in, attached)
+	out := make([]CapacityQueryService, 0, len(attached))
+	for _, q := range attached {
+		c := CapacityQueryService{Name: q.Name, Namespace: q.Namespace, MaxPoolExecutors: sh[q.Key()]}
+		if q.QS != nil {
+			c.Replicas = q.QS.Spec.Executor.Replicas
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // disarmed is a copy of the PoolCapacity u that only counts: it deletes
@@ -299,7 +343,7 @@ func capacityKey(a CapacityArgs) string {
 	w(capacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
 		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName,
 		strconv.FormatBool(a.EnforceShares))
-	for _, k := range sortedKeys(a.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
 		w(k, a.NodeSelector[k])
 	}
 	b.WriteByte(1)
@@ -313,10 +357,10 @@ func capacityKey(a CapacityArgs) string {
 	b.WriteByte(1)
 	for _, q := range a.QueryServices {
 		regular := int32(-1)
-		if q.QS != nil && q.QS.Spec.Executor.Replicas != nil {
-			regular = *q.QS.Spec.Executor.Replicas
+		if q.Replicas != nil {
+			regular = *q.Replicas
 		}
-		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(a.Shares[q.Key()])))
+		w(q.Namespace, q.Name, strconv.Itoa(int(regular)), strconv.Itoa(int(q.MaxPoolExecutors)))
 	}
 	b.WriteByte(1)
 	w(strconv.Itoa(int(a.WarmSlots)))

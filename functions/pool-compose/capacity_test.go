@@ -76,7 +76,7 @@ func TestDecideCapacity(t *testing.T) {
 	sel := map[string]string{"e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"}
 	input := func(mod func(*Input)) Input {
 		cfg := &v1beta1.Input{}
-		Default(cfg)
+		Default(cfg, defaultHelperImage)
 		in := Input{Pool: "burst", Namespace: "pools", Config: cfg, Spec: poolv1alpha1.PoolSpec{MaxExecutors: 21, ExecutorsPerNode: 4}}
 		if mod != nil {
 			mod(&in)

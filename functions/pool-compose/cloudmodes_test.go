@@ -111,10 +111,10 @@ func TestRuleCoreWeave(t *testing.T) {
 			if cp == nil {
 				t.Fatalf("%s\nno CoreWeave NodePool desired: %v", tc.reason, results(rsp))
 			}
-			target := count(cp.Object, "spec", "targetNodes")
+			target := nestedNumber(cp.Object, "spec", "targetNodes")
 			got := want{Target: target, Ready: rsp.GetDesired().GetResources()["cloud-nodepool"].GetReady().String() == "READY_TRUE", Name: cp.GetName()}
 			if d := desired(rsp, "cloud-nodepool-draining"); d != nil {
-				got.Draining = map[string]any{"name": d.GetName(), "targetNodes": count(d.Object, "spec", "targetNodes")}
+				got.Draining = map[string]any{"name": d.GetName(), "targetNodes": nestedNumber(d.Object, "spec", "targetNodes")}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
@@ -201,8 +201,13 @@ func TestRuleAzureFamilyCheckEqualsTheAPI(t *testing.T) {
 		}
 		apiOK := apiErr == nil
 		fnErr := Validate("p", decodeSpec(t, spec))
-		if fnOK := fnErr == nil; fnOK != apiOK {
+		if fnOK := len(fnErr) == 0; fnOK != apiOK {
 			t.Errorf("type %s, family %s: the API says ok=%v (%v), the function ok=%v (%v)", p[0], p[1], apiOK, apiErr, fnOK, fnErr)
+		}
+		for _, e := range fnErr {
+			if e.Field != "spec.instanceConfig.instanceType" {
+				t.Errorf("type %s, family %s: the function refuses %s, want spec.instanceConfig.instanceType", p[0], p[1], e.Field)
+			}
 		}
 	}
 }

@@ -8,11 +8,13 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // decideCloudNodePool decides the cloud's node pool (LKE, DOKS, CoreWeave)
 // of minNodes to maxNodes nodes of the sized type.
-func decideCloudNodePool(in Input, f Facts, res SizeResult, minNodes, maxNodes int64) (string, Outcome) {
+func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNodes int64) (string, Outcome) {
 	cfg := in.Config.Provisioning
 	if cfg == nil {
 		cfg = &v1beta1.Provisioning{}
@@ -36,13 +38,7 @@ func decideCloudNodePool(in Input, f Facts, res SizeResult, minNodes, maxNodes i
 		o.preserve(rnCloudPool)
 		return "", o
 	}
-	o.desire(rnCloudPool, cp, conditionReady(in.Observed[rnCloudPool], false), true)
+	o.desire(rnCloudPool, cp, observed.Ready(in.Observed[rnCloudPool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), minNodes, maxNodes, res.InstanceType))
 	return cp.GetName(), o
-}
-
-// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
-// overflow.
-func ceilDiv64(a, b int64) int64 {
-	return a/b + min(a%b, 1)
 }

@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"strings"
 	"time"
 
@@ -63,7 +62,7 @@ type Input struct {
 	Existing map[resource.Name]*structpb.Struct
 
 	// Size decides the pool's instance type.
-	Size func(SizeInput) (SizeResult, error)
+	Size func(SizeRequest) (sizing.Result, error)
 	// KWOKCatalog is the catalog a kwok cluster's instance types come from
 	// (the function's --kwok-catalog); empty means the kwok catalog.
 	KWOKCatalog sizing.Cloud
@@ -136,55 +135,65 @@ const (
 var errInvalid = errors.New("invalid pool")
 
 // Validate checks what the Pool's schema should already enforce, so a spec
-// that bypassed it is refused with a message instead of rendered wrong.
-func Validate(pool string, s poolv1alpha1.PoolSpec) error {
-	var errs []string
+// that bypassed it is refused with a message instead of rendered wrong:
+// one error per problem, at the field's path, whose detail says what to
+// change.
+func Validate(pool string, s poolv1alpha1.PoolSpec) field.ErrorList {
+	var errs field.ErrorList
+	name, spec := field.NewPath("metadata", "name"), field.NewPath("spec")
 	if pool == "" {
-		errs = append(errs, "the pool has no name")
+		errs = append(errs, field.Required(name, "the pool has no name"))
 	}
 	if len(pool) > 63 {
-		errs = append(errs, fmt.Sprintf("the pool name %q is %d characters long: pool nodes and pods carry it as a label value, which holds at most 63; pick a shorter name", pool, len(pool)))
+		errs = append(errs, field.Invalid(name, pool, fmt.Sprintf("the pool name %q is %d characters long: pool nodes and pods carry it as a label value, which holds at most 63; pick a shorter name", pool, len(pool))))
 	}
 	if s.MaxExecutors < 1 {
-		errs = append(errs, fmt.Sprintf("spec.maxExecutors is %d: set it to at least 1", s.MaxExecutors))
+		errs = append(errs, field.Invalid(spec.Child("maxExecutors"), s.MaxExecutors, fmt.Sprintf("spec.maxExecutors is %d: set it to at least 1", s.MaxExecutors)))
 	}
 	if s.MinExecutors < 0 || s.MinExecutors > max(s.MaxExecutors, 0) {
-		errs = append(errs, fmt.Sprintf("spec.minExecutors is %d: set it between 0 and spec.maxExecutors (%d)", s.MinExecutors, s.MaxExecutors))
+		errs = append(errs, field.Invalid(spec.Child("minExecutors"), s.MinExecutors, fmt.Sprintf("spec.minExecutors is %d: set it between 0 and spec.maxExecutors (%d)", s.MinExecutors, s.MaxExecutors)))
 	}
 	if s.ExecutorsPerNode < 0 {
-		errs = append(errs, fmt.Sprintf("spec.executorsPerNode is %d: set it to at least 1", s.ExecutorsPerNode))
+		errs = append(errs, field.Invalid(spec.Child("executorsPerNode"), s.ExecutorsPerNode, fmt.Sprintf("spec.executorsPerNode is %d: set it to at least 1", s.ExecutorsPerNode)))
 	}
-	if s.QueryServiceSelector != nil {
+	if sel := spec.Child("queryServiceSelector"); s.QueryServiceSelector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(s.QueryServiceSelector); err != nil {
-			errs = append(errs, fmt.Sprintf("spec.queryServiceSelector is invalid: %v", err))
+			errs = append(errs, field.Invalid(sel, s.QueryServiceSelector, fmt.Sprintf("spec.queryServiceSelector is invalid: %v", err)))
 		} else if selectorLabels(s.QueryServiceSelector) == nil {
-			errs = append(errs, "spec.queryServiceSelector must pin at least one label to one value (a matchLabels entry, or a matchExpressions entry with operator In and one value): "+
-				"QueryServices are fetched by label equality, and a selector without one would fetch every QueryService in the cluster on every reconcile")
+			errs = append(errs, field.Invalid(sel, s.QueryServiceSelector, "spec.queryServiceSelector must pin at least one label to one value (a matchLabels entry, or a matchExpressions entry with operator In and one value): "+
+				"QueryServices are fetched by label equality, and a selector without one would fetch every QueryService in the cluster on every reconcile"))
 		}
 	}
 	if len(s.AllowedQueryServices) == 0 && s.QueryServiceSelector == nil {
-		errs = append(errs, "set spec.allowedQueryServices or spec.queryServiceSelector: a pool must say which QueryServices may use it")
+		errs = append(errs, field.Required(spec.Child("allowedQueryServices"), "set spec.allowedQueryServices or spec.queryServiceSelector: a pool must say which QueryServices may use it"))
 	}
 	if s.ImageConfig != nil && s.ImageConfig.UnusedImageRetention != "" {
 		if d, err := time.ParseDuration(s.ImageConfig.UnusedImageRetention); err != nil || d < 0 {
-			errs = append(errs, fmt.Sprintf("spec.imageConfig.unusedImageRetention %q is not a duration such as 1h or 30m", s.ImageConfig.UnusedImageRetention))
+			errs = append(errs, field.Invalid(spec.Child("imageConfig", "unusedImageRetention"), s.ImageConfig.UnusedImageRetention, fmt.Sprintf("spec.imageConfig.unusedImageRetention %q is not a duration such as 1h or 30m", s.ImageConfig.UnusedImageRetention)))
 		}
 	}
 	if s.StorageAgent != nil && s.StorageAgent.Enabled && s.StorageAgent.Image == "" {
-		errs = append(errs, "spec.storageAgent.image is required when spec.storageAgent.enabled is true")
+		errs = append(errs, field.Required(spec.Child("storageAgent", "image"), "spec.storageAgent.image is required when spec.storageAgent.enabled is true"))
 	}
 	if ic := s.InstanceConfig; ic != nil && ic.InstanceType != "" && ic.InstanceFamily != "" && !typeInFamily(ic.InstanceType, ic.InstanceFamily) {
-		errs = append(errs, "spec.instanceConfig.instanceType must belong to spec.instanceConfig.instanceFamily: make them agree or set only one")
+		errs = append(errs, field.Invalid(spec.Child("instanceConfig", "instanceType"), ic.InstanceType, "spec.instanceConfig.instanceType must belong to spec.instanceConfig.instanceFamily: make them agree or set only one"))
 	}
 	for i, t := range s.Tolerations {
 		if t.Key == "" && t.Operator != string(corev1.TolerationOpExists) {
-			errs = append(errs, fmt.Sprintf("spec.tolerations[%d] has no key: a toleration without a key must use operator Exists", i))
+			errs = append(errs, field.Invalid(spec.Child("tolerations").Index(i).Child("operator"), t.Operator, fmt.Sprintf("spec.tolerations[%d] has no key: a toleration without a key must use operator Exists", i)))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %s", errInvalid, strings.Join(errs, "; "))
+	return errs
+}
+
+// InvalidSpec is the error that makes a pool with errs Fatal: errInvalid
+// and each error's detail, which names the field and what to change.
+func InvalidSpec(errs field.ErrorList) error {
+	details := make([]string, 0, len(errs))
+	for _, e := range errs {
+		details = append(details, e.Detail)
 	}
-	return nil
+	return fmt.Errorf("%w: %s", errInvalid, strings.Join(details, "; "))
 }
 
 // typeInFamily is the Pool API's CEL rule for instanceType and
@@ -223,12 +232,18 @@ type Facts struct {
 	Tenant Tenant
 }
 
+// perNode is how many executors share one node: spec.executorsPerNode,
+// at least 1.
+func perNode(spec poolv1alpha1.PoolSpec) int32 {
+	return max(spec.ExecutorsPerNode, 1)
+}
+
 // establish works out the pool's facts; err says why its attachments
 // cannot be decided (an invalid selector).
 func establish(in Input) (Facts, error) {
 	f := Facts{
 		Detection: Detect(in.Spec.Provisioning, in.Config, in.CRDs),
-		PerNode:   max(in.Spec.ExecutorsPerNode, 1),
+		PerNode:   perNode(in.Spec),
 		Capacity:  observeCapacity(in.Observed[rnCapacity]),
 	}
 	if f.Capacity != nil {
@@ -340,11 +355,4 @@ func readyOf(ok bool) resource.Ready {
 		return resource.ReadyTrue
 	}
 	return resource.ReadyFalse
-}
-
-// sortedNames sorts resource names.
-func sortedNames[V any](m map[resource.Name]V) []resource.Name {
-	out := slices.Collect(maps.Keys(m))
-	slices.Sort(out)
-	return out
 }

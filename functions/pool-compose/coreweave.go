@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // decideCoreWeave decides a CoreWeave pool. Without the cluster's
@@ -35,7 +36,7 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 
 	cur := in.Observed[rnCloudPool]
 	old := in.Observed[rnCloudPoolDraining]
-	if cur != nil && str(cur, "spec", "instanceType") != cin.InstanceType {
+	if cur != nil && observed.String(cur, "spec", "instanceType") != cin.InstanceType {
 		// The type changed: cur drains, and a new pool takes over.
 		old, cur = cur, nil
 	}
@@ -44,11 +45,11 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 	}
 	switch {
 	case cur != nil:
-		cin.Name = str(cur, "metadata", "name")
+		cin.Name = observed.String(cur, "metadata", "name")
 	case old != nil:
 		cin.Name = cin.Pool + "-" + typeSlug(cin.InstanceType) + "-nodepool"
 	}
-	if old != nil && str(old, "metadata", "name") == cin.Name {
+	if old != nil && observed.String(old, "metadata", "name") == cin.Name {
 		// Back to the draining pool's own type: it takes over again.
 		cur, old = old, nil
 	}
@@ -77,19 +78,19 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 // is ready, then asks for zero nodes, and drops it (nil) once it has none.
 // The message says which.
 func drain(old *structpb.Struct, replacementReady bool) (*unstructured.Unstructured, string) {
-	name := str(old, "metadata", "name")
-	if replacementReady && number(field(old, "status", "currentNodes")) == 0 {
+	name := observed.String(old, "metadata", "name")
+	if replacementReady && observed.Number(observed.Field(old, "status", "currentNodes")) == 0 {
 		return nil, fmt.Sprintf("; %s of the previous type has no nodes left and is deleted", name)
 	}
-	u := &unstructured.Unstructured{Object: keep(old).AsMap()}
-	msg := fmt.Sprintf("; %s of the previous type %s stays until the new pool is ready", name, str(old, "spec", "instanceType"))
+	u := &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}
+	msg := fmt.Sprintf("; %s of the previous type %s stays until the new pool is ready", name, observed.String(old, "spec", "instanceType"))
 	if replacementReady {
 		_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "targetNodes")
 		// An autoscaled pool would be held at its minNodes: zero is
 		// burstpool's to ask, with the autoscaler off.
 		_ = unstructured.SetNestedField(u.Object, false, "spec", "autoscaling")
 		unstructured.RemoveNestedField(u.Object, "spec", "minNodes")
-		msg = fmt.Sprintf("; %s of the previous type %s drains to zero nodes", name, str(old, "spec", "instanceType"))
+		msg = fmt.Sprintf("; %s of the previous type %s drains to zero nodes", name, observed.String(old, "spec", "instanceType"))
 	}
 	return u, msg
 }
@@ -97,9 +98,9 @@ func drain(old *structpb.Struct, replacementReady bool) (*unstructured.Unstructu
 // observedConditions are an observed object's conditions by type.
 func observedConditions(o *structpb.Struct) map[string]cloudpool.Condition {
 	out := map[string]cloudpool.Condition{}
-	for _, v := range field(o, "status", "conditions").GetListValue().GetValues() {
+	for _, v := range observed.Field(o, "status", "conditions").GetListValue().GetValues() {
 		c := v.GetStructValue()
-		out[str(c, "type")] = cloudpool.Condition{Status: str(c, "status"), Reason: str(c, "reason")}
+		out[observed.String(c, "type")] = cloudpool.Condition{Status: observed.String(c, "status"), Reason: observed.String(c, "reason")}
 	}
 	return out
 }

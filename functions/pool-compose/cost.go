@@ -58,7 +58,7 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 
 // costValue encodes status.cost as statusValue writes the status.
 func costValue(c *poolv1alpha1.PoolCost) *structpb.Value {
-	o := obj{}
+	o := fields{}
 	o.set("dollarsPerHour", structpb.NewStringValue(c.DollarsPerHour))
 	o.set("warmDollarsPerHour", structpb.NewStringValue(c.WarmDollarsPerHour))
 	o.set("wasteDollarsPerHour", structpb.NewStringValue(c.WasteDollarsPerHour))
@@ -67,14 +67,14 @@ func costValue(c *poolv1alpha1.PoolCost) *structpb.Value {
 	o.set("wasteDollars", structpb.NewStringValue(c.WasteDollars))
 	o.set("since", structpb.NewStringValue(c.Since.UTC().Format(time.RFC3339)))
 	setList(o, "queryServices", c.QueryServices, func(q poolv1alpha1.QueryServiceCost) *structpb.Value {
-		qo := obj{}
+		qo := fields{}
 		qo.set("queryService", queryServiceValue(q.QueryService))
 		qo.set("dollarsPerHour", structpb.NewStringValue(q.DollarsPerHour))
 		qo.set("dollars", structpb.NewStringValue(q.Dollars))
 		return qo.value()
 	})
 	setList(o, "executorStarts", c.ExecutorStarts, func(e poolv1alpha1.ExecutorStartSummary) *structpb.Value {
-		eo := obj{}
+		eo := fields{}
 		eo.set("placement", structpb.NewStringValue(e.Placement))
 		eo.set("executors", structpb.NewNumberValue(float64(e.Executors)))
 		eo.set("p50Seconds", structpb.NewStringValue(e.P50Seconds))

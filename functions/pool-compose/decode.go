@@ -4,61 +4,17 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // Decoding and encoding straight between protobuf Structs and the few
 // fields the function uses. A pool may have a thousand QueryServices;
 // going through JSON for each costs more than everything else the function
 // does.
-
-// field returns the value at path in s, or nil.
-func field(s *structpb.Struct, path ...string) *structpb.Value {
-	for i, p := range path {
-		v, ok := s.GetFields()[p]
-		if !ok {
-			return nil
-		}
-		if i == len(path)-1 {
-			return v
-		}
-		s = v.GetStructValue()
-		if s == nil {
-			return nil
-		}
-	}
-	return nil
-}
-
-// str returns the string at path, or "".
-func str(s *structpb.Struct, path ...string) string {
-	return field(s, path...).GetStringValue()
-}
-
-// quantity reads a quantity stored as a string or a number; nil when
-// absent or invalid.
-func quantity(v *structpb.Value) *resource.Quantity {
-	var (
-		q   resource.Quantity
-		err error
-	)
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StringValue:
-		q, err = resource.ParseQuantity(k.StringValue)
-	case *structpb.Value_NumberValue:
-		q = *resource.NewMilliQuantity(int64(k.NumberValue*1000), resource.DecimalSI)
-	default:
-		return nil
-	}
-	if err != nil {
-		return nil
-	}
-	return &q
-}
 
 // QueryService is what the function reads of a QueryService: its name,
 // namespace, labels and executor. Everything else a QueryService carries
@@ -96,28 +52,28 @@ func decodeQueryService(s *structpb.Struct) QueryService {
 	md := s.GetFields()["metadata"].GetStructValue().GetFields()
 	q.Name, q.Namespace = md["name"].GetStringValue(), md["namespace"].GetStringValue()
 	q.Labels = md["labels"].GetStructValue().GetFields()
-	ex := field(s, "spec", "executor").GetStructValue()
+	ex := observed.Field(s, "spec", "executor").GetStructValue()
 	if ex == nil {
 		return q
 	}
 	e := &q.Spec.Executor
-	e.Image, e.InstanceType = str(ex, "image"), str(ex, "instanceType")
-	if v := field(ex, "replicas"); v != nil {
+	e.Image, e.InstanceType = observed.String(ex, "image"), observed.String(ex, "instanceType")
+	if v := observed.Field(ex, "replicas"); v != nil {
 		if _, ok := v.GetKind().(*structpb.Value_NumberValue); ok {
 			n := int32(v.GetNumberValue())
 			e.Replicas = &n
 		}
 	}
-	e.Resources.CPU = quantity(field(ex, "resources", "cpu"))
-	e.Resources.Memory = quantity(field(ex, "resources", "memory"))
-	if ns := field(ex, "nodeSelector").GetStructValue().GetFields(); len(ns) > 0 {
+	e.Resources.CPU = observed.Quantity(observed.Field(ex, "resources", "cpu"))
+	e.Resources.Memory = observed.Quantity(observed.Field(ex, "resources", "memory"))
+	if ns := observed.Field(ex, "nodeSelector").GetStructValue().GetFields(); len(ns) > 0 {
 		e.NodeSelector = make(map[string]string, len(ns))
 		for k, v := range ns {
 			e.NodeSelector[k] = v.GetStringValue()
 		}
 	}
-	if r := field(ex, "poolRef").GetStructValue(); r != nil {
-		e.PoolRef = &qsv1alpha1.PoolReference{Name: str(r, "name"), Namespace: str(r, "namespace")}
+	if r := observed.Field(ex, "poolRef").GetStructValue(); r != nil {
+		e.PoolRef = &qsv1alpha1.PoolReference{Name: observed.String(r, "name"), Namespace: observed.String(r, "namespace")}
 	}
 	return q
 }
@@ -129,23 +85,23 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 	if s == nil {
 		return st
 	}
-	st.Phase = poolv1alpha1.PoolPhase(str(s, "phase"))
-	st.DerivedInstanceType, st.DerivedFrom = str(s, "derivedInstanceType"), str(s, "derivedFrom")
-	if sz := field(s, "sizing").GetStructValue(); sz != nil {
+	st.Phase = poolv1alpha1.PoolPhase(observed.String(s, "phase"))
+	st.DerivedInstanceType, st.DerivedFrom = observed.String(s, "derivedInstanceType"), observed.String(s, "derivedFrom")
+	if sz := observed.Field(s, "sizing").GetStructValue(); sz != nil {
 		st.Sizing = &poolv1alpha1.SizingStatus{
-			ExecutorsHaveRun: field(sz, "executorsHaveRun").GetBoolValue(),
-			Architecture:     str(sz, "architecture"), ArchitectureFrom: str(sz, "architectureFrom"),
+			ExecutorsHaveRun: observed.Field(sz, "executorsHaveRun").GetBoolValue(),
+			Architecture:     observed.String(sz, "architecture"), ArchitectureFrom: observed.String(sz, "architectureFrom"),
 		}
 	}
-	if w := field(s, "warmCapacity").GetStructValue(); w != nil {
+	if w := observed.Field(s, "warmCapacity").GetStructValue(); w != nil {
 		st.WarmCapacity = &poolv1alpha1.WarmCapacityStatus{
-			Method: str(w, "method"), Slots: int32(number(field(w, "slots"))), CapacityBuffer: str(w, "capacityBuffer"),
+			Method: observed.String(w, "method"), Slots: int32(observed.Number(observed.Field(w, "slots"))), CapacityBuffer: observed.String(w, "capacityBuffer"),
 		}
-		if t, err := time.Parse(time.RFC3339, str(w, "awaitingSince")); err == nil {
+		if t, err := time.Parse(time.RFC3339, observed.String(w, "awaitingSince")); err == nil {
 			st.WarmCapacity.AwaitingSince = &metav1.Time{Time: t}
 		}
 	}
-	reports := field(s, "attachedQueryServices").GetListValue().GetValues()
+	reports := observed.Field(s, "attachedQueryServices").GetListValue().GetValues()
 	if len(reports) > 0 {
 		st.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(reports))
 	}
@@ -155,12 +111,12 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 			continue
 		}
 		q := poolv1alpha1.AttachedQueryService{
-			QueryService: poolv1alpha1.QueryServiceReference{Name: str(a, "queryService", "name"), Namespace: str(a, "queryService", "namespace")},
-			Attached:     field(a, "attached").GetBoolValue(), Compatible: field(a, "compatible").GetBoolValue(),
-			InstanceType: str(a, "instanceType"), RequiredCPU: str(a, "requiredCpu"), RequiredMemory: str(a, "requiredMemory"),
-			Message: str(a, "message"), MaxPoolExecutors: int32(number(field(a, "maxPoolExecutors"))),
+			QueryService: poolv1alpha1.QueryServiceReference{Name: observed.String(a, "queryService", "name"), Namespace: observed.String(a, "queryService", "namespace")},
+			Attached:     observed.Field(a, "attached").GetBoolValue(), Compatible: observed.Field(a, "compatible").GetBoolValue(),
+			InstanceType: observed.String(a, "instanceType"), RequiredCPU: observed.String(a, "requiredCpu"), RequiredMemory: observed.String(a, "requiredMemory"),
+			Message: observed.String(a, "message"), MaxPoolExecutors: int32(observed.Number(observed.Field(a, "maxPoolExecutors"))),
 		}
-		if t, err := time.Parse(time.RFC3339, str(a, "lastChecked")); err == nil {
+		if t, err := time.Parse(time.RFC3339, observed.String(a, "lastChecked")); err == nil {
 			q.LastChecked = &metav1.Time{Time: t}
 		}
 		st.AttachedQueryServices = append(st.AttachedQueryServices, q)
@@ -171,9 +127,9 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 // decodeConditions reads the reasons of the XPool's conditions by type.
 func decodeConditions(s *structpb.Struct) map[string]string {
 	out := map[string]string{}
-	for _, v := range field(s, "conditions").GetListValue().GetValues() {
+	for _, v := range observed.Field(s, "conditions").GetListValue().GetValues() {
 		c := v.GetStructValue()
-		out[str(c, "type")] = str(c, "reason")
+		out[observed.String(c, "type")] = observed.String(c, "reason")
 	}
 	return out
 }
@@ -188,71 +144,71 @@ func decodeConditions(s *structpb.Struct) map[string]string {
 // reference's fields. The reports of QueryServices that prev holds
 // unchanged are prev's.
 func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousReports) *structpb.Value {
-	m := obj{}
-	m.str("phase", string(st.Phase))
-	m.str("message", st.Message)
-	m.str("cloud", st.Cloud)
-	m.str("provisioningMethod", st.ProvisioningMethod)
-	m.str("derivedInstanceType", st.DerivedInstanceType)
-	m.str("derivedFrom", st.DerivedFrom)
+	m := fields{}
+	m.text("phase", string(st.Phase))
+	m.text("message", st.Message)
+	m.text("cloud", st.Cloud)
+	m.text("provisioningMethod", st.ProvisioningMethod)
+	m.text("derivedInstanceType", st.DerivedInstanceType)
+	m.text("derivedFrom", st.DerivedFrom)
 	if !countsUnknown {
-		m.count("totalExecutors", st.TotalExecutors)
-		m.count("availableExecutors", st.AvailableExecutors)
-		m.count("occupiedExecutors", st.OccupiedExecutors)
-		m.count("pendingExecutors", st.PendingExecutors)
-		m.count("currentNodes", st.CurrentNodes)
+		m.counter("totalExecutors", st.TotalExecutors)
+		m.counter("availableExecutors", st.AvailableExecutors)
+		m.counter("occupiedExecutors", st.OccupiedExecutors)
+		m.counter("pendingExecutors", st.PendingExecutors)
+		m.counter("currentNodes", st.CurrentNodes)
 	}
-	m.str("nodePoolName", st.NodePoolName)
-	m.str("nodeClassName", st.NodeClassName)
+	m.text("nodePoolName", st.NodePoolName)
+	m.text("nodeClassName", st.NodeClassName)
 	setList(m, "allocations", st.Allocations, func(a poolv1alpha1.Allocation) *structpb.Value {
-		o := obj{}
+		o := fields{}
 		o.set("queryService", queryServiceValue(a.QueryService))
-		o.count("poolExecutors", a.PoolExecutors)
-		o.count("regularExecutors", a.RegularExecutors)
+		o.counter("poolExecutors", a.PoolExecutors)
+		o.counter("regularExecutors", a.RegularExecutors)
 		o.time("allocatedAt", a.AllocatedAt)
 		return o.value()
 	})
 	setList(m, "cachedImages", st.CachedImages, func(c poolv1alpha1.CachedImage) *structpb.Value {
-		o := obj{}
+		o := fields{}
 		o.set("image", structpb.NewStringValue(c.Image))
-		o.str("hash", c.Hash)
-		o.str("source", c.Source)
-		o.str("warmupStatus", string(c.WarmupStatus))
-		o.str("daemonSetName", c.DaemonSetName)
-		o.count("nodesReady", c.NodesReady)
-		o.count("nodesTotal", c.NodesTotal)
+		o.text("hash", c.Hash)
+		o.text("source", c.Source)
+		o.text("warmupStatus", string(c.WarmupStatus))
+		o.text("daemonSetName", c.DaemonSetName)
+		o.counter("nodesReady", c.NodesReady)
+		o.counter("nodesTotal", c.NodesTotal)
 		o.time("unusedSince", c.UnusedSince)
-		o.str("message", c.Message)
+		o.text("message", c.Message)
 		return o.value()
 	})
 	setList(m, "attachedQueryServices", st.AttachedQueryServices, func(a poolv1alpha1.AttachedQueryService) *structpb.Value {
 		if v := prev.reuse(a); v != nil {
 			return v
 		}
-		o := obj{}
+		o := fields{}
 		o.set("queryService", queryServiceValue(a.QueryService))
 		o.set("compatible", structpb.NewBoolValue(a.Compatible))
-		o.str("instanceType", a.InstanceType)
-		o.str("requiredCpu", a.RequiredCPU)
-		o.str("requiredMemory", a.RequiredMemory)
-		o.str("message", a.Message)
+		o.text("instanceType", a.InstanceType)
+		o.text("requiredCpu", a.RequiredCPU)
+		o.text("requiredMemory", a.RequiredMemory)
+		o.text("message", a.Message)
 		o.time("lastChecked", a.LastChecked)
 		o.set("attached", structpb.NewBoolValue(a.Attached))
 		if a.MaxPoolExecutors > 0 {
-			o.count("maxPoolExecutors", a.MaxPoolExecutors)
+			o.counter("maxPoolExecutors", a.MaxPoolExecutors)
 		}
 		return o.value()
 	})
 	if es := st.ExecutorScheduling; es != nil {
-		o := obj{}
+		o := fields{}
 		o.set("labels", stringsValue(es.Labels))
 		o.set("nodeSelector", stringsValue(es.NodeSelector))
 		o.set("tolerations", listValue(es.Tolerations, func(t poolv1alpha1.Toleration) *structpb.Value {
-			to := obj{}
-			to.str("key", t.Key)
-			to.str("operator", t.Operator)
-			to.str("value", t.Value)
-			to.str("effect", t.Effect)
+			to := fields{}
+			to.text("key", t.Key)
+			to.text("operator", t.Operator)
+			to.text("value", t.Value)
+			to.text("effect", t.Effect)
 			if t.TolerationSeconds != nil {
 				to.set("tolerationSeconds", structpb.NewNumberValue(float64(*t.TolerationSeconds)))
 			}
@@ -264,42 +220,42 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 		m.set("executorScheduling", o.value())
 	}
 	if sz := st.Sizing; sz != nil {
-		o := obj{}
+		o := fields{}
 		o.flag("executorsHaveRun", sz.ExecutorsHaveRun)
-		o.str("kept", sz.Kept)
-		o.str("architecture", sz.Architecture)
-		o.str("architectureFrom", sz.ArchitectureFrom)
-		o.num("executorsPerNode", sz.ExecutorsPerNode)
+		o.text("kept", sz.Kept)
+		o.text("architecture", sz.Architecture)
+		o.text("architectureFrom", sz.ArchitectureFrom)
+		o.nonZero("executorsPerNode", sz.ExecutorsPerNode)
 		setList(o, "instanceTypes", sz.InstanceTypes, func(t poolv1alpha1.OfferedInstanceType) *structpb.Value {
-			to := obj{}
+			to := fields{}
 			to.set("name", structpb.NewStringValue(t.Name))
-			to.num("executorsPerNode", t.ExecutorsPerNode)
-			to.str("reason", t.Reason)
+			to.nonZero("executorsPerNode", t.ExecutorsPerNode)
+			to.text("reason", t.Reason)
 			return to.value()
 		})
 		m.set("sizing", o.value())
 	}
 	setList(m, "executorFailures", st.ExecutorFailures, func(f poolv1alpha1.ExecutorFailureCount) *structpb.Value {
-		o := obj{}
+		o := fields{}
 		o.set("reason", structpb.NewStringValue(f.Reason))
-		o.count("count", f.Count)
+		o.counter("count", f.Count)
 		return o.value()
 	})
 	setList(m, "unauthorizedExecutors", st.UnauthorizedExecutors, func(u poolv1alpha1.UnauthorizedExecutor) *structpb.Value {
-		o := obj{}
+		o := fields{}
 		o.set("pod", structpb.NewStringValue(u.Pod))
 		o.set("namespace", structpb.NewStringValue(u.Namespace))
-		o.str("queryService", u.QueryService)
+		o.text("queryService", u.QueryService)
 		return o.value()
 	})
 	if c := st.Cost; c != nil {
 		m.set("cost", costValue(c))
 	}
 	if w := st.WarmCapacity; w != nil {
-		o := obj{}
-		o.str("method", w.Method)
-		o.count("slots", w.Slots)
-		o.str("capacityBuffer", w.CapacityBuffer)
+		o := fields{}
+		o.text("method", w.Method)
+		o.counter("slots", w.Slots)
+		o.text("capacityBuffer", w.CapacityBuffer)
 		o.time("awaitingSince", w.AwaitingSince)
 		m.set("warmCapacity", o.value())
 	}
@@ -308,7 +264,7 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 
 // setList writes items, each encoded by encode, as a list, leaving out an
 // empty one as omitempty does.
-func setList[T any](o obj, k string, items []T, encode func(T) *structpb.Value) {
+func setList[T any](o fields, k string, items []T, encode func(T) *structpb.Value) {
 	if len(items) > 0 {
 		o[k] = listValue(items, encode)
 	}
@@ -325,7 +281,7 @@ func listValue[T any](items []T, encode func(T) *structpb.Value) *structpb.Value
 
 // stringsValue encodes a string map.
 func stringsValue(m map[string]string) *structpb.Value {
-	o := obj{}
+	o := fields{}
 	for k, v := range m {
 		o.set(k, structpb.NewStringValue(v))
 	}
@@ -334,46 +290,46 @@ func stringsValue(m map[string]string) *structpb.Value {
 
 // queryServiceValue encodes a QueryService reference as {name, namespace}.
 func queryServiceValue(r poolv1alpha1.QueryServiceReference) *structpb.Value {
-	o := obj{}
+	o := fields{}
 	o.set("name", structpb.NewStringValue(r.Name))
-	o.str("namespace", r.Namespace)
+	o.text("namespace", r.Namespace)
 	return o.value()
 }
 
-// obj builds a Struct, leaving out empty fields as omitempty does.
-type obj map[string]*structpb.Value
+// fields builds a Struct, leaving out empty fields as omitempty does.
+type fields map[string]*structpb.Value
 
-func (o obj) set(k string, v *structpb.Value) { o[k] = v }
+func (o fields) set(k string, v *structpb.Value) { o[k] = v }
 
-func (o obj) str(k, v string) {
+func (o fields) text(k, v string) {
 	if v != "" {
 		o[k] = structpb.NewStringValue(v)
 	}
 }
 
-// num writes a number of an extension, leaving out zero as omitempty does.
-func (o obj) num(k string, v int32) {
+// nonZero writes a number of an extension, leaving out zero as omitempty does.
+func (o fields) nonZero(k string, v int32) {
 	if v != 0 {
 		o[k] = structpb.NewNumberValue(float64(v))
 	}
 }
 
 // flag writes a flag of an extension, leaving out false as omitempty does.
-func (o obj) flag(k string, v bool) {
+func (o fields) flag(k string, v bool) {
 	if v {
 		o[k] = structpb.NewBoolValue(true)
 	}
 }
 
-// count writes a counter, zero included.
-func (o obj) count(k string, v int32) { o[k] = structpb.NewNumberValue(float64(v)) }
+// counter writes a counter, zero included.
+func (o fields) counter(k string, v int32) { o[k] = structpb.NewNumberValue(float64(v)) }
 
-func (o obj) time(k string, t *metav1.Time) {
+func (o fields) time(k string, t *metav1.Time) {
 	if t != nil {
 		o[k] = structpb.NewStringValue(t.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 }
 
-func (o obj) value() *structpb.Value {
+func (o fields) value() *structpb.Value {
 	return structpb.NewStructValue(&structpb.Struct{Fields: o})
 }

@@ -47,8 +47,9 @@ const (
 	defaultUnauthorized = policyDeny
 )
 
-// Default fills every unset field of the function input with its default.
-func Default(c *v1beta1.Input) {
+// Default fills every unset field of the function input with its default;
+// helperImage is the warmup helper image of the function's build.
+func Default(c *v1beta1.Input, helperImage string) {
 	orDefault(&c.Namespace, defaultNamespace)
 	orDefault(&present(&c.AWS).AMIAlias, defaultAMIAlias)
 	orDefault(&c.AWS.RootVolumePerImage, defaultRootVolumeImage)
@@ -62,7 +63,7 @@ func Default(c *v1beta1.Input) {
 	orDefault(&k.ExpireAfter, defaultExpireAfter)
 	orDefault(&k.TerminationGracePeriod, defaultTerminationGrace)
 	orDefault(&k.Weight, defaultWeight)
-	orDefault(&present(&c.Warmup).HelperImage, defaultHelperImage)
+	orDefault(&present(&c.Warmup).HelperImage, helperImage)
 	orDefault(&c.Warmup.OpenAfter, defaultOpenAfter)
 	p := present(&c.Placeholder)
 	if p.Priority == nil {

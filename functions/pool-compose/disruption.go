@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // What keeps Karpenter and the Cluster Autoscaler from taking a pool node
@@ -125,11 +126,11 @@ func interruptionQueueMissing(kind NodeClassKind, spot bool, queue string) strin
 // autoscaler. The autoscaler removes only nodes whose pods may go:
 // executors carry safe-to-evict "false" (executorAnnotations), and the
 // pool scales down IdleOnly.
-func coreWeaveAutoscaled(cin cloudpool.Input, observed *structpb.Struct) cloudpool.Input {
+func coreWeaveAutoscaled(cin cloudpool.Input, obs *structpb.Struct) cloudpool.Input {
 	cin.Autoscaling = true
 	cin.TargetNodes = cin.MinNodes
-	if observed != nil {
-		if n := int32(number(field(observed, "spec", "targetNodes"))); n > 0 {
+	if obs != nil {
+		if n := int32(observed.Number(observed.Field(obs, "spec", "targetNodes"))); n > 0 {
 			cin.TargetNodes = n
 		}
 	}

@@ -57,8 +57,16 @@
 //
 // # How it decides
 //
-// RunFunction gathers one Input from the request, Compute decides, and
-// apply writes the Output into the response. Compute first establishes the
+// RunFunction gathers one Input from the request and takes one of two
+// paths: a pool of this cluster, or one whose claim is refused, goes to
+// Compute; a pool with a workload cluster goes to ComposeTarget
+// (remote.go), which computes the pool from the unwrapped observed state
+// and the capacity provider's summary (or, until that summary arrives,
+// composes only the PoolCapacity, as waitForWorkload), then wraps every
+// object for the workload cluster. apply writes the Output into the
+// response. Package observed reads the observed objects on both paths;
+// package cloudpool builds the node pools of clouds without Karpenter.
+// Compute first establishes the
 // pool's facts (Facts: how its nodes are provisioned, which QueryServices
 // attach, where its pods are scheduled, what the PoolCapacity observed and
 // whether executors have run), then makes each decision in this order, one
@@ -72,7 +80,7 @@
 //     settings' tenancy does not grant its namespace (a workload cluster,
 //     cluster ID, method or cloud, a size or an instance family) is Failed,
 //     ClaimNotAllowed, naming the setting, and keeps every object as
-//     observed; ComposeTarget composes such a pool nowhere else.
+//     observed; RunFunction sends such a pool to no workload cluster.
 //  2. decideWarm (warm.go): the warm set and its DaemonSets.
 //  3. TakenName (owner.go): another namespace's pool holds the pool's
 //     cluster-wide names, so it composes nothing more and keeps the
@@ -104,12 +112,15 @@
 //   - decideNodes turns both into nodes (nodeRange): maxExecutors /
 //     executorsPerNode rounded up is the most nodes, minExecutors the same
 //     way the fewest (none while suspended). Karpenter's NodePool limits
-//     (nodePoolLimits) are that many nodes and that many times the CPU and
-//     memory of the largest type offered, all zero while suspended; a cloud
+//     (nodePoolLimits, in nodes.go, handed to NodePool as they are) are
+//     that many nodes and that many times the CPU and memory of the largest
+//     type offered (sizing's LargestOffered), all zero while suspended; a cloud
 //     node pool scales between the two; a CoreWeave pool runs what its warm
 //     slots and executors need, never more than the most.
 //   - decideCapacity hands maxExecutors to the PoolCapacity, which counts at
-//     most that many executor slots on the pool's nodes.
+//     most that many executor slots on the pool's nodes; capacityArgs is
+//     the one place its arguments are made, for a remote pool that waits
+//     for its workload cluster too.
 //   - decidePlaceholders holds minExecutors (at most maxExecutors) slots
 //     warm, less the executors running, each the size of the largest
 //     compatible executor.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ const defaults = "  conditions:\n  - {type: SettingsFound, status: \"False\", re
 // deletes them.
 func lost(observed map[string]string, rsp *fnv1.RunFunctionResponse) []string {
 	var out []string
-	for _, n := range sortedKeys(observed) {
+	for _, n := range slices.Sorted(maps.Keys(observed)) {
 		if _, ok := rsp.GetDesired().GetResources()[n]; !ok {
 			out = append(out, n)
 		}

@@ -22,6 +22,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -33,7 +34,7 @@ type Function struct {
 	// now is the clock; tests set a fixed one.
 	now func() time.Time
 	// size decides instance types; nil uses the sizing catalog.
-	size func(SizeInput) (SizeResult, error)
+	size func(SizeRequest) (sizing.Result, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
@@ -49,7 +50,8 @@ const minTTL = 5 * time.Second
 
 // RunFunction composes one XPool: it gathers the XPool, its observed
 // objects and the QueryServices and CRDs it asked Crossplane for, computes
-// the desired objects and status, and applies them to the response.
+// the desired objects and status (Compute in the pool's own cluster, or
+// ComposeTarget in its workload cluster), and applies them to the response.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	// Desired state of its own, so that writing it leaves the request as
@@ -68,7 +70,15 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
-	out := ComposeTarget(in, rsp.Requirements)
+	var out Output
+	if pc := WorkloadTarget(in.Config, in.Spec); pc == "" || ClaimRefused(in) {
+		// The pool's own cluster. A refused claim chooses nothing, its
+		// workload cluster included: Compute refuses it and keeps what it
+		// composed.
+		out = Compute(in)
+	} else {
+		out = ComposeTarget(in, pc, WorkloadQuery(rsp.Requirements))
+	}
 	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))
 		return rsp, nil
@@ -90,7 +100,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
-		response.Fatal(rsp, errors.New("the request has no observed XPool"))
+		response.Fatal(rsp, errors.New("the request has no obs XPool"))
 		return Input{}, false
 	}
 	inputNS := cfg.Namespace
@@ -103,17 +113,17 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
 		return Input{}, false
 	}
-	if err := Validate(pool, spec); err != nil {
-		response.Fatal(rsp, errors.Wrapf(err, "pool %q", pool))
+	if errs := Validate(pool, spec); len(errs) > 0 {
+		response.Fatal(rsp, errors.Wrapf(InvalidSpec(errs), "pool %q", pool))
 		return Input{}, false
 	}
 
 	// Observed objects stay Structs: the function reads a few fields of
 	// each, and copies some unchanged.
-	observed := make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
+	obs := make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
 	for n, o := range req.GetObserved().GetResources() {
 		if o.GetResource() != nil {
-			observed[resource.Name(n)] = o.GetResource()
+			obs[resource.Name(n)] = o.GetResource()
 		}
 	}
 
@@ -127,7 +137,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
 		// object as it is and wait for the next call.
-		if err := keepObserved(rsp, observed); err != nil {
+		if err := keepObserved(rsp, obs); err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot keep the objects of pool %q", pool))
 		}
 		return Input{}, false
@@ -135,7 +145,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	// Settings problems are decided by Compute, which keeps the pool's
 	// objects and makes it Pending with the field to fix.
-	settings, errs := MergeSettings(req.GetInput(), cfg, envs)
+	settings, errs := MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
 	cfg = settings.Config
 	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
@@ -148,11 +158,11 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	}
 	return Input{
 		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
-		Deleting: str(oxr, "metadata", "deletionTimestamp") != "",
+		Deleting: observed.String(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
-		PreviousConditions: decodeConditions(field(oxr, "status").GetStructValue()),
-		WatchCircuit:       decodeWatchCircuit(field(oxr, "status").GetStructValue()),
-		QueryServices:      qss, CRDs: crds, Observed: observed, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
+		PreviousConditions: decodeConditions(observed.Field(oxr, "status").GetStructValue()),
+		WatchCircuit:       decodeWatchCircuit(observed.Field(oxr, "status").GetStructValue()),
+		QueryServices:      qss, CRDs: crds, Observed: obs, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
 		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
@@ -161,12 +171,12 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 // claim's name and namespace from Crossplane's claim labels (or
 // spec.claimRef), else the XPool's name and the input's namespace.
 func poolName(xr *structpb.Struct, defNS string) (string, string) {
-	name, ns := str(xr, "metadata", "labels", labelClaimName), str(xr, "metadata", "labels", labelClaimNamespace)
+	name, ns := observed.String(xr, "metadata", "labels", labelClaimName), observed.String(xr, "metadata", "labels", labelClaimNamespace)
 	if name == "" {
-		name, ns = str(xr, "spec", "claimRef", "name"), str(xr, "spec", "claimRef", "namespace")
+		name, ns = observed.String(xr, "spec", "claimRef", "name"), observed.String(xr, "spec", "claimRef", "namespace")
 	}
 	if name == "" {
-		return str(xr, "metadata", "name"), defNS
+		return observed.String(xr, "metadata", "name"), defNS
 	}
 	if ns == "" {
 		ns = defNS
@@ -178,7 +188,7 @@ func poolName(xr *structpb.Struct, defNS string) (string, string) {
 // Crossplane adds, and the parts of its status the function compares with.
 func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolStatus, error) {
 	var spec poolv1alpha1.PoolSpec
-	if s := field(xr, "spec").GetStructValue(); s != nil {
+	if s := observed.Field(xr, "spec").GetStructValue(); s != nil {
 		b, err := json.Marshal(s.AsMap())
 		if err != nil {
 			return spec, poolv1alpha1.PoolStatus{}, err
@@ -187,7 +197,7 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 			return spec, poolv1alpha1.PoolStatus{}, err
 		}
 	}
-	return spec, decodeStatus(field(xr, "status").GetStructValue()), nil
+	return spec, decodeStatus(observed.Field(xr, "status").GetStructValue()), nil
 }
 
 // Required-resource names. Each QueryService named by allowedQueryServices
@@ -200,32 +210,6 @@ const (
 	// reqOwnerPrefix names the requirement of one of ownedNames.
 	reqOwnerPrefix = "owner:"
 )
-
-// OwnedName is a cluster-scoped object a pool names after itself ("{pool}"
-// and a suffix). Names of cluster-scoped objects are unique across
-// namespaces, so two pools of one name in two namespaces would share it:
-// the function reads each by name before it composes anything, and a pool
-// whose name is taken composes nothing more (see Input.Existing).
-type OwnedName struct {
-	// Resource is the composed-resource name of the object.
-	Resource   resource.Name
-	APIVersion string
-	Kind       string
-	Suffix     string
-}
-
-// ownedNames are the cluster-scoped objects whose names pools share a
-// space of, and that the function can ask for whatever the cluster runs:
-// the PoolCapacity (the package's own kind) and the placeholder
-// PriorityClass (built in). Every pool composes its PoolCapacity, so a pool
-// that holds {pool}-nodepool or {pool}-nodeclass holds {pool}-capacity too;
-// asking for the NodePool by name would make the requirements depend on
-// which CRDs the cluster has, and they must depend on the spec alone.
-var ownedNames = []OwnedName{
-	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
-	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
-	{Resource: rnAgentPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxNodeAgent},
-}
 
 // Requirements are the resources the function asks Crossplane for when
 // composing the pool called pool in namespace ns: only the QueryServices the
@@ -436,7 +420,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
 		dxr.Fields[k] = v
 	}
-	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
+	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, observed.Field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}
@@ -489,7 +473,7 @@ func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *structpb.Struct)
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = map[string]*fnv1.Resource{}
 	}
-	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: keep(o)}
+	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: observed.Keep(o)}
 	return nil
 }
 
@@ -502,24 +486,4 @@ func readyProto(r resource.Ready) fnv1.Ready {
 		return fnv1.Ready_READY_FALSE
 	}
 	return fnv1.Ready_READY_UNSPECIFIED
-}
-
-// keep turns an observed object into desired state: its content without
-// the status and the metadata the API server owns.
-func keep(o *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(o.GetFields()))}
-	for k, v := range o.GetFields() {
-		if k != "status" && k != "metadata" {
-			out.Fields[k] = v
-		}
-	}
-	md := field(o, "metadata").GetStructValue()
-	keepMD := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for _, k := range []string{"name", "namespace", "labels", "annotations"} {
-		if v, ok := md.GetFields()[k]; ok {
-			keepMD.Fields[k] = v
-		}
-	}
-	out.Fields["metadata"] = structpb.NewStructValue(keepMD)
-	return out
 }

@@ -210,26 +210,6 @@ func TestRunFunction(t *testing.T) {
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 0\n  allowedQueryServices: [{name: a}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			want:   summary{Fatal: "spec.maxExecutors is 0: set it to at least 1", Objects: []string{}},
 		},
-		"NoQueryServicesAllowedIsFatal": {
-			reason: "A pool must say which QueryServices may use it.",
-			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Fatal: "set spec.allowedQueryServices or spec.queryServiceSelector", Objects: []string{}},
-		},
-		"InvalidSelectorIsFatal": {
-			reason: "A selector that cannot be evaluated is refused: which QueryServices attach is unknown.",
-			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: a, operator: Bogus}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Fatal: "spec.queryServiceSelector is invalid", Objects: []string{}},
-		},
-		"SelectorWithoutEqualityIsFatal": {
-			reason: "A selector that pins no label to one value would fetch every QueryService in the cluster: refused with what to add.",
-			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  queryServiceSelector: {matchExpressions: [{key: e6data.io/burst, operator: Exists}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Fatal: "spec.queryServiceSelector must pin at least one label to one value", Objects: []string{}},
-		},
-		"BadRetentionIsFatal": {
-			reason: "An unparseable retention is refused with the field's name.",
-			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {unusedImageRetention: soon}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Fatal: `spec.imageConfig.unusedImageRetention "soon" is not a duration`, Objects: []string{}},
-		},
 		"UnknownInputFieldIsFatal": {
 			reason: "A typo in the Composition's input is refused, not ignored.",
 			s:      scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\nclustrName: x\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
@@ -386,7 +366,7 @@ func TestLifecycle(t *testing.T) {
 		map[string]any{"phase": st["phase"], "occupied": st["occupiedExecutors"], "nodes": st["currentNodes"]}); diff != "" {
 		t.Errorf("observed healthy: -want, +got:\n%s", diff)
 	}
-	if got := count(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 1 {
+	if got := nestedNumber(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 1 {
 		t.Errorf("placeholder replicas = %d, want minExecutors 2 - occupied 1 = 1", got)
 	}
 
@@ -399,7 +379,7 @@ func TestLifecycle(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"cpu": "0", "memory": "0", "nodes": "0"}, limits); diff != "" {
 		t.Errorf("suspended NodePool limits: -want, +got:\n%s", diff)
 	}
-	if got := count(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 0 {
+	if got := nestedNumber(desired(rsp, "placeholder").Object, "spec", "replicas"); got != 0 {
 		t.Errorf("suspended placeholder replicas = %d, want 0", got)
 	}
 	if got := len(desiredNames(rsp)); got != len(desiredNames(first)) {

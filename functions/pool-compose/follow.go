@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // Crossplane's realtime compositions reconcile an XPool when one of its
@@ -38,13 +40,13 @@ type WatchCircuit struct {
 
 // decodeWatchCircuit reads the Responsive condition of an XPool's status.
 func decodeWatchCircuit(status *structpb.Struct) WatchCircuit {
-	for _, v := range field(status, "conditions").GetListValue().GetValues() {
+	for _, v := range observed.Field(status, "conditions").GetListValue().GetValues() {
 		c := v.GetStructValue()
-		if str(c, "type") != condResponsive {
+		if observed.String(c, "type") != condResponsive {
 			continue
 		}
-		since, _ := time.Parse(time.RFC3339, str(c, "lastTransitionTime"))
-		return WatchCircuit{Open: str(c, "status") == "False" && str(c, "reason") == reasonCircuitOpen, Since: since}
+		since, _ := time.Parse(time.RFC3339, observed.String(c, "lastTransitionTime"))
+		return WatchCircuit{Open: observed.String(c, "status") == "False" && observed.String(c, "reason") == reasonCircuitOpen, Since: since}
 	}
 	return WatchCircuit{}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -60,28 +62,28 @@ type scenario struct {
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
 // so table tests do not depend on catalog figures; "no-such-type" fails.
-func fakeSize(in SizeInput) (SizeResult, error) {
+func fakeSize(in SizeRequest) (sizing.Result, error) {
 	it := in.InstanceType
 	switch {
 	case it == "no-such-type":
-		return SizeResult{}, fmt.Errorf("instance type %q is not in the catalog", it)
-	case it == "" && in.InheritInstanceType != "":
-		it = in.InheritInstanceType
+		return sizing.Result{}, fmt.Errorf("instance type %q is not in the catalog", it)
+	case it == "" && in.inherited().InstanceType != "":
+		it = in.inherited().InstanceType
 	case it == "":
 		it = "m-16x-amd64-linux"
 	}
-	res := SizeResult{
+	res := sizing.Result{
 		InstanceType: it, DerivedFrom: "test", Arch: "amd64",
-		Allocatable: Resources{CPU: apiresource.MustParse("15"), Memory: apiresource.MustParse("120Gi")},
-		Capacity:    Resources{CPU: apiresource.MustParse("16"), Memory: apiresource.MustParse("128Gi")},
-		Kubelet:     sizing.KubeletFor(sizing.Cloud(in.Cloud)),
+		Allocatable:    sizing.Resources{CPU: apiresource.MustParse("15"), Memory: apiresource.MustParse("120Gi")},
+		LargestOffered: sizing.Resources{CPU: apiresource.MustParse("16"), Memory: apiresource.MustParse("128Gi")},
+		Kubelet:        sizing.KubeletFor(in.Cloud),
 	}
 	if in.Spot {
 		res.SpotTypes = []string{it, "m-32x-amd64-linux"}
 	}
 	for _, e := range in.Executors {
 		fits := e.CPU.MilliValue()*int64(in.ExecutorsPerNode) <= 15000
-		c := Compatibility{QueryService: e.QueryService, Compatible: fits, RequiredCPU: e.CPU.String(), RequiredMemory: e.Memory.String(), InstanceType: it}
+		c := sizing.Compatibility{QueryService: e.QueryService, Compatible: fits, RequiredCPU: e.CPU.DeepCopy(), RequiredMemory: e.Memory.DeepCopy(), InstanceType: it}
 		if !fits {
 			c.Message = "needs more CPU than " + it + " offers"
 		}
@@ -227,17 +229,17 @@ func supply(t testing.TB, req *fnv1.RunFunctionRequest, cluster []*structpb.Stru
 func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resources {
 	out := &fnv1.Resources{}
 	for _, o := range cluster {
-		md := field(o, "metadata").GetStructValue()
-		if str(o, "apiVersion") != sel.GetApiVersion() || str(o, "kind") != sel.GetKind() {
+		md := observed.Field(o, "metadata").GetStructValue()
+		if observed.String(o, "apiVersion") != sel.GetApiVersion() || observed.String(o, "kind") != sel.GetKind() {
 			continue
 		}
 		switch m := sel.GetMatch().(type) {
 		case *fnv1.ResourceSelector_MatchName:
-			if str(md, "name") == m.MatchName && str(md, "namespace") == sel.GetNamespace() {
+			if observed.String(md, "name") == m.MatchName && observed.String(md, "namespace") == sel.GetNamespace() {
 				return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: o}}}
 			}
 		case *fnv1.ResourceSelector_MatchLabels:
-			if sel.Namespace != nil && str(md, "namespace") != sel.GetNamespace() {
+			if sel.Namespace != nil && observed.String(md, "namespace") != sel.GetNamespace() {
 				continue
 			}
 			if labels.SelectorFromSet(m.MatchLabels.GetLabels()).Matches(labels.Set(metadataLabels(md))) {
@@ -246,7 +248,7 @@ func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resourc
 		}
 	}
 	key := func(r *fnv1.Resource) string {
-		return str(r.GetResource(), "metadata", "namespace") + "/" + str(r.GetResource(), "metadata", "name")
+		return observed.String(r.GetResource(), "metadata", "namespace") + "/" + observed.String(r.GetResource(), "metadata", "name")
 	}
 	slices.SortFunc(out.Items, func(a, b *fnv1.Resource) int { return strings.Compare(key(a), key(b)) })
 	return out
@@ -255,7 +257,7 @@ func fetch(sel *fnv1.ResourceSelector, cluster []*structpb.Struct) *fnv1.Resourc
 // metadataLabels reads the labels of an object's metadata.
 func metadataLabels(md *structpb.Struct) map[string]string {
 	out := map[string]string{}
-	for k, v := range field(md, "labels").GetStructValue().GetFields() {
+	for k, v := range observed.Field(md, "labels").GetStructValue().GetFields() {
 		out[k] = v.GetStringValue()
 	}
 	return out
@@ -294,7 +296,7 @@ func qs(name, ns, pool, poolNS, image, cpu, mem string, labels map[string]string
 	b.WriteString("apiVersion: e6data.io/v1alpha1\nkind: QueryService\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\n")
 	if len(labels) > 0 {
 		b.WriteString("  labels:\n")
-		for _, k := range sortedKeys(labels) {
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			b.WriteString("    " + k + ": " + labels[k] + "\n")
 		}
 	}
@@ -314,9 +316,10 @@ func desired(rsp *fnv1.RunFunctionResponse, n string) *unstructured.Unstructured
 	return &unstructured.Unstructured{Object: r.GetResource().AsMap()}
 }
 
-// desiredNames are the names of rsp's desired composed resources, sorted.
+// desiredNames are the names of rsp's desired composed resources, sorted;
+// empty, not nil, when there are none.
 func desiredNames(rsp *fnv1.RunFunctionResponse) []string {
-	return sortedKeys(rsp.GetDesired().GetResources())
+	return append([]string{}, slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))...)
 }
 
 // status returns the desired XPool status as a map.
@@ -370,4 +373,26 @@ func readFile(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// nestedNumber reads a number at path of an unstructured object, stored as
+// a JSON number or a quantity string; 0 when absent.
+func nestedNumber(obj map[string]any, path ...string) int64 {
+	v, ok, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	if !ok {
+		return 0
+	}
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case string:
+		q, err := apiresource.ParseQuantity(n)
+		if err != nil {
+			return 0
+		}
+		return q.Value()
+	}
+	return 0
 }

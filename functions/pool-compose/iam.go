@@ -23,6 +23,7 @@ package main
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -207,7 +209,7 @@ func NodePolicyARNs(n v1beta1.NodeIAM) []string {
 // NodeIAMObjects are a pool's node role, its policy attachments and its
 // EKS access entry, in that order.
 func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
-	labels := objectLabels(a.Pool, a.Namespace)
+	labels := nodeIdentity(a.Pool, a.Namespace)
 	tags := func() map[string]any {
 		t := stringMap(a.Settings.Tags)
 		t[qsv1alpha1.LabelPool] = a.Pool
@@ -265,7 +267,7 @@ func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject, observed map[re
 	for _, o := range iam {
 		suffix := strings.TrimPrefix(string(o.Name), "node-iam-")
 		n := resource.Name(rnNodeIAMUsage + suffix)
-		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", objectLabels(pool, ns))
+		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", nodeIdentity(pool, ns))
 		u.Object["spec"] = map[string]any{
 			"of": map[string]any{
 				"apiVersion":  o.Object.GetAPIVersion(),
@@ -287,16 +289,16 @@ func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject, observed map[re
 // IAMWaiting says, for each node IAM object that is not Ready, what it
 // waits for, in words: not created yet, or the provider's Synced=False or
 // Ready=False message. Empty when every object is Ready.
-func IAMWaiting(iam []NamedObject, observed map[resource.Name]*structpb.Struct) []string {
+func IAMWaiting(iam []NamedObject, obs map[resource.Name]*structpb.Struct) []string {
 	var out []string
 	for _, o := range iam {
 		what := o.Object.GetKind() + " " + o.Object.GetName()
-		ob := observed[o.Name]
+		ob := obs[o.Name]
 		if ob == nil {
 			out = append(out, what+" is not created yet")
 			continue
 		}
-		synced, ready := objectCondition(ob, "Synced"), objectCondition(ob, "Ready")
+		synced, ready := observed.Condition(ob, "Synced"), observed.Condition(ob, "Ready")
 		switch {
 		case ready.Status == metav1.ConditionTrue:
 			continue
@@ -400,10 +402,10 @@ func AnnotateNodeRole(nc *unstructured.Unstructured, role string) {
 
 // observedNodeClassRole is the role an observed NodeClass names.
 func observedNodeClassRole(o *structpb.Struct) string {
-	if r := str(o, "spec", "role"); r != "" {
+	if r := observed.String(o, "spec", "role"); r != "" {
 		return r
 	}
-	return str(o, "metadata", "annotations", annotationNodeRole)
+	return observed.String(o, "metadata", "annotations", annotationNodeRole)
 }
 
 // decideNodeIAM composes the pool's node IAM objects and decides from them
@@ -417,7 +419,7 @@ func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
 	}
 	// A role that exists keeps its IAM name: renaming it replaces the
 	// role in AWS.
-	role := str(in.Observed[rnNodeRole], "metadata", "annotations", annotationExternalName)
+	role := observed.String(in.Observed[rnNodeRole], "metadata", "annotations", annotationExternalName)
 	if role == "" {
 		role = NodeRoleName(cfg.ClusterName, in.Namespace, in.Pool)
 	}
@@ -430,7 +432,7 @@ func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
 	}
 	iam := NodeIAMObjects(args)
 	for _, obj := range iam {
-		o.desire(obj.Name, obj.Object, conditionReady(in.Observed[obj.Name], false), true)
+		o.desire(obj.Name, obj.Object, observed.Ready(in.Observed[obj.Name], false), true)
 	}
 	usagesExist := false
 	for n := range in.Observed {
@@ -466,7 +468,7 @@ func keepNodeIAM(in Input, f Facts) Outcome {
 	if !composesNodeIAM(in, f) {
 		return o
 	}
-	for _, n := range sortedNames(in.Observed) {
+	for _, n := range slices.Sorted(maps.Keys(in.Observed)) {
 		if strings.HasPrefix(string(n), "node-iam-") {
 			o.preserve(n)
 		}
@@ -484,7 +486,7 @@ func composesNodeIAM(in Input, f Facts) bool {
 }
 
 // conditionWords is an observed condition's message, else its reason.
-func conditionWords(c Condition) string {
+func conditionWords(c metav1.Condition) string {
 	switch {
 	case c.Message != "" && c.Reason != "":
 		return c.Message + " (" + c.Reason + ")"

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +14,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -36,7 +35,7 @@ const (
 
 // decideKarpenter decides the pool's Karpenter NodePool, which launches up
 // to nodes nodes of the sized types, and its NodeClass.
-func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
+func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
 	kind := nodeClassKindOf(f.Detection)
 	cfg := in.Config
 	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
@@ -67,16 +66,16 @@ func decideKarpenter(in Input, f Facts, spot bool, res SizeResult, nodes int64, 
 	npa := NodePoolArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 		Spot: spot, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
-		Nodes: nodes, Capacity: res.Capacity, Suspend: in.Spec.Suspend, Tuning: *in.Config.Karpenter,
+		Limits: nodePoolLimits(nodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
 		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
 	}
 	npName := in.Pool + sfxNodePool
 	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
 		o.event(true, "NoInterruptionQueue", msg) // disruption.go
 	}
-	o.desire(rnNodeClass, nc, conditionReady(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	o.desire(rnNodeClass, nc, observed.Ready(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
 	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
-		conditionReady(in.Observed[rnNodePool], false), true)
+		observed.Ready(in.Observed[rnNodePool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
 	return npName, nc.GetName(), o
 }
@@ -86,13 +85,22 @@ type NodeClassKind struct {
 	Group, Version, Kind string
 }
 
+// The NodeClasses of Karpenter's providers, and of EKS Auto Mode.
+var (
+	kindEC2NodeClass  = NodeClassKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
+	kindEKSNodeClass  = NodeClassKind{Group: "eks.amazonaws.com", Version: "v1", Kind: "NodeClass"}
+	kindGCENodeClass  = NodeClassKind{Group: "karpenter.k8s.gcp", Version: "v1alpha1", Kind: "GCENodeClass"}
+	kindAKSNodeClass  = NodeClassKind{Group: "karpenter.azure.com", Version: "v1beta1", Kind: "AKSNodeClass"}
+	kindKWOKNodeClass = NodeClassKind{Group: "karpenter.kwok.sh", Version: "v1alpha1", Kind: "KWOKNodeClass"}
+)
+
 // nodeClassKinds maps a cloud (or EKS Auto Mode) to its NodeClass.
 var nodeClassKinds = map[string]NodeClassKind{
-	cloudAWS:          {"karpenter.k8s.aws", "v1", "EC2NodeClass"},
-	methodEKSAutoMode: {"eks.amazonaws.com", "v1", "NodeClass"},
-	cloudGCP:          {"karpenter.k8s.gcp", "v1alpha1", "GCENodeClass"},
-	cloudAzure:        {"karpenter.azure.com", "v1beta1", "AKSNodeClass"},
-	cloudKWOK:         {"karpenter.kwok.sh", "v1alpha1", "KWOKNodeClass"},
+	cloudAWS:          kindEC2NodeClass,
+	methodEKSAutoMode: kindEKSNodeClass,
+	cloudGCP:          kindGCENodeClass,
+	cloudAzure:        kindAKSNodeClass,
+	cloudKWOK:         kindKWOKNodeClass,
 }
 
 // nodeClassKindOf returns the NodeClass of a Karpenter pool.
@@ -126,11 +134,9 @@ type NodePoolArgs struct {
 	// NodeSelector labels from spec.nodeSelector become single-value
 	// requirements, so the pool's nodes carry them.
 	NodeSelector map[string]string
-	// Nodes caps the pool's node count; Capacity is one node's raw size.
-	Nodes    int64
-	Capacity Resources
-	Suspend  bool
-	Tuning   v1beta1.Karpenter
+	// Limits are the NodePool's spec.limits (nodePoolLimits).
+	Limits map[string]string
+	Tuning v1beta1.Karpenter
 }
 
 // NodePool returns the pool's karpenter.sh/v1 NodePool.
@@ -142,7 +148,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		types["minValues"] = int64(spotMinValues)
 	}
 	reqs := []any{types}
-	autoMode := a.NodeClass == nodeClassKinds[methodEKSAutoMode]
+	autoMode := a.NodeClass == kindEKSNodeClass
 	if !autoMode { // EKS Auto Mode does not support the kubernetes.io/os requirement
 		reqs = append(reqs, requirement(labelOS, "linux"))
 	}
@@ -161,7 +167,6 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		reqs = append(reqs, requirement(k, a.NodeSelector[k]))
 	}
 
-	limits := nodePoolLimits(a.Nodes, a.Capacity, a.Suspend)
 	tmplSpec := map[string]any{
 		"nodeClassRef": map[string]any{
 			"group": a.NodeClass.Group,
@@ -188,7 +193,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 			"metadata": map[string]any{"labels": stringMap(nodeIdentity(a.Pool, a.Namespace))},
 			"spec":     tmplSpec,
 		},
-		"limits": limits,
+		"limits": stringMap(a.Limits),
 		"disruption": map[string]any{
 			"consolidationPolicy": "WhenEmpty",
 			"consolidateAfter":    a.Tuning.ConsolidateAfter,
@@ -200,29 +205,9 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	if a.Tuning.Weight > 0 {
 		spec["weight"] = int64(a.Tuning.Weight)
 	}
-	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", objectLabels(a.Pool, a.Namespace))
+	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u
-}
-
-// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
-// and memory of nodes nodes of capacity each (when capacity is known and
-// the product fits an int64). A suspended pool's limits are zero, so
-// Karpenter launches nothing.
-func nodePoolLimits(nodes int64, capacity Resources, suspend bool) map[string]any {
-	if suspend {
-		return map[string]any{"cpu": "0", "memory": "0", "nodes": "0"}
-	}
-	limits := map[string]any{"nodes": fmt.Sprint(nodes)}
-	cpu, okCPU := times(capacity.CPU, nodes)
-	mem, okMem := times(capacity.Memory, nodes)
-	// Beyond int64 (maxExecutors near the int32 limit) the node limit
-	// alone bounds the pool.
-	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
-		limits["cpu"] = cpu.String()
-		limits["memory"] = mem.String()
-	}
-	return limits
 }
 
 // requirement is a NodeSelectorRequirement with operator In.
@@ -232,22 +217,6 @@ func requirement(key string, values ...string) map[string]any {
 		vs = append(vs, v)
 	}
 	return map[string]any{"key": key, "operator": "In", "values": vs}
-}
-
-// times multiplies a quantity by n (n >= 0); ok is false when the product
-// does not fit an int64.
-func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
-	v := q.MilliValue()
-	if q.Format == resource.BinarySI {
-		v = q.Value()
-	}
-	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
-		return nil, false
-	}
-	if q.Format == resource.BinarySI {
-		return resource.NewQuantity(v*n, resource.BinarySI), true
-	}
-	return resource.NewMilliQuantity(v*n, q.Format), true
 }
 
 // NodeClassArgs is everything a pool's NodeClass is made of.
@@ -288,7 +257,7 @@ func NodeClass(a NodeClassArgs) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := object(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+sfxNodeClass, "", objectLabels(a.Pool, a.Namespace))
+	u := object(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+sfxNodeClass, "", nodeIdentity(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u, nil
 }
@@ -565,8 +534,9 @@ func warmingTaint(pool string, images int, w *v1beta1.Warmup) *corev1.Taint {
 	return &corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
 }
 
-// nodeIdentity are the labels that tell a pool's nodes from every other
-// pool's: its name and, when it has one, its namespace.
+// nodeIdentity are the labels that tell a pool's nodes, and every object
+// the function emits, from every other pool's: its name and, when it has
+// one, its namespace.
 func nodeIdentity(pool, ns string) map[string]string {
 	l := map[string]string{qsv1alpha1.LabelPool: pool}
 	if ns != "" {
@@ -584,11 +554,6 @@ func stringMap(m map[string]string) map[string]any {
 	return out
 }
 
-// objectLabels are the labels of every object the function emits.
-func objectLabels(pool, ns string) map[string]string {
-	return nodeIdentity(pool, ns)
-}
-
 // object starts an unstructured object.
 func object(apiVersion, kind, name, namespace string, labels map[string]string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
@@ -600,14 +565,4 @@ func object(apiVersion, kind, name, namespace string, labels map[string]string) 
 		u.SetLabels(labels)
 	}
 	return u
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

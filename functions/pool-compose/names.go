@@ -7,6 +7,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // Composed-resource names: the keys of the objects in desired and observed
@@ -74,8 +76,8 @@ func uniqueName(readable string, max int, parts ...string) string {
 // of new objects: renaming a composed object makes Crossplane delete it
 // and create another (for a provider-kubernetes Object, deleting it
 // deletes the workload cluster's object; for an IAM role, the role).
-func keptName(observed map[resource.Name]*structpb.Struct, n resource.Name, fresh string) string {
-	if k := str(observed[n], "metadata", "name"); k != "" {
+func keptName(obs map[resource.Name]*structpb.Struct, n resource.Name, fresh string) string {
+	if k := observed.String(obs[n], "metadata", "name"); k != "" {
 		return k
 	}
 	return fresh

@@ -12,6 +12,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -139,7 +140,7 @@ func (t nodeTemplate) String() string {
 // observedTemplate reads an observed node group's template; ok is false
 // when it carries none.
 func observedTemplate(o *structpb.Struct) (nodeTemplate, bool) {
-	v := str(o, "metadata", "annotations", annotationNodeTemplate)
+	v := observed.String(o, "metadata", "annotations", annotationNodeTemplate)
 	types, capacity, ok := strings.Cut(v, "/")
 	if !ok || types == "" {
 		return nodeTemplate{}, false
@@ -151,13 +152,13 @@ func observedTemplate(o *structpb.Struct) (nodeTemplate, bool) {
 // whether it reports any count: EKS's scalingConfig desiredSize, GKE's
 // and AKS's nodeCount, from status.atProvider.
 func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
-	ap := field(o, "status", "atProvider").GetStructValue()
-	if v := field(ap, "nodeCount"); v != nil {
-		return number(v), true
+	ap := observed.Field(o, "status", "atProvider").GetStructValue()
+	if v := observed.Field(ap, "nodeCount"); v != nil {
+		return observed.Number(v), true
 	}
-	for _, sc := range field(ap, "scalingConfig").GetListValue().GetValues() {
-		if v := field(sc.GetStructValue(), "desiredSize"); v != nil {
-			return number(v), true
+	for _, sc := range observed.Field(ap, "scalingConfig").GetListValue().GetValues() {
+		if v := observed.Field(sc.GetStructValue(), "desiredSize"); v != nil {
+			return observed.Number(v), true
 		}
 	}
 	return 0, false
@@ -182,7 +183,7 @@ func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
 // Cluster Autoscaler serves CapacityBuffers, a buffer would hold the same
 // slots without pods; decidePlaceholders is where that choice belongs, not
 // here, since the node group is the same either way.
-func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, maxNodes int64) (string, Outcome) {
+func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, maxNodes int64) (string, Outcome) {
 	var o Outcome
 	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
 	if spot && len(res.SpotTypes) > 0 {
@@ -195,7 +196,7 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 	name := in.Pool + nodeGroupSuffix
 	switch {
 	case cur != nil:
-		name = str(cur, "metadata", "name")
+		name = observed.String(cur, "metadata", "name")
 	case old != nil:
 		name = in.Pool + "-" + typeSlug(want.String()) + nodeGroupSuffix
 	}
@@ -210,14 +211,14 @@ func decideNodeGroup(in Input, f Facts, res SizeResult, spot bool, minNodes, max
 		return "", o
 	}
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: want.String()}))
-	ready := conditionReady(cur, false)
+	ready := observed.Ready(cur, false)
 	o.desire(rnCloudPool, u, ready, true)
 	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler (method node-group from %s)", f.Detection.Cloud, name, minNodes, maxNodes, want, f.Detection.Source)
 	if in.Spec.Suspend {
 		msg += "; suspended: the autoscaler adds no node and removes each as its executors end"
 	}
 	if waits != nil {
-		msg += fmt.Sprintf("; the pool's nodes move to %s once %s of the previous template is gone", nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}, str(old, "metadata", "name"))
+		msg += fmt.Sprintf("; the pool's nodes move to %s once %s of the previous template is gone", nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}, observed.String(old, "metadata", "name"))
 	}
 	if old != nil {
 		msg += drainNodeGroup(&o, base, old, ready, maxNodes)
@@ -257,7 +258,7 @@ func nodeGroupSlots(cur, old *structpb.Struct, want nodeTemplate) (serving, drai
 // drainNodeGroup holds the node group of a previous template until it has
 // no nodes and its replacement is Ready, and says so.
 func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Struct, replacementReady bool, maxNodes int64) string {
-	name := str(old, "metadata", "name")
+	name := observed.String(old, "metadata", "name")
 	n, known := nodeGroupNodes(old)
 	if replacementReady && known && n == 0 {
 		return fmt.Sprintf("; %s of the previous template has no nodes left and is deleted", name)
@@ -265,7 +266,7 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 	t, ok := observedTemplate(old)
 	if !ok {
 		// A group burstpool did not annotate: keep it as it is.
-		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: keep(old).AsMap()}, true, false)
+		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}, true, false)
 		return fmt.Sprintf("; %s stays as it is until it is removed by hand", name)
 	}
 	base.Name, base.InstanceTypes, base.Spot, base.Hold = name, t.Types, t.Spot, true
@@ -273,7 +274,7 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 	base.MinNodes, base.MaxNodes = 0, int32(max(maxNodes, 1))
 	u, err := cloudpool.BuildNodeGroup(base)
 	if err != nil {
-		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: keep(old).AsMap()}, true, false)
+		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}, true, false)
 		return fmt.Sprintf("; %s of the previous template stays as it is: %v", name, err)
 	}
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: t.String()}))
@@ -284,7 +285,7 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 // nodeGroupSize is the sizing decision as a node group takes it: one type,
 // or on EKS with spot the spot set cut to the sized type's shape
 // (sameShape); the types status.sizing.instanceTypes lists are those.
-func nodeGroupSize(cloud string, res SizeResult, spot bool) SizeResult {
+func nodeGroupSize(cloud string, res sizing.Result, spot bool) sizing.Result {
 	types := []string{res.InstanceType}
 	if spot && cloud == cloudAWS && len(res.SpotTypes) > 0 {
 		types = sameShape(res.SpotTypes, awsCatalogLookup)
@@ -337,7 +338,7 @@ func awsCatalogLookup(name string) (sizing.InstanceType, bool) {
 // archOf is the architecture an observed EKS node group's AMI type names
 // ("" elsewhere, where the type alone decides).
 func archOf(o *structpb.Struct) string {
-	if strings.Contains(str(o, "spec", "forProvider", "amiType"), "ARM") {
+	if strings.Contains(observed.String(o, "spec", "forProvider", "amiType"), "ARM") {
 		return "arm64"
 	}
 	return "amd64"

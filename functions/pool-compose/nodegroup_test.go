@@ -12,6 +12,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // nodeGroupSettingsYAML are the settings of a cluster whose pools may get
@@ -203,7 +204,7 @@ func TestRuleNodeGroup(t *testing.T) {
 	read := func(u *unstructured.Unstructured) group {
 		sc, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "scalingConfig")
 		types, _, _ := unstructured.NestedSlice(u.Object, "spec", "forProvider", "instanceTypes")
-		return group{Name: u.GetName(), Min: count(sc[0].(map[string]any), "minSize"), Max: count(sc[0].(map[string]any), "maxSize"), Types: types, Hold: hold(u)}
+		return group{Name: u.GetName(), Min: nestedNumber(sc[0].(map[string]any), "minSize"), Max: nestedNumber(sc[0].(map[string]any), "maxSize"), Types: types, Hold: hold(u)}
 	}
 	onDemand := []any{"m-16x-amd64-linux"}
 	cases := map[string]struct {
@@ -397,8 +398,8 @@ func TestRuleNodeGroupIsTheTenancys(t *testing.T) {
 }
 
 func TestNodeGroupSize(t *testing.T) {
-	res := SizeResult{InstanceType: "m6i.4xlarge", SpotTypes: []string{"m6i.4xlarge", "m7i.4xlarge", "c6i.8xlarge"},
-		Offered: []OfferedType{{Name: "m6i.4xlarge", PerNode: 2}, {Name: "m7i.4xlarge", PerNode: 2}, {Name: "c6i.8xlarge", PerNode: 2}}}
+	res := sizing.Result{InstanceType: "m6i.4xlarge", SpotTypes: []string{"m6i.4xlarge", "m7i.4xlarge", "c6i.8xlarge"},
+		Offered: []sizing.Offered{{Name: "m6i.4xlarge", PerNode: 2}, {Name: "m7i.4xlarge", PerNode: 2}, {Name: "c6i.8xlarge", PerNode: 2}}}
 	type want struct {
 		SpotTypes []string
 		Offered   []string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 // architecture and the objects that provision them.
 type Nodes struct {
 	// Size is the sizing decision; nil when the pool was not sized.
-	Size *SizeResult
+	Size *sizing.Result
 	Arch archChoice
 	// NodePoolName and NodeClassName name the objects that provision the
 	// nodes, for status.
@@ -28,14 +29,14 @@ type Nodes struct {
 
 // overhead is the per-node requests of the pool's DaemonSets: a warmup pod
 // per image, and the storage agent.
-func overhead(spec poolv1alpha1.PoolSpec, images int) []PodRequests {
-	helper := Resources{CPU: resource.MustParse("5m"), Memory: resource.MustParse("16Mi")}
-	out := make([]PodRequests, 0, images+1)
+func overhead(spec poolv1alpha1.PoolSpec, images int) []sizing.PodRequests {
+	helper := sizing.Resources{CPU: resource.MustParse("5m"), Memory: resource.MustParse("16Mi")}
+	out := make([]sizing.PodRequests, 0, images+1)
 	for range images {
-		out = append(out, PodRequests{Init: []Resources{helper, helper}, Containers: []Resources{helper}})
+		out = append(out, sizing.PodRequests{Init: []sizing.Resources{helper, helper}, Containers: []sizing.Resources{helper}})
 	}
 	if sa := spec.StorageAgent; sa != nil && sa.Enabled {
-		out = append(out, PodRequests{Containers: []Resources{storageResources(sa)}})
+		out = append(out, sizing.PodRequests{Containers: []sizing.Resources{storageResources(sa)}})
 	}
 	return out
 }
@@ -70,8 +71,8 @@ func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) 
 
 // nodeDaemonSetRequests parses a cluster DaemonSet's requests; an empty
 // quantity is none.
-func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (Resources, error) {
-	var r Resources
+func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (sizing.Resources, error) {
+	var r sizing.Resources
 	for _, f := range []struct {
 		in  string
 		out *resource.Quantity
@@ -81,7 +82,7 @@ func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (Resources, error) {
 		}
 		q, err := resource.ParseQuantity(f.in)
 		if err != nil {
-			return Resources{}, err
+			return sizing.Resources{}, err
 		}
 		*f.out = q
 	}
@@ -90,15 +91,17 @@ func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (Resources, error) {
 
 // sizeInput gathers the sizing request, and decides the architecture of a
 // pool sized from the catalog.
-func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
-	si := SizeInput{
-		Cloud:            f.Detection.Cloud,
-		ExecutorsPerNode: f.PerNode,
-		Previous:         in.Previous.DerivedInstanceType,
-		ExecutorsHaveRun: f.ExecutorsHaveRun,
-		Overhead:         overhead(in.Spec, images),
+func sizeInput(in Input, f Facts, images int) (SizeRequest, archChoice) {
+	si := SizeRequest{
+		Input: sizing.Input{
+			Cloud:            sizing.Cloud(f.Detection.Cloud),
+			ExecutorsPerNode: f.PerNode,
+			Previous:         in.Previous.DerivedInstanceType,
+			ExecutorsHaveRun: f.ExecutorsHaveRun,
+			Overhead:         sizing.Overhead{DaemonSets: overhead(in.Spec, images)},
+			SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
+		},
 		Method:           f.Detection.Method,
-		SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
 		InstanceFamilies: f.Tenant.InstanceFamilies, // tenancy (tenancy.go)
 	}
 	if ic := in.Spec.InstanceConfig; ic != nil {
@@ -109,19 +112,21 @@ func sizeInput(in Input, f Facts, images int) (SizeInput, archChoice) {
 	}
 	for _, d := range clusterDaemonSets(in.Config, f.Detection, in.KWOKCatalog) {
 		if r, err := nodeDaemonSetRequests(d); err == nil { // ValidateInput refuses the others
-			si.Overhead = append(si.Overhead, PodRequests{Containers: []Resources{r}})
+			si.Overhead.DaemonSets = append(si.Overhead.DaemonSets, sizing.PodRequests{Containers: []sizing.Resources{r}})
 		}
 	}
-	arch := architecture(in, f.Attached, si.Cloud, si.Previous, si.ExecutorsHaveRun)
+	arch := architecture(in, f.Attached, string(si.Cloud), si.Previous, si.ExecutorsHaveRun)
 	si.Arch = arch.Arch
 	if r := in.Spec.InheritNodeConfigFrom; r != nil {
-		si.InheritQueryService = refNamespace(r.Namespace, in.Namespace) + "/" + r.Name
-		si.InheritInstanceType = inheritedType(in, f.Tenant) // consent (tenancy.go)
+		si.Inherit = &sizing.Inherited{
+			QueryService: refNamespace(r.Namespace, in.Namespace) + "/" + r.Name,
+			InstanceType: inheritedType(in, f.Tenant), // consent (tenancy.go)
+		}
 	}
-	si.Executors = make([]ExecutorRequest, 0, len(f.Attached))
+	si.Executors = make([]sizing.Executor, 0, len(f.Attached))
 	for _, a := range f.Attached {
 		r := a.QS.Spec.Executor.Resources
-		e := ExecutorRequest{QueryService: a.Key()}
+		e := sizing.Executor{QueryService: a.Key()}
 		if r.CPU != nil {
 			e.CPU = r.CPU.DeepCopy()
 		}
@@ -162,13 +167,13 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 		}
 		return n, o
 	}
-	if si.InstanceType == "" && si.InheritInstanceType == "" && len(si.Executors) == 0 && si.Previous == "" && si.InstanceFamily == "" {
+	if si.InstanceType == "" && si.inherited().InstanceType == "" && len(si.Executors) == 0 && si.Previous == "" && si.InstanceFamily == "" {
 		o.Problem = pending("NoInstanceType", "no QueryService is attached and spec.instanceConfig names no instance type: attach a QueryService or set spec.instanceConfig.instanceType")
 		o.preserve(nodeObjects...)
 		return n, o
 	}
-	if si.InheritQueryService != "" && si.InheritInstanceType == "" && si.InstanceType == "" {
-		o.Problem = pending("InheritedQueryServiceMissing", fmt.Sprintf("spec.inheritNodeConfigFrom names QueryService %s, which does not exist, sets no spec.executor.instanceType, does not name this pool in spec.executor.poolRef, or is in a namespace the settings do not let this pool attach from (tenancy.namespaces[].attachFrom)", si.InheritQueryService))
+	if inh := si.inherited(); inh.QueryService != "" && inh.InstanceType == "" && si.InstanceType == "" {
+		o.Problem = pending("InheritedQueryServiceMissing", fmt.Sprintf("spec.inheritNodeConfigFrom names QueryService %s, which does not exist, sets no spec.executor.instanceType, does not name this pool in spec.executor.poolRef, or is in a namespace the settings do not let this pool attach from (tenancy.namespaces[].attachFrom)", inh.QueryService))
 		o.preserve(nodeObjects...)
 		return n, o
 	}
@@ -210,7 +215,7 @@ func nodeRange(minExecutors, maxExecutors, perNode int32, suspend bool) (minNode
 
 // archWarnings reports an architecture that a pinned type or family
 // overrides, and attached QueryServices that declare another one.
-func archWarnings(spec poolv1alpha1.PoolSpec, arch archChoice, res SizeResult) []Result {
+func archWarnings(spec poolv1alpha1.PoolSpec, arch archChoice, res sizing.Result) []Result {
 	var out []Result
 	if ic := spec.InstanceConfig; ic != nil && ic.Architecture != "" && res.Arch != "" && ic.Architecture != res.Arch {
 		out = append(out, Result{Warning: true, Reason: "ArchitectureOverridden", Message: fmt.Sprintf("spec.instanceConfig.architecture is %s but the pool's instance type %s is %s: the type decides; make them agree", ic.Architecture, res.InstanceType, res.Arch)})
@@ -222,7 +227,7 @@ func archWarnings(spec poolv1alpha1.PoolSpec, arch archChoice, res SizeResult) [
 }
 
 // sizeEvents reports changes of the pool's instance type.
-func sizeEvents(in Input, f Facts, res SizeResult) []Result {
+func sizeEvents(in Input, f Facts, res sizing.Result) []Result {
 	var out []Result
 	prev := in.Previous.DerivedInstanceType
 	switch {
@@ -234,7 +239,7 @@ func sizeEvents(in Input, f Facts, res SizeResult) []Result {
 		return nil
 	}
 	epn := f.PerNode
-	if res.PerNode > 0 && res.PerNode != epn && res.Kept == "" {
+	if res.PerNode > 0 && res.PerNode != int64(epn) && res.Kept == "" {
 		advice := fmt.Sprintf("no %s instance type holds exactly %d; set spec.executorsPerNode to %d", f.Detection.Cloud, epn, res.PerNode)
 		ic := in.Spec.InstanceConfig
 		if ic != nil && ic.InstanceFamily != "" {
@@ -267,4 +272,46 @@ func nodeCommands(pool, ns, sel string) string {
 	}
 	return fmt.Sprintf("kubectl label nodes -l %s %s, then taint them (which evicts their pods that are not the pool's): kubectl taint nodes -l %s %s",
 		sel, labelArgs(pool, ns), sel, strings.Join(taints, " "))
+}
+
+// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
+// overflow.
+func ceilDiv64(a, b int64) int64 {
+	return a/b + min(a%b, 1)
+}
+
+// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
+// and memory of nodes nodes of capacity each (when capacity is known and
+// the product fits an int64). A suspended pool's limits are zero, so
+// Karpenter launches nothing.
+func nodePoolLimits(nodes int64, capacity sizing.Resources, suspend bool) map[string]string {
+	if suspend {
+		return map[string]string{"cpu": "0", "memory": "0", "nodes": "0"}
+	}
+	limits := map[string]string{"nodes": fmt.Sprint(nodes)}
+	cpu, okCPU := times(capacity.CPU, nodes)
+	mem, okMem := times(capacity.Memory, nodes)
+	// Beyond int64 (maxExecutors near the int32 limit) the node limit
+	// alone bounds the pool.
+	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
+		limits["cpu"] = cpu.String()
+		limits["memory"] = mem.String()
+	}
+	return limits
+}
+
+// times multiplies a quantity by n (n >= 0); ok is false when the product
+// does not fit an int64.
+func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
+	v := q.MilliValue()
+	if q.Format == resource.BinarySI {
+		v = q.Value()
+	}
+	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
+		return nil, false
+	}
+	if q.Format == resource.BinarySI {
+		return resource.NewQuantity(v*n, resource.BinarySI), true
+	}
+	return resource.NewMilliQuantity(v*n, q.Format), true
 }

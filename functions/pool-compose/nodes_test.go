@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -12,15 +13,15 @@ import (
 // nodes it may have, the fewest it keeps, and the CPU and memory limits of
 // a Karpenter NodePool.
 func TestNodeLimit(t *testing.T) {
-	node := Resources{CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")}
+	node := sizing.Resources{CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")}
 	type args struct {
 		minExecutors, maxExecutors, perNode int32
 		suspend                             bool
-		capacity                            Resources
+		capacity                            sizing.Resources
 	}
 	type want struct {
 		MinNodes, MaxNodes int64
-		Limits             map[string]any
+		Limits             map[string]string
 	}
 	cases := map[string]struct {
 		reason string
@@ -30,32 +31,32 @@ func TestNodeLimit(t *testing.T) {
 		"TwentyOneAtFourPerNode": {
 			reason: "21 executors at 4 a node need 6 nodes (5 hold 20): 6 nodes of 16 CPU and 64Gi limit the pool to 96 CPU and 384Gi.",
 			args:   args{maxExecutors: 21, perNode: 4, capacity: node},
-			want:   want{MaxNodes: 6, Limits: map[string]any{"nodes": "6", "cpu": "96", "memory": "384Gi"}},
+			want:   want{MaxNodes: 6, Limits: map[string]string{"nodes": "6", "cpu": "96", "memory": "384Gi"}},
 		},
 		"ExactlyFull": {
 			reason: "20 executors at 4 a node fill 5 nodes exactly.",
 			args:   args{maxExecutors: 20, perNode: 4, capacity: node},
-			want:   want{MaxNodes: 5, Limits: map[string]any{"nodes": "5", "cpu": "80", "memory": "320Gi"}},
+			want:   want{MaxNodes: 5, Limits: map[string]string{"nodes": "5", "cpu": "80", "memory": "320Gi"}},
 		},
 		"Suspended": {
 			reason: "A suspended pool keeps no nodes and its NodePool's limits are all zero, so Karpenter launches nothing; a cloud pool keeps its maximum.",
 			args:   args{minExecutors: 8, maxExecutors: 21, perNode: 4, suspend: true, capacity: node},
-			want:   want{MaxNodes: 6, Limits: map[string]any{"nodes": "0", "cpu": "0", "memory": "0"}},
+			want:   want{MaxNodes: 6, Limits: map[string]string{"nodes": "0", "cpu": "0", "memory": "0"}},
 		},
 		"LKEMinMax": {
 			reason: "An LKE pool of 5 to 21 executors at 4 a node scales between 2 and 6 nodes.",
 			args:   args{minExecutors: 5, maxExecutors: 21, perNode: 4, capacity: node},
-			want:   want{MinNodes: 2, MaxNodes: 6, Limits: map[string]any{"nodes": "6", "cpu": "96", "memory": "384Gi"}},
+			want:   want{MinNodes: 2, MaxNodes: 6, Limits: map[string]string{"nodes": "6", "cpu": "96", "memory": "384Gi"}},
 		},
 		"CapacityUnknown": {
 			reason: "Without a node size only the node count limits the pool.",
 			args:   args{maxExecutors: 3, perNode: 1},
-			want:   want{MaxNodes: 3, Limits: map[string]any{"nodes": "3"}},
+			want:   want{MaxNodes: 3, Limits: map[string]string{"nodes": "3"}},
 		},
 		"BeyondInt64": {
 			reason: "maxExecutors at the int32 limit, one a node, of a huge type: CPU and memory do not fit an int64, so the node count alone limits the pool.",
-			args:   args{maxExecutors: math.MaxInt32, perNode: 1, capacity: Resources{CPU: resource.MustParse("100M"), Memory: resource.MustParse("64Ei")}},
-			want:   want{MaxNodes: math.MaxInt32, Limits: map[string]any{"nodes": "2147483647"}},
+			args:   args{maxExecutors: math.MaxInt32, perNode: 1, capacity: sizing.Resources{CPU: resource.MustParse("100M"), Memory: resource.MustParse("64Ei")}},
+			want:   want{MaxNodes: math.MaxInt32, Limits: map[string]string{"nodes": "2147483647"}},
 		},
 	}
 	for name, tc := range cases {

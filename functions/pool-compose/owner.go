@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // NameTaken is a cluster-scoped object that another pool (or something
@@ -29,6 +32,32 @@ func (t NameTaken) Message(pool, ns string) string {
 		t.Kind, t.Name, owner, ns, pool, ns, pool)
 }
 
+// OwnedName is a cluster-scoped object a pool names after itself ("{pool}"
+// and a suffix). Names of cluster-scoped objects are unique across
+// namespaces, so two pools of one name in two namespaces would share it:
+// the function reads each by name before it composes anything, and a pool
+// whose name is taken composes nothing more (see Input.Existing).
+type OwnedName struct {
+	// Resource is the composed-resource name of the object.
+	Resource   resource.Name
+	APIVersion string
+	Kind       string
+	Suffix     string
+}
+
+// ownedNames are the cluster-scoped objects whose names pools share a
+// space of, and that the function can ask for whatever the cluster runs:
+// the PoolCapacity (the package's own kind) and the placeholder
+// PriorityClass (built in). Every pool composes its PoolCapacity, so a pool
+// that holds {pool}-nodepool or {pool}-nodeclass holds {pool}-capacity too;
+// asking for the NodePool by name would make the requirements depend on
+// which CRDs the cluster has, and they must depend on the spec alone.
+var ownedNames = []OwnedName{
+	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
+	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
+	{Resource: rnAgentPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxNodeAgent},
+}
+
 // TakenName returns the first object of existing (in ownedNames order)
 // that is not pool ns/pool's own; ok is false when every one is its own.
 // An object is a pool's own when its identity labels name the pool.
@@ -38,8 +67,8 @@ func TakenName(pool, ns string, existing map[resource.Name]*structpb.Struct) (Na
 		if u == nil {
 			continue
 		}
-		p := str(u, "metadata", "labels", qsv1alpha1.LabelPool)
-		pns := str(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace)
+		p := observed.String(u, "metadata", "labels", qsv1alpha1.LabelPool)
+		pns := observed.String(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace)
 		if p == pool && pns == ns {
 			continue
 		}
@@ -56,11 +85,11 @@ func TakenName(pool, ns string, existing map[resource.Name]*structpb.Struct) (Na
 // name pool ns/pool, in name order: what the pool already controls. A pool
 // whose name is taken keeps them as observed (Crossplane deletes whatever
 // a function leaves out of desired state) and composes nothing more.
-func OwnObjects(pool, ns string, observed map[resource.Name]*structpb.Struct) []resource.Name {
+func OwnObjects(pool, ns string, obs map[resource.Name]*structpb.Struct) []resource.Name {
 	var out []resource.Name
-	for _, n := range sortedNames(observed) {
-		u := observed[n]
-		if str(u, "metadata", "labels", qsv1alpha1.LabelPool) == pool && str(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace) == ns {
+	for _, n := range slices.Sorted(maps.Keys(obs)) {
+		u := obs[n]
+		if observed.String(u, "metadata", "labels", qsv1alpha1.LabelPool) == pool && observed.String(u, "metadata", "labels", qsv1alpha1.LabelPoolNamespace) == ns {
 			out = append(out, n)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // PlaceholderInput is what the placeholders are decided from.
@@ -18,7 +19,7 @@ type PlaceholderInput struct {
 	MinExecutors, Occupied int32
 	Suspend                bool
 	// Slot is one executor slot; SlotOK is false while no size is known.
-	Slot   Resources
+	Slot   sizing.Resources
 	SlotOK bool
 	// PerNode is executorsPerNode, at least 1.
 	PerNode    int32
@@ -99,7 +100,7 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 
 // placeholderInput gathers the placeholders' input; the slot is sized from
 // the attached QueryServices and the pool's size.
-func placeholderInput(in Input, f Facts, size *SizeResult) PlaceholderInput {
+func placeholderInput(in Input, f Facts, size *sizing.Result) PlaceholderInput {
 	p := PlaceholderInput{
 		Pool: in.Pool, Namespace: in.Namespace, MinExecutors: in.Spec.MinExecutors, Occupied: f.Capacity.occupied(),
 		Suspend: in.Spec.Suspend, PerNode: f.PerNode, Scheduling: f.Scheduling, Config: *in.Config.Placeholder,
@@ -128,8 +129,8 @@ func placeholderInput(in Input, f Facts, size *SizeResult) PlaceholderInput {
 // guessed (a family's smallest, say, before any QueryService attaches)
 // sizes no slot: warm capacity of a guessed shape may be capacity no
 // executor can use.
-func slot(attached []Attachment, size *SizeResult, perNode int32, explicit string) (Resources, bool) {
-	var r Resources
+func slot(attached []Attachment, size *sizing.Result, perNode int32, explicit string) (sizing.Resources, bool) {
+	var r sizing.Resources
 	compatible := map[string]bool{}
 	if size != nil {
 		for _, c := range size.Compatibility {
@@ -157,7 +158,7 @@ func slot(attached []Attachment, size *SizeResult, perNode int32, explicit strin
 	}
 	cpu := resource.NewMilliQuantity(size.Allocatable.CPU.MilliValue()/int64(perNode), resource.DecimalSI)
 	mem := resource.NewQuantity(size.Allocatable.Memory.Value()/int64(perNode)/(1<<20)*(1<<20), resource.BinarySI)
-	return Resources{CPU: *cpu, Memory: *mem}, true
+	return sizing.Resources{CPU: *cpu, Memory: *mem}, true
 }
 
 // autoscalerTimeout is the warmCapacity.autoscalerTimeout setting, which

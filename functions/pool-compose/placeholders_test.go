@@ -12,13 +12,14 @@ import (
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // TestDecidePlaceholders: the placeholders hold minExecutors slots less
 // the executors running, none while suspended, at the pool's own priority
 // class unless the input names one.
 func TestDecidePlaceholders(t *testing.T) {
-	slot := Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
+	slot := sizing.Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
 	base := func(mod func(*PlaceholderInput)) PlaceholderInput {
 		p := PlaceholderInput{
 			Pool: "burst", Namespace: "pools", MinExecutors: 4, PerNode: 2, Slot: slot, SlotOK: true,
@@ -116,10 +117,10 @@ func TestSlot(t *testing.T) {
 		q.Spec.Executor.Resources.Memory = ptr.To(k8sresource.MustParse(mem))
 		return Attachment{QS: q, Name: name, Namespace: "team-a", Attached: true}
 	}
-	sized := &SizeResult{
+	sized := &sizing.Result{
 		InstanceType:  "r7gd.2xlarge",
-		Allocatable:   Resources{CPU: k8sresource.MustParse("7910m"), Memory: k8sresource.MustParse("30Gi")},
-		Compatibility: []Compatibility{{QueryService: "team-a/small", Compatible: true}, {QueryService: "team-a/huge", Compatible: false}},
+		Allocatable:   sizing.Resources{CPU: k8sresource.MustParse("7910m"), Memory: k8sresource.MustParse("30Gi")},
+		Compatibility: []sizing.Compatibility{{QueryService: "team-a/small", Compatible: true}, {QueryService: "team-a/huge", Compatible: false}},
 	}
 	type want struct {
 		CPU, Memory string
@@ -128,7 +129,7 @@ func TestSlot(t *testing.T) {
 	cases := map[string]struct {
 		reason   string
 		attached []Attachment
-		size     *SizeResult
+		size     *sizing.Result
 		explicit string
 		want     want
 	}{

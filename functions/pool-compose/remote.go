@@ -17,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // A pool whose workload cluster is remote composes what runs there as
@@ -118,9 +119,9 @@ func ObjectName(pc, ns string, u *unstructured.Unstructured) string {
 // was created with: renaming it makes Crossplane delete it, and
 // provider-kubernetes then deletes the workload cluster's object (its
 // NodePool, with its nodes).
-func keptObjectName(observed map[resource.Name]*structpb.Struct, n resource.Name, pc string) string {
-	if o := observed[n]; o != nil && str(o, "spec", "providerConfigRef", "name") == pc {
-		return str(o, "metadata", "name")
+func keptObjectName(obs map[resource.Name]*structpb.Struct, n resource.Name, pc string) string {
+	if o := obs[n]; o != nil && observed.String(o, "spec", "providerConfigRef", "name") == pc {
+		return observed.String(o, "metadata", "name")
 	}
 	return ""
 }
@@ -128,13 +129,13 @@ func keptObjectName(observed map[resource.Name]*structpb.Struct, n resource.Name
 // objectNameOf is the name of the Object that wraps the remote object
 // target of r's pool: the observed Object's that wraps it, else
 // ObjectName's.
-func objectNameOf(observed map[resource.Name]*structpb.Struct, r Remote, target *unstructured.Unstructured) string {
-	for _, n := range sortedNames(observed) {
-		m := field(observed[n], "spec", "forProvider", "manifest").GetStructValue()
-		if !isRemoteObject(n) || str(m, "kind") != target.GetKind() || str(m, "metadata", "name") != target.GetName() || str(m, "metadata", "namespace") != target.GetNamespace() {
+func objectNameOf(obs map[resource.Name]*structpb.Struct, r Remote, target *unstructured.Unstructured) string {
+	for _, n := range slices.Sorted(maps.Keys(obs)) {
+		m := observed.Field(obs[n], "spec", "forProvider", "manifest").GetStructValue()
+		if !isRemoteObject(n) || observed.String(m, "kind") != target.GetKind() || observed.String(m, "metadata", "name") != target.GetName() || observed.String(m, "metadata", "namespace") != target.GetNamespace() {
 			continue
 		}
-		if k := keptObjectName(observed, n, r.ProviderConfig); k != "" {
+		if k := keptObjectName(obs, n, r.ProviderConfig); k != "" {
 			return k
 		}
 	}
@@ -154,20 +155,20 @@ func isLocalKind(apiVersion string) bool {
 // object from status.atProvider.manifest under the name it wraps. Objects
 // of kinds that now live remotely but were composed locally before are left
 // out, so a pool moved to a remote cluster decides from that cluster alone.
-func RemoteView(observed map[resource.Name]*structpb.Struct) map[resource.Name]*structpb.Struct {
-	out := make(map[resource.Name]*structpb.Struct, len(observed))
-	for n, o := range observed {
+func RemoteView(obs map[resource.Name]*structpb.Struct) map[resource.Name]*structpb.Struct {
+	out := make(map[resource.Name]*structpb.Struct, len(obs))
+	for n, o := range obs {
 		if n == rnRemoteCapacity {
 			out[rnCapacity] = o
 			continue
 		}
-		if inner, ok := strings.CutPrefix(string(n), rnRemotePrefix); ok && str(o, "kind") == objectKind {
-			if m := field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
+		if inner, ok := strings.CutPrefix(string(n), rnRemotePrefix); ok && observed.String(o, "kind") == objectKind {
+			if m := observed.Field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
 				out[resource.Name(inner)] = m
 			}
 			continue
 		}
-		if isLocalKind(str(o, "apiVersion")) {
+		if isLocalKind(observed.String(o, "apiVersion")) {
 			out[n] = o
 		}
 	}
@@ -183,13 +184,13 @@ func Ownership(o *structpb.Struct, mark string) (policy, holder string) {
 	if o == nil {
 		return policyObserve, ""
 	}
-	for _, p := range field(o, "spec", "managementPolicies").GetListValue().GetValues() {
+	for _, p := range observed.Field(o, "spec", "managementPolicies").GetListValue().GetValues() {
 		if p.GetStringValue() == policyAll {
 			return policyAll, ""
 		}
 	}
-	if m := field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
-		owner := str(m, "metadata", "annotations", annotationOwner)
+	if m := observed.Field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
+		owner := observed.String(m, "metadata", "annotations", annotationOwner)
 		if owner == mark {
 			return policyAll, ""
 		}
@@ -198,20 +199,10 @@ func Ownership(o *structpb.Struct, mark string) (policy, holder string) {
 		}
 		return policyObserve, "pool " + owner
 	}
-	if c := objectCondition(o, "Synced"); c.Status == "False" && strings.Contains(c.Message, msgExternalDoesNotExist) {
+	if c := observed.Condition(o, "Synced"); c.Status == "False" && strings.Contains(c.Message, msgExternalDoesNotExist) {
 		return policyAll, ""
 	}
 	return policyObserve, ""
-}
-
-// objectCondition returns an observed object's condition of type t.
-func objectCondition(o *structpb.Struct, t string) Condition {
-	for _, c := range field(o, "status", "conditions").GetListValue().GetValues() {
-		if cs := c.GetStructValue(); str(cs, "type") == t {
-			return Condition{Type: t, Status: metav1.ConditionStatus(str(cs, "status")), Reason: str(cs, "reason"), Message: str(cs, "message")}
-		}
-	}
-	return Condition{Type: t}
 }
 
 // WrapObject returns the Object name that composes u in the workload
@@ -260,8 +251,8 @@ type taken struct {
 // summary. observed is the request's observed state, unwrapped names
 // included. When a remote name belongs to someone else, no remote object
 // is applied and the pool is Failed (NameTaken) naming the holder.
-func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) Output {
-	labels := objectLabels(r.Pool, r.Namespace)
+func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) Output {
+	labels := nodeIdentity(r.Pool, r.Namespace)
 	w := Output{
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
 		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
@@ -273,7 +264,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 	// the remote name as held when it belongs to someone else (describe
 	// names it; it is called only then).
 	own := func(rn resource.Name, describe func() string) string {
-		policy, holder := Ownership(observed[rn], r.Mark)
+		policy, holder := Ownership(obs[rn], r.Mark)
 		if holder != "" {
 			held = append(held, taken{name: describe(), holder: holder})
 		}
@@ -282,9 +273,9 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
 		rn := resource.Name(rnRemotePrefix + string(n))
 		policy := own(rn, func() string { return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()) })
-		return rn, WrapObject(u, objectNameOf(observed, r, u), r.ProviderConfig, r.Mark, policy, labels)
+		return rn, WrapObject(u, objectNameOf(obs, r, u), r.ProviderConfig, r.Mark, policy, labels)
 	}
-	for _, n := range sortedNames(out.Desired) {
+	for _, n := range slices.Sorted(maps.Keys(out.Desired)) {
 		u := out.Desired[n]
 		if n == rnCapacity {
 			w.Desired[rnRemoteCapacity] = pointCapacity(u, r)
@@ -292,13 +283,13 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			continue
 		}
 		if isLocalKind(u.GetAPIVersion()) {
-			w.Desired[n], w.Ready[n] = usedByObject(u, func(target *unstructured.Unstructured) string { return objectNameOf(observed, r, target) }), out.Ready[n]
+			w.Desired[n], w.Ready[n] = usedByObject(u, func(target *unstructured.Unstructured) string { return objectNameOf(obs, r, target) }), out.Ready[n]
 			continue
 		}
 		rn, o := wrap(n, u)
 		w.Desired[rn], w.Ready[rn] = o, out.Ready[n]
 	}
-	for _, n := range sortedNames(out.Lazy) {
+	for _, n := range slices.Sorted(maps.Keys(out.Lazy)) {
 		l := out.Lazy[n]
 		if n == rnCapacity {
 			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.CapacityName, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
@@ -312,7 +303,7 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 			u := l.Build()
 			return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName())
 		})
-		kept := keptObjectName(observed, rn, r.ProviderConfig)
+		kept := keptObjectName(obs, rn, r.ProviderConfig)
 		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Namespace, r.Mark, policy, kept), Build: func() *unstructured.Unstructured {
 			u := l.Build()
 			name := kept
@@ -324,16 +315,16 @@ func WrapOutput(out Output, observed map[resource.Name]*structpb.Struct, r Remot
 		w.Ready[rn] = out.Ready[n]
 	}
 	for _, n := range out.Preserve {
-		if rn := resource.Name(rnRemotePrefix + string(n)); observed[rn] != nil {
+		if rn := resource.Name(rnRemotePrefix + string(n)); obs[rn] != nil {
 			w.Preserve = append(w.Preserve, rn)
-		} else if o := observed[n]; o != nil && isLocalKind(str(o, "apiVersion")) {
+		} else if o := obs[n]; o != nil && isLocalKind(observed.String(o, "apiVersion")) {
 			w.Preserve = append(w.Preserve, n)
 		}
 	}
 	if len(held) == 0 {
 		return w
 	}
-	return nameTaken(w, observed, held, previous)
+	return nameTaken(w, obs, held, previous)
 }
 
 // usedByObject points a usage whose user is a remote object (the node IAM
@@ -383,7 +374,7 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 	if l, ok := w.Lazy[rnRemoteCapacity]; ok {
 		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return disarmed(l.Build()) }}
 	}
-	for _, n := range sortedNames(observed) {
+	for _, n := range slices.Sorted(maps.Keys(observed)) {
 		if isRemoteObject(n) {
 			w.Preserve = append(w.Preserve, n)
 		}
@@ -485,7 +476,7 @@ func WorkloadQuery(reqs *fnv1.Requirements) *capv1alpha1.WorkloadClusterQuery {
 // more QueryServices matched than the summary lists. ok is false until
 // the provider has published one.
 func Summary(capacity *structpb.Struct) (qss []QueryService, crds map[string]bool, truncated, ok bool) {
-	s := field(capacity, "status", "atProvider", "workloadCluster").GetStructValue()
+	s := observed.Field(capacity, "status", "atProvider", "workloadCluster").GetStructValue()
 	if s == nil {
 		return nil, nil, false, false
 	}
@@ -493,15 +484,15 @@ func Summary(capacity *structpb.Struct) (qss []QueryService, crds map[string]boo
 	for _, crd := range detectionCRDs {
 		crds[crd] = false
 	}
-	for _, v := range field(s, "crds").GetListValue().GetValues() {
+	for _, v := range observed.Field(s, "crds").GetListValue().GetValues() {
 		crds[v.GetStringValue()] = true
 	}
-	items := field(s, "queryServices").GetListValue().GetValues()
+	items := observed.Field(s, "queryServices").GetListValue().GetValues()
 	qss = make([]QueryService, 0, len(items))
 	for _, v := range items {
 		qss = append(qss, summaryQueryService(v.GetStructValue()))
 	}
-	return qss, crds, field(s, "truncated").GetBoolValue(), true
+	return qss, crds, observed.Field(s, "truncated").GetBoolValue(), true
 }
 
 // Condition type and reason that say a workload cluster summary was cut
@@ -538,8 +529,8 @@ func KeepAttached(qss []QueryService, previous []poolv1alpha1.AttachedQueryServi
 		}
 		e := &q.Spec.Executor
 		e.InstanceType, e.PoolRef = a.InstanceType, &qsv1alpha1.PoolReference{Name: pool, Namespace: ns}
-		e.Resources.CPU = quantity(structpb.NewStringValue(a.RequiredCPU))
-		e.Resources.Memory = quantity(structpb.NewStringValue(a.RequiredMemory))
+		e.Resources.CPU = observed.Quantity(structpb.NewStringValue(a.RequiredCPU))
+		e.Resources.Memory = observed.Quantity(structpb.NewStringValue(a.RequiredMemory))
 		out = append(out, q)
 		kept = append(kept, k)
 	}
@@ -577,26 +568,26 @@ func summaryQueryService(s *structpb.Struct) QueryService {
 // from its observed Objects and PoolCapacity: False, quoting their errors,
 // while the provider cannot reach the cluster (WorkloadClusterUnreachable)
 // or an Object cannot be applied (WorkloadObjectsNotApplied).
-func Reachability(observed map[resource.Name]*structpb.Struct, pc string) Condition {
+func Reachability(obs map[resource.Name]*structpb.Struct, pc string) Condition {
 	where := fmt.Sprintf("workload cluster %s (provider-kubernetes ProviderConfig %s)", pc, pc)
 	var capErr string
-	if c := objectCondition(observed[rnRemoteCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
+	if c := observed.Condition(obs[rnRemoteCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
 		capErr = c.Message
-	} else if c := objectCondition(observed[rnRemoteCapacity], "Synced"); c.Status == "False" {
+	} else if c := observed.Condition(obs[rnRemoteCapacity], "Synced"); c.Status == "False" {
 		// The summary of the workload cluster could not be read.
 		capErr = c.Message
 	}
 	var objErrs []string
-	for _, n := range sortedNames(observed) {
-		o := observed[n]
-		if !isRemoteObject(n) || str(o, "kind") != objectKind {
+	for _, n := range slices.Sorted(maps.Keys(obs)) {
+		o := obs[n]
+		if !isRemoteObject(n) || observed.String(o, "kind") != objectKind {
 			continue
 		}
-		c := objectCondition(o, "Synced")
+		c := observed.Condition(o, "Synced")
 		if c.Status != "False" || strings.Contains(c.Message, msgExternalDoesNotExist) {
 			continue
 		}
-		objErrs = append(objErrs, fmt.Sprintf("Object %s: %s", str(o, "metadata", "name"), c.Message))
+		objErrs = append(objErrs, fmt.Sprintf("Object %s: %s", observed.String(o, "metadata", "name"), c.Message))
 	}
 	if capErr == "" && len(objErrs) == 0 {
 		return Condition{Type: CondWorkloadReachable, Status: metav1.ConditionTrue, Reason: reasonReachable}
@@ -630,18 +621,13 @@ func unreachable(errs []string) bool {
 	return false
 }
 
-// ComposeTarget composes the pool in its workload cluster: locally as
-// Compute does, or, for a remote target, from the unwrapped observed state
-// and the capacity provider's summary, wrapping the remote objects. apply
-// writes the Output against the request's observed state, in.Observed.
-func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
-	pc := WorkloadTarget(in.Config, in.Spec)
-	if pc == "" || ClaimRefused(in) {
-		// A refused claim chooses nothing, its workload cluster
-		// included: Compute refuses it and keeps what it composed.
-		return Compute(in)
-	}
-	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: WorkloadQuery(reqs)}
+// ComposeTarget composes the pool in the workload cluster that the
+// provider-kubernetes ProviderConfig pc reaches: from the unwrapped
+// observed state and the capacity provider's summary, which query asks
+// for, wrapping the remote objects. apply writes the Output against the
+// request's observed state, in.Observed.
+func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery) Output {
+	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: query}
 	if r.CapacityName = keptObjectName(in.Observed, rnRemoteCapacity, pc); r.CapacityName == "" {
 		r.CapacityName = RemoteCapacityName(pc, in.Namespace, in.Pool)
 	}
@@ -669,7 +655,7 @@ func ComposeTarget(in Input, reqs *fnv1.Requirements) Output {
 	if waiting {
 		// Until the workload cluster is known nothing the pool has is
 		// removed, the objects of a pool that ran locally before included.
-		for _, n := range sortedNames(in.Observed) {
+		for _, n := range slices.Sorted(maps.Keys(in.Observed)) {
 			if _, d := out.Desired[n]; !d {
 				out.Preserve = append(out.Preserve, n)
 			}
@@ -701,11 +687,7 @@ func waitForWorkload(in Input, pc, capacityName string) Output {
 		sel = map[string]string{}
 	}
 	maps.Copy(sel, nodeIdentity(in.Pool, in.Namespace))
-	a := CapacityArgs{
-		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: sel,
-		ExecutorsPerNode: max(in.Spec.ExecutorsPerNode, 1), MaxExecutors: in.Spec.MaxExecutors,
-		Suspend: in.Spec.Suspend, Unauthorized: policyReport,
-	}
+	a := capacityArgs(in, Facts{PerNode: perNode(in.Spec), Scheduling: Scheduling{NodeSelector: sel}}, nil).CountOnly()
 	out.Desired[rnCapacity] = PoolCapacity(a)
 	out.Ready[rnCapacity] = resource.ReadyFalse
 	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, capacityName)

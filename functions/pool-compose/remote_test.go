@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
@@ -110,6 +111,34 @@ func TestRemoteLifecycle(t *testing.T) {
 	}
 	if q, _, _ := unstructured.NestedMap(c.Object, "spec", "forProvider", "workloadCluster"); q == nil {
 		t.Error("PoolCapacity asks for no workload cluster summary")
+	}
+	// The waiting PoolCapacity only counts: it knows no attachments or
+	// tolerations yet, deletes and evicts nothing, opens no node and
+	// releases no warm slot. It selects the nodes by spec.nodeSelector and
+	// the pool's identity labels.
+	var waiting any
+	if err := yaml.Unmarshal([]byte(`
+pool: {name: burst, namespace: pools}
+nodeSelector: {e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+executorSelector: {e6data.io/executor-type: pool, e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+warmupSelector: {e6data.io/component: warmup, e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+executorsPerNode: 2
+maxExecutors: 10
+queryServices: []
+suspend: false
+tolerations: []
+policies: {deleteFailedExecutors: false, enforceShares: false, unauthorizedExecutors: Report}
+warmSlots:
+  gate: e6data.io/warm-slot
+  selector: {e6data.io/component: placeholder, e6data.io/pool: burst, e6data.io/pool-namespace: pools}
+  slots: 0
+`), &waiting); err != nil {
+		t.Fatal(err)
+	}
+	fp, _, _ := unstructured.NestedMap(c.Object, "spec", "forProvider")
+	delete(fp, "workloadCluster")
+	if diff := cmp.Diff(waiting, normalize(fp)); diff != "" {
+		t.Errorf("waiting PoolCapacity spec.forProvider (-want +got):\n%s", diff)
 	}
 	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonWaitingForWorkload {
 		t.Errorf("waiting: NodesProvisioned %s", got)
@@ -329,7 +358,7 @@ func TestRemoteView(t *testing.T) {
 		return s
 	}
 	manifest := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "burst-nodepool"}}
-	observed := map[resource.Name]*structpb.Struct{
+	obs := map[resource.Name]*structpb.Struct{
 		"capacity":         mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "burst-capacity"}}),
 		"remote-capacity":  mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "west-pools-burst-capacity"}}),
 		"nodepool":         mk(map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}),
@@ -338,8 +367,8 @@ func TestRemoteView(t *testing.T) {
 		"remote-nodeclass": mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind}),
 	}
 	got := map[string]string{}
-	for n, o := range RemoteView(observed) {
-		got[string(n)] = str(o, "apiVersion") + " " + str(o, "kind") + " " + str(o, "metadata", "name")
+	for n, o := range RemoteView(obs) {
+		got[string(n)] = observed.String(o, "apiVersion") + " " + observed.String(o, "kind") + " " + observed.String(o, "metadata", "name")
 	}
 	want := map[string]string{
 		"capacity":       capacityAPIVersion + " " + capacityKind + " west-pools-burst-capacity",

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // previousReports keeps the XPool's observed status.attachedQueryServices
@@ -23,7 +24,7 @@ type previousReports struct {
 // XPool's raw entries, skipped where decodeStatus skips them.
 func newPreviousReports(decoded []poolv1alpha1.AttachedQueryService, status *structpb.Struct) *previousReports {
 	p := &previousReports{decoded: decoded}
-	for _, v := range field(status, "attachedQueryServices").GetListValue().GetValues() {
+	for _, v := range observed.Field(status, "attachedQueryServices").GetListValue().GetValues() {
 		if v.GetStructValue() != nil {
 			p.raw = append(p.raw, v)
 		}

@@ -54,7 +54,7 @@ func static(in Input, det Detection) bool {
 // selectorString renders a node selector as kubectl's -l argument.
 func selectorString(sel map[string]string) string {
 	parts := make([]string, 0, len(sel))
-	for _, k := range sortedKeys(sel) {
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
 		parts = append(parts, k+"="+sel[k])
 	}
 	return strings.Join(parts, ",")

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // The cluster's settings live in EnvironmentConfigs, which the function asks
@@ -158,8 +159,8 @@ func environmentData(req *fnv1.RunFunctionRequest) ([]namedData, bool) {
 	out := make([]namedData, 0, len(items.GetItems()))
 	for _, it := range items.GetItems() {
 		r := it.GetResource()
-		d := field(r, "data").GetStructValue()
-		out = append(out, namedData{name: str(r, "metadata", "name"), data: d.AsMap()})
+		d := observed.Field(r, "data").GetStructValue()
+		out = append(out, namedData{name: observed.String(r, "metadata", "name"), data: d.AsMap()})
 	}
 	slices.SortFunc(out, func(a, b namedData) int { return strings.Compare(a.name, b.name) })
 	return out, true
@@ -167,11 +168,12 @@ func environmentData(req *fnv1.RunFunctionRequest) ([]namedData, bool) {
 
 // MergeSettings merges the EnvironmentConfigs' data over the function input
 // (objects field by field, lists and values whole), defaults what is unset
-// and validates the result. input is the input as sent; cfg is it decoded.
-func MergeSettings(input *structpb.Struct, cfg *v1beta1.Input, envs []namedData) (Settings, []SettingError) {
+// and validates the result. input is the input as sent; cfg is it decoded;
+// helperImage is the default warmup helper image (Default).
+func MergeSettings(input *structpb.Struct, cfg *v1beta1.Input, envs []namedData, helperImage string) (Settings, []SettingError) {
 	// A problem found before the merge leaves the input's own settings,
 	// defaulted, for Compute to detect the pool's cloud with.
-	Default(cfg)
+	Default(cfg, helperImage)
 	s := Settings{Config: cfg, envs: envs, target: environmentName(cfg), input: input.AsMap()}
 	if len(envs) > 0 && (cfg.EnvironmentConfig == nil || len(cfg.EnvironmentConfig.MatchLabels) == 0) {
 		s.target = envs[len(envs)-1].name
@@ -201,7 +203,7 @@ func MergeSettings(input *structpb.Struct, cfg *v1beta1.Input, envs []namedData)
 	}
 	// The input alone chooses where settings come from.
 	out.EnvironmentConfig = cfg.EnvironmentConfig
-	Default(out)
+	Default(out, helperImage)
 	s.Config = out
 	return s, ValidateInput(out)
 }
@@ -230,7 +232,7 @@ func mergeMaps(base, over map[string]any) map[string]any {
 func unknownSettings(prefix string, data map[string]any, t reflect.Type) []string {
 	fields := settingFields(t)
 	var out []string
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		p := prefix + k
 		ft, ok := fields[k]
 		if !ok {
@@ -326,7 +328,7 @@ func awaitSettings(in Input, f Facts) Outcome {
 		if in.PreviousConditions[CondProvisioned] != o.Problem.Reason {
 			o.event(true, o.Problem.Reason, o.Problem.Message)
 		}
-		o.preserve(sortedNames(in.Observed)...)
+		o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
 		return o
 	}
 	reason, msg := reasonSettingsInvalid, in.SettingsProblem
@@ -344,7 +346,7 @@ func awaitSettings(in Input, f Facts) Outcome {
 	if in.PreviousConditions[CondProvisioned] != reason {
 		o.event(true, reason, msg)
 	}
-	o.preserve(sortedNames(in.Observed)...)
+	o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
 	return o
 }
 

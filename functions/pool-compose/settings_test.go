@@ -83,7 +83,7 @@ func TestLabelledEnvironmentConfigsMerge(t *testing.T) {
 }
 
 func TestRequiredSettings(t *testing.T) {
-	withDefaults := func(c *v1beta1.Input) *v1beta1.Input { Default(c); return c }
+	withDefaults := func(c *v1beta1.Input) *v1beta1.Input { Default(c, defaultHelperImage); return c }
 	cases := map[string]struct {
 		det       Detection
 		manage    bool

@@ -11,6 +11,8 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // StatusArgs is what the XPool's status is decided from: the inputs, the
@@ -51,7 +53,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
 		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
-		Placeholders: number(field(in.Observed[rnPlaceholder], "status", "replicas")),
+		Placeholders: observed.Number(observed.Field(in.Observed[rnPlaceholder], "status", "replicas")),
 		NoNodes:      noExistingNodes(in, f), Waiting: a.Waiting, Images: a.Warm.Images,
 		Previous: in.Previous.Phase, MaxExecutors: in.Spec.MaxExecutors,
 	})
@@ -90,7 +92,7 @@ func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (p
 
 // observedStatus fills the instance type (size's, else the previous one)
 // and the capacity the PoolCapacity observed.
-func observedStatus(st *poolv1alpha1.PoolStatus, prev poolv1alpha1.PoolStatus, size *SizeResult, o *CapacityObservation) {
+func observedStatus(st *poolv1alpha1.PoolStatus, prev poolv1alpha1.PoolStatus, size *sizing.Result, o *CapacityObservation) {
 	if size != nil {
 		st.DerivedInstanceType = size.InstanceType
 		st.DerivedFrom = size.DerivedFrom
@@ -142,10 +144,10 @@ func capacityCondition(o *CapacityObservation, stale *Staleness) Condition {
 // reportQueryServices reports each QueryService the pool knows of, with
 // an event for each that newly became incompatible, and whether the
 // attached ones fit the pool's nodes.
-func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.AttachedQueryService, Condition, []Result) {
-	var compat map[string]Compatibility
+func reportQueryServices(in Input, f Facts, size *sizing.Result) ([]poolv1alpha1.AttachedQueryService, Condition, []Result) {
+	var compat map[string]sizing.Compatibility
 	if size != nil {
-		compat = make(map[string]Compatibility, len(size.Compatibility))
+		compat = make(map[string]sizing.Compatibility, len(size.Compatibility))
 		for _, c := range size.Compatibility {
 			compat[c.QueryService] = c
 		}
@@ -181,7 +183,7 @@ func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.At
 		// Only a QueryService that points here, from a namespace the
 		// settings let the pool attach, has both sides' consent to the
 		// pool showing its size.
-		if a.QS != nil && a.PointsHere && a.Consented && (!ok || c.RequiredCPU == "") {
+		if a.QS != nil && a.PointsHere && a.Consented && !ok {
 			r := a.QS.Spec.Executor.Resources
 			if r.CPU != nil {
 				q.RequiredCPU = r.CPU.String()
@@ -192,9 +194,7 @@ func reportQueryServices(in Input, f Facts, size *SizeResult) ([]poolv1alpha1.At
 		}
 		if ok {
 			q.Compatible, q.InstanceType, q.Message = c.Compatible, c.InstanceType, c.Message
-			if c.RequiredCPU != "" {
-				q.RequiredCPU, q.RequiredMemory = c.RequiredCPU, c.RequiredMemory
-			}
+			q.RequiredCPU, q.RequiredMemory = c.RequiredCPU.String(), c.RequiredMemory.String()
 			if !c.Compatible {
 				incompatible = append(incompatible, key)
 				if p, seen := prev(key); !seen || p.Compatible || !p.Attached {
@@ -396,16 +396,16 @@ func sizingStatus(in Input, executorsHaveRun bool, n Nodes) *poolv1alpha1.Sizing
 		}
 		return sz
 	}
-	sz.Kept, sz.ExecutorsPerNode, sz.Architecture = r.Kept, r.PerNode, r.Arch
+	sz.Kept, sz.ExecutorsPerNode, sz.Architecture = r.Kept, clampInt32(r.PerNode), r.Arch
 	sz.ArchitectureFrom = archFrom(in.Spec, r, n.Arch)
 	for _, o := range r.Offered {
-		sz.InstanceTypes = append(sz.InstanceTypes, poolv1alpha1.OfferedInstanceType{Name: o.Name, ExecutorsPerNode: o.PerNode, Reason: o.Reason})
+		sz.InstanceTypes = append(sz.InstanceTypes, poolv1alpha1.OfferedInstanceType{Name: o.Name, ExecutorsPerNode: clampInt32(o.PerNode), Reason: o.Reason})
 	}
 	return sz
 }
 
 // archFrom says where the sized pool's architecture came from.
-func archFrom(spec poolv1alpha1.PoolSpec, size *SizeResult, arch archChoice) string {
+func archFrom(spec poolv1alpha1.PoolSpec, size *sizing.Result, arch archChoice) string {
 	ic := spec.InstanceConfig
 	switch {
 	case ic != nil && ic.InstanceType != "":

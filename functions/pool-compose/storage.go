@@ -2,6 +2,7 @@ package main
 
 import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // decideStorageAgent decides the storage agent DaemonSet, which runs on
@@ -26,8 +27,8 @@ func decideStorageAgent(in Input, f Facts) Outcome {
 }
 
 // storageResources are the storage agent's requests.
-func storageResources(sa *poolv1alpha1.StorageAgent) Resources {
-	r := Resources{CPU: storageAgentDefaults.CPU.DeepCopy(), Memory: storageAgentDefaults.Memory.DeepCopy()}
+func storageResources(sa *poolv1alpha1.StorageAgent) sizing.Resources {
+	r := sizing.Resources{CPU: storageAgentDefaults.CPU.DeepCopy(), Memory: storageAgentDefaults.Memory.DeepCopy()}
 	if sa.CPU != nil {
 		r.CPU = sa.CPU.DeepCopy()
 	}

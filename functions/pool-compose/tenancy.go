@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -183,10 +184,10 @@ func CheckClaim(a ClaimArgs) []SettingError {
 			"allows at most %d executors per Pool%s, and spec.maxExecutors is %d: lower it, or ask the platform team to raise the limit",
 			t.MaxExecutors, defaulted(t.MaxExecutorsPath, "tenancy.maxExecutors"), s.MaxExecutors)})
 	}
-	if nodes := ceilDiv(s.MaxExecutors, max(s.ExecutorsPerNode, 1)); t.MaxNodes > 0 && nodes > t.MaxNodes {
+	if nodes := int32(ceilDiv64(int64(s.MaxExecutors), int64(perNode(s)))); t.MaxNodes > 0 && nodes > t.MaxNodes {
 		errs = append(errs, SettingError{Path: t.MaxNodesPath, Message: fmt.Sprintf(
 			"allows at most %d nodes per Pool, and spec.maxExecutors %d at spec.executorsPerNode %d asks for %d: lower maxExecutors or raise executorsPerNode",
-			t.MaxNodes, s.MaxExecutors, max(s.ExecutorsPerNode, 1), nodes)})
+			t.MaxNodes, s.MaxExecutors, perNode(s), nodes)})
 	}
 	if fams := t.InstanceFamilies; len(fams) > 0 {
 		family := func(specPath, v string) {
@@ -218,12 +219,6 @@ func defaulted(path, def string) string {
 	return ""
 }
 
-// ceilDiv is a/b rounded up, for positive b, in 64 bits so that no claim
-// overflows it.
-func ceilDiv(a, b int32) int32 {
-	return int32((int64(a) + int64(b) - 1) / int64(b))
-}
-
 // refuseClaim makes the pool Failed, keeping every composed object as it
 // is, while its claim asks for what the settings do not grant: the claim's
 // condition, event and message name the setting.
@@ -238,7 +233,7 @@ func refuseClaim(in Input, f Facts) Outcome {
 	if in.PreviousConditions[CondProvisioned] != reasonClaimNotAllowed {
 		o.event(true, reasonClaimNotAllowed, msg)
 	}
-	o.preserve(sortedNames(in.Observed)...)
+	o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
 	return o
 }
 

@@ -419,7 +419,7 @@ func TestVendorNodeAgentsPreemptExecutors(t *testing.T) {
 				return
 			}
 			v, _, _ := unstructured.NestedFieldNoCopy(pc.Object, "value")
-			value := count(map[string]any{"v": v}, "v")
+			value := nestedNumber(map[string]any{"v": v}, "v")
 			policy, _, _ := unstructured.NestedString(pc.Object, "preemptionPolicy")
 			if pc.GetName() != tc.class || value <= 0 || value > 1000000000 || policy != "PreemptLowerPriority" {
 				t.Errorf("%s\nPriorityClass %s value %d preemptionPolicy %s: want %s above executors (0), within user classes (1000000000), preempting", tc.reason, pc.GetName(), value, policy, tc.class)

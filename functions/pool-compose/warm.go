@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -73,7 +75,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	wanted, leftOut := warmup.Bound(warmup.Set(a.Cached, a.AutoCollect, a.QSImages), a.MaxImages)
 	p.LeftOut = leftOut
 	var observed []warmup.Observed
-	for _, name := range sortedNames(a.Observed) {
+	for _, name := range slices.Sorted(maps.Keys(a.Observed)) {
 		u := a.Observed[name]
 		o, err := warmup.ParseObserved(string(name), annotations(u))
 		if err != nil {
@@ -100,7 +102,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 			PullSecrets:  a.PullSecrets,
 			Tolerations:  a.Scheduling.Tolerations,
 			NodeSelector: a.Scheduling.NodeSelector,
-			Labels:       objectLabels(a.Pool, a.Namespace),
+			Labels:       nodeIdentity(a.Pool, a.Namespace),
 			UnusedSince:  e.UnusedSince,
 
 			PriorityClassName: a.PriorityClassName,
@@ -128,16 +130,16 @@ func observedDaemonSet(u *structpb.Struct) *appsv1.DaemonSet {
 		return nil
 	}
 	ds := &appsv1.DaemonSet{}
-	ds.Generation = number(field(u, "metadata", "generation"))
-	ds.Status.ObservedGeneration = number(field(u, "status", "observedGeneration"))
-	ds.Status.DesiredNumberScheduled = int32(number(field(u, "status", "desiredNumberScheduled")))
-	ds.Status.NumberReady = int32(number(field(u, "status", "numberReady")))
+	ds.Generation = observed.Number(observed.Field(u, "metadata", "generation"))
+	ds.Status.ObservedGeneration = observed.Number(observed.Field(u, "status", "observedGeneration"))
+	ds.Status.DesiredNumberScheduled = int32(observed.Number(observed.Field(u, "status", "desiredNumberScheduled")))
+	ds.Status.NumberReady = int32(observed.Number(observed.Field(u, "status", "numberReady")))
 	return ds
 }
 
 // annotations reads an object's annotations.
 func annotations(o *structpb.Struct) map[string]string {
-	a := field(o, "metadata", "annotations").GetStructValue().GetFields()
+	a := observed.Field(o, "metadata", "annotations").GetStructValue().GetFields()
 	out := make(map[string]string, len(a))
 	for k, v := range a {
 		out[k] = v.GetStringValue()
@@ -236,10 +238,10 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 	} else if len(names) > 0 {
 		o.condition(CondPullSecrets, metav1.ConditionTrue, "InPoolNamespace", "")
 	}
-	observed := map[resource.Name]*structpb.Struct{}
+	obs := map[resource.Name]*structpb.Struct{}
 	for n, u := range in.Observed {
 		if strings.HasPrefix(string(n), warmupPrefix) {
-			observed[n] = u
+			obs[n] = u
 		}
 	}
 	var failures []WarmupFailure
@@ -251,7 +253,7 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 		Cached: ic.CachedImages, AutoCollect: ic.AutoCollectImages == nil || *ic.AutoCollectImages,
 		QSImages: images, Retention: retention,
 		HelperImage: in.Config.Warmup.HelperImage, PullSecrets: names,
-		Scheduling: f.Scheduling, Observed: observed, Failures: failures,
+		Scheduling: f.Scheduling, Observed: obs, Failures: failures,
 		PriorityClassName: agentPriorityClass(in),
 		MaxImages:         maxWarmImages(in.Config),
 	})
@@ -264,7 +266,7 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes: a DaemonSet now would run on
 		// every node of the cluster. Keep what exists until it is fixed.
-		for n := range observed {
+		for n := range obs {
 			o.preserve(n)
 		}
 		return p, o
@@ -275,9 +277,9 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 	}
 	o.RequeueAfter = p.RequeueAfter
 	for _, d := range p.Dropped {
-		if u := observed[resource.Name(d)]; u != nil {
+		if u := obs[resource.Name(d)]; u != nil {
 			o.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed",
-				str(u, "metadata", "annotations", warmup.AnnotationImage), retention, str(u, "metadata", "name")))
+				observed.String(u, "metadata", "annotations", warmup.AnnotationImage), retention, observed.String(u, "metadata", "name")))
 		}
 	}
 	return p, o

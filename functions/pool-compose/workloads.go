@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -33,7 +34,7 @@ func (s Scheduling) affinity() *corev1.Affinity {
 		return nil
 	}
 	var exprs []corev1.NodeSelectorRequirement
-	for _, k := range sortedKeys(s.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(s.NodeSelector)) {
 		exprs = append(exprs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{s.NodeSelector[k]}})
 	}
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
@@ -54,7 +55,7 @@ func PriorityClass(name, pool, ns string, value int32) *unstructured.Unstructure
 func priorityClass(name, pool, ns string, value int32, policy corev1.PreemptionPolicy, description string) *unstructured.Unstructured {
 	pc := &schedulingv1.PriorityClass{
 		TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
-		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: objectLabels(pool, ns)},
+		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: nodeIdentity(pool, ns)},
 		Value:            value,
 		PreemptionPolicy: ptr.To(policy),
 		Description:      description,
@@ -66,7 +67,7 @@ func priorityClass(name, pool, ns string, value int32, policy corev1.PreemptionP
 type PlaceholderArgs struct {
 	Pool, Namespace   string
 	Replicas          int32
-	Slot              Resources
+	Slot              sizing.Resources
 	Image             string
 	PriorityClassName string
 	Scheduling        Scheduling
@@ -144,14 +145,14 @@ func placeholderPod(a PlaceholderArgs) corev1.PodTemplateSpec {
 type StorageAgentArgs struct {
 	Pool, Namespace string
 	Image           string
-	Resources       Resources
+	Resources       sizing.Resources
 	Scheduling      Scheduling
 	// PriorityClassName is the agent pods' priority class.
 	PriorityClassName string
 }
 
 // storageAgentDefaults are the agent's requests when the Pool sets none.
-var storageAgentDefaults = Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
+var storageAgentDefaults = sizing.Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
 
 // StorageAgent returns the DaemonSet that runs the storage agent on every
 // pool node. Its pods are hardened as the warmup pods are: no service
@@ -198,7 +199,7 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 func componentLabels(pool, ns, component string) (selector, labels map[string]string) {
 	selector = map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: component}
 	labels = maps.Clone(selector)
-	maps.Copy(labels, objectLabels(pool, ns))
+	maps.Copy(labels, nodeIdentity(pool, ns))
 	return selector, labels
 }
 

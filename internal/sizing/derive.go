@@ -136,6 +136,14 @@ type Result struct {
 	// Offered is every type the pool's nodes may use, InstanceType first,
 	// with why each is there. Spot stand-ins hold PerNode executors too.
 	Offered []Offered
+	// LargestOffered is the largest raw CPU and the largest raw memory
+	// among InstanceType and SpotTypes, for NodePool limits.
+	LargestOffered Resources
+	// Kubelet is what the model assumes of the kubelet of nodes of the
+	// offered types (KubeletFor), for the NodeClass to set.
+	Kubelet Kubelet
+	// LocalNVMe tells whether InstanceType has instance-store NVMe disks.
+	LocalNVMe bool
 }
 
 // Offered is one type a pool's nodes may use.
@@ -205,6 +213,42 @@ func Derive(in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	res, err := d.choose()
+	if err != nil {
+		return Result{}, err
+	}
+	d.describeOffered(&res)
+	return res, nil
+}
+
+// describeOffered sets what the NodePool and NodeClass need of the offered
+// types (InstanceType and SpotTypes): the largest of their sizes, the
+// kubelet they share and whether InstanceType has local NVMe.
+func (d *deriver) describeOffered(res *Result) {
+	var offered []InstanceType
+	for _, name := range append([]string{res.InstanceType}, res.SpotTypes...) {
+		i, ok := d.index(name)
+		if !ok {
+			continue
+		}
+		it := d.cat.Types[i]
+		offered = append(offered, it)
+		if it.CPU.Cmp(res.LargestOffered.CPU) > 0 {
+			res.LargestOffered.CPU = it.CPU.DeepCopy()
+		}
+		if it.Memory.Cmp(res.LargestOffered.Memory) > 0 {
+			res.LargestOffered.Memory = it.Memory.DeepCopy()
+		}
+		if name == res.InstanceType {
+			res.LocalNVMe = it.LocalNVMeGiB > 0
+		}
+	}
+	res.Kubelet = KubeletFor(d.in.Cloud, offered...)
+}
+
+// choose applies Derive's rules.
+func (d *deriver) choose() (Result, error) {
+	in := d.in
 	switch {
 	case in.InstanceType != "":
 		i, ok := d.index(in.InstanceType)

@@ -55,8 +55,9 @@ var (
 )
 
 // ignoreOffered leaves the offered set, with its reasons, and the count
-// per node to the tests of each rule (rules_test.go).
-var ignoreOffered = cmpopts.IgnoreFields(Result{}, "Offered", "PerNode")
+// per node to the tests of each rule (rules_test.go), and what the offered
+// types add up to to TestDescribeOffered.
+var ignoreOffered = cmpopts.IgnoreFields(Result{}, "Offered", "PerNode", "LargestOffered", "Kubelet", "LocalNVMe")
 
 func TestDerive(t *testing.T) {
 	aws := mustCatalog(t, CloudAWS)
@@ -395,5 +396,48 @@ func TestDeriveWithOverrides(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, ignoreOffered); diff != "" {
 		t.Errorf("Derive with an override: -want, +got:\n%s", diff)
+	}
+}
+
+// TestDescribeOffered: the NodePool's limits count nodes of the largest
+// offered type, and the NodeClass's kubelet must suit every offered type,
+// so both follow the whole offered set, not only the chosen type.
+func TestDescribeOffered(t *testing.T) {
+	aws := mustCatalog(t, CloudAWS)
+	// Every type offered below holds 110 pods; AWS kube-reserves 11Mi a pod
+	// plus 255Mi (1465Mi) and evicts below 100Mi (KubeletFor).
+	aws110Pods := Kubelet{MaxPods: 110, KubeReservedMemory: 1465 << 20, EvictionHardMemory: 100 << 20}
+	type offered struct {
+		Largest   Resources
+		Kubelet   Kubelet
+		LocalNVMe bool
+	}
+	cases := map[string]struct {
+		reason string
+		in     Input
+		want   offered
+	}{
+		"SpotStandInLargerThanChosen": {
+			reason: "m7g.4xlarge (16 vCPU / 64Gi) is chosen; its spot stand-ins include r6g.4xlarge (128Gi), so the largest memory is a stand-in's; r6gd.4xlarge has local NVMe but the chosen type does not.",
+			in:     Input{Cloud: CloudAWS, Catalog: aws, Spot: true, SpotNeighbours: true, MaxSpotTypes: 5, Overhead: poolOverhead, Executors: []Executor{exec("a/b", "15", "30Gi")}},
+			want:   offered{Largest: res("16", "128Gi"), Kubelet: aws110Pods, LocalNVMe: false},
+		},
+		"PinnedTypeWithNVMe": {
+			reason: "r6gd.8xlarge and its stand-in r7gd.8xlarge are both 32 vCPU / 256Gi with local NVMe.",
+			in:     Input{Cloud: CloudAWS, Catalog: aws, InstanceType: "r6gd.8xlarge", Spot: true, MaxSpotTypes: 5, Overhead: poolOverhead, Executors: []Executor{exec("a/b", "4", "8Gi")}},
+			want:   offered{Largest: res("32", "256Gi"), Kubelet: aws110Pods, LocalNVMe: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, err := Derive(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := offered{Largest: r.LargestOffered, Kubelet: r.Kubelet, LocalNVMe: r.LocalNVMe}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDerive(...) offered: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

@@ -1,12 +1,21 @@
 // Package layout_test tests the repository's layout: what ships (apis,
 // functions, internal, cmd) builds without any package of build/ or test/,
-// so the folders tell the truth about what runs in a user's cluster.
+// so the folders tell the truth about what runs in a user's cluster; and
+// the composition function's packages keep their roles.
 package layout_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/burstpool/burstpool/test/harness/gomod"
 )
@@ -30,5 +39,94 @@ func TestShippedCodeImportsNoBuildOrTestPackage(t *testing.T) {
 	}
 	if len(found) > 0 {
 		t.Errorf("shipped code links packages that only build or test burstpool: %v", found)
+	}
+}
+
+// TestFunctionPackagesKeepTheirRoles: the readers of observed objects and
+// the cloud node-pool builders depend on no other package of the
+// composition function, and neither writes a response (issue #27).
+func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
+	root := gomod.RootForTest(t)
+	fn, sdk := gomod.Path+"/functions/pool-compose", "github.com/crossplane/function-sdk-go"
+	response := []string{sdk, sdk + "/response", sdk + "/request", sdk + "/proto/v1"}
+	cases := map[string]struct {
+		reason string
+		pkg    string
+		forbid []string
+	}{
+		"Observed": {
+			reason: "observed reads observed objects, nothing else",
+			pkg:    fn + "/observed",
+			forbid: append([]string{fn, fn + "/cloudpool", fn + "/input/v1beta1"}, response...),
+		},
+		"CloudPool": {
+			reason: "cloudpool builds the node pools of LKE, DOKS and CoreWeave from its own input",
+			pkg:    fn + "/cloudpool",
+			forbid: append([]string{fn, fn + "/observed"}, response...),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", tc.pkg)
+			cmd.Dir = root
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v", tc.pkg, err)
+			}
+			var got []string
+			for _, p := range strings.Fields(string(out)) {
+				if slices.Contains(tc.forbid, p) {
+					got = append(got, p)
+				}
+			}
+			if diff := cmp.Diff([]string(nil), got); diff != "" {
+				t.Errorf("%s\n%s links (-want +got):\n%s", tc.reason, tc.pkg, diff)
+			}
+		})
+	}
+}
+
+// TestPoolCapacityArgumentsBuiltOnce: the PoolCapacity's arguments are
+// made in one place (capacityArgs), so a pool's PoolCapacity cannot mean
+// one thing for a local pool and another for a remote one.
+func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
+	root := gomod.RootForTest(t)
+	dir := filepath.Join(root, "functions", "pool-compose")
+	var got []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			switch ty := lit.Type.(type) {
+			case *ast.Ident:
+				ok = ty.Name == "CapacityArgs"
+			case *ast.SelectorExpr:
+				ok = ty.Sel.Name == "CapacityArgs"
+			default:
+				ok = false
+			}
+			if ok {
+				rel, _ := filepath.Rel(dir, path)
+				got = append(got, filepath.ToSlash(rel))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"capacity.go"}, got); diff != "" {
+		t.Errorf("files with a CapacityArgs literal (-want +got):\n%s", diff)
 	}
 }
