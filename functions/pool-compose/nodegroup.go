@@ -177,12 +177,11 @@ func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
 // reports no nodes. Suspended, the group is kept and held the same way;
 // Resume lifts the hold.
 //
-// Warm slots are the placeholders (decidePlaceholders), as for every
-// method: the autoscaler adds nodes for them as for any pod at or above
-// its expendable cutoff (-10, their default priority). Where the cluster's
-// Cluster Autoscaler serves CapacityBuffers, a buffer would hold the same
-// slots without pods; decidePlaceholders is where that choice belongs, not
-// here, since the node group is the same either way.
+// Warm slots are decided as for every method (decidePlaceholders):
+// placeholders, which the autoscaler adds nodes for as for any pod at or
+// above its expendable cutoff (-10, their default priority), or, where the
+// Cluster Autoscaler acts on CapacityBuffers, a buffer (decideWarmMethod,
+// buffer.go). The node group is the same either way.
 func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, maxNodes int64) (string, Outcome) {
 	var o Outcome
 	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
