@@ -154,6 +154,19 @@ spec:
 			got := objectCondition(cb, "Provisioning")
 			return got == "True/FitsExistingCapacity", see("buffer condition Provisioning %s", got)
 		})
+		// The switch from placeholders to the buffer may launch the
+		// buffer's nodes while placeholders still hold theirs; the empty
+		// ones go at consolidateAfter (0s in the suite's settings). The
+		// warm nodes are those that stay.
+		most := 0
+		took := eventually(t, 2*time.Minute, "one pool node a warm slot after the switch to the buffer", func(ctx context.Context) (bool, error) {
+			got := nodeNames(poolNodes(t, ctx, c, pool))
+			most = max(most, len(got))
+			claims := nodeClaims(ctx, c, pool+"-nodepool")
+			return len(got) == warmSlots && len(claims) == warmSlots, see("pool nodes %v, NodeClaims %v, want %d", got, claims, warmSlots)
+		})
+		warm = nodeNames(readyNodes(poolNodes(t, ctx, c, pool)))
+		t.Logf("%s: switch to the buffer: at most %d pool nodes seen, %d after %s", name, most, len(warm), took.Round(10*time.Millisecond))
 	}
 
 	// A burst of minExecutors executors runs on the warm nodes.

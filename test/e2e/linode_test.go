@@ -93,13 +93,19 @@ spec:
 	t.Logf("4.3 without LKE nodes -> Pending with the labels it looks for: %s", took.Round(100*time.Millisecond))
 	// The reference's "Pool Stuck in Pending" symptom, as it prints it.
 	checkInReference(t, "kubectl get pool")
-	out, err := kubectl(ctx, kc, "get", "pool", "-n", poolNS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if header, rows := table(out); len(header) < 5 || len(rows) != 1 || len(rows[0]) < 5 || !slices.Equal(rows[0][:5], []string{linodePool, "Pending", "0", "0", "0"}) {
-		t.Errorf("kubectl get pool printed\n%s\nwant linode-pool Pending 0 0 0 under NAME PHASE AVAILABLE OCCUPIED TOTAL", out)
-	}
+	// The counts show once the capacity provider has reported them;
+	// until then they are left out, not zero (CapacityObserved=False).
+	var out string
+	eventually(t, waitStatus, "kubectl get pool prints the pool Pending with zero counts", func(ctx context.Context) (bool, error) {
+		var err error
+		if out, err = kubectl(ctx, kc, "get", "pool", "-n", poolNS); err != nil {
+			return false, err
+		}
+		header, rows := table(out)
+		ok := len(header) >= 5 && len(rows) == 1 && len(rows[0]) >= 5 && slices.Equal(rows[0][:5], []string{linodePool, "Pending", "0", "0", "0"})
+		return ok, fmt.Errorf("kubectl get pool printed\n%s\nwant linode-pool Pending 0 0 0 under NAME PHASE AVAILABLE OCCUPIED TOTAL", out)
+	})
+	t.Logf("kubectl get pool printed\n%s", out)
 
 	// The LKE pool's nodes, as Linode would make them (kwok runs them).
 	for i := range 2 {
