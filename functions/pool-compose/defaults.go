@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // Defaults of the function input. Crossplane does not apply the input
@@ -44,7 +45,7 @@ const (
 	// defaultUnauthorized is Deny: the allow rules mean something only
 	// when pods outside them cannot run; Report and Evict act after the
 	// pod took a node.
-	defaultUnauthorized = policyDeny
+	defaultUnauthorized = objects.PolicyDeny
 )
 
 // Default fills every unset field of the function input with its default;

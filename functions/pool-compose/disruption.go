@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -97,13 +98,13 @@ func lifespan(autoMode bool, expireAfter, grace string) (expire, terminationGrac
 // starts on; on on-demand nodes no spot market that runs dry or
 // interrupts takes them, and the executors that preempt placeholders run
 // there. Executors beyond the warm slots go to spot.
-func warmSlotScheduling(sched Scheduling, method string, spot bool) Scheduling {
+func warmSlotScheduling(sched objects.Scheduling, method string, spot bool) objects.Scheduling {
 	if !spot || !isKarpenter(method) || len(sched.NodeSelector) == 0 {
 		return sched
 	}
 	sel := maps.Clone(sched.NodeSelector)
-	sel[labelCapacityType] = capacityOnDemand
-	return Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
+	sel[objects.LabelCapacityType] = capacityOnDemand
+	return objects.Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
 }
 
 // interruptionQueueMissing says why a spot pool's nodes go without warning,

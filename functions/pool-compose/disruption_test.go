@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -196,7 +197,7 @@ func nodePoolTypes(np *unstructured.Unstructured) ([]string, int64) {
 	reqs, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "requirements")
 	for _, r := range reqs {
 		m := r.(map[string]any)
-		if m["key"] != labelInstanceType {
+		if m["key"] != objects.LabelInstanceType {
 			continue
 		}
 		var out []string
@@ -278,7 +279,7 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 				got.Types = nil
 			}
 			if ph := desired(rsp, "placeholder"); ph != nil {
-				got.WarmOn, _, _ = unstructured.NestedString(ph.Object, "spec", "template", "spec", "nodeSelector", labelCapacityType)
+				got.WarmOn, _, _ = unstructured.NestedString(ph.Object, "spec", "template", "spec", "nodeSelector", objects.LabelCapacityType)
 			}
 			for _, r := range results(rsp) {
 				got.QueueAlarm = got.QueueAlarm || strings.Contains(r, "NoInterruptionQueue")

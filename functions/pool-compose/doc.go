@@ -65,7 +65,10 @@
 // composes only the PoolCapacity, as waitForWorkload), then wraps every
 // object for the workload cluster. apply writes the Output into the
 // response. Package observed reads the observed objects on both paths;
-// package cloudpool builds the node pools of clouds without Karpenter.
+// package objects builds the objects the decisions ask for (arguments in,
+// objects out: the PoolCapacity, the pool's workloads and PriorityClasses,
+// the CapacityBuffer, the admission policy); package cloudpool builds the
+// node pools of clouds without Karpenter.
 // Compute first establishes the
 // pool's facts (Facts: how its nodes are provisioned, which QueryServices
 // attach, where its pods are scheduled, what the PoolCapacity observed and

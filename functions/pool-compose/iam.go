@@ -36,6 +36,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -119,7 +120,7 @@ func NodeRoleName(cluster, ns, pool string) string {
 	if len(n) <= maxRoleName {
 		return n
 	}
-	return uniqueName(n, maxRoleName, cluster, ns, pool)
+	return objects.UniqueName(n, maxRoleName, cluster, ns, pool)
 }
 
 // iamName is the name of a new node IAM object of pool ns/pool: the
@@ -209,13 +210,13 @@ func NodePolicyARNs(n v1beta1.NodeIAM) []string {
 // NodeIAMObjects are a pool's node role, its policy attachments and its
 // EKS access entry, in that order.
 func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
-	labels := nodeIdentity(a.Pool, a.Namespace)
+	labels := objects.Identity(a.Pool, a.Namespace)
 	tags := func() map[string]any {
-		t := stringMap(a.Settings.Tags)
+		t := objects.StringMap(a.Settings.Tags)
 		t[qsv1alpha1.LabelPool] = a.Pool
 		return t
 	}
-	roleMR := keptName(a.Observed, rnNodeRole, iamName(a.Namespace, a.Pool, "-node-role"))
+	roleMR := objects.KeptName(a.Observed, rnNodeRole, iamName(a.Namespace, a.Pool, "-node-role"))
 	withProvider := func(u *unstructured.Unstructured, forProvider map[string]any) *unstructured.Unstructured {
 		spec := map[string]any{"forProvider": forProvider}
 		if p := a.Settings.ProviderConfigName; p != "" {
@@ -225,7 +226,7 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 		return u
 	}
 
-	role := object(iamAPIVersion, kindRole, roleMR, "", labels)
+	role := objects.New(iamAPIVersion, kindRole, roleMR, "", labels)
 	role.SetAnnotations(map[string]string{annotationExternalName: a.Role})
 	fp := map[string]any{
 		"assumeRolePolicy": ec2AssumeRolePolicy,
@@ -240,14 +241,14 @@ func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
 	for _, arn := range NodePolicyARNs(a.Settings) {
 		h := arnHash(arn)
 		n := resource.Name(rnNodePolicy + h)
-		att := object(iamAPIVersion, kindAttachment, keptName(a.Observed, n, iamName(a.Namespace, a.Pool, "-node-policy-"+h)), "", labels)
+		att := objects.New(iamAPIVersion, kindAttachment, objects.KeptName(a.Observed, n, iamName(a.Namespace, a.Pool, "-node-policy-"+h)), "", labels)
 		out = append(out, NamedObject{n, withProvider(att, map[string]any{
 			"policyArn": arn,
 			"roleRef":   map[string]any{"name": roleMR},
 		})})
 	}
 
-	entry := object(eksAPIVersion, kindAccessEntry, keptName(a.Observed, rnNodeAccessEntry, iamName(a.Namespace, a.Pool, "-node-access")), "", labels)
+	entry := objects.New(eksAPIVersion, kindAccessEntry, objects.KeptName(a.Observed, rnNodeAccessEntry, iamName(a.Namespace, a.Pool, "-node-access")), "", labels)
 	out = append(out, NamedObject{rnNodeAccessEntry, withProvider(entry, map[string]any{
 		"clusterName":             a.ClusterName,
 		"region":                  a.Region,
@@ -267,7 +268,7 @@ func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject, observed map[re
 	for _, o := range iam {
 		suffix := strings.TrimPrefix(string(o.Name), "node-iam-")
 		n := resource.Name(rnNodeIAMUsage + suffix)
-		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", nodeIdentity(pool, ns))
+		u := objects.New(usageAPIVersion, kindUsage, objects.KeptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", objects.Identity(pool, ns))
 		u.Object["spec"] = map[string]any{
 			"of": map[string]any{
 				"apiVersion":  o.Object.GetAPIVersion(),
@@ -441,12 +442,12 @@ func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
 	d := DecideNodeIAM(NodeIAMState{
 		Role:           role,
 		Waiting:        IAMWaiting(iam, in.Observed),
-		NodePoolExists: in.Observed[rnNodePool] != nil,
-		NodeClassRole:  observedNodeClassRole(in.Observed[rnNodeClass]),
+		NodePoolExists: in.Observed[objects.ComposedNodePool] != nil,
+		NodeClassRole:  observedNodeClassRole(in.Observed[objects.ComposedNodeClass]),
 		UsagesExist:    usagesExist,
 	})
 	if d.Usages {
-		for _, u := range NodeIAMUsages(in.Pool, in.Namespace, in.Pool+sfxNodePool, iam, in.Observed) {
+		for _, u := range NodeIAMUsages(in.Pool, in.Namespace, in.Pool+objects.SuffixNodePool, iam, in.Observed) {
 			o.desire(u.Name, u.Object, in.Observed[u.Name] != nil, true)
 		}
 	}

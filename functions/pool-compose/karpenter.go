@@ -14,17 +14,9 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
-)
-
-// Well-known node labels the NodePool's requirements use.
-const (
-	labelInstanceType = "node.kubernetes.io/instance-type"
-	labelArch         = "kubernetes.io/arch"
-	labelOS           = "kubernetes.io/os"
-	labelCapacityType = "karpenter.sh/capacity-type"
-	labelHostname     = "kubernetes.io/hostname"
 )
 
 // Karpenter's capacity types.
@@ -40,7 +32,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 	cfg := in.Config
 	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
 	if iam != nil && !iam.ComposeNodes {
-		o.preserve(rnNodePool, rnNodeClass)
+		o.preserve(objects.ComposedNodePool, objects.ComposedNodeClass)
 		return "", "", o
 	}
 	if iam != nil {
@@ -53,7 +45,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 	})
 	if err != nil {
 		o.Problem = failed("NodeClassIncomplete", err.Error())
-		o.preserve(rnNodePool, rnNodeClass)
+		o.preserve(objects.ComposedNodePool, objects.ComposedNodeClass)
 		return "", "", o
 	}
 	if iam != nil {
@@ -69,13 +61,13 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 		Limits: nodePoolLimits(nodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
 		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
 	}
-	npName := in.Pool + sfxNodePool
+	npName := in.Pool + objects.SuffixNodePool
 	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
 		o.event(true, "NoInterruptionQueue", msg) // disruption.go
 	}
-	o.desire(rnNodeClass, nc, observed.Ready(in.Observed[rnNodeClass], kind.Kind == "KWOKNodeClass"), true)
-	o.desireLazy(rnNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
-		observed.Ready(in.Observed[rnNodePool], false), true)
+	o.desire(objects.ComposedNodeClass, nc, observed.Ready(in.Observed[objects.ComposedNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	o.desireLazy(objects.ComposedNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return NodePool(npa) }},
+		observed.Ready(in.Observed[objects.ComposedNodePool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
 	return npName, nc.GetName(), o
 }
@@ -141,7 +133,7 @@ type NodePoolArgs struct {
 
 // NodePool returns the pool's karpenter.sh/v1 NodePool.
 func NodePool(a NodePoolArgs) *unstructured.Unstructured {
-	types := requirement(labelInstanceType, a.Types...)
+	types := requirement(objects.LabelInstanceType, a.Types...)
 	if len(a.Types) >= spotMinValuesFrom {
 		// Wide enough to ask Karpenter to keep a choice of types in every
 		// launch, so one type's spot shortage does not stall the pool.
@@ -150,15 +142,15 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	reqs := []any{types}
 	autoMode := a.NodeClass == kindEKSNodeClass
 	if !autoMode { // EKS Auto Mode does not support the kubernetes.io/os requirement
-		reqs = append(reqs, requirement(labelOS, "linux"))
+		reqs = append(reqs, requirement(objects.LabelOS, "linux"))
 	}
 	if a.Arch != "" {
-		reqs = append(reqs, requirement(labelArch, a.Arch))
+		reqs = append(reqs, requirement(objects.LabelArch, a.Arch))
 	}
 	if a.Spot {
-		reqs = append(reqs, requirement(labelCapacityType, capacitySpot, capacityOnDemand))
+		reqs = append(reqs, requirement(objects.LabelCapacityType, capacitySpot, capacityOnDemand))
 	} else {
-		reqs = append(reqs, requirement(labelCapacityType, capacityOnDemand))
+		reqs = append(reqs, requirement(objects.LabelCapacityType, capacityOnDemand))
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
 		if k == qsv1alpha1.LabelPool || k == qsv1alpha1.LabelPoolNamespace {
@@ -171,7 +163,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		"nodeClassRef": map[string]any{
 			"group": a.NodeClass.Group,
 			"kind":  a.NodeClass.Kind,
-			"name":  a.Pool + sfxNodeClass,
+			"name":  a.Pool + objects.SuffixNodeClass,
 		},
 		"requirements": reqs,
 		"taints":       cloudpool.TaintList(a.Taints),
@@ -190,10 +182,10 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	}
 	spec := map[string]any{
 		"template": map[string]any{
-			"metadata": map[string]any{"labels": stringMap(nodeIdentity(a.Pool, a.Namespace))},
+			"metadata": map[string]any{"labels": objects.StringMap(objects.Identity(a.Pool, a.Namespace))},
 			"spec":     tmplSpec,
 		},
-		"limits": stringMap(a.Limits),
+		"limits": objects.StringMap(a.Limits),
 		"disruption": map[string]any{
 			"consolidationPolicy": "WhenEmpty",
 			"consolidateAfter":    a.Tuning.ConsolidateAfter,
@@ -205,7 +197,7 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 	if a.Tuning.Weight > 0 {
 		spec["weight"] = int64(a.Tuning.Weight)
 	}
-	u := object("karpenter.sh/v1", "NodePool", a.Pool+sfxNodePool, "", nodeIdentity(a.Pool, a.Namespace))
+	u := objects.New("karpenter.sh/v1", "NodePool", a.Pool+objects.SuffixNodePool, "", objects.Identity(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u
 }
@@ -257,7 +249,7 @@ func NodeClass(a NodeClassArgs) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := object(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+sfxNodeClass, "", nodeIdentity(a.Pool, a.Namespace))
+	u := objects.New(a.Kind.Group+"/"+a.Kind.Version, a.Kind.Kind, a.Pool+objects.SuffixNodeClass, "", objects.Identity(a.Pool, a.Namespace))
 	u.Object["spec"] = spec
 	return u, nil
 }
@@ -278,7 +270,7 @@ func selectorTerms(terms []v1beta1.SelectorTerm, cluster, field string, withName
 	for i, t := range terms {
 		m := map[string]any{}
 		if len(t.Tags) > 0 {
-			m["tags"] = stringMap(t.Tags)
+			m["tags"] = objects.StringMap(t.Tags)
 		}
 		if t.ID != "" {
 			m["id"] = t.ID
@@ -299,7 +291,7 @@ func selectorTerms(terms []v1beta1.SelectorTerm, cluster, field string, withName
 
 // tagsOf are the cloud tags of pool nodes.
 func tagsOf(pool string, extra map[string]string) map[string]any {
-	t := stringMap(extra)
+	t := objects.StringMap(extra)
 	t[qsv1alpha1.LabelPool] = pool
 	return t
 }
@@ -532,37 +524,4 @@ func warmingTaint(pool string, images int, w *v1beta1.Warmup) *corev1.Taint {
 		return nil
 	}
 	return &corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
-}
-
-// nodeIdentity are the labels that tell a pool's nodes, and every object
-// the function emits, from every other pool's: its name and, when it has
-// one, its namespace.
-func nodeIdentity(pool, ns string) map[string]string {
-	l := map[string]string{qsv1alpha1.LabelPool: pool}
-	if ns != "" {
-		l[qsv1alpha1.LabelPoolNamespace] = ns
-	}
-	return l
-}
-
-// stringMap copies a string map into an unstructured one.
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// object starts an unstructured object.
-func object(apiVersion, kind, name, namespace string, labels map[string]string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
-	u.SetName(name)
-	if namespace != "" {
-		u.SetNamespace(namespace)
-	}
-	if len(labels) > 0 {
-		u.SetLabels(labels)
-	}
-	return u
 }
