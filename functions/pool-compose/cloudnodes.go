@@ -26,7 +26,7 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 	cin := cloudpool.Input{
 		Pool: in.Pool, Namespace: in.Namespace, Method: f.Detection.Method, ClusterID: clusterID(in),
 		InstanceType: res.InstanceType, MinNodes: int32(minNodes), MaxNodes: int32(maxNodes),
-		Labels: labels, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
+		Labels: labels, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
 		ProviderConfigName: cfg.ProviderConfigName, Region: cfg.Region, Namespaced: f.Detection.DOKSNamespaced,
 	}
 	if f.Detection.Method == cloudpool.MethodCoreWeave {

@@ -24,7 +24,6 @@ const (
 	defaultAMIAlias         = "al2023@v20260724"
 	defaultRootVolumeImage  = "20Gi"
 	defaultEphemeralStorage = "80Gi"
-	defaultGCPImageFamily   = "ContainerOptimizedOS"
 	defaultGCPImageChannel  = "stable"
 	defaultAzureImageFamily = "AzureLinux"
 	defaultConsolidateAfter = "5m"
@@ -56,7 +55,7 @@ func Default(c *v1beta1.Input, helperImage string) {
 	orDefault(&c.AWS.RootVolumePerImage, defaultRootVolumeImage)
 	orDefault(&present(&c.EKSAutoMode).EphemeralStorageSize, defaultEphemeralStorage)
 	gcp := present(&c.GCP)
-	orDefault(&gcp.ImageFamily, defaultGCPImageFamily)
+	orDefault(&gcp.ImageFamily, objects.DefaultGCPImageFamily)
 	orDefault(&gcp.ImageChannel, defaultGCPImageChannel)
 	orDefault(&present(&c.Azure).ImageFamily, defaultAzureImageFamily)
 	k := present(&c.Karpenter)

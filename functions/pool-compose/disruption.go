@@ -45,53 +45,6 @@ func executorAnnotations(method string) map[string]string {
 	return nil
 }
 
-// Karpenter's disruption reasons (karpenter.sh/v1 NodePool
-// spec.disruption.budgets[].reasons).
-const (
-	reasonEmpty         = "Empty"
-	reasonDrifted       = "Drifted"
-	reasonUnderutilized = "Underutilized"
-)
-
-// disruptionBudgets are a pool NodePool's budgets, one per kind of
-// voluntary disruption:
-//
-//   - Empty: every empty node may go once consolidateAfter has passed; it
-//     runs nothing, and the pool launches another when executors need it.
-//   - Drifted and Underutilized: none. With a terminationGracePeriod set,
-//     Karpenter drains a drifted node even when its pods carry
-//     do-not-disrupt and deletes them once the period runs out
-//     (karpenter v1.14.1 pkg/controllers/disruption/types.go: drift is
-//     the "eventual" class; the NodePool CRD's terminationGracePeriod
-//     description). Budgets cannot tell a node with executors from one
-//     without, so drift never starts a replacement: a drifted node goes
-//     when it is empty (the Empty budget) or when it expires, and the
-//     pool's new nodes come from the changed NodeClass or template.
-//     Underutilized does not happen under WhenEmpty; its budget says so.
-func disruptionBudgets() []any {
-	return []any{
-		map[string]any{"nodes": "100%", "reasons": []any{reasonEmpty}},
-		map[string]any{"nodes": "0", "reasons": []any{reasonDrifted, reasonUnderutilized}},
-	}
-}
-
-// graceNever is the karpenter.terminationGracePeriod that leaves a
-// NodePool's terminationGracePeriod unset.
-const graceNever = "Never"
-
-// lifespan is a NodePool template's expireAfter and
-// terminationGracePeriod ("" leaves a field out): the settings, within
-// EKS Auto Mode's node lifetime on Auto Mode.
-func lifespan(autoMode bool, expireAfter, grace string) (expire, terminationGrace string) {
-	if autoMode {
-		return autoModeLifespan(expireAfter, grace)
-	}
-	if grace == graceNever {
-		grace = ""
-	}
-	return expireAfter, grace
-}
-
 // warmSlotScheduling is where a pool's placeholders go: the pool's nodes
 // and, on a spot pool that Karpenter provisions, on-demand capacity
 // (karpenter.sh/capacity-type). Warm slots are the executors a burst
@@ -103,7 +56,7 @@ func warmSlotScheduling(sched objects.Scheduling, method string, spot bool) obje
 		return sched
 	}
 	sel := maps.Clone(sched.NodeSelector)
-	sel[objects.LabelCapacityType] = capacityOnDemand
+	sel[objects.LabelCapacityType] = objects.CapacityOnDemand
 	return objects.Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
 }
 
@@ -112,7 +65,7 @@ func warmSlotScheduling(sched objects.Scheduling, method string, spot bool) obje
 // its interruption only when it reads the cluster's interruption queue
 // (karpenter-provider-aws docs, concepts/disruption, "Interruption"), and
 // the settings name none. EKS Auto Mode handles interruptions itself.
-func interruptionQueueMissing(kind NodeClassKind, spot bool, queue string) string {
+func interruptionQueueMissing(kind objects.NodeClassKind, spot bool, queue string) string {
 	if !spot || queue != "" || kind != nodeClassKinds[cloudAWS] {
 		return ""
 	}

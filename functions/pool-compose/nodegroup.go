@@ -352,7 +352,7 @@ func nodeGroupInput(in Input, f Facts) cloudpool.NodeGroupInput {
 	delete(labels, qsv1alpha1.LabelPoolNamespace)
 	ng := cloudpool.NodeGroupInput{
 		Pool: in.Pool, Namespace: in.Namespace, Cloud: f.Detection.Cloud,
-		Labels: labels, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
+		Labels: labels, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
 		ClusterName: in.Config.ClusterName,
 	}
 	if s := in.Config.NodeGroups; s != nil {

@@ -70,7 +70,7 @@ func TestStartupOf(t *testing.T) {
 // placeholders are created gated.
 func TestWarmBeforeScheduleObjects(t *testing.T) {
 	taint := warmingTaint("burst", 1, nil)
-	np := NodePool(NodePoolArgs{Pool: "burst", NodeClass: nodeClassKinds[cloudKWOK], Types: []string{"m5.large"}, StartupTaint: taint,
+	np := objects.NodePool(objects.NodePoolArgs{Pool: "burst", NodeClass: nodeClassKinds[cloudKWOK], Types: []string{"m5.large"}, StartupTaint: taint,
 		Tuning: v1beta1.Karpenter{ConsolidateAfter: "5m"}})
 	st, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "startupTaints")
 	want := []any{map[string]any{"key": qsv1alpha1.TaintWarming, "value": "burst", "effect": "NoSchedule"}}

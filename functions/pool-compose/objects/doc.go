@@ -10,6 +10,11 @@
 //     Scheduling is where the pool's own pods go.
 //   - names.go: the composed-resource names (Composed*), the name suffixes
 //     (Suffix*) and the bounded, stable names of long-named objects.
+//   - karpenter.go: the Karpenter NodePool (requirements, taints,
+//     disruption budgets, node lifespan, within EKS Auto Mode's rules).
+//   - nodeclass.go: the NodeClass of each provider and its kubelet;
+//     aws.go (EC2NodeClass, EKS Auto Mode's NodeClass), gcp.go
+//     (GCENodeClass) and azure.go (AKSNodeClass) hold each cloud's spec.
 //   - workloads.go: the placeholder PriorityClass and the node agents'
 //     PriorityClass, the placeholder Deployment, the CapacityBuffer and its
 //     PodTemplate, and the storage agent DaemonSet.
