@@ -321,7 +321,7 @@ func Compute(in Input) Output {
 		nodes, o = decideNodes(in, f, len(warm.Images))
 		out.add(o)
 	}
-	if _, decided := out.Desired[rnNodeRole]; !decided {
+	if _, decided := out.Desired[objects.ComposedNodeRole]; !decided {
 		out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
 	}
 	out.add(decideCapacity(in, f, warm.imageRefs()))

@@ -66,9 +66,9 @@
 // object for the workload cluster. apply writes the Output into the
 // response. Package observed reads the observed objects on both paths;
 // package objects builds the objects the decisions ask for (arguments in,
-// objects out: the NodePool and NodeClasses, the PoolCapacity, the pool's
-// workloads and PriorityClasses, the CapacityBuffer, the admission
-// policy); package cloudpool builds the
+// objects out: the NodePool and NodeClasses, the node IAM objects, the
+// PoolCapacity, the pool's workloads and PriorityClasses, the
+// CapacityBuffer, the admission policy); package cloudpool builds the
 // node pools of clouds without Karpenter.
 // Compute first establishes the
 // pool's facts (Facts: how its nodes are provisioned, which QueryServices

@@ -12,6 +12,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
@@ -29,9 +30,9 @@ const iamRole = "test-cluster.pools.burst-node"
 // iamNames are the composed-resource names of pool burst's node IAM
 // objects with the default policies.
 func iamNames() []string {
-	out := []string{string(rnNodeAccessEntry), string(rnNodeRole)}
-	for _, a := range DefaultNodePolicyARNs {
-		out = append(out, rnNodePolicy+arnHash(a))
+	out := []string{string(objects.ComposedNodeAccessEntry), string(objects.ComposedNodeRole)}
+	for _, a := range objects.DefaultNodePolicyARNs {
+		out = append(out, objects.ComposedNodePolicyPrefix+objects.ARNHash(a))
 	}
 	slices.Sort(out)
 	return out
@@ -41,7 +42,7 @@ func iamNames() []string {
 func usageNames() []string {
 	var out []string
 	for _, n := range iamNames() {
-		out = append(out, rnNodeIAMUsage+strings.TrimPrefix(n, "node-iam-"))
+		out = append(out, objects.ComposedNodeIAMUsagePrefix+strings.TrimPrefix(n, "node-iam-"))
 	}
 	return out
 }
@@ -50,7 +51,7 @@ func usageNames() []string {
 // conditions cond returns for its composed-resource name (YAML list items,
 // indented four spaces).
 func observedIAM(cond func(name string) string) map[string]string {
-	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east", Role: NodeRoleName("test-cluster", "pools", "burst")})
+	objs := objects.NodeIAMObjects(objects.NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east", Role: objects.NodeRoleName("test-cluster", "pools", "burst")})
 	out := map[string]string{}
 	for _, o := range objs {
 		out[string(o.Name)] = "apiVersion: " + o.Object.GetAPIVersion() + "\nkind: " + o.Object.GetKind() + "\nmetadata: {name: " + o.Object.GetName() +
@@ -120,7 +121,7 @@ func TestNodeIAM(t *testing.T) {
 			reason: "The provider's Synced=False message shows on the claim in words.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: observedIAM(func(n string) string {
-					if n == string(rnNodeRole) {
+					if n == string(objects.ComposedNodeRole) {
 						return "    - {type: Synced, status: \"False\", reason: ReconcileError, message: \"create failed: AccessDenied: not authorized to perform iam:CreateRole\"}\n"
 					}
 					return readyAndSynced(n)
@@ -145,8 +146,8 @@ func TestNodeIAM(t *testing.T) {
 			reason: "A policy taken out of the settings loses its attachment and the attachment's usage: only what the settings leave out of the decision is kept.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: withObserved(observedIAM(readyAndSynced), map[string]string{
-					rnNodePolicy + arnHash("arn:aws:iam::aws:policy/Removed"):               "apiVersion: iam.aws.upbound.io/v1beta1\nkind: RolePolicyAttachment\nmetadata: {name: x}\nspec: {}\n",
-					rnNodeIAMUsage + "policy-" + arnHash("arn:aws:iam::aws:policy/Removed"): "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: y}\nspec: {}\n",
+					objects.ComposedNodePolicyPrefix + objects.ARNHash("arn:aws:iam::aws:policy/Removed"):               "apiVersion: iam.aws.upbound.io/v1beta1\nkind: RolePolicyAttachment\nmetadata: {name: x}\nspec: {}\n",
+					objects.ComposedNodeIAMUsagePrefix + "policy-" + objects.ARNHash("arn:aws:iam::aws:policy/Removed"): "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: y}\nspec: {}\n",
 				})},
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
@@ -157,7 +158,7 @@ func TestNodeIAM(t *testing.T) {
 			reason: "A role that becomes unready never withdraws an existing NodePool; the NodeClass keeps the role it has, and the usages stay.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: withObserved(runningPool(iamRole), observedIAM(func(n string) string {
-					if n == string(rnNodeAccessEntry) {
+					if n == string(objects.ComposedNodeAccessEntry) {
 						return "    - {type: Ready, status: \"False\", reason: Deleting}\n"
 					}
 					return readyAndSynced(n)
@@ -294,7 +295,7 @@ func conditionMessage(rsp *fnv1.RunFunctionResponse, typ string) string {
 // TestNodeIAMObjects checks the references between the node IAM objects,
 // the role's trust, boundary and tags, and the usages' targets.
 func TestNodeIAMObjects(t *testing.T) {
-	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "prod", Region: "eu-west-1", Role: NodeRoleName("prod", "pools", "burst"), Settings: v1beta1.NodeIAM{
+	objs := objects.NodeIAMObjects(objects.NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "prod", Region: "eu-west-1", Role: objects.NodeRoleName("prod", "pools", "burst"), Settings: v1beta1.NodeIAM{
 		PolicyARNs:          []string{"arn:aws:iam::123456789012:policy/team/Nodes"},
 		ExtraPolicyARNs:     []string{"arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::123456789012:policy/team/Nodes"},
 		PermissionsBoundary: "arn:aws:iam::123456789012:policy/Boundary",
@@ -315,15 +316,15 @@ func TestNodeIAMObjects(t *testing.T) {
 		}
 	}
 	want := []ref{
-		{kindAttachment, "pools.burst-node-role", "roleRef"},
-		{kindAttachment, "pools.burst-node-role", "roleRef"},
-		{kindAccessEntry, "pools.burst-node-role", "principalArnFromRoleRef"},
+		{objects.KindAttachment, "pools.burst-node-role", "roleRef"},
+		{objects.KindAttachment, "pools.burst-node-role", "roleRef"},
+		{objects.KindAccessEntry, "pools.burst-node-role", "principalArnFromRoleRef"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("references: -want, +got:\n%s", diff)
 	}
 	role := objs[0].Object
-	if n := role.GetAnnotations()[annotationExternalName]; n != "prod.pools.burst-node" {
+	if n := role.GetAnnotations()[objects.AnnotationExternalName]; n != "prod.pools.burst-node" {
 		t.Errorf("role name %q", n)
 	}
 	fp := role.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
@@ -335,11 +336,11 @@ func TestNodeIAMObjects(t *testing.T) {
 	if entry["type"] != "EC2_LINUX" || entry["clusterName"] != "prod" || entry["region"] != "eu-west-1" {
 		t.Errorf("access entry forProvider: %v", entry)
 	}
-	for _, u := range NodeIAMUsages("burst", "pools", "burst-nodepool", objs, nil) {
+	for _, u := range objects.NodeIAMUsages("burst", "pools", "burst-nodepool", objs, nil) {
 		spec := u.Object.Object["spec"].(map[string]any)
 		of := spec["of"].(map[string]any)["resourceRef"].(map[string]any)["name"]
 		by := spec["by"].(map[string]any)["resourceRef"].(map[string]any)["name"]
-		if by != "burst-nodepool" || spec["replayDeletion"] != true || !slices.ContainsFunc(objs, func(o NamedObject) bool { return o.Object.GetName() == of }) {
+		if by != "burst-nodepool" || spec["replayDeletion"] != true || !slices.ContainsFunc(objs, func(o objects.NamedObject) bool { return o.Object.GetName() == of }) {
 			t.Errorf("usage %s: %v", u.Name, spec)
 		}
 	}
@@ -376,14 +377,14 @@ func TestNodeRoleName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := NodeRoleName(tc.a.cluster, tc.a.ns, tc.a.pool)
+			got := objects.NodeRoleName(tc.a.cluster, tc.a.ns, tc.a.pool)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nNodeRoleName (-want +got):\n%s", tc.reason, diff)
 			}
-			if len(got) > maxRoleName {
-				t.Errorf("%s\n%q is %d characters, more than IAM's %d", tc.reason, got, len(got), maxRoleName)
+			if len(got) > objects.MaxRoleName {
+				t.Errorf("%s\n%q is %d characters, more than IAM's %d", tc.reason, got, len(got), objects.MaxRoleName)
 			}
-			if other := NodeRoleName(tc.b.cluster, tc.b.ns, tc.b.pool); other == got {
+			if other := objects.NodeRoleName(tc.b.cluster, tc.b.ns, tc.b.pool); other == got {
 				t.Errorf("%s\n%v and %v share the role %q", tc.reason, tc.a, tc.b, got)
 			}
 		})

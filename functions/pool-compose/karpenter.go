@@ -28,7 +28,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 		return "", "", o
 	}
 	if iam != nil {
-		cfg = WithNodeRole(cfg, iam.Role)
+		cfg = objects.WithNodeRole(cfg, iam.Role)
 	}
 	nc, err := objects.NodeClass(objects.NodeClassArgs{
 		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
@@ -41,7 +41,7 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 		return "", "", o
 	}
 	if iam != nil {
-		AnnotateNodeRole(nc, iam.Role)
+		objects.AnnotateNodeRole(nc, iam.Role)
 	}
 	types := []string{res.InstanceType}
 	if spot && len(res.SpotTypes) > 0 {

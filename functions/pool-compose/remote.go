@@ -273,7 +273,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 	}
 	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
 		rn := resource.Name(rnRemotePrefix + string(n))
-		policy := own(rn, func() string { return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()) })
+		policy := own(rn, func() string { return u.GetKind() + " " + objects.Qualified(u.GetNamespace(), u.GetName()) })
 		return rn, WrapObject(u, objectNameOf(obs, r, u), r.ProviderConfig, r.Mark, policy, labels)
 	}
 	for _, n := range slices.Sorted(maps.Keys(out.Desired)) {
@@ -302,7 +302,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 		rn := resource.Name(rnRemotePrefix + string(n))
 		policy := own(rn, func() string {
 			u := l.Build()
-			return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName())
+			return u.GetKind() + " " + objects.Qualified(u.GetNamespace(), u.GetName())
 		})
 		kept := keptObjectName(obs, rn, r.ProviderConfig)
 		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Namespace, r.Mark, policy, kept), Build: func() *unstructured.Unstructured {
@@ -334,7 +334,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 // NodePool, and the NodePool itself is not in the management cluster.
 // Other objects are returned as they are.
 func usedByObject(u *unstructured.Unstructured, objectName func(*unstructured.Unstructured) string) *unstructured.Unstructured {
-	if u.GetKind() != kindUsage {
+	if u.GetKind() != objects.KindUsage {
 		return u
 	}
 	apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", "by", "apiVersion")
@@ -408,14 +408,6 @@ func remoteKey(key string, parts ...string) string {
 		return ""
 	}
 	return "remote|" + strings.Join(parts, "|") + "|" + key
-}
-
-// qualified is "namespace/name", or name for cluster-scoped objects.
-func qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }
 
 // queryKey encodes the query for the render cache.

@@ -584,7 +584,7 @@ func TestMovedToRemote(t *testing.T) {
 
 func TestUsedByObject(t *testing.T) {
 	usage := func(apiVersion, kind, name string) *unstructured.Unstructured {
-		u := objects.New(usageAPIVersion, kindUsage, "p-node-iam-role", "", nil)
+		u := objects.New(objects.UsageAPIVersion, objects.KindUsage, "p-node-iam-role", "", nil)
 		u.Object["spec"] = map[string]any{
 			"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": "p-node-role"}},
 			"by": map[string]any{"apiVersion": apiVersion, "kind": kind, "resourceRef": map[string]any{"name": name}},

@@ -2,11 +2,13 @@ package objects
 
 import (
 	"fmt"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // admissionAPIVersion is the GA API of ValidatingAdmissionPolicy

@@ -1,13 +1,11 @@
 package objects
 
 import (
-	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 

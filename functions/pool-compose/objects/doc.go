@@ -15,6 +15,8 @@
 //   - nodeclass.go: the NodeClass of each provider and its kubelet;
 //     aws.go (EC2NodeClass, EKS Auto Mode's NodeClass), gcp.go
 //     (GCENodeClass) and azure.go (AKSNodeClass) hold each cloud's spec.
+//   - awsiam.go: an AWS pool's node IAM role, its policy attachments, its
+//     EKS access entry and the ClusterUsages that keep them.
 //   - workloads.go: the placeholder PriorityClass and the node agents'
 //     PriorityClass, the placeholder Deployment, the CapacityBuffer and its
 //     PodTemplate, and the storage agent DaemonSet.

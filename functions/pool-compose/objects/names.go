@@ -3,10 +3,12 @@ package objects
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/burstpool/burstpool/functions/pool-compose/observed"
+	"strings"
+
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
-	"strings"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
 // Composed-resource names: the keys of the objects in desired and observed
@@ -73,4 +75,12 @@ func KeptName(obs map[resource.Name]*structpb.Struct, n resource.Name, fresh str
 		return k
 	}
 	return fresh
+}
+
+// Qualified is "namespace/name", or name for cluster-scoped objects.
+func Qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }

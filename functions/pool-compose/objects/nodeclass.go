@@ -4,11 +4,9 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
-
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -87,4 +85,34 @@ func kubeletConfig(k sizing.Kubelet, withReserved bool) map[string]any {
 		out["evictionHard"] = map[string]any{"memory.available": resource.NewQuantity(k.EvictionHardMemory, resource.BinarySI).String()}
 	}
 	return out
+}
+
+// WithNodeRole returns the settings with the AWS node role set to role, for
+// the EC2NodeClass to name it; the settings themselves stay as they are.
+func WithNodeRole(c *v1beta1.Input, role string) *v1beta1.Input {
+	if role == "" {
+		return c
+	}
+	out := *c
+	aws := v1beta1.AWS{}
+	if c.AWS != nil {
+		aws = *c.AWS
+	}
+	aws.Role, aws.InstanceProfile = role, ""
+	out.AWS = &aws
+	return &out
+}
+
+// AnnotateNodeRole records the node role on a NodeClass that has no role
+// field (the KWOKNodeClass).
+func AnnotateNodeRole(nc *unstructured.Unstructured, role string) {
+	if role == "" || nc.GetKind() == "EC2NodeClass" {
+		return
+	}
+	a := nc.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationNodeRole] = role
+	nc.SetAnnotations(a)
 }

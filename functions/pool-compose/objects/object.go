@@ -4,12 +4,11 @@ import (
 	"maps"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	corev1 "k8s.io/api/core/v1"
-
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Identity are the labels that tell a pool's nodes, and every object

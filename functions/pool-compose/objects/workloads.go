@@ -1,9 +1,9 @@
 package objects
 
 import (
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/sizing"
-	"github.com/burstpool/burstpool/internal/warmup"
+	"maps"
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -11,8 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-	"maps"
-	"slices"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/internal/warmup"
 )
 
 // PriorityClass returns the low priority that placeholders run at: it never
