@@ -116,15 +116,16 @@
 //   - decideNodes turns both into nodes (nodeRange): maxExecutors /
 //     executorsPerNode rounded up is the most nodes, minExecutors the same
 //     way the fewest (none while suspended). Karpenter's NodePool limits
-//     (nodePoolLimits, in nodes.go, handed to NodePool as they are) are
-//     that many nodes and that many times the CPU and memory of the largest
-//     type offered (sizing's LargestOffered), all zero while suspended; a cloud
+//     (nodePoolLimits, in nodes.go, handed to objects.NodePool as they
+//     are) are that many nodes and that many times the CPU and memory of
+//     the largest type offered (sizing's LargestOffered), all zero while
+//     suspended; a cloud
 //     node pool scales between the two; a CoreWeave pool runs what its warm
 //     slots and executors need, never more than the most.
 //   - decideCapacity hands maxExecutors to the PoolCapacity, which counts at
 //     most that many executor slots on the pool's nodes; capacityArgs is
 //     the one place its arguments are made, for a remote pool that waits
-//     for its workload cluster too.
+//     for its workload cluster too, and objects.PoolCapacity writes them.
 //   - decidePlaceholders holds minExecutors (at most maxExecutors) slots
 //     warm, less the executors running, each the size of the largest
 //     compatible executor.
