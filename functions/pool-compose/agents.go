@@ -1,16 +1,8 @@
 package main
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
-
-// agentPriority is the value of the PriorityClass the pool's node agents
-// run at: above executors (which run above the placeholders' -10, at the
-// default 0 or a class of their QueryService's), below the cluster's
-// critical classes (system-cluster-critical is 2000000000) and within the
-// 1000000000 user-defined classes may take.
-const agentPriority = 1000000
 
 // agentPriorityClass is the PriorityClass of the pool's node agents: the
 // one warmup.priorityClassName names, else the pool's own.
@@ -18,7 +10,7 @@ func agentPriorityClass(in Input) string {
 	if w := in.Config.Warmup; w != nil && w.PriorityClassName != "" {
 		return w.PriorityClassName
 	}
-	return in.Pool + sfxNodeAgent
+	return in.Pool + objects.SuffixNodeAgent
 }
 
 // decideAgentPriority decides the pool's node-agent PriorityClass while
@@ -39,15 +31,9 @@ func decideAgentPriority(in Input, f Facts, warmups int) Outcome {
 		return o // no agent runs at it
 	}
 	if len(f.Scheduling.NodeSelector) == 0 {
-		o.preserve(rnAgentPriorityClass)
+		o.preserve(objects.ComposedAgentPriorityClass)
 		return o
 	}
-	o.desire(rnAgentPriorityClass, AgentPriorityClass(agentPriorityClass(in), in.Pool, in.Namespace), in.Observed[rnAgentPriorityClass] != nil, false)
+	o.desire(objects.ComposedAgentPriorityClass, objects.AgentPriorityClass(agentPriorityClass(in), in.Pool, in.Namespace), in.Observed[objects.ComposedAgentPriorityClass] != nil, false)
 	return o
-}
-
-// AgentPriorityClass returns the PriorityClass of a pool's node agents.
-func AgentPriorityClass(name, pool, ns string) *unstructured.Unstructured {
-	return priorityClass(name, pool, ns, agentPriority, corev1.PreemptLowerPriority,
-		"burstpool node agents (warmup, storage agent) of pool "+pool+"; they preempt executors on a full node.")
 }

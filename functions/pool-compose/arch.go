@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -63,8 +64,8 @@ func architecture(in Input, attached []Attachment, cloud string, previous string
 // declaredArch is the architecture an attached QueryService declares.
 func declaredArch(in Input, cloud string, a Attachment) (string, string) {
 	e := a.QS.Spec.Executor
-	if arch := e.NodeSelector[labelArch]; arch != "" {
-		return arch, fmt.Sprintf("QueryService %s (executor nodeSelector %s=%s)", a.Key(), labelArch, arch)
+	if arch := e.NodeSelector[objects.LabelArch]; arch != "" {
+		return arch, fmt.Sprintf("QueryService %s (executor nodeSelector %s=%s)", a.Key(), objects.LabelArch, arch)
 	}
 	if arch := typeArch(in, cloud, e.InstanceType); arch != "" {
 		return arch, fmt.Sprintf("QueryService %s (its executors run on %s, %s)", a.Key(), e.InstanceType, arch)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // qsWith is a QueryService attached to pools/burst with extra executor
@@ -90,7 +92,7 @@ func TestRuleArchitecture(t *testing.T) {
 			}
 			for _, r := range np.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["requirements"].([]any) {
 				m := r.(map[string]any)
-				if m["key"] == labelArch && !cmp.Equal(m["values"], []any{tc.want.Arch}) {
+				if m["key"] == objects.LabelArch && !cmp.Equal(m["values"], []any{tc.want.Arch}) {
 					t.Errorf("%s\nNodePool arch requirement %v, want %s", tc.reason, m["values"], tc.want.Arch)
 				}
 			}

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
-	corev1 "k8s.io/api/core/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -29,17 +29,11 @@ const (
 var warmMethods = []string{warmAuto, warmPlaceholders, warmBuffer}
 
 // CapacityBuffer API facts (karpenter v1.14.1
-// pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml, which serves
-// v1beta1; pkg/apis/autoscaling/v1beta1/constants.go, which mirrors the
-// Cluster Autoscaler's cluster-autoscaler/capacitybuffer/constants.go).
+// pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml, and
+// pkg/apis/autoscaling/v1beta1/constants.go; objects/workloads.go holds
+// the version and kind).
 const (
 	crdCapacityBuffer = "capacitybuffers.autoscaling.x-k8s.io"
-	bufferVersion     = "v1beta1"
-	bufferAPIVersion  = "autoscaling.x-k8s.io/" + bufferVersion
-	bufferKind        = "CapacityBuffer"
-	// bufferActiveCapacity is the strategy under which the autoscaler
-	// provisions capacity for the buffer's chunks (the API's default).
-	bufferActiveCapacity = "buffer.x-k8s.io/active-capacity"
 	// condReadyForProvisioning is the condition an autoscaler's buffer
 	// controller sets True once it has resolved the buffer's pod template
 	// and replicas, with the generation it resolved: Karpenter's
@@ -152,7 +146,7 @@ func decideWarmMethod(in WarmMethodInput) WarmMethod {
 	case in.Setting == warmPlaceholders:
 		return placeholders(reasonPlaceholdersSet, fmt.Sprintf("%s is %s: placeholder pods hold the warm slots", in.Where, warmPlaceholders))
 	case !in.Served:
-		msg := fmt.Sprintf("the cluster does not serve %s %s (CRD %s): placeholder pods hold the warm slots", bufferAPIVersion, bufferKind, crdCapacityBuffer)
+		msg := fmt.Sprintf("the cluster does not serve %s %s (CRD %s): placeholder pods hold the warm slots", objects.BufferAPIVersion, objects.BufferKind, crdCapacityBuffer)
 		if in.Setting == warmBuffer {
 			msg = fmt.Sprintf("%s is %s, but %s", in.Where, warmBuffer, msg)
 		}
@@ -194,39 +188,3 @@ func decideWarmMethod(in WarmMethodInput) WarmMethod {
 			in.Buffer, in.Timeout, in.Where, warmPlaceholders)}
 	return w
 }
-
-// BufferTemplate returns the PodTemplate that declares one warm slot, the
-// shape of one chunk of the pool's CapacityBuffer.
-func BufferTemplate(a PlaceholderArgs) *unstructured.Unstructured {
-	_, labels := componentLabels(a.Pool, a.Namespace, componentBuffer)
-	t := &corev1.PodTemplate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
-		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxBuffer, Namespace: a.Namespace, Labels: labels},
-		Template:   placeholderPod(a),
-	}
-	return toUnstructured(t)
-}
-
-// CapacityBuffer returns the pool's CapacityBuffer: a.Replicas chunks of
-// its PodTemplate, which the autoscaler keeps room for on pool nodes (the
-// template's node selector and tolerations).
-func CapacityBuffer(a PlaceholderArgs) *unstructured.Unstructured {
-	_, labels := componentLabels(a.Pool, a.Namespace, componentBuffer)
-	l := make(map[string]any, len(labels))
-	for k, v := range labels {
-		l[k] = v
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": bufferAPIVersion,
-		"kind":       bufferKind,
-		"metadata":   map[string]any{"name": a.Pool + sfxBuffer, "namespace": a.Namespace, "labels": l},
-		"spec": map[string]any{
-			"provisioningStrategy": bufferActiveCapacity,
-			"podTemplateRef":       map[string]any{"name": a.Pool + sfxBuffer},
-			"replicas":             int64(a.Replicas),
-		},
-	}}
-}
-
-// componentBuffer labels the pool's CapacityBuffer and PodTemplate.
-const componentBuffer = "capacity-buffer"

@@ -17,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/golden"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
@@ -135,7 +136,7 @@ func TestDecideWarmSlots(t *testing.T) {
 		p := PlaceholderInput{
 			Pool: "burst", Namespace: "pools", MinExecutors: 4, Occupied: 1, PerNode: 2, Slot: slot, SlotOK: true, PriorityClassObserved: true,
 			Config:     v1beta1.Placeholder{Priority: ptr.To[int32](-10), Image: "pause:3.10"},
-			Scheduling: Scheduling{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "burst"}},
+			Scheduling: objects.Scheduling{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "burst"}},
 			Warm:       WarmMethodInput{Now: now, Setting: warmAuto, Timeout: time.Minute, Served: true, Observed: processed},
 		}
 		if mod != nil {
@@ -181,7 +182,7 @@ func TestDecideWarmSlots(t *testing.T) {
 		"UnknownSize": {
 			reason: "No executor size known: no warm slots; the buffer and its template are kept as observed, like the placeholders.",
 			in:     base(func(p *PlaceholderInput) { p.SlotOK = false }),
-			want: want{Placeholders: -1, Buffer: -1, Preserve: []resource.Name{rnPlaceholder, rnBuffer, rnBufferTemplate},
+			want: want{Placeholders: -1, Buffer: -1, Preserve: []resource.Name{objects.ComposedPlaceholder, objects.ComposedBuffer, objects.ComposedBufferTemplate},
 				Status: poolv1alpha1.WarmCapacityStatus{Method: warmBuffer, CapacityBuffer: "burst-warm-slots"}},
 		},
 	}
@@ -196,8 +197,8 @@ func TestDecideWarmSlots(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			st, o := decidePlaceholders(tc.in)
-			_, tmpl := o.Lazy[rnBufferTemplate]
-			got := want{Placeholders: replicas(o, rnPlaceholder), Buffer: replicas(o, rnBuffer), Template: tmpl, Preserve: o.Preserve, Status: *st}
+			_, tmpl := o.Lazy[objects.ComposedBufferTemplate]
+			got := want{Placeholders: replicas(o, objects.ComposedPlaceholder), Buffer: replicas(o, objects.ComposedBuffer), Template: tmpl, Preserve: o.Preserve, Status: *st}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\ndecidePlaceholders (-want +got):\n%s", tc.reason, diff)
 			}
@@ -222,7 +223,7 @@ func TestCapacityBufferComposed(t *testing.T) {
 		t.Errorf("first call: buffer replicas %d, want 0 while placeholders hold the slots", got)
 	}
 	observed := observe(t, first, func(n string, u *unstructured.Unstructured) map[string]any {
-		if n != string(rnBuffer) {
+		if n != string(objects.ComposedBuffer) {
 			return healthy(0, 1)(n, u)
 		}
 		u.SetGeneration(1)
@@ -266,7 +267,7 @@ func TestCapacityBufferVersion(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := servesVersion(mustStruct(t, tc.crd), bufferVersion); got != tc.want {
+			if got := servesVersion(mustStruct(t, tc.crd), objects.BufferVersion); got != tc.want {
 				t.Errorf("%s\nservesVersion = %v, want %v", tc.reason, got, tc.want)
 			}
 		})
@@ -293,7 +294,7 @@ func TestUnprocessedBufferKeepsThePoolReady(t *testing.T) {
 	crds := append(slices.Clone(kwokCRDs), crdCapacityBuffer)
 	first := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: crds}.run(t)
 	observed := observe(t, first, func(n string, u *unstructured.Unstructured) map[string]any {
-		if n == string(rnBuffer) {
+		if n == string(objects.ComposedBuffer) {
 			u.SetGeneration(1)
 			return map[string]any{} // no condition: nothing processed it
 		}

@@ -8,119 +8,16 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"google.golang.org/protobuf/types/known/structpb"
-	corev1 "k8s.io/api/core/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
-
-// PoolCapacity's API version and kind (the burstpool provider's managed
-// resource that counts executors and nodes of a pool).
-const (
-	capacityAPIVersion = "capacity.e6data.io/v1alpha1"
-	capacityKind       = "PoolCapacity"
-)
-
-// CapacityArgs is what a PoolCapacity is made of.
-type CapacityArgs struct {
-	Pool, Namespace    string
-	NodeSelector       map[string]string
-	ExecutorsPerNode   int32
-	MaxExecutors       int32
-	QueryServices      []CapacityQueryService
-	Suspend            bool
-	DeleteFailed       bool
-	Unauthorized       string
-	ProviderConfigName string
-	// EnforceShares evicts executors above a QueryService's
-	// MaxPoolExecutors.
-	EnforceShares bool
-	// Tolerations are the pool executors' (status.executorScheduling):
-	// nodes whose taints they tolerate offer slots.
-	Tolerations []corev1.Toleration
-	// Pricing is the settings' capacity.pricing, written only when set.
-	Pricing *capv1alpha1.Pricing
-	// Startup, when set, has the provider open the pool's new nodes once
-	// its warm images are on them (startup.go).
-	Startup *capv1alpha1.Startup
-	// WarmSlots are the warm slots the provider releases placeholders for
-	// (startup.go).
-	WarmSlots int32
-}
-
-// CapacityQueryService is one attached QueryService as the PoolCapacity
-// lists it.
-type CapacityQueryService struct {
-	Name, Namespace string
-	// Replicas are its regular executors; nil when unknown.
-	Replicas *int32
-	// MaxPoolExecutors is its share of the pool; 0 when it has none.
-	MaxPoolExecutors int32
-}
-
-// CountOnly is a copy of a that only counts: it deletes no failed
-// executor, evicts no unauthorized one, enforces no share, prices nothing,
-// opens no node and releases no warm slot.
-func (a CapacityArgs) CountOnly() CapacityArgs {
-	a.DeleteFailed, a.Unauthorized, a.EnforceShares = false, policyReport, false
-	a.Pricing, a.Startup, a.WarmSlots = nil, nil, 0
-	return a
-}
-
-// PoolCapacity returns the pool's PoolCapacity managed resource.
-func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
-	qss := make([]any, 0, len(a.QueryServices))
-	for _, q := range a.QueryServices {
-		var regular int64
-		if q.Replicas != nil {
-			regular = int64(*q.Replicas)
-		}
-		e := map[string]any{"name": q.Name, "namespace": q.Namespace, "regularExecutors": regular}
-		if q.MaxPoolExecutors > 0 {
-			e["maxPoolExecutors"] = int64(q.MaxPoolExecutors)
-		}
-		qss = append(qss, e)
-	}
-	fp := map[string]any{
-		"pool":             map[string]any{"name": a.Pool, "namespace": a.Namespace},
-		"nodeSelector":     stringMap(a.NodeSelector),
-		"executorSelector": stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool)),
-		"warmupSelector":   stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentWarmup)),
-		"executorsPerNode": int64(a.ExecutorsPerNode),
-		"tolerations":      tolerationList(a.Tolerations),
-		"maxExecutors":     int64(a.MaxExecutors),
-		"queryServices":    qss,
-		"suspend":          a.Suspend,
-		"policies": map[string]any{
-			"deleteFailedExecutors": a.DeleteFailed,
-			"unauthorizedExecutors": a.Unauthorized,
-			"enforceShares":         a.EnforceShares,
-		},
-	}
-	if a.Pricing != nil {
-		if p, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Pricing); err == nil {
-			fp["pricing"] = p
-		}
-	}
-	if a.Startup != nil {
-		fp["startup"] = startupMap(a.Startup)
-	}
-	fp["warmSlots"] = map[string]any{
-		"selector": stringMap(withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentPlaceholder)),
-		"gate":     qsv1alpha1.GateWarmSlot,
-		"slots":    int64(a.WarmSlots),
-	}
-	u := object(capacityAPIVersion, capacityKind, a.Pool+sfxCapacity, "", nodeIdentity(a.Pool, a.Namespace))
-	u.Object["spec"] = map[string]any{
-		"forProvider":       fp,
-		"providerConfigRef": map[string]any{"name": a.ProviderConfigName},
-	}
-	return u
-}
 
 // CapacityObservation is the status.atProvider of a PoolCapacity, in the
 // capacity provider's own type so the two cannot drift apart.
@@ -266,14 +163,14 @@ func decideCapacity(in Input, f Facts, images []string) Outcome {
 	var o Outcome
 	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes yet (Pending): keep what exists.
-		o.preserve(rnCapacity)
+		o.preserve(objects.ComposedCapacity)
 		return o
 	}
 	a := capacityArgs(in, f, images)
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
-	o.desireLazy(rnCapacity, capacityKind, a.Pool+sfxCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return PoolCapacity(a) }},
-		observed.Ready(in.Observed[rnCapacity], false), true)
+	o.desireLazy(objects.ComposedCapacity, objects.CapacityKind, a.Pool+objects.SuffixCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return objects.PoolCapacity(a) }},
+		observed.Ready(in.Observed[objects.ComposedCapacity], false), true)
 	return o
 }
 
@@ -281,14 +178,14 @@ func decideCapacity(in Input, f Facts, images []string) Outcome {
 // pool's nodes (f.Scheduling), at most maxExecutors executors at f.PerNode
 // a node, the attached QueryServices with their shares, the settings'
 // policies, and the startup and warm slots of its images.
-func capacityArgs(in Input, f Facts, images []string) CapacityArgs {
+func capacityArgs(in Input, f Facts, images []string) objects.CapacityArgs {
 	policy := in.Config.Capacity
 	unauthorized := unauthorizedPolicy(in)
-	if unauthorized == policyDeny {
+	if unauthorized == objects.PolicyDeny {
 		// Admission keeps them out; any that ran before are listed.
-		unauthorized = policyReport
+		unauthorized = objects.PolicyReport
 	}
-	return CapacityArgs{
+	return objects.CapacityArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeSelector: f.Scheduling.NodeSelector,
 		ExecutorsPerNode: f.PerNode, MaxExecutors: in.Spec.MaxExecutors, QueryServices: capacityQueryServices(in, f.Attached),
 		Suspend: in.Spec.Suspend, DeleteFailed: policy.DeleteFailedExecutors, Unauthorized: unauthorized,
@@ -302,11 +199,11 @@ func capacityArgs(in Input, f Facts, images []string) CapacityArgs {
 
 // capacityQueryServices lists the attached QueryServices with their
 // regular executors and shares.
-func capacityQueryServices(in Input, attached []Attachment) []CapacityQueryService {
+func capacityQueryServices(in Input, attached []Attachment) []objects.CapacityQueryService {
 	sh := shares(in, attached)
-	out := make([]CapacityQueryService, 0, len(attached))
+	out := make([]objects.CapacityQueryService, 0, len(attached))
 	for _, q := range attached {
-		c := CapacityQueryService{Name: q.Name, Namespace: q.Namespace, MaxPoolExecutors: sh[q.Key()]}
+		c := objects.CapacityQueryService{Name: q.Name, Namespace: q.Namespace, MaxPoolExecutors: sh[q.Key()]}
 		if q.QS != nil {
 			c.Replicas = q.QS.Spec.Executor.Replicas
 		}
@@ -315,23 +212,9 @@ func capacityQueryServices(in Input, attached []Attachment) []CapacityQueryServi
 	return out
 }
 
-// disarmed is a copy of the PoolCapacity u that only counts: it deletes
-// no failed executor, evicts no unauthorized one and enforces no share. A
-// pool refused its names composes nothing that evicts, since the pods its
-// selectors find may be another pool's.
-func disarmed(u *unstructured.Unstructured) *unstructured.Unstructured {
-	c := u.DeepCopy()
-	_ = unstructured.SetNestedMap(c.Object, map[string]any{
-		"deleteFailedExecutors": false,
-		"unauthorizedExecutors": policyReport,
-		"enforceShares":         false,
-	}, "spec", "forProvider", "policies")
-	return c
-}
-
 // capacityKey encodes everything a PoolCapacity is made of, without the
 // cost of JSON for a thousand QueryServices.
-func capacityKey(a CapacityArgs) string {
+func capacityKey(a objects.CapacityArgs) string {
 	var b strings.Builder
 	b.Grow(64 + 48*len(a.QueryServices))
 	w := func(ss ...string) {
@@ -340,7 +223,7 @@ func capacityKey(a CapacityArgs) string {
 			b.WriteByte(0)
 		}
 	}
-	w(capacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
+	w(objects.CapacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
 		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName,
 		strconv.FormatBool(a.EnforceShares))
 	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
@@ -382,14 +265,6 @@ func capacityKey(a CapacityArgs) string {
 	return b.String()
 }
 
-// withIdentity is the pool's identity labels and one more label k=v: the
-// selector of one kind of the pool's pods.
-func withIdentity(pool, ns, k, v string) map[string]string {
-	l := nodeIdentity(pool, ns)
-	l[k] = v
-	return l
-}
-
 // shares are the attached QueryServices' maxPoolExecutors by
 // "namespace/name": spec.queryServiceLimits' override, else its default;
 // nil when the pool bounds none.
@@ -412,24 +287,6 @@ func shares(in Input, attached []Attachment) map[string]int32 {
 	return out
 }
 
-// tolerationList renders tolerations as unstructured objects.
-func tolerationList(ts []corev1.Toleration) []any {
-	out := make([]any, 0, len(ts))
-	for _, t := range ts {
-		m := map[string]any{}
-		for k, v := range map[string]string{"key": t.Key, "operator": string(t.Operator), "value": t.Value, "effect": string(t.Effect)} {
-			if v != "" {
-				m[k] = v
-			}
-		}
-		if t.TolerationSeconds != nil {
-			m["tolerationSeconds"] = *t.TolerationSeconds
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // startupOf is what the provider opens a Karpenter pool's new nodes by:
 // the startup taint its NodePool gives them (warmingTaint), the warm
 // images and warmup.openAfter; nil when its nodes carry no startup taint.
@@ -445,17 +302,4 @@ func startupOf(in Input, f Facts, images []string) *capv1alpha1.Startup {
 	}
 	d, _ := openAfter(in.Config.Warmup)
 	return &capv1alpha1.Startup{Taint: *t, Images: images, OpenAfter: metav1.Duration{Duration: d}}
-}
-
-// startupMap is a Startup as the PoolCapacity's spec holds it.
-func startupMap(s *capv1alpha1.Startup) map[string]any {
-	imgs := make([]any, 0, len(s.Images))
-	for _, i := range s.Images {
-		imgs = append(imgs, i)
-	}
-	return map[string]any{
-		"taint":     map[string]any{"key": s.Taint.Key, "value": s.Taint.Value, "effect": string(s.Taint.Effect)},
-		"images":    imgs,
-		"openAfter": s.OpenAfter.Duration.String(),
-	}
 }

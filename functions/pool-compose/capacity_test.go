@@ -15,6 +15,7 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // TestObserveCapacityReadsProviderStatus writes a status the way the
@@ -90,7 +91,7 @@ func TestDecideCapacity(t *testing.T) {
 		}
 		return out
 	}
-	facts := Facts{PerNode: 4, Scheduling: Scheduling{NodeSelector: sel}, Attached: attachedQS("analytics", "reporting")}
+	facts := Facts{PerNode: 4, Scheduling: objects.Scheduling{NodeSelector: sel}, Attached: attachedQS("analytics", "reporting")}
 	type want struct {
 		// ForProvider are the fields of spec.forProvider the case is about.
 		MaxExecutors, ExecutorsPerNode int64
@@ -108,46 +109,46 @@ func TestDecideCapacity(t *testing.T) {
 		"MaxExecutors": {
 			reason: "maxExecutors and executorsPerNode go to the PoolCapacity, which the pool waits for until it is Ready.",
 			in:     input(nil), facts: facts,
-			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: policyReport, Waiting: []string{"PoolCapacity burst-capacity"}},
+			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport, Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"DenyIsReported": {
 			reason: "With Deny (the default), admission keeps unauthorized executors out; the PoolCapacity reports any that ran before.",
-			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = policyDeny }), facts: facts,
-			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: policyReport, Waiting: []string{"PoolCapacity burst-capacity"}},
+			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = objects.PolicyDeny }), facts: facts,
+			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport, Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"Evict": {
 			reason: "Evict is the PoolCapacity's to do.",
-			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = policyEvict }), facts: facts,
-			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: policyEvict, Waiting: []string{"PoolCapacity burst-capacity"}},
+			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = objects.PolicyEvict }), facts: facts,
+			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyEvict, Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"Shares": {
 			reason: "Every attached QueryService gets the default share, team-a/reporting its override.",
 			in: input(func(in *Input) {
-				in.Spec.UnauthorizedExecutors = policyReport
+				in.Spec.UnauthorizedExecutors = objects.PolicyReport
 				in.Spec.QueryServiceLimits = &poolv1alpha1.QueryServiceLimits{MaxPoolExecutors: 8, Overrides: []poolv1alpha1.QueryServiceLimit{{Name: "reporting", Namespace: "team-a", MaxPoolExecutors: 2}}}
 			}),
 			facts: facts,
-			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: policyReport, Shares: map[string]int64{"analytics": 8, "reporting": 2}, Waiting: []string{"PoolCapacity burst-capacity"}},
+			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport, Shares: map[string]int64{"analytics": 8, "reporting": 2}, Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"Ready": {
 			reason: "An observed PoolCapacity that is Ready holds nothing up.",
 			in: input(func(in *Input) {
-				in.Observed = map[resource.Name]*structpb.Struct{rnCapacity: mustStruct(t, "status: {conditions: [{type: Ready, status: 'True'}]}")}
+				in.Observed = map[resource.Name]*structpb.Struct{objects.ComposedCapacity: mustStruct(t, "status: {conditions: [{type: Ready, status: 'True'}]}")}
 			}),
 			facts: facts,
-			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: policyReport},
+			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport},
 		},
 		"NoNodeSelector": {
 			reason: "Nothing picks the pool's nodes yet: the PoolCapacity is kept as it is.",
 			in:     input(nil), facts: Facts{PerNode: 4},
-			want: want{Preserve: []resource.Name{rnCapacity}},
+			want: want{Preserve: []resource.Name{objects.ComposedCapacity}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			o := decideCapacity(tc.in, tc.facts, nil)
 			got := want{Waiting: o.Waiting, Preserve: o.Preserve}
-			if l, ok := o.Lazy[rnCapacity]; ok {
+			if l, ok := o.Lazy[objects.ComposedCapacity]; ok {
 				fp, _, _ := unstructured.NestedMap(l.Build().Object, "spec", "forProvider")
 				got.MaxExecutors, _, _ = unstructured.NestedInt64(fp, "maxExecutors")
 				got.ExecutorsPerNode, _, _ = unstructured.NestedInt64(fp, "executorsPerNode")

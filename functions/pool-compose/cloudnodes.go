@@ -8,6 +8,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -25,7 +26,7 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 	cin := cloudpool.Input{
 		Pool: in.Pool, Namespace: in.Namespace, Method: f.Detection.Method, ClusterID: clusterID(in),
 		InstanceType: res.InstanceType, MinNodes: int32(minNodes), MaxNodes: int32(maxNodes),
-		Labels: labels, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
+		Labels: labels, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
 		ProviderConfigName: cfg.ProviderConfigName, Region: cfg.Region, Namespaced: f.Detection.DOKSNamespaced,
 	}
 	if f.Detection.Method == cloudpool.MethodCoreWeave {
@@ -35,10 +36,10 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 	cp, err := cloudpool.Build(cin)
 	if err != nil {
 		o.Problem = failed("CloudNodePoolIncomplete", err.Error())
-		o.preserve(rnCloudPool)
+		o.preserve(objects.ComposedCloudPool)
 		return "", o
 	}
-	o.desire(rnCloudPool, cp, observed.Ready(in.Observed[rnCloudPool], false), true)
+	o.desire(objects.ComposedCloudPool, cp, observed.Ready(in.Observed[objects.ComposedCloudPool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), minNodes, maxNodes, res.InstanceType))
 	return cp.GetName(), o
 }

@@ -16,6 +16,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -219,7 +220,7 @@ type Facts struct {
 	// it; Attached are those of them that attach.
 	Attachments, Attached []Attachment
 	// Scheduling is where the pool's own pods go.
-	Scheduling Scheduling
+	Scheduling objects.Scheduling
 	// Capacity is what the PoolCapacity observed; nil before it reports.
 	Capacity *CapacityObservation
 	// CapacityStale says why Capacity is not current; nil when it is.
@@ -244,10 +245,10 @@ func establish(in Input) (Facts, error) {
 	f := Facts{
 		Detection: Detect(in.Spec.Provisioning, in.Config, in.CRDs),
 		PerNode:   perNode(in.Spec),
-		Capacity:  observeCapacity(in.Observed[rnCapacity]),
+		Capacity:  observeCapacity(in.Observed[objects.ComposedCapacity]),
 	}
 	if f.Capacity != nil {
-		f.CapacityStale = capacityStaleness(in.Observed[rnCapacity])
+		f.CapacityStale = capacityStaleness(in.Observed[objects.ComposedCapacity])
 	}
 	f.ExecutorsHaveRun = executorsHaveRun(in.Previous.Sizing, f.Capacity)
 	f.Static = static(in, f.Detection)
@@ -320,7 +321,7 @@ func Compute(in Input) Output {
 		nodes, o = decideNodes(in, f, len(warm.Images))
 		out.add(o)
 	}
-	if _, decided := out.Desired[rnNodeRole]; !decided {
+	if _, decided := out.Desired[objects.ComposedNodeRole]; !decided {
 		out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
 	}
 	out.add(decideCapacity(in, f, warm.imageRefs()))
@@ -329,7 +330,7 @@ func Compute(in Input) Output {
 		warmSlots, o = decidePlaceholders(placeholderInput(in, f, nodes.Size))
 		out.add(o)
 	} else {
-		out.add(Outcome{Preserve: []resource.Name{rnPlaceholder, rnPriorityClass, rnBuffer, rnBufferTemplate}})
+		out.add(Outcome{Preserve: []resource.Name{objects.ComposedPlaceholder, objects.ComposedPlaceholderPriorityClass, objects.ComposedBuffer, objects.ComposedBufferTemplate}})
 	}
 	out.add(decideStorageAgent(in, f))
 	out.add(decideAgentPriority(in, f, len(warm.DaemonSets)))
@@ -347,7 +348,7 @@ func Compute(in Input) Output {
 }
 
 // nodeObjects are the objects that provision the pool's nodes.
-var nodeObjects = []resource.Name{rnNodePool, rnNodeClass, rnCloudPool, rnCloudPoolDraining}
+var nodeObjects = []resource.Name{objects.ComposedNodePool, objects.ComposedNodeClass, objects.ComposedCloudPool, objects.ComposedCloudPoolDraining}
 
 // readyOf converts a readiness.
 func readyOf(ok bool) resource.Ready {

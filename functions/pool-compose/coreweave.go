@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -34,8 +35,8 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 	}
 	cin.TargetNodes = int32(min(ceilDiv64(demand, int64(f.PerNode)), int64(cin.MaxNodes)))
 
-	cur := in.Observed[rnCloudPool]
-	old := in.Observed[rnCloudPoolDraining]
+	cur := in.Observed[objects.ComposedCloudPool]
+	old := in.Observed[objects.ComposedCloudPoolDraining]
 	if cur != nil && observed.String(cur, "spec", "instanceType") != cin.InstanceType {
 		// The type changed: cur drains, and a new pool takes over.
 		old, cur = cur, nil
@@ -56,17 +57,17 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 	cp, err := cloudpool.Build(cin)
 	if err != nil {
 		o.Problem = failed("CloudNodePoolIncomplete", err.Error())
-		o.preserve(rnCloudPool, rnCloudPoolDraining)
+		o.preserve(objects.ComposedCloudPool, objects.ComposedCloudPoolDraining)
 		return "", o
 	}
 	ready := cur != nil && cloudpool.CoreWeaveReady(observedConditions(cur))
-	o.desire(rnCloudPool, cp, ready, true)
+	o.desire(objects.ComposedCloudPool, cp, ready, true)
 	msg := fmt.Sprintf("CoreWeave node pool %s runs %d %s node(s) for %d warm, %d running and %d pending executor(s)",
 		cp.GetName(), cin.TargetNodes, cin.InstanceType, in.Spec.MinExecutors, occupied, waiting)
 	if old != nil {
 		u, drain := drain(old, ready)
 		if u != nil {
-			o.desire(rnCloudPoolDraining, u, true, false)
+			o.desire(objects.ComposedCloudPoolDraining, u, true, false)
 		}
 		msg += drain
 	}

@@ -10,6 +10,7 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 func TestCost(t *testing.T) {
@@ -75,13 +76,13 @@ func TestPricingReachesPoolCapacity(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			a := CapacityArgs{Pool: "shared", Namespace: "platform", ExecutorsPerNode: 4, MaxExecutors: 8, Pricing: tc.p}
-			u := PoolCapacity(a)
+			a := objects.CapacityArgs{Pool: "shared", Namespace: "platform", ExecutorsPerNode: 4, MaxExecutors: 8, Pricing: tc.p}
+			u := objects.PoolCapacity(a)
 			got := u.Object["spec"].(map[string]any)["forProvider"].(map[string]any)["pricing"]
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nspec.forProvider.pricing: -want +got:\n%s", tc.reason, diff)
 			}
-			if tc.p != nil && capacityKey(a) == capacityKey(CapacityArgs{Pool: "shared", Namespace: "platform", ExecutorsPerNode: 4, MaxExecutors: 8}) {
+			if tc.p != nil && capacityKey(a) == capacityKey(objects.CapacityArgs{Pool: "shared", Namespace: "platform", ExecutorsPerNode: 4, MaxExecutors: 8}) {
 				t.Errorf("%s\ncapacityKey ignores pricing: a change of prices would not rebuild the PoolCapacity", tc.reason)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // Defaults of the function input. Crossplane does not apply the input
@@ -23,7 +24,6 @@ const (
 	defaultAMIAlias         = "al2023@v20260724"
 	defaultRootVolumeImage  = "20Gi"
 	defaultEphemeralStorage = "80Gi"
-	defaultGCPImageFamily   = "ContainerOptimizedOS"
 	defaultGCPImageChannel  = "stable"
 	defaultAzureImageFamily = "AzureLinux"
 	defaultConsolidateAfter = "5m"
@@ -44,7 +44,7 @@ const (
 	// defaultUnauthorized is Deny: the allow rules mean something only
 	// when pods outside them cannot run; Report and Evict act after the
 	// pod took a node.
-	defaultUnauthorized = policyDeny
+	defaultUnauthorized = objects.PolicyDeny
 )
 
 // Default fills every unset field of the function input with its default;
@@ -55,7 +55,7 @@ func Default(c *v1beta1.Input, helperImage string) {
 	orDefault(&c.AWS.RootVolumePerImage, defaultRootVolumeImage)
 	orDefault(&present(&c.EKSAutoMode).EphemeralStorageSize, defaultEphemeralStorage)
 	gcp := present(&c.GCP)
-	orDefault(&gcp.ImageFamily, defaultGCPImageFamily)
+	orDefault(&gcp.ImageFamily, objects.DefaultGCPImageFamily)
 	orDefault(&gcp.ImageChannel, defaultGCPImageChannel)
 	orDefault(&present(&c.Azure).ImageFamily, defaultAzureImageFamily)
 	k := present(&c.Karpenter)

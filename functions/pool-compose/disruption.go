@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -44,66 +45,19 @@ func executorAnnotations(method string) map[string]string {
 	return nil
 }
 
-// Karpenter's disruption reasons (karpenter.sh/v1 NodePool
-// spec.disruption.budgets[].reasons).
-const (
-	reasonEmpty         = "Empty"
-	reasonDrifted       = "Drifted"
-	reasonUnderutilized = "Underutilized"
-)
-
-// disruptionBudgets are a pool NodePool's budgets, one per kind of
-// voluntary disruption:
-//
-//   - Empty: every empty node may go once consolidateAfter has passed; it
-//     runs nothing, and the pool launches another when executors need it.
-//   - Drifted and Underutilized: none. With a terminationGracePeriod set,
-//     Karpenter drains a drifted node even when its pods carry
-//     do-not-disrupt and deletes them once the period runs out
-//     (karpenter v1.14.1 pkg/controllers/disruption/types.go: drift is
-//     the "eventual" class; the NodePool CRD's terminationGracePeriod
-//     description). Budgets cannot tell a node with executors from one
-//     without, so drift never starts a replacement: a drifted node goes
-//     when it is empty (the Empty budget) or when it expires, and the
-//     pool's new nodes come from the changed NodeClass or template.
-//     Underutilized does not happen under WhenEmpty; its budget says so.
-func disruptionBudgets() []any {
-	return []any{
-		map[string]any{"nodes": "100%", "reasons": []any{reasonEmpty}},
-		map[string]any{"nodes": "0", "reasons": []any{reasonDrifted, reasonUnderutilized}},
-	}
-}
-
-// graceNever is the karpenter.terminationGracePeriod that leaves a
-// NodePool's terminationGracePeriod unset.
-const graceNever = "Never"
-
-// lifespan is a NodePool template's expireAfter and
-// terminationGracePeriod ("" leaves a field out): the settings, within
-// EKS Auto Mode's node lifetime on Auto Mode.
-func lifespan(autoMode bool, expireAfter, grace string) (expire, terminationGrace string) {
-	if autoMode {
-		return autoModeLifespan(expireAfter, grace)
-	}
-	if grace == graceNever {
-		grace = ""
-	}
-	return expireAfter, grace
-}
-
 // warmSlotScheduling is where a pool's placeholders go: the pool's nodes
 // and, on a spot pool that Karpenter provisions, on-demand capacity
 // (karpenter.sh/capacity-type). Warm slots are the executors a burst
 // starts on; on on-demand nodes no spot market that runs dry or
 // interrupts takes them, and the executors that preempt placeholders run
 // there. Executors beyond the warm slots go to spot.
-func warmSlotScheduling(sched Scheduling, method string, spot bool) Scheduling {
+func warmSlotScheduling(sched objects.Scheduling, method string, spot bool) objects.Scheduling {
 	if !spot || !isKarpenter(method) || len(sched.NodeSelector) == 0 {
 		return sched
 	}
 	sel := maps.Clone(sched.NodeSelector)
-	sel[labelCapacityType] = capacityOnDemand
-	return Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
+	sel[objects.LabelCapacityType] = objects.CapacityOnDemand
+	return objects.Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
 }
 
 // interruptionQueueMissing says why a spot pool's nodes go without warning,
@@ -111,7 +65,7 @@ func warmSlotScheduling(sched Scheduling, method string, spot bool) Scheduling {
 // its interruption only when it reads the cluster's interruption queue
 // (karpenter-provider-aws docs, concepts/disruption, "Interruption"), and
 // the settings name none. EKS Auto Mode handles interruptions itself.
-func interruptionQueueMissing(kind NodeClassKind, spot bool, queue string) string {
+func interruptionQueueMissing(kind objects.NodeClassKind, spot bool, queue string) string {
 	if !spot || queue != "" || kind != nodeClassKinds[cloudAWS] {
 		return ""
 	}

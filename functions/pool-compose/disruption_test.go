@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -196,7 +197,7 @@ func nodePoolTypes(np *unstructured.Unstructured) ([]string, int64) {
 	reqs, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "requirements")
 	for _, r := range reqs {
 		m := r.(map[string]any)
-		if m["key"] != labelInstanceType {
+		if m["key"] != objects.LabelInstanceType {
 			continue
 		}
 		var out []string
@@ -237,23 +238,23 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 		"PinnedTypeGetsItsEquals": {
 			reason: "The reference's 4.2 pins r7gd.16xlarge on spot: r6gd.16xlarge has the same 64 vCPU / 512Gi and local NVMe, and holds the same executor; the catalog has no third (metal is not offered).",
 			spec:   "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
-			want:   want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: capacityOnDemand, QueueAlarm: true},
+			want:   want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: objects.CapacityOnDemand, QueueAlarm: true},
 		},
 		"FamilyWidensToGenerations": {
 			reason: "An r7gd pool: of r7gd only the 4xlarge holds exactly one 8 CPU / 60Gi executor (the 8xlarge holds two), so r6gd.4xlarge joins; no other family, since the pool names r7gd.",
 			spec:   "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceFamily: r7gd, spotEnabled: true}\n",
-			want:   want{Types: []string{"r7gd.4xlarge", "r6gd.4xlarge"}, WarmOn: capacityOnDemand, QueueAlarm: true},
+			want:   want{Types: []string{"r7gd.4xlarge", "r6gd.4xlarge"}, WarmOn: objects.CapacityOnDemand, QueueAlarm: true},
 		},
 		"CatalogOffersThree": {
 			reason: "A pool sized from the catalog offers at least three types that each hold its executors, and asks Karpenter for two of them in every launch.",
 			spec:   "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {spotEnabled: true}\n",
-			want:   want{MinValues: spotMinValues, WarmOn: capacityOnDemand, QueueAlarm: true},
+			want:   want{MinValues: objects.SpotMinValues, WarmOn: objects.CapacityOnDemand, QueueAlarm: true},
 		},
 		"QueueNamed": {
 			reason:   "A named interruption queue silences the warning.",
 			spec:     "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
 			settings: "  karpenter: {interruptionQueue: Karpenter-test-cluster}\n",
-			want:     want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: capacityOnDemand},
+			want:     want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: objects.CapacityOnDemand},
 		},
 		"OnDemandPoolUnchanged": {
 			reason: "An on-demand pool offers its type alone, and its warm slots need no capacity type.",
@@ -278,7 +279,7 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 				got.Types = nil
 			}
 			if ph := desired(rsp, "placeholder"); ph != nil {
-				got.WarmOn, _, _ = unstructured.NestedString(ph.Object, "spec", "template", "spec", "nodeSelector", labelCapacityType)
+				got.WarmOn, _, _ = unstructured.NestedString(ph.Object, "spec", "template", "spec", "nodeSelector", objects.LabelCapacityType)
 			}
 			for _, r := range results(rsp) {
 				got.QueueAlarm = got.QueueAlarm || strings.Contains(r, "NoInterruptionQueue")

@@ -65,7 +65,11 @@
 // composes only the PoolCapacity, as waitForWorkload), then wraps every
 // object for the workload cluster. apply writes the Output into the
 // response. Package observed reads the observed objects on both paths;
-// package cloudpool builds the node pools of clouds without Karpenter.
+// package objects builds the objects the decisions ask for (arguments in,
+// objects out: the NodePool and NodeClasses, the node IAM objects, the
+// PoolCapacity, the pool's workloads and PriorityClasses, the
+// CapacityBuffer, the admission policy); package cloudpool builds the
+// node pools of clouds without Karpenter.
 // Compute first establishes the
 // pool's facts (Facts: how its nodes are provisioned, which QueryServices
 // attach, where its pods are scheduled, what the PoolCapacity observed and
@@ -112,15 +116,16 @@
 //   - decideNodes turns both into nodes (nodeRange): maxExecutors /
 //     executorsPerNode rounded up is the most nodes, minExecutors the same
 //     way the fewest (none while suspended). Karpenter's NodePool limits
-//     (nodePoolLimits, in nodes.go, handed to NodePool as they are) are
-//     that many nodes and that many times the CPU and memory of the largest
-//     type offered (sizing's LargestOffered), all zero while suspended; a cloud
+//     (nodePoolLimits, in nodes.go, handed to objects.NodePool as they
+//     are) are that many nodes and that many times the CPU and memory of
+//     the largest type offered (sizing's LargestOffered), all zero while
+//     suspended; a cloud
 //     node pool scales between the two; a CoreWeave pool runs what its warm
 //     slots and executors need, never more than the most.
 //   - decideCapacity hands maxExecutors to the PoolCapacity, which counts at
 //     most that many executor slots on the pool's nodes; capacityArgs is
 //     the one place its arguments are made, for a remote pool that waits
-//     for its workload cluster too.
+//     for its workload cluster too, and objects.PoolCapacity writes them.
 //   - decidePlaceholders holds minExecutors (at most maxExecutors) slots
 //     warm, less the executors running, each the size of the largest
 //     compatible executor.

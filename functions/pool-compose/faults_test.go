@@ -9,6 +9,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // composedFrom runs s until its objects are composed and healthy, the way
@@ -252,8 +254,8 @@ func TestExistingNamesKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			u.SetName(newName)
-			if n == string(rnNodeRole) {
-				u.SetAnnotations(map[string]string{annotationExternalName: "test-cluster-burst-node"})
+			if n == string(objects.ComposedNodeRole) {
+				u.SetAnnotations(map[string]string{objects.AnnotationExternalName: "test-cluster-burst-node"})
 			}
 			b, err := u.MarshalJSON()
 			if err != nil {
@@ -301,8 +303,8 @@ func TestExistingNamesKept(t *testing.T) {
 			if diff := cmp.Diff(tc.earlier, got); diff != "" {
 				t.Errorf("%s\nnames (-want +got):\n%s", tc.reason, diff)
 			}
-			if role := desired(rsp, string(rnNodeRole)); role != nil {
-				if n := role.GetAnnotations()[annotationExternalName]; n != "test-cluster-burst-node" {
+			if role := desired(rsp, string(objects.ComposedNodeRole)); role != nil {
+				if n := role.GetAnnotations()[objects.AnnotationExternalName]; n != "test-cluster-burst-node" {
 					t.Errorf("%s\nthe role's IAM name is %q, want the earlier test-cluster-burst-node", tc.reason, n)
 				}
 			}

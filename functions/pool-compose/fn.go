@@ -22,6 +22,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -339,7 +340,7 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QuerySer
 	if items := rr[reqCRDPrefix+crdCapacityBuffer].GetItems(); len(items) > 0 {
 		// A CapacityBuffer CRD of another version than the one composed
 		// is not served for this purpose.
-		crds[crdCapacityBuffer] = servesVersion(items[0].GetResource(), bufferVersion)
+		crds[crdCapacityBuffer] = servesVersion(items[0].GetResource(), objects.BufferVersion)
 	}
 	qss := make([]QueryService, 0, n)
 	// In a fixed order, so that duplicates resolve the same way each call.
@@ -487,3 +488,9 @@ func readyProto(r resource.Ready) fnv1.Ready {
 	}
 	return fnv1.Ready_READY_UNSPECIFIED
 }
+
+// Crossplane's claim labels on a composite resource.
+const (
+	labelClaimName      = "crossplane.io/claim-name"
+	labelClaimNamespace = "crossplane.io/claim-namespace"
+)

@@ -15,6 +15,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -274,7 +275,7 @@ func TestRunFunction(t *testing.T) {
 		},
 		"OwnerRequirementUnsuppliedKeepsObservedObjects": {
 			reason: "Until Crossplane supplies the PoolCapacity named after the pool, nothing is decided: a clash must be seen before anything is composed.",
-			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqOwnerPrefix + string(rnCapacity)}},
+			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqOwnerPrefix + string(objects.ComposedCapacity)}},
 			want:   summary{Objects: []string{}},
 		},
 		"KarpenterWithoutNodeClassCRD": {

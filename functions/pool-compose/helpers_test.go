@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -145,7 +146,7 @@ func mustStruct(t testing.TB, y string) *structpb.Struct {
 func crd(name string) string {
 	c := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n"
 	if name == crdCapacityBuffer {
-		c += "spec:\n  versions:\n  - name: " + bufferVersion + "\n    served: true\n"
+		c += "spec:\n  versions:\n  - name: " + objects.BufferVersion + "\n    served: true\n"
 	}
 	return c
 }

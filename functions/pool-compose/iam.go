@@ -8,34 +8,23 @@ package main
 // shared by several pools would need one owner, and deleting that owner
 // would take the role from the other pools' running nodes.
 //
-// The objects are built unstructured and checked against provider-aws's
-// CRDs (test/crds/upstream, test/harness/schemacheck) instead of built from its
-// Go API types (apis/iam/v1beta1, apis/eks/v1beta1). Measured with Go 1.26
-// on two shared cores: a program that only names one iam Role and one eks
-// AccessEntry builds to 59.3 MB from 865 packages in 4m02s (848 MB peak
-// RSS), pulling in upjet, the Terraform plugin SDK and crossplane-runtime
-// v1.17; the same program on unstructured objects is 10.9 MB from 267
-// packages, 16s (207 MB). With this module's controller-runtime v0.23.1 the
-// typed program does not build at all: crossplane-runtime v1.17.0, which
-// provider-aws v1.23.0 requires, lacks the Apply method controller-runtime
-// v0.23's SubResourceWriter has.
+// Package objects builds the objects themselves (awsiam.go).
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"maps"
-	"regexp"
+
 	"slices"
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -43,51 +32,6 @@ import (
 // CondNodeIAM reports whether the pool's composed node IAM objects are
 // Ready; only pools that compose node IAM have it.
 const CondNodeIAM = "NodeIAMReady"
-
-// Composed-resource names of the node IAM objects. A policy attachment is
-// named after a hash of its policy ARN, so reordering the list keeps it.
-const (
-	rnNodeRole        resource.Name = "node-iam-role"
-	rnNodeAccessEntry resource.Name = "node-iam-access-entry"
-	rnNodePolicy                    = "node-iam-policy-"
-	rnNodeIAMUsage                  = "node-iam-usage-"
-)
-
-// API versions and kinds of the node IAM objects.
-const (
-	iamAPIVersion   = "iam.aws.upbound.io/v1beta1"
-	eksAPIVersion   = "eks.aws.upbound.io/v1beta1"
-	usageAPIVersion = "protection.crossplane.io/v1beta1"
-	kindRole        = "Role"
-	kindAttachment  = "RolePolicyAttachment"
-	kindAccessEntry = "AccessEntry"
-	kindUsage       = "ClusterUsage"
-
-	// annotationExternalName is the name a managed resource has in the
-	// cloud.
-	annotationExternalName = "crossplane.io/external-name"
-	// annotationNodeRole carries the node role on NodeClasses without a
-	// role field (the KWOKNodeClass of the simulated AWS).
-	annotationNodeRole = "e6data.io/node-role"
-)
-
-// DefaultNodePolicyARNs are the policies a Karpenter node on EKS needs.
-var DefaultNodePolicyARNs = []string{
-	"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-	"arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-	"arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
-	"arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
-}
-
-// ec2AssumeRolePolicy lets EC2 instances assume the node role.
-const ec2AssumeRolePolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
-
-// maxRoleName is the longest IAM role name AWS accepts.
-const maxRoleName = 64
-
-// policyARN matches the ARN of an IAM managed policy, AWS's own or an
-// account's, in any partition.
-var policyARN = regexp.MustCompile(`^arn:aws(-[a-z]+)*:iam::(aws|[0-9]{12}):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}$`)
 
 // NodeIAMOn tells whether a pool composes node IAM: its own
 // composeNodeIAM when set, else the cluster setting.
@@ -108,27 +52,6 @@ func NodeIAMApplies(det Detection, kwokCatalog sizing.Cloud) bool {
 	return det.Cloud == cloudAWS || (det.Cloud == cloudKWOK && kwokCatalog == sizing.CloudAWS)
 }
 
-// NodeRoleName is the IAM name of a new node role of pool ns/pool:
-// {clusterName}.{ns}.{pool}-node, cut and suffixed with a hash of the three
-// when longer than IAM allows (uniqueName). Neither an EKS cluster name nor
-// a namespace holds a dot, so two pools' names never collide: a role is
-// the account's, and pools of one name in two namespaces (a remote pool's
-// among them) must not share one.
-func NodeRoleName(cluster, ns, pool string) string {
-	n := cluster + "." + ns + "." + pool + "-node"
-	if len(n) <= maxRoleName {
-		return n
-	}
-	return uniqueName(n, maxRoleName, cluster, ns, pool)
-}
-
-// iamName is the name of a new node IAM object of pool ns/pool: the
-// namespace, a dot (which no namespace holds) and the pool's name with
-// suffix, so pools of one name in two namespaces never share one.
-func iamName(ns, pool, suffix string) string {
-	return ns + "." + pool + suffix
-}
-
 // ValidateNodeIAM checks the node IAM settings: every policy ARN must be
 // an IAM policy ARN.
 func ValidateNodeIAM(n *v1beta1.NodeIAM) []SettingError {
@@ -137,8 +60,8 @@ func ValidateNodeIAM(n *v1beta1.NodeIAM) []SettingError {
 	}
 	var errs []SettingError
 	check := func(path, arn string) {
-		if !policyARN.MatchString(arn) {
-			errs = append(errs, SettingError{Path: path, Message: fmt.Sprintf("%q is not an IAM policy ARN such as %s", arn, DefaultNodePolicyARNs[0])})
+		if !objects.PolicyARN.MatchString(arn) {
+			errs = append(errs, SettingError{Path: path, Message: fmt.Sprintf("%q is not an IAM policy ARN such as %s", arn, objects.DefaultNodePolicyARNs[0])})
 		}
 	}
 	for i, a := range n.PolicyARNs {
@@ -172,124 +95,10 @@ func NodeIAMSettings(on bool, c *v1beta1.Input, errs []SettingError) []SettingEr
 	return errs
 }
 
-// NodeIAMArgs is everything a pool's node IAM objects are made of.
-type NodeIAMArgs struct {
-	Pool, Namespace     string
-	ClusterName, Region string
-	Settings            v1beta1.NodeIAM
-	// Role is the IAM name of the node role.
-	Role string
-	// Observed are the pool's observed objects: one that exists keeps
-	// its name (keptName).
-	Observed map[resource.Name]*structpb.Struct
-}
-
-// NamedObject is a composed object by its composed-resource name.
-type NamedObject struct {
-	Name   resource.Name
-	Object *unstructured.Unstructured
-}
-
-// NodePolicyARNs are the policies a pool's node role gets: the settings'
-// list (or the defaults) and the extras, each once.
-func NodePolicyARNs(n v1beta1.NodeIAM) []string {
-	base := n.PolicyARNs
-	if len(base) == 0 {
-		base = DefaultNodePolicyARNs
-	}
-	var out []string
-	for _, a := range append(slices.Clone(base), n.ExtraPolicyARNs...) {
-		if !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// NodeIAMObjects are a pool's node role, its policy attachments and its
-// EKS access entry, in that order.
-func NodeIAMObjects(a NodeIAMArgs) []NamedObject {
-	labels := nodeIdentity(a.Pool, a.Namespace)
-	tags := func() map[string]any {
-		t := stringMap(a.Settings.Tags)
-		t[qsv1alpha1.LabelPool] = a.Pool
-		return t
-	}
-	roleMR := keptName(a.Observed, rnNodeRole, iamName(a.Namespace, a.Pool, "-node-role"))
-	withProvider := func(u *unstructured.Unstructured, forProvider map[string]any) *unstructured.Unstructured {
-		spec := map[string]any{"forProvider": forProvider}
-		if p := a.Settings.ProviderConfigName; p != "" {
-			spec["providerConfigRef"] = map[string]any{"name": p}
-		}
-		u.Object["spec"] = spec
-		return u
-	}
-
-	role := object(iamAPIVersion, kindRole, roleMR, "", labels)
-	role.SetAnnotations(map[string]string{annotationExternalName: a.Role})
-	fp := map[string]any{
-		"assumeRolePolicy": ec2AssumeRolePolicy,
-		"description":      fmt.Sprintf("Nodes of burstpool pool %s in cluster %s", qualified(a.Namespace, a.Pool), a.ClusterName),
-		"tags":             tags(),
-	}
-	if b := a.Settings.PermissionsBoundary; b != "" {
-		fp["permissionsBoundary"] = b
-	}
-	out := []NamedObject{{rnNodeRole, withProvider(role, fp)}}
-
-	for _, arn := range NodePolicyARNs(a.Settings) {
-		h := arnHash(arn)
-		n := resource.Name(rnNodePolicy + h)
-		att := object(iamAPIVersion, kindAttachment, keptName(a.Observed, n, iamName(a.Namespace, a.Pool, "-node-policy-"+h)), "", labels)
-		out = append(out, NamedObject{n, withProvider(att, map[string]any{
-			"policyArn": arn,
-			"roleRef":   map[string]any{"name": roleMR},
-		})})
-	}
-
-	entry := object(eksAPIVersion, kindAccessEntry, keptName(a.Observed, rnNodeAccessEntry, iamName(a.Namespace, a.Pool, "-node-access")), "", labels)
-	out = append(out, NamedObject{rnNodeAccessEntry, withProvider(entry, map[string]any{
-		"clusterName":             a.ClusterName,
-		"region":                  a.Region,
-		"type":                    "EC2_LINUX",
-		"principalArnFromRoleRef": map[string]any{"name": roleMR},
-		"tags":                    tags(),
-	})})
-	return out
-}
-
-// NodeIAMUsages are the ClusterUsages that keep each node IAM object while
-// the pool's NodePool exists: Crossplane refuses to delete an object in
-// use, and replays the deletion once the NodePool (and, with foreground
-// deletion, its nodes) is gone. A usage in observed keeps its name.
-func NodeIAMUsages(pool, ns, nodePool string, iam []NamedObject, observed map[resource.Name]*structpb.Struct) []NamedObject {
-	out := make([]NamedObject, 0, len(iam))
-	for _, o := range iam {
-		suffix := strings.TrimPrefix(string(o.Name), "node-iam-")
-		n := resource.Name(rnNodeIAMUsage + suffix)
-		u := object(usageAPIVersion, kindUsage, keptName(observed, n, iamName(ns, pool, "-node-iam-"+suffix)), "", nodeIdentity(pool, ns))
-		u.Object["spec"] = map[string]any{
-			"of": map[string]any{
-				"apiVersion":  o.Object.GetAPIVersion(),
-				"kind":        o.Object.GetKind(),
-				"resourceRef": map[string]any{"name": o.Object.GetName()},
-			},
-			"by": map[string]any{
-				"apiVersion":  "karpenter.sh/v1",
-				"kind":        "NodePool",
-				"resourceRef": map[string]any{"name": nodePool},
-			},
-			"replayDeletion": true,
-		}
-		out = append(out, NamedObject{n, u})
-	}
-	return out
-}
-
 // IAMWaiting says, for each node IAM object that is not Ready, what it
 // waits for, in words: not created yet, or the provider's Synced=False or
 // Ready=False message. Empty when every object is Ready.
-func IAMWaiting(iam []NamedObject, obs map[resource.Name]*structpb.Struct) []string {
+func IAMWaiting(iam []objects.NamedObject, obs map[resource.Name]*structpb.Struct) []string {
 	var out []string
 	for _, o := range iam {
 		what := o.Object.GetKind() + " " + o.Object.GetName()
@@ -307,18 +116,10 @@ func IAMWaiting(iam []NamedObject, obs map[resource.Name]*structpb.Struct) []str
 		case ready.Status != "":
 			out = append(out, what+": Ready="+string(ready.Status)+": "+conditionWords(ready))
 		default:
-			out = append(out, what+" has no Ready condition yet: is provider-aws ("+providerOf(o.Object)+") installed and running?")
+			out = append(out, what+" has no Ready condition yet: is provider-aws ("+objects.ProviderOf(o.Object)+") installed and running?")
 		}
 	}
 	return out
-}
-
-// providerOf names the family provider that reconciles a node IAM object.
-func providerOf(u *unstructured.Unstructured) string {
-	if u.GetKind() == kindAccessEntry {
-		return "provider-aws-eks"
-	}
-	return "provider-aws-iam"
 }
 
 // NodeIAMDecision is what a pool composing node IAM does with its nodes.
@@ -370,42 +171,12 @@ func DecideNodeIAM(st NodeIAMState) NodeIAMDecision {
 	return d
 }
 
-// WithNodeRole returns the settings with the AWS node role set to role, for
-// the EC2NodeClass to name it; the settings themselves stay as they are.
-func WithNodeRole(c *v1beta1.Input, role string) *v1beta1.Input {
-	if role == "" {
-		return c
-	}
-	out := *c
-	aws := v1beta1.AWS{}
-	if c.AWS != nil {
-		aws = *c.AWS
-	}
-	aws.Role, aws.InstanceProfile = role, ""
-	out.AWS = &aws
-	return &out
-}
-
-// AnnotateNodeRole records the node role on a NodeClass that has no role
-// field (the KWOKNodeClass).
-func AnnotateNodeRole(nc *unstructured.Unstructured, role string) {
-	if role == "" || nc.GetKind() == "EC2NodeClass" {
-		return
-	}
-	a := nc.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[annotationNodeRole] = role
-	nc.SetAnnotations(a)
-}
-
 // observedNodeClassRole is the role an observed NodeClass names.
 func observedNodeClassRole(o *structpb.Struct) string {
 	if r := observed.String(o, "spec", "role"); r != "" {
 		return r
 	}
-	return observed.String(o, "metadata", "annotations", annotationNodeRole)
+	return observed.String(o, "metadata", "annotations", objects.AnnotationNodeRole)
 }
 
 // decideNodeIAM composes the pool's node IAM objects and decides from them
@@ -419,34 +190,34 @@ func decideNodeIAM(in Input, f Facts) (*NodeIAMDecision, Outcome) {
 	}
 	// A role that exists keeps its IAM name: renaming it replaces the
 	// role in AWS.
-	role := observed.String(in.Observed[rnNodeRole], "metadata", "annotations", annotationExternalName)
+	role := observed.String(in.Observed[objects.ComposedNodeRole], "metadata", "annotations", objects.AnnotationExternalName)
 	if role == "" {
-		role = NodeRoleName(cfg.ClusterName, in.Namespace, in.Pool)
+		role = objects.NodeRoleName(cfg.ClusterName, in.Namespace, in.Pool)
 	}
-	args := NodeIAMArgs{Pool: in.Pool, Namespace: in.Namespace, ClusterName: cfg.ClusterName, Role: role, Observed: in.Observed}
+	args := objects.NodeIAMArgs{Pool: in.Pool, Namespace: in.Namespace, ClusterName: cfg.ClusterName, Role: role, Observed: in.Observed}
 	if cfg.AWS != nil && cfg.AWS.NodeIAM != nil {
 		args.Settings = *cfg.AWS.NodeIAM
 	}
 	if cfg.Provisioning != nil {
 		args.Region = cfg.Provisioning.Region
 	}
-	iam := NodeIAMObjects(args)
+	iam := objects.NodeIAMObjects(args)
 	for _, obj := range iam {
 		o.desire(obj.Name, obj.Object, observed.Ready(in.Observed[obj.Name], false), true)
 	}
 	usagesExist := false
 	for n := range in.Observed {
-		usagesExist = usagesExist || strings.HasPrefix(string(n), rnNodeIAMUsage)
+		usagesExist = usagesExist || strings.HasPrefix(string(n), objects.ComposedNodeIAMUsagePrefix)
 	}
 	d := DecideNodeIAM(NodeIAMState{
 		Role:           role,
 		Waiting:        IAMWaiting(iam, in.Observed),
-		NodePoolExists: in.Observed[rnNodePool] != nil,
-		NodeClassRole:  observedNodeClassRole(in.Observed[rnNodeClass]),
+		NodePoolExists: in.Observed[objects.ComposedNodePool] != nil,
+		NodeClassRole:  observedNodeClassRole(in.Observed[objects.ComposedNodeClass]),
 		UsagesExist:    usagesExist,
 	})
 	if d.Usages {
-		for _, u := range NodeIAMUsages(in.Pool, in.Namespace, in.Pool+sfxNodePool, iam, in.Observed) {
+		for _, u := range objects.NodeIAMUsages(in.Pool, in.Namespace, in.Pool+objects.SuffixNodePool, iam, in.Observed) {
 			o.desire(u.Name, u.Object, in.Observed[u.Name] != nil, true)
 		}
 	}
@@ -496,16 +267,4 @@ func conditionWords(c metav1.Condition) string {
 		return c.Reason
 	}
 	return "no message"
-}
-
-// arnHash is a short, stable name part for a policy ARN: eight letters
-// (a to p, one per half byte of its hash). Letters only, because digits
-// make YAML encoders order the composed resources unstably.
-func arnHash(arn string) string {
-	h := sha256.Sum256([]byte(arn))
-	out := make([]byte, 0, 8)
-	for _, b := range h[:4] {
-		out = append(out, 'a'+b>>4, 'a'+b&0xf)
-	}
-	return string(out)
 }

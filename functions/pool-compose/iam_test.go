@@ -12,6 +12,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
@@ -29,9 +30,9 @@ const iamRole = "test-cluster.pools.burst-node"
 // iamNames are the composed-resource names of pool burst's node IAM
 // objects with the default policies.
 func iamNames() []string {
-	out := []string{string(rnNodeAccessEntry), string(rnNodeRole)}
-	for _, a := range DefaultNodePolicyARNs {
-		out = append(out, rnNodePolicy+arnHash(a))
+	out := []string{string(objects.ComposedNodeAccessEntry), string(objects.ComposedNodeRole)}
+	for _, a := range objects.DefaultNodePolicyARNs {
+		out = append(out, objects.ComposedNodePolicyPrefix+objects.ARNHash(a))
 	}
 	slices.Sort(out)
 	return out
@@ -41,7 +42,7 @@ func iamNames() []string {
 func usageNames() []string {
 	var out []string
 	for _, n := range iamNames() {
-		out = append(out, rnNodeIAMUsage+strings.TrimPrefix(n, "node-iam-"))
+		out = append(out, objects.ComposedNodeIAMUsagePrefix+strings.TrimPrefix(n, "node-iam-"))
 	}
 	return out
 }
@@ -50,7 +51,7 @@ func usageNames() []string {
 // conditions cond returns for its composed-resource name (YAML list items,
 // indented four spaces).
 func observedIAM(cond func(name string) string) map[string]string {
-	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east", Role: NodeRoleName("test-cluster", "pools", "burst")})
+	objs := objects.NodeIAMObjects(objects.NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "test-cluster", Region: "us-east", Role: objects.NodeRoleName("test-cluster", "pools", "burst")})
 	out := map[string]string{}
 	for _, o := range objs {
 		out[string(o.Name)] = "apiVersion: " + o.Object.GetAPIVersion() + "\nkind: " + o.Object.GetKind() + "\nmetadata: {name: " + o.Object.GetName() +
@@ -120,7 +121,7 @@ func TestNodeIAM(t *testing.T) {
 			reason: "The provider's Synced=False message shows on the claim in words.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: observedIAM(func(n string) string {
-					if n == string(rnNodeRole) {
+					if n == string(objects.ComposedNodeRole) {
 						return "    - {type: Synced, status: \"False\", reason: ReconcileError, message: \"create failed: AccessDenied: not authorized to perform iam:CreateRole\"}\n"
 					}
 					return readyAndSynced(n)
@@ -145,8 +146,8 @@ func TestNodeIAM(t *testing.T) {
 			reason: "A policy taken out of the settings loses its attachment and the attachment's usage: only what the settings leave out of the decision is kept.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: withObserved(observedIAM(readyAndSynced), map[string]string{
-					rnNodePolicy + arnHash("arn:aws:iam::aws:policy/Removed"):               "apiVersion: iam.aws.upbound.io/v1beta1\nkind: RolePolicyAttachment\nmetadata: {name: x}\nspec: {}\n",
-					rnNodeIAMUsage + "policy-" + arnHash("arn:aws:iam::aws:policy/Removed"): "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: y}\nspec: {}\n",
+					objects.ComposedNodePolicyPrefix + objects.ARNHash("arn:aws:iam::aws:policy/Removed"):               "apiVersion: iam.aws.upbound.io/v1beta1\nkind: RolePolicyAttachment\nmetadata: {name: x}\nspec: {}\n",
+					objects.ComposedNodeIAMUsagePrefix + "policy-" + objects.ARNHash("arn:aws:iam::aws:policy/Removed"): "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: y}\nspec: {}\n",
 				})},
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
@@ -157,7 +158,7 @@ func TestNodeIAM(t *testing.T) {
 			reason: "A role that becomes unready never withdraws an existing NodePool; the NodeClass keeps the role it has, and the usages stay.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: withObserved(runningPool(iamRole), observedIAM(func(n string) string {
-					if n == string(rnNodeAccessEntry) {
+					if n == string(objects.ComposedNodeAccessEntry) {
 						return "    - {type: Ready, status: \"False\", reason: Deleting}\n"
 					}
 					return readyAndSynced(n)
@@ -289,105 +290,6 @@ func conditionMessage(rsp *fnv1.RunFunctionResponse, typ string) string {
 		}
 	}
 	return ""
-}
-
-// TestNodeIAMObjects checks the references between the node IAM objects,
-// the role's trust, boundary and tags, and the usages' targets.
-func TestNodeIAMObjects(t *testing.T) {
-	objs := NodeIAMObjects(NodeIAMArgs{Pool: "burst", Namespace: "pools", ClusterName: "prod", Region: "eu-west-1", Role: NodeRoleName("prod", "pools", "burst"), Settings: v1beta1.NodeIAM{
-		PolicyARNs:          []string{"arn:aws:iam::123456789012:policy/team/Nodes"},
-		ExtraPolicyARNs:     []string{"arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::123456789012:policy/team/Nodes"},
-		PermissionsBoundary: "arn:aws:iam::123456789012:policy/Boundary",
-		Tags:                map[string]string{"team": "data"},
-		ProviderConfigName:  "aws-prod",
-	}})
-	type ref struct{ Kind, Name, Field string }
-	var got []ref
-	for _, o := range objs {
-		fp := o.Object.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
-		for _, f := range []string{"roleRef", "principalArnFromRoleRef"} {
-			if r, ok := fp[f].(map[string]any); ok {
-				got = append(got, ref{o.Object.GetKind(), r["name"].(string), f})
-			}
-		}
-		if p := o.Object.Object["spec"].(map[string]any)["providerConfigRef"]; !cmp.Equal(p, map[string]any{"name": "aws-prod"}) {
-			t.Errorf("%s: providerConfigRef %v", o.Name, p)
-		}
-	}
-	want := []ref{
-		{kindAttachment, "pools.burst-node-role", "roleRef"},
-		{kindAttachment, "pools.burst-node-role", "roleRef"},
-		{kindAccessEntry, "pools.burst-node-role", "principalArnFromRoleRef"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("references: -want, +got:\n%s", diff)
-	}
-	role := objs[0].Object
-	if n := role.GetAnnotations()[annotationExternalName]; n != "prod.pools.burst-node" {
-		t.Errorf("role name %q", n)
-	}
-	fp := role.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
-	if !strings.Contains(fp["assumeRolePolicy"].(string), `"Service":"ec2.amazonaws.com"`) || fp["permissionsBoundary"] != "arn:aws:iam::123456789012:policy/Boundary" ||
-		!cmp.Equal(fp["tags"], map[string]any{"team": "data", "e6data.io/pool": "burst"}) {
-		t.Errorf("role forProvider: %v", fp)
-	}
-	entry := objs[len(objs)-1].Object.Object["spec"].(map[string]any)["forProvider"].(map[string]any)
-	if entry["type"] != "EC2_LINUX" || entry["clusterName"] != "prod" || entry["region"] != "eu-west-1" {
-		t.Errorf("access entry forProvider: %v", entry)
-	}
-	for _, u := range NodeIAMUsages("burst", "pools", "burst-nodepool", objs, nil) {
-		spec := u.Object.Object["spec"].(map[string]any)
-		of := spec["of"].(map[string]any)["resourceRef"].(map[string]any)["name"]
-		by := spec["by"].(map[string]any)["resourceRef"].(map[string]any)["name"]
-		if by != "burst-nodepool" || spec["replayDeletion"] != true || !slices.ContainsFunc(objs, func(o NamedObject) bool { return o.Object.GetName() == of }) {
-			t.Errorf("usage %s: %v", u.Name, spec)
-		}
-	}
-}
-
-func TestNodeRoleName(t *testing.T) {
-	type args struct{ cluster, ns, pool string }
-	cases := map[string]struct {
-		reason string
-		a, b   args
-		want   string
-	}{
-		"Short": {
-			reason: "A short name is the cluster, namespace and pool, joined by dots.",
-			a:      args{"prod", "pools", "burst"}, b: args{"prod", "pools", "burst2"},
-			want: "prod.pools.burst-node",
-		},
-		"DashesDoNotCollide": {
-			reason: "team-a/burst and team/a-burst get two roles: no namespace holds a dot.",
-			a:      args{"prod", "team-a", "burst"}, b: args{"prod", "team", "a-burst"},
-			want: "prod.team-a.burst-node",
-		},
-		"NamespacesDoNotCollide": {
-			reason: "Pools of one name in two namespaces get two roles.",
-			a:      args{"prod", "team-a", "burst"}, b: args{"prod", "team-b", "burst"},
-			want: "prod.team-a.burst-node",
-		},
-		"Long": {
-			reason: "A name longer than IAM's 64 characters is cut and hashed, and stays distinct.",
-			a:      args{"a-very-long-production-cluster-name-for-analytics", "team-a", "shared-burst-pool-of-team-x"},
-			b:      args{"a-very-long-production-cluster-name-for-analytics", "team-a", "shared-burst-pool-of-team-x2"},
-			want:   "a-very-long-production-cluster-name-for-analyti-b6b22622ccce05ab",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := NodeRoleName(tc.a.cluster, tc.a.ns, tc.a.pool)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nNodeRoleName (-want +got):\n%s", tc.reason, diff)
-			}
-			if len(got) > maxRoleName {
-				t.Errorf("%s\n%q is %d characters, more than IAM's %d", tc.reason, got, len(got), maxRoleName)
-			}
-			if other := NodeRoleName(tc.b.cluster, tc.b.ns, tc.b.pool); other == got {
-				t.Errorf("%s\n%v and %v share the role %q", tc.reason, tc.a, tc.b, got)
-			}
-		})
-	}
 }
 
 func TestNodeIAMOnAndApplies(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -188,7 +189,7 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, 
 	if spot && len(res.SpotTypes) > 0 {
 		want.Types = res.SpotTypes // nodeGroupSize
 	}
-	cur, old, waits := nodeGroupSlots(in.Observed[rnCloudPool], in.Observed[rnCloudPoolDraining], want)
+	cur, old, waits := nodeGroupSlots(in.Observed[objects.ComposedCloudPool], in.Observed[objects.ComposedCloudPoolDraining], want)
 	if waits != nil {
 		want = *waits
 	}
@@ -206,12 +207,12 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, 
 	u, err := cloudpool.BuildNodeGroup(ng)
 	if err != nil {
 		o.Problem = failed("NodeGroupIncomplete", err.Error())
-		o.preserve(rnCloudPool, rnCloudPoolDraining)
+		o.preserve(objects.ComposedCloudPool, objects.ComposedCloudPoolDraining)
 		return "", o
 	}
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: want.String()}))
 	ready := observed.Ready(cur, false)
-	o.desire(rnCloudPool, u, ready, true)
+	o.desire(objects.ComposedCloudPool, u, ready, true)
 	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler (method node-group from %s)", f.Detection.Cloud, name, minNodes, maxNodes, want, f.Detection.Source)
 	if in.Spec.Suspend {
 		msg += "; suspended: the autoscaler adds no node and removes each as its executors end"
@@ -265,7 +266,7 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 	t, ok := observedTemplate(old)
 	if !ok {
 		// A group burstpool did not annotate: keep it as it is.
-		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}, true, false)
+		o.desire(objects.ComposedCloudPoolDraining, &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}, true, false)
 		return fmt.Sprintf("; %s stays as it is until it is removed by hand", name)
 	}
 	base.Name, base.InstanceTypes, base.Spot, base.Hold = name, t.Types, t.Spot, true
@@ -273,11 +274,11 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 	base.MinNodes, base.MaxNodes = 0, int32(max(maxNodes, 1))
 	u, err := cloudpool.BuildNodeGroup(base)
 	if err != nil {
-		o.desire(rnCloudPoolDraining, &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}, true, false)
+		o.desire(objects.ComposedCloudPoolDraining, &unstructured.Unstructured{Object: observed.Keep(old).AsMap()}, true, false)
 		return fmt.Sprintf("; %s of the previous template stays as it is: %v", name, err)
 	}
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{annotationNodeTemplate: t.String()}))
-	o.desire(rnCloudPoolDraining, u, true, false)
+	o.desire(objects.ComposedCloudPoolDraining, u, true, false)
 	return fmt.Sprintf("; %s of the previous template %s takes no new nodes and is deleted once its executors end", name, t)
 }
 
@@ -351,7 +352,7 @@ func nodeGroupInput(in Input, f Facts) cloudpool.NodeGroupInput {
 	delete(labels, qsv1alpha1.LabelPoolNamespace)
 	ng := cloudpool.NodeGroupInput{
 		Pool: in.Pool, Namespace: in.Namespace, Cloud: f.Detection.Cloud,
-		Labels: labels, Taints: poolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
+		Labels: labels, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
 		ClusterName: in.Config.ClusterName,
 	}
 	if s := in.Config.NodeGroups; s != nil {

@@ -13,6 +13,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -180,7 +181,7 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	res, err := in.Size(si)
 	if err != nil {
 		o.Problem = failed("SizingFailed", fmt.Sprintf("cannot size pool %q: %v", in.Pool, err))
-		o.preserve(append(slices.Clone(nodeObjects), rnPlaceholder, rnPriorityClass, rnBuffer, rnBufferTemplate)...)
+		o.preserve(append(slices.Clone(nodeObjects), objects.ComposedPlaceholder, objects.ComposedPlaceholderPriorityClass, objects.ComposedBuffer, objects.ComposedBufferTemplate)...)
 		return n, o
 	}
 	n.Size = &res
@@ -256,7 +257,7 @@ func sizeEvents(in Input, f Facts, res sizing.Result) []Result {
 // labelArgs are kubectl label's arguments that give a node the pool's
 // identity labels.
 func labelArgs(pool, ns string) string {
-	return strings.ReplaceAll(selectorString(nodeIdentity(pool, ns)), ",", " ")
+	return strings.ReplaceAll(selectorString(objects.Identity(pool, ns)), ",", " ")
 }
 
 // nodeCommands are the kubectl commands that make the existing nodes

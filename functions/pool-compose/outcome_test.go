@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // TestAssembly: how Compute adds the decisions' outcomes up. The first
@@ -21,7 +23,7 @@ func TestAssembly(t *testing.T) {
 	fail := func(reason string) Outcome { return Outcome{Problem: failed(reason, reason+" message")} }
 	object := func(kind string, ready bool) Outcome {
 		var o Outcome
-		o.desire(resource.Name(kind), object("v1", kind, "burst-"+kind, "", nil), ready, true)
+		o.desire(resource.Name(kind), objects.New("v1", kind, "burst-"+kind, "", nil), ready, true)
 		return o
 	}
 	type want struct {
@@ -82,8 +84,8 @@ func TestAssembly(t *testing.T) {
 		},
 		"PreserveAndRequeue": {
 			reason:   "Names to keep add up; the soonest requeue wins.",
-			outcomes: []Outcome{{Preserve: []resource.Name{rnCapacity}, RequeueAfter: 10 * time.Minute}, {Preserve: []resource.Name{rnStorageAgent}, RequeueAfter: 5 * time.Minute}},
-			want:     want{Preserve: []resource.Name{rnCapacity, rnStorageAgent}, RequeueAfter: 5 * time.Minute},
+			outcomes: []Outcome{{Preserve: []resource.Name{objects.ComposedCapacity}, RequeueAfter: 10 * time.Minute}, {Preserve: []resource.Name{objects.ComposedStorageAgent}, RequeueAfter: 5 * time.Minute}},
+			want:     want{Preserve: []resource.Name{objects.ComposedCapacity, objects.ComposedStorageAgent}, RequeueAfter: 5 * time.Minute},
 		},
 	}
 	for name, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -53,9 +54,9 @@ type OwnedName struct {
 // asking for the NodePool by name would make the requirements depend on
 // which CRDs the cluster has, and they must depend on the spec alone.
 var ownedNames = []OwnedName{
-	{Resource: rnCapacity, APIVersion: capacityAPIVersion, Kind: capacityKind, Suffix: sfxCapacity},
-	{Resource: rnPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxPlaceholder},
-	{Resource: rnAgentPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: sfxNodeAgent},
+	{Resource: objects.ComposedCapacity, APIVersion: objects.CapacityAPIVersion, Kind: objects.CapacityKind, Suffix: objects.SuffixCapacity},
+	{Resource: objects.ComposedPlaceholderPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: objects.SuffixPlaceholder},
+	{Resource: objects.ComposedAgentPriorityClass, APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Suffix: objects.SuffixNodeAgent},
 }
 
 // TakenName returns the first object of existing (in ownedNames order)

@@ -8,6 +8,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -24,7 +25,7 @@ type PlaceholderInput struct {
 	// PerNode is executorsPerNode, at least 1.
 	PerNode    int32
 	Config     v1beta1.Placeholder
-	Scheduling Scheduling
+	Scheduling objects.Scheduling
 	// PriorityClassObserved and DeploymentObserved tell which of the
 	// placeholder objects exist.
 	PriorityClassObserved, DeploymentObserved bool
@@ -49,15 +50,15 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 	o.RequeueAfter = m.RequeueAfter
 	st := &poolv1alpha1.WarmCapacityStatus{Method: m.Method, Slots: replicas, AwaitingSince: m.AwaitingSince}
 	if m.ComposeBuffer {
-		st.CapacityBuffer = p.Pool + sfxBuffer
+		st.CapacityBuffer = p.Pool + objects.SuffixBuffer
 	}
 	class := p.Config.PriorityClassName
 	if class == "" {
-		class = p.Pool + sfxPlaceholder
+		class = p.Pool + objects.SuffixPlaceholder
 		pool, ns, value := p.Pool, p.Namespace, *p.Config.Priority
-		o.desireLazy(rnPriorityClass, "PriorityClass", class, Lazy{
+		o.desireLazy(objects.ComposedPlaceholderPriorityClass, "PriorityClass", class, Lazy{
 			Key:   lazyKey("priorityclass", []any{class, pool, ns, value}),
-			Build: func() *unstructured.Unstructured { return PriorityClass(class, pool, ns, value) },
+			Build: func() *unstructured.Unstructured { return objects.PriorityClass(class, pool, ns, value) },
 		}, p.PriorityClassObserved, true)
 	}
 	if !p.SlotOK {
@@ -66,19 +67,19 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 		if p.MinExecutors > 0 {
 			o.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
 		}
-		o.preserve(rnPlaceholder)
+		o.preserve(objects.ComposedPlaceholder)
 		if m.ComposeBuffer {
-			o.preserve(rnBuffer, rnBufferTemplate)
+			o.preserve(objects.ComposedBuffer, objects.ComposedBufferTemplate)
 		}
 		return st, o
 	}
-	a := PlaceholderArgs{
+	a := objects.PlaceholderArgs{
 		Pool: p.Pool, Namespace: p.Namespace, Replicas: replicas, Slot: p.Slot,
 		Image: p.Config.Image, PriorityClassName: class, Scheduling: p.Scheduling, Spread: p.PerNode == 1,
 	}
 	if m.Method == warmPlaceholders {
 		// Placeholders wait for nodes; the pool does not wait for them.
-		o.desireLazy(rnPlaceholder, "Deployment", a.Pool+sfxPlaceholder, Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return Placeholder(a) }},
+		o.desireLazy(objects.ComposedPlaceholder, "Deployment", a.Pool+objects.SuffixPlaceholder, Lazy{Key: lazyKey("placeholder", a), Build: func() *unstructured.Unstructured { return objects.Placeholder(a) }},
 			p.DeploymentObserved, false)
 	}
 	if m.ComposeBuffer {
@@ -86,13 +87,13 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 		if m.Method != warmBuffer {
 			b.Replicas = 0 // a probe: placeholders hold the slots
 		}
-		o.desireLazy(rnBufferTemplate, "PodTemplate", b.Pool+sfxBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return BufferTemplate(b) }},
+		o.desireLazy(objects.ComposedBufferTemplate, "PodTemplate", b.Pool+objects.SuffixBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return objects.BufferTemplate(b) }},
 			true, false)
 		// Ready once it exists, as the placeholder Deployment is: whether
 		// an autoscaler acts on it is the WarmCapacity condition's to say,
 		// and a buffer nothing processes (Karpenter's gate off) must not
 		// keep the composite from Ready.
-		o.desireLazy(rnBuffer, bufferKind, b.Pool+sfxBuffer, Lazy{Key: lazyKey("buffer", b), Build: func() *unstructured.Unstructured { return CapacityBuffer(b) }},
+		o.desireLazy(objects.ComposedBuffer, objects.BufferKind, b.Pool+objects.SuffixBuffer, Lazy{Key: lazyKey("buffer", b), Build: func() *unstructured.Unstructured { return objects.CapacityBuffer(b) }},
 			p.Warm.Observed.Observed, false)
 	}
 	return st, o
@@ -104,12 +105,12 @@ func placeholderInput(in Input, f Facts, size *sizing.Result) PlaceholderInput {
 	p := PlaceholderInput{
 		Pool: in.Pool, Namespace: in.Namespace, MinExecutors: in.Spec.MinExecutors, Occupied: f.Capacity.occupied(),
 		Suspend: in.Spec.Suspend, PerNode: f.PerNode, Scheduling: f.Scheduling, Config: *in.Config.Placeholder,
-		PriorityClassObserved: in.Observed[rnPriorityClass] != nil,
-		DeploymentObserved:    in.Observed[rnPlaceholder] != nil,
+		PriorityClassObserved: in.Observed[objects.ComposedPlaceholderPriorityClass] != nil,
+		DeploymentObserved:    in.Observed[objects.ComposedPlaceholder] != nil,
 		Warm: WarmMethodInput{
 			Now: in.Now, Setting: in.Config.WarmCapacity.Method, Where: in.Settings.where("warmCapacity.method"),
 			Timeout: autoscalerTimeout(in.Config), Served: in.CRDs[crdCapacityBuffer],
-			Buffer: in.Namespace + "/" + in.Pool + sfxBuffer, Observed: observeBuffer(in.Observed[rnBuffer]),
+			Buffer: in.Namespace + "/" + in.Pool + objects.SuffixBuffer, Observed: observeBuffer(in.Observed[objects.ComposedBuffer]),
 			Previous: in.Previous.WarmCapacity,
 		},
 	}

@@ -12,6 +12,7 @@ import (
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -24,7 +25,7 @@ func TestDecidePlaceholders(t *testing.T) {
 		p := PlaceholderInput{
 			Pool: "burst", Namespace: "pools", MinExecutors: 4, PerNode: 2, Slot: slot, SlotOK: true,
 			Config:     v1beta1.Placeholder{Priority: ptr.To[int32](-10), Image: "pause:3.10"},
-			Scheduling: Scheduling{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "burst"}},
+			Scheduling: objects.Scheduling{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "burst"}},
 		}
 		if mod != nil {
 			mod(&p)
@@ -79,25 +80,25 @@ func TestDecidePlaceholders(t *testing.T) {
 		"NoSlotSize": {
 			reason: "No executor size is known: the placeholders are kept as they are, a warning says what to do, and the PriorityClass (no capacity) is composed so that attaching the first QueryService does not make the pool wait for it.",
 			in:     base(func(p *PlaceholderInput) { p.SlotOK = false }),
-			want:   want{Replicas: -1, PriorityClass: true, Waiting: []string{"PriorityClass burst-placeholder"}, Preserve: []resource.Name{rnPlaceholder}, Events: []string{"NoWarmSlotSize"}},
+			want:   want{Replicas: -1, PriorityClass: true, Waiting: []string{"PriorityClass burst-placeholder"}, Preserve: []resource.Name{objects.ComposedPlaceholder}, Events: []string{"NoWarmSlotSize"}},
 		},
 		"NoSlotSizeNoneWanted": {
 			reason: "No executor size is known and no warm slot is asked for: nothing to warn about.",
 			in:     base(func(p *PlaceholderInput) { p.SlotOK = false; p.MinExecutors = 0; p.PriorityClassObserved = true }),
-			want:   want{Replicas: -1, PriorityClass: true, Preserve: []resource.Name{rnPlaceholder}},
+			want:   want{Replicas: -1, PriorityClass: true, Preserve: []resource.Name{objects.ComposedPlaceholder}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, o := decidePlaceholders(tc.in)
 			got := want{Replicas: -1, Waiting: o.Waiting, Preserve: o.Preserve}
-			if l, ok := o.Lazy[rnPlaceholder]; ok {
+			if l, ok := o.Lazy[objects.ComposedPlaceholder]; ok {
 				d := l.Build()
 				got.Replicas, _, _ = unstructured.NestedInt64(d.Object, "spec", "replicas")
 				got.Class, _, _ = unstructured.NestedString(d.Object, "spec", "template", "spec", "priorityClassName")
 				_, got.AntiAffinity, _ = unstructured.NestedMap(d.Object, "spec", "template", "spec", "affinity", "podAntiAffinity")
 			}
-			_, got.PriorityClass = o.Lazy[rnPriorityClass]
+			_, got.PriorityClass = o.Lazy[objects.ComposedPlaceholderPriorityClass]
 			for _, r := range o.Results {
 				got.Events = append(got.Events, r.Reason)
 			}

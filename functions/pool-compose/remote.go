@@ -17,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -44,7 +45,7 @@ const rnRemotePrefix = "remote-"
 // rnRemoteCapacity is a remote pool's PoolCapacity: it stays in the
 // management cluster, under a name of its own (RemoteCapacityName), so a
 // pool moved between local and remote replaces it instead of renaming it.
-const rnRemoteCapacity = rnRemotePrefix + rnCapacity
+const rnRemoteCapacity = rnRemotePrefix + objects.ComposedCapacity
 
 // annotationOwner marks every object a pool composes in a workload cluster
 // with "{management}/{namespace}/{pool}". It is an annotation: the value
@@ -111,7 +112,7 @@ func ObjectName(pc, ns string, u *unstructured.Unstructured) string {
 	if g, _, ok := strings.Cut(u.GetAPIVersion(), "/"); ok {
 		group = g
 	}
-	return uniqueName(strings.Join(append(parts, u.GetName()), "-"), maxObjectName, pc, ns, group, u.GetKind(), u.GetNamespace(), u.GetName())
+	return objects.UniqueName(strings.Join(append(parts, u.GetName()), "-"), objects.MaxObjectName, pc, ns, group, u.GetKind(), u.GetNamespace(), u.GetName())
 }
 
 // keptObjectName is the name of the observed Object n when it reaches the
@@ -159,7 +160,7 @@ func RemoteView(obs map[resource.Name]*structpb.Struct) map[resource.Name]*struc
 	out := make(map[resource.Name]*structpb.Struct, len(obs))
 	for n, o := range obs {
 		if n == rnRemoteCapacity {
-			out[rnCapacity] = o
+			out[objects.ComposedCapacity] = o
 			continue
 		}
 		if inner, ok := strings.CutPrefix(string(n), rnRemotePrefix); ok && observed.String(o, "kind") == objectKind {
@@ -215,7 +216,7 @@ func WrapObject(u *unstructured.Unstructured, name, pc, mark, policy string, lab
 	}
 	ann[annotationOwner] = mark
 	m.SetAnnotations(ann)
-	o := object(objectAPIVersion, objectKind, name, "", labels)
+	o := objects.New(objectAPIVersion, objectKind, name, "", labels)
 	o.Object["spec"] = map[string]any{
 		"managementPolicies": []any{policy},
 		"providerConfigRef":  map[string]any{"name": pc},
@@ -252,7 +253,7 @@ type taken struct {
 // included. When a remote name belongs to someone else, no remote object
 // is applied and the pool is Failed (NameTaken) naming the holder.
 func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) Output {
-	labels := nodeIdentity(r.Pool, r.Namespace)
+	labels := objects.Identity(r.Pool, r.Namespace)
 	w := Output{
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
 		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
@@ -272,12 +273,12 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 	}
 	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
 		rn := resource.Name(rnRemotePrefix + string(n))
-		policy := own(rn, func() string { return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName()) })
+		policy := own(rn, func() string { return u.GetKind() + " " + objects.Qualified(u.GetNamespace(), u.GetName()) })
 		return rn, WrapObject(u, objectNameOf(obs, r, u), r.ProviderConfig, r.Mark, policy, labels)
 	}
 	for _, n := range slices.Sorted(maps.Keys(out.Desired)) {
 		u := out.Desired[n]
-		if n == rnCapacity {
+		if n == objects.ComposedCapacity {
 			w.Desired[rnRemoteCapacity] = pointCapacity(u, r)
 			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
@@ -291,7 +292,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 	}
 	for _, n := range slices.Sorted(maps.Keys(out.Lazy)) {
 		l := out.Lazy[n]
-		if n == rnCapacity {
+		if n == objects.ComposedCapacity {
 			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.CapacityName, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
 			w.Ready[rnRemoteCapacity] = out.Ready[n]
 			continue
@@ -301,7 +302,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 		rn := resource.Name(rnRemotePrefix + string(n))
 		policy := own(rn, func() string {
 			u := l.Build()
-			return u.GetKind() + " " + qualified(u.GetNamespace(), u.GetName())
+			return u.GetKind() + " " + objects.Qualified(u.GetNamespace(), u.GetName())
 		})
 		kept := keptObjectName(obs, rn, r.ProviderConfig)
 		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Namespace, r.Mark, policy, kept), Build: func() *unstructured.Unstructured {
@@ -333,7 +334,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 // NodePool, and the NodePool itself is not in the management cluster.
 // Other objects are returned as they are.
 func usedByObject(u *unstructured.Unstructured, objectName func(*unstructured.Unstructured) string) *unstructured.Unstructured {
-	if u.GetKind() != kindUsage {
+	if u.GetKind() != objects.KindUsage {
 		return u
 	}
 	apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", "by", "apiVersion")
@@ -346,7 +347,7 @@ func usedByObject(u *unstructured.Unstructured, objectName func(*unstructured.Un
 	_ = unstructured.SetNestedMap(c.Object, map[string]any{
 		"apiVersion":  objectAPIVersion,
 		"kind":        objectKind,
-		"resourceRef": map[string]any{"name": objectName(object(apiVersion, kind, name, "", nil))},
+		"resourceRef": map[string]any{"name": objectName(objects.New(apiVersion, kind, name, "", nil))},
 	}, "spec", "by")
 	return c
 }
@@ -369,10 +370,10 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 	}
 	w.Preserve = slices.DeleteFunc(w.Preserve, isRemoteObject)
 	if u := w.Desired[rnRemoteCapacity]; u != nil {
-		w.Desired[rnRemoteCapacity] = disarmed(u)
+		w.Desired[rnRemoteCapacity] = objects.Disarmed(u)
 	}
 	if l, ok := w.Lazy[rnRemoteCapacity]; ok {
-		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return disarmed(l.Build()) }}
+		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return objects.Disarmed(l.Build()) }}
 	}
 	for _, n := range slices.Sorted(maps.Keys(observed)) {
 		if isRemoteObject(n) {
@@ -409,14 +410,6 @@ func remoteKey(key string, parts ...string) string {
 	return "remote|" + strings.Join(parts, "|") + "|" + key
 }
 
-// qualified is "namespace/name", or name for cluster-scoped objects.
-func qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
-}
-
 // queryKey encodes the query for the render cache.
 func (r Remote) queryKey() string {
 	b, err := json.Marshal(r.Query)
@@ -434,7 +427,7 @@ func (r Remote) queryKey() string {
 // PoolCapacities must not share a name either, whatever dashes their
 // parts hold.
 func RemoteCapacityName(pc, ns, pool string) string {
-	return uniqueName(pc+"-"+ns+"-"+pool+sfxCapacity, maxObjectName, pc, ns, pool)
+	return objects.UniqueName(pc+"-"+ns+"-"+pool+objects.SuffixCapacity, objects.MaxObjectName, pc, ns, pool)
 }
 
 // pointCapacity makes the PoolCapacity observe the workload cluster
@@ -636,8 +629,8 @@ func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery)
 	// The management cluster's PriorityClass says nothing about the
 	// workload cluster's: the Objects' ownership check covers it.
 	rin.Existing = maps.Clone(in.Existing)
-	delete(rin.Existing, rnPriorityClass)
-	delete(rin.Existing, rnCapacity)
+	delete(rin.Existing, objects.ComposedPlaceholderPriorityClass)
+	delete(rin.Existing, objects.ComposedCapacity)
 	qss, crds, truncated, ok := Summary(in.Observed[rnRemoteCapacity])
 	var kept []string
 	if truncated {
@@ -686,10 +679,10 @@ func waitForWorkload(in Input, pc, capacityName string) Output {
 	if sel == nil {
 		sel = map[string]string{}
 	}
-	maps.Copy(sel, nodeIdentity(in.Pool, in.Namespace))
-	a := capacityArgs(in, Facts{PerNode: perNode(in.Spec), Scheduling: Scheduling{NodeSelector: sel}}, nil).CountOnly()
-	out.Desired[rnCapacity] = PoolCapacity(a)
-	out.Ready[rnCapacity] = resource.ReadyFalse
+	maps.Copy(sel, objects.Identity(in.Pool, in.Namespace))
+	a := capacityArgs(in, Facts{PerNode: perNode(in.Spec), Scheduling: objects.Scheduling{NodeSelector: sel}}, nil).CountOnly()
+	out.Desired[objects.ComposedCapacity] = objects.PoolCapacity(a)
+	out.Ready[objects.ComposedCapacity] = resource.ReadyFalse
 	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, capacityName)
 	out.Status = in.Previous
 	out.Status.Phase, out.Status.Message = poolv1alpha1.PhasePending, msg

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
@@ -359,8 +360,8 @@ func TestRemoteView(t *testing.T) {
 	}
 	manifest := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "burst-nodepool"}}
 	obs := map[resource.Name]*structpb.Struct{
-		"capacity":         mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "burst-capacity"}}),
-		"remote-capacity":  mk(map[string]any{"apiVersion": capacityAPIVersion, "kind": capacityKind, "metadata": map[string]any{"name": "west-pools-burst-capacity"}}),
+		"capacity":         mk(map[string]any{"apiVersion": objects.CapacityAPIVersion, "kind": objects.CapacityKind, "metadata": map[string]any{"name": "burst-capacity"}}),
+		"remote-capacity":  mk(map[string]any{"apiVersion": objects.CapacityAPIVersion, "kind": objects.CapacityKind, "metadata": map[string]any{"name": "west-pools-burst-capacity"}}),
 		"nodepool":         mk(map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}),
 		"cloud-nodepool":   mk(map[string]any{"apiVersion": "lke.linode.upbound.io/v1alpha1", "kind": "NodePool"}),
 		"remote-nodepool":  mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind, "status": map[string]any{"atProvider": map[string]any{"manifest": manifest}}}),
@@ -371,7 +372,7 @@ func TestRemoteView(t *testing.T) {
 		got[string(n)] = observed.String(o, "apiVersion") + " " + observed.String(o, "kind") + " " + observed.String(o, "metadata", "name")
 	}
 	want := map[string]string{
-		"capacity":       capacityAPIVersion + " " + capacityKind + " west-pools-burst-capacity",
+		"capacity":       objects.CapacityAPIVersion + " " + objects.CapacityKind + " west-pools-burst-capacity",
 		"cloud-nodepool": "lke.linode.upbound.io/v1alpha1 NodePool ",
 		"nodepool":       "karpenter.sh/v1 NodePool burst-nodepool",
 	}
@@ -381,7 +382,7 @@ func TestRemoteView(t *testing.T) {
 }
 
 func TestObjectName(t *testing.T) {
-	nodePool := object("karpenter.sh/v1", "NodePool", "burst-nodepool", "", nil)
+	nodePool := objects.New("karpenter.sh/v1", "NodePool", "burst-nodepool", "", nil)
 	cases := map[string]struct {
 		reason string
 		pc, ns string
@@ -394,8 +395,8 @@ func TestObjectName(t *testing.T) {
 	}{
 		"PolicyAndBinding": {
 			reason: "An admission policy and its binding share a name, not an Object.",
-			pc:     "west", ns: "pools", u: object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "burstpool-pools-burst", "", nil),
-			otherPC: "west", otherNS: "pools", other: object("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "burstpool-pools-burst", "", nil),
+			pc:     "west", ns: "pools", u: objects.New("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "burstpool-pools-burst", "", nil),
+			otherPC: "west", otherNS: "pools", other: objects.New("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "burstpool-pools-burst", "", nil),
 			want: "west-pools-validatingadmissionpolicy-burstpool-pools-burst-04e2a27c8344b53b",
 		},
 		"PoolNamespaces": {
@@ -406,8 +407,8 @@ func TestObjectName(t *testing.T) {
 		},
 		"Dashes": {
 			reason: "A DaemonSet burst-warmup of namespace team-a and a-burst-warmup of team are two Objects.",
-			pc:     "east", ns: "team-a", u: object("apps/v1", "DaemonSet", "burst-warmup", "team-a", nil),
-			otherPC: "east", otherNS: "team", other: object("apps/v1", "DaemonSet", "a-burst-warmup", "team", nil),
+			pc:     "east", ns: "team-a", u: objects.New("apps/v1", "DaemonSet", "burst-warmup", "team-a", nil),
+			otherPC: "east", otherNS: "team", other: objects.New("apps/v1", "DaemonSet", "a-burst-warmup", "team", nil),
 			want: "east-team-a-daemonset-team-a-burst-warmup-1aa72c766ad819c9",
 		},
 	}
@@ -429,7 +430,7 @@ func TestReachability(t *testing.T) {
 	objErr := func(msg string) *structpb.Struct {
 		return mk("apiVersion: " + objectAPIVersion + "\nkind: Object\nmetadata: {name: west-nodepool-burst-nodepool}\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"" + msg + "\"}\n")
 	}
-	capDown := mk("apiVersion: " + capacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Ready, status: \"False\", reason: ClusterUnreachable, message: \"cannot get the kubeconfig secret crossplane-system/west\"}\n")
+	capDown := mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Ready, status: \"False\", reason: ClusterUnreachable, message: \"cannot get the kubeconfig secret crossplane-system/west\"}\n")
 	cases := map[string]struct {
 		observed map[resource.Name]*structpb.Struct
 		want     string
@@ -438,7 +439,7 @@ func TestReachability(t *testing.T) {
 		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + reasonReachable},
 		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + reasonReachable},
 		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
-		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: mk("apiVersion: " + capacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
+		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
 			want: "False/" + reasonUnreachable, quotes: []string{"PoolCapacity: cannot summarize"}},
 		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + reasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
 		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + reasonNotApplied, quotes: []string{"is invalid"}},
@@ -583,7 +584,7 @@ func TestMovedToRemote(t *testing.T) {
 
 func TestUsedByObject(t *testing.T) {
 	usage := func(apiVersion, kind, name string) *unstructured.Unstructured {
-		u := object(usageAPIVersion, kindUsage, "p-node-iam-role", "", nil)
+		u := objects.New(objects.UsageAPIVersion, objects.KindUsage, "p-node-iam-role", "", nil)
 		u.Object["spec"] = map[string]any{
 			"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": "p-node-role"}},
 			"by": map[string]any{"apiVersion": apiVersion, "kind": kind, "resourceRef": map[string]any{"name": name}},
@@ -603,8 +604,8 @@ func TestUsedByObject(t *testing.T) {
 			want: usage("iam.aws.upbound.io/v1beta1", "Role", "r"),
 		},
 		"other kinds stay": {
-			in:   object("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
-			want: object("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
+			in:   objects.New("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
+			want: objects.New("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
 		},
 	}
 	for name, tc := range cases {

@@ -10,6 +10,7 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
 // TestRequirements checks that the function asks Crossplane only for the
@@ -106,9 +107,9 @@ func TestNotAllowedReported(t *testing.T) {
 // function tells a taken name from its own before it composes anything.
 func TestOwnerRequirements(t *testing.T) {
 	want := map[string]*fnv1.ResourceSelector{
-		reqOwnerPrefix + string(rnCapacity):           {ApiVersion: "capacity.e6data.io/v1alpha1", Kind: "PoolCapacity", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-capacity"}},
-		reqOwnerPrefix + string(rnPriorityClass):      {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-placeholder"}},
-		reqOwnerPrefix + string(rnAgentPriorityClass): {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-node-agent"}},
+		reqOwnerPrefix + string(objects.ComposedCapacity):                 {ApiVersion: "capacity.e6data.io/v1alpha1", Kind: "PoolCapacity", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-capacity"}},
+		reqOwnerPrefix + string(objects.ComposedPlaceholderPriorityClass): {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-placeholder"}},
+		reqOwnerPrefix + string(objects.ComposedAgentPriorityClass):       {ApiVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Match: &fnv1.ResourceSelector_MatchName{MatchName: "burst-node-agent"}},
 	}
 	for _, spec := range []poolv1alpha1.PoolSpec{{}, {AllowedQueryServices: []poolv1alpha1.QueryServiceReference{{Name: "a"}}}} {
 		got := Requirements("burst", "pools", spec).GetResources()

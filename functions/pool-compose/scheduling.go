@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"maps"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // spec.nodeSelector. Karpenter and managed cloud pools put the label on
 // their nodes; on existing nodes a person labels them (the
 // NodesProvisioned condition says how).
-func scheduling(in Input, det Detection, existing bool) Scheduling {
+func scheduling(in Input, det Detection, existing bool) objects.Scheduling {
 	sel := maps.Clone(in.Spec.NodeSelector)
 	if !existing && !isKarpenter(det.Method) {
 		// The cloud labels the nodes of a new pool itself: only the labels
@@ -30,15 +31,15 @@ func scheduling(in Input, det Detection, existing bool) Scheduling {
 	}
 	if len(sel) == 0 && existing {
 		// Nothing picks existing nodes yet (Pending).
-		return Scheduling{Tolerations: tolerations}
+		return objects.Scheduling{Tolerations: tolerations}
 	}
 	if sel == nil {
 		sel = map[string]string{}
 	}
 	// The pool's identity wins over spec.nodeSelector: a pool never
 	// selects another pool's nodes.
-	maps.Copy(sel, nodeIdentity(in.Pool, in.Namespace))
-	return Scheduling{NodeSelector: sel, Tolerations: tolerations}
+	maps.Copy(sel, objects.Identity(in.Pool, in.Namespace))
+	return objects.Scheduling{NodeSelector: sel, Tolerations: tolerations}
 }
 
 // spotEnabled tells whether the pool asks for spot nodes.

@@ -14,6 +14,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -69,7 +70,7 @@ func TestStartupOf(t *testing.T) {
 // placeholders are created gated.
 func TestWarmBeforeScheduleObjects(t *testing.T) {
 	taint := warmingTaint("burst", 1, nil)
-	np := NodePool(NodePoolArgs{Pool: "burst", NodeClass: nodeClassKinds[cloudKWOK], Types: []string{"m5.large"}, StartupTaint: taint,
+	np := objects.NodePool(objects.NodePoolArgs{Pool: "burst", NodeClass: nodeClassKinds[cloudKWOK], Types: []string{"m5.large"}, StartupTaint: taint,
 		Tuning: v1beta1.Karpenter{ConsolidateAfter: "5m"}})
 	st, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "startupTaints")
 	want := []any{map[string]any{"key": qsv1alpha1.TaintWarming, "value": "burst", "effect": "NoSchedule"}}
@@ -77,7 +78,7 @@ func TestWarmBeforeScheduleObjects(t *testing.T) {
 		t.Errorf("NodePool startupTaints: -want, +got:\n%s", diff)
 	}
 
-	ph := Placeholder(PlaceholderArgs{Pool: "burst", Namespace: "pools", Replicas: 1, Image: "pause",
+	ph := objects.Placeholder(objects.PlaceholderArgs{Pool: "burst", Namespace: "pools", Replicas: 1, Image: "pause",
 		Slot: sizing.Resources{CPU: k8sresource.MustParse("1"), Memory: k8sresource.MustParse("1Gi")}})
 	gates, _, _ := unstructured.NestedSlice(ph.Object, "spec", "template", "spec", "schedulingGates")
 	if diff := cmp.Diff([]any{map[string]any{"name": qsv1alpha1.GateWarmSlot}}, gates); diff != "" {

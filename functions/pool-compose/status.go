@@ -11,6 +11,7 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -52,8 +53,8 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	o.Conditions = append(o.Conditions, c, boundedCondition(in, imagesCondition(a.Warm.Images, openedCold(f.Capacity)), a.Warm.LeftOut))
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
-		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[rnNodePool]),
-		Placeholders: observed.Number(observed.Field(in.Observed[rnPlaceholder], "status", "replicas")),
+		Capacity: f.Capacity, NodePoolNodes: nodePoolNodes(in.Observed[objects.ComposedNodePool]),
+		Placeholders: observed.Number(observed.Field(in.Observed[objects.ComposedPlaceholder], "status", "replicas")),
 		NoNodes:      noExistingNodes(in, f), Waiting: a.Waiting, Images: a.Warm.Images,
 		Previous: in.Previous.Phase, MaxExecutors: in.Spec.MaxExecutors,
 	})
@@ -365,12 +366,12 @@ func noExistingNodes(in Input, f Facts) string {
 // labels, node selector and tolerations its executors need; nil while
 // nothing picks the pool's nodes. Annotations are what keep an executor's
 // node while it runs (executorAnnotations).
-func executorScheduling(pool, ns string, sched Scheduling, annotations map[string]string) *poolv1alpha1.ExecutorScheduling {
+func executorScheduling(pool, ns string, sched objects.Scheduling, annotations map[string]string) *poolv1alpha1.ExecutorScheduling {
 	if len(sched.NodeSelector) == 0 {
 		return nil
 	}
 	es := &poolv1alpha1.ExecutorScheduling{
-		Labels:       withIdentity(pool, ns, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool),
+		Labels:       objects.WithIdentity(pool, ns, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool),
 		NodeSelector: maps.Clone(sched.NodeSelector),
 		Annotations:  annotations,
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -14,21 +15,21 @@ func decideStorageAgent(in Input, f Facts) Outcome {
 		return o
 	}
 	if len(f.Scheduling.NodeSelector) == 0 {
-		o.preserve(rnStorageAgent)
+		o.preserve(objects.ComposedStorageAgent)
 		return o
 	}
-	u := StorageAgent(StorageAgentArgs{
+	u := objects.StorageAgent(objects.StorageAgentArgs{
 		Pool: in.Pool, Namespace: in.Namespace, Image: sa.Image,
 		Resources: storageResources(sa), Scheduling: f.Scheduling,
 		PriorityClassName: agentPriorityClass(in),
 	})
-	o.desire(rnStorageAgent, u, daemonSetReady(in.Observed[rnStorageAgent]), true)
+	o.desire(objects.ComposedStorageAgent, u, daemonSetReady(in.Observed[objects.ComposedStorageAgent]), true)
 	return o
 }
 
 // storageResources are the storage agent's requests.
 func storageResources(sa *poolv1alpha1.StorageAgent) sizing.Resources {
-	r := sizing.Resources{CPU: storageAgentDefaults.CPU.DeepCopy(), Memory: storageAgentDefaults.Memory.DeepCopy()}
+	r := sizing.Resources{CPU: objects.StorageAgentDefaults.CPU.DeepCopy(), Memory: objects.StorageAgentDefaults.Memory.DeepCopy()}
 	if sa.CPU != nil {
 		r.CPU = sa.CPU.DeepCopy()
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
@@ -130,9 +131,9 @@ func autoModeViolations(np *unstructured.Unstructured, cat *sizing.Catalog) []st
 	for _, r := range reqs {
 		m := r.(map[string]any)
 		switch m["key"] {
-		case labelOS:
+		case objects.LabelOS:
 			out = append(out, "requirement kubernetes.io/os is not supported")
-		case labelInstanceType:
+		case objects.LabelInstanceType:
 			for _, v := range m["values"].([]any) {
 				it, ok := cat.Lookup(v.(string))
 				size := it.Name[strings.LastIndex(it.Name, ".")+1:]

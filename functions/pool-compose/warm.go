@@ -17,6 +17,7 @@ import (
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
@@ -41,7 +42,7 @@ type WarmArgs struct {
 	Retention   time.Duration
 	HelperImage string
 	PullSecrets []string
-	Scheduling  Scheduling
+	Scheduling  objects.Scheduling
 	// PriorityClassName is the warmup pods' priority class.
 	PriorityClassName string
 	// Observed are the observed warmup DaemonSets by composed-resource name.
@@ -102,13 +103,13 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 			PullSecrets:  a.PullSecrets,
 			Tolerations:  a.Scheduling.Tolerations,
 			NodeSelector: a.Scheduling.NodeSelector,
-			Labels:       nodeIdentity(a.Pool, a.Namespace),
+			Labels:       objects.Identity(a.Pool, a.Namespace),
 			UnusedSince:  e.UnusedSince,
 
 			PriorityClassName: a.PriorityClassName,
 		}
 		rn := resource.Name(e.Name)
-		p.DaemonSets[rn] = Lazy{Key: lazyKey("warmup", dsIn), Build: func() *unstructured.Unstructured { return toUnstructured(warmup.DaemonSet(dsIn)) }}
+		p.DaemonSets[rn] = Lazy{Key: lazyKey("warmup", dsIn), Build: func() *unstructured.Unstructured { return objects.ToUnstructured(warmup.DaemonSet(dsIn)) }}
 
 		obs := observedDaemonSet(a.Observed[rn])
 		img := warmup.CachedImage(a.Pool, e, obs)

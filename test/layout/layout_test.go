@@ -44,7 +44,8 @@ func TestShippedCodeImportsNoBuildOrTestPackage(t *testing.T) {
 
 // TestFunctionPackagesKeepTheirRoles: the readers of observed objects and
 // the cloud node-pool builders depend on no other package of the
-// composition function, and neither writes a response (issue #27).
+// composition function, the object builders on no decision, and none
+// writes a response (issue #27).
 func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 	root := gomod.RootForTest(t)
 	fn, sdk := gomod.Path+"/functions/pool-compose", "github.com/crossplane/function-sdk-go"
@@ -58,6 +59,11 @@ func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 			reason: "observed reads observed objects, nothing else",
 			pkg:    fn + "/observed",
 			forbid: append([]string{fn, fn + "/cloudpool", fn + "/input/v1beta1"}, response...),
+		},
+		"Objects": {
+			reason: "objects builds objects from arguments: it links no decision, no workload-cluster wrapping and no response writing",
+			pkg:    fn + "/objects",
+			forbid: append([]string{fn, fn + "/decision", fn + "/remote"}, response...),
 		},
 		"CloudPool": {
 			reason: "cloudpool builds the node pools of LKE, DOKS and CoreWeave from its own input",

@@ -1,4 +1,4 @@
-package main
+package objects
 
 import (
 	"maps"
@@ -10,39 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
-
-// Scheduling is where the pool's own pods go: the node selector of pool
-// nodes and the tolerations of their taints. Every pod the function emits
-// uses it.
-type Scheduling struct {
-	NodeSelector map[string]string
-	Tolerations  []corev1.Toleration
-}
-
-// affinity pins pods to pool nodes with a required node affinity that
-// repeats the node selector, so a scheduler extension that ignores
-// nodeSelector still keeps them there.
-func (s Scheduling) affinity() *corev1.Affinity {
-	if len(s.NodeSelector) == 0 {
-		return nil
-	}
-	var exprs []corev1.NodeSelectorRequirement
-	for _, k := range slices.Sorted(maps.Keys(s.NodeSelector)) {
-		exprs = append(exprs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{s.NodeSelector[k]}})
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}},
-		},
-	}}
-}
 
 // PriorityClass returns the low priority that placeholders run at: it never
 // preempts anything, and every real executor preempts it.
@@ -55,12 +28,12 @@ func PriorityClass(name, pool, ns string, value int32) *unstructured.Unstructure
 func priorityClass(name, pool, ns string, value int32, policy corev1.PreemptionPolicy, description string) *unstructured.Unstructured {
 	pc := &schedulingv1.PriorityClass{
 		TypeMeta:         metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
-		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: nodeIdentity(pool, ns)},
+		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: Identity(pool, ns)},
 		Value:            value,
 		PreemptionPolicy: ptr.To(policy),
 		Description:      description,
 	}
-	return toUnstructured(pc)
+	return ToUnstructured(pc)
 }
 
 // PlaceholderArgs is what the placeholder Deployment is made of.
@@ -84,7 +57,7 @@ func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 	sel, labels := componentLabels(a.Pool, a.Namespace, qsv1alpha1.ComponentPlaceholder)
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxPlaceholder, Namespace: a.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + SuffixPlaceholder, Namespace: a.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(a.Replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
@@ -97,7 +70,7 @@ func Placeholder(a PlaceholderArgs) *unstructured.Unstructured {
 	// CapacityBuffer's PodTemplate is not gated: an autoscaler provisions
 	// for the buffer itself.
 	d.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: qsv1alpha1.GateWarmSlot}}
-	return toUnstructured(d)
+	return ToUnstructured(d)
 }
 
 // placeholderPod is one warm slot as a pod: a pause container that
@@ -114,8 +87,8 @@ func placeholderPod(a PlaceholderArgs) corev1.PodTemplateSpec {
 		}
 		affinity.PodAntiAffinity = &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: withIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentPlaceholder)},
-				TopologyKey:   labelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: WithIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentPlaceholder)},
+				TopologyKey:   LabelHostname,
 			}},
 		}
 	}
@@ -151,8 +124,8 @@ type StorageAgentArgs struct {
 	PriorityClassName string
 }
 
-// storageAgentDefaults are the agent's requests when the Pool sets none.
-var storageAgentDefaults = sizing.Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
+// StorageAgentDefaults are the agent's requests when the Pool sets none.
+var StorageAgentDefaults = sizing.Resources{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}
 
 // StorageAgent returns the DaemonSet that runs the storage agent on every
 // pool node. Its pods are hardened as the warmup pods are: no service
@@ -167,7 +140,7 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 	rl := corev1.ResourceList{corev1.ResourceCPU: a.Resources.CPU, corev1.ResourceMemory: a.Resources.Memory}
 	ds := &appsv1.DaemonSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + sfxStorageAgent, Namespace: a.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + SuffixStorageAgent, Namespace: a.Namespace, Labels: labels},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
 			Template: corev1.PodTemplateSpec{
@@ -191,7 +164,7 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 			},
 		},
 	}
-	return toUnstructured(ds)
+	return ToUnstructured(ds)
 }
 
 // componentLabels are the selector of a pool component's pods and the
@@ -199,7 +172,7 @@ func StorageAgent(a StorageAgentArgs) *unstructured.Unstructured {
 func componentLabels(pool, ns, component string) (selector, labels map[string]string) {
 	selector = map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: component}
 	labels = maps.Clone(selector)
-	maps.Copy(labels, nodeIdentity(pool, ns))
+	maps.Copy(labels, Identity(pool, ns))
 	return selector, labels
 }
 
@@ -229,28 +202,64 @@ func writableRoot(sc *corev1.SecurityContext) *corev1.SecurityContext {
 	return sc
 }
 
-// toUnstructured converts a typed object, leaving out the empty status and
-// creationTimestamp that typed objects always carry.
-func toUnstructured(o runtime.Object) *unstructured.Unstructured {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		// Typed Kubernetes objects always convert.
-		panic(err)
-	}
-	delete(m, "status")
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	// A workload's pod template sits in its spec; a PodTemplate's at the
-	// top.
-	for _, parent := range []any{m["spec"], m} {
-		if p, ok := parent.(map[string]any); ok {
-			if tmpl, ok := p["template"].(map[string]any); ok {
-				if md, ok := tmpl["metadata"].(map[string]any); ok {
-					delete(md, "creationTimestamp")
-				}
-			}
-		}
-	}
-	return &unstructured.Unstructured{Object: m}
+// agentPriority is the value of the PriorityClass the pool's node agents
+// run at: above executors (which run above the placeholders' -10, at the
+// default 0 or a class of their QueryService's), below the cluster's
+// critical classes (system-cluster-critical is 2000000000) and within the
+// 1000000000 user-defined classes may take.
+const agentPriority = 1000000
+
+// AgentPriorityClass returns the PriorityClass of a pool's node agents.
+func AgentPriorityClass(name, pool, ns string) *unstructured.Unstructured {
+	return priorityClass(name, pool, ns, agentPriority, corev1.PreemptLowerPriority,
+		"burstpool node agents (warmup, storage agent) of pool "+pool+"; they preempt executors on a full node.")
 }
+
+// BufferTemplate returns the PodTemplate that declares one warm slot, the
+// shape of one chunk of the pool's CapacityBuffer.
+func BufferTemplate(a PlaceholderArgs) *unstructured.Unstructured {
+	_, labels := componentLabels(a.Pool, a.Namespace, componentBuffer)
+	t := &corev1.PodTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: a.Pool + SuffixBuffer, Namespace: a.Namespace, Labels: labels},
+		Template:   placeholderPod(a),
+	}
+	return ToUnstructured(t)
+}
+
+// CapacityBuffer returns the pool's CapacityBuffer: a.Replicas chunks of
+// its PodTemplate, which the autoscaler keeps room for on pool nodes (the
+// template's node selector and tolerations).
+func CapacityBuffer(a PlaceholderArgs) *unstructured.Unstructured {
+	_, labels := componentLabels(a.Pool, a.Namespace, componentBuffer)
+	l := make(map[string]any, len(labels))
+	for k, v := range labels {
+		l[k] = v
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": BufferAPIVersion,
+		"kind":       BufferKind,
+		"metadata":   map[string]any{"name": a.Pool + SuffixBuffer, "namespace": a.Namespace, "labels": l},
+		"spec": map[string]any{
+			"provisioningStrategy": bufferActiveCapacity,
+			"podTemplateRef":       map[string]any{"name": a.Pool + SuffixBuffer},
+			"replicas":             int64(a.Replicas),
+		},
+	}}
+}
+
+// componentBuffer labels the pool's CapacityBuffer and PodTemplate.
+const componentBuffer = "capacity-buffer"
+
+// The CapacityBuffer API (karpenter v1.14.1
+// pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml, which serves
+// v1beta1; pkg/apis/autoscaling/v1beta1/constants.go, which mirrors the
+// Cluster Autoscaler's cluster-autoscaler/capacitybuffer/constants.go).
+const (
+	BufferVersion    = "v1beta1"
+	BufferAPIVersion = "autoscaling.x-k8s.io/" + BufferVersion
+	BufferKind       = "CapacityBuffer"
+	// bufferActiveCapacity is the strategy under which the autoscaler
+	// provisions capacity for the buffer's chunks (the API's default).
+	bufferActiveCapacity = "buffer.x-k8s.io/active-capacity"
+)

@@ -1,4 +1,4 @@
-package main
+package objects
 
 import (
 	"testing"
@@ -17,6 +17,8 @@ import (
 func TestRuleModelAndNodeClassAgree(t *testing.T) {
 	cfg := &v1beta1.Input{ClusterName: "c", AWS: &v1beta1.AWS{Role: "r", AMIAlias: "al2023@latest"},
 		GCP: &v1beta1.GCP{ImageFamily: "ContainerOptimizedOS", ImageChannel: "stable"}, Azure: &v1beta1.Azure{ImageFamily: "Ubuntu2204"}}
+	// The NodeClass of each cloud whose kubelet the model assumes.
+	kinds := map[sizing.Cloud]NodeClassKind{sizing.CloudAWS: EC2NodeClass, sizing.CloudGCP: GCENodeClass, sizing.CloudAzure: AKSNodeClass}
 	cases := map[string]struct {
 		reason string
 		cloud  sizing.Cloud
@@ -41,7 +43,7 @@ func TestRuleModelAndNodeClassAgree(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			nc, err := NodeClass(NodeClassArgs{Pool: "p", ClusterName: "c", Kind: nodeClassKinds[string(tc.cloud)], Config: cfg, Kubelet: sizing.KubeletFor(tc.cloud)})
+			nc, err := NodeClass(NodeClassArgs{Pool: "p", ClusterName: "c", Kind: kinds[tc.cloud], Config: cfg, Kubelet: sizing.KubeletFor(tc.cloud)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +146,7 @@ func TestEC2NodeClassImageVolume(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cfg := &v1beta1.Input{AWS: &v1beta1.AWS{Role: "r", AMIAlias: tc.alias, RootVolumePerImage: tc.perImage}}
-			nc, err := NodeClass(NodeClassArgs{Pool: "p", ClusterName: "c", Kind: nodeClassKinds["aws"], Config: cfg, LocalNVMe: tc.localNVMe, Images: tc.images, Kubelet: sizing.KubeletFor(sizing.CloudAWS)})
+			nc, err := NodeClass(NodeClassArgs{Pool: "p", ClusterName: "c", Kind: EC2NodeClass, Config: cfg, LocalNVMe: tc.localNVMe, Images: tc.images, Kubelet: sizing.KubeletFor(sizing.CloudAWS)})
 			if err != nil {
 				t.Fatal(err)
 			}
