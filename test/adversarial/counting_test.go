@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -421,9 +422,18 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			u := observed["remote-capacity"]
-			u.Object["spec"] = want.Object["spec"]
-			if err := cc.c.Update(ctx, u); err != nil {
+			// The provider writes the PoolCapacity's status meanwhile, so
+			// the spec is written against the latest version, as
+			// Crossplane's server-side apply would not conflict.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				u := observed["remote-capacity"].DeepCopy()
+				if err := cc.c.Get(ctx, client.ObjectKey{Name: capacityName}, u); err != nil {
+					return err
+				}
+				u.Object["spec"] = want.Object["spec"]
+				return cc.c.Update(ctx, u)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 		}
