@@ -60,13 +60,7 @@ type node struct {
 // scaled down to it.
 func Observe(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot, prices Prices) Rates {
 	pool := capacity.PoolKey(spec)
-	nodes := map[string]*capacity.Node{}
-	snap.Nodes(pool, func(n *capacity.Node) bool {
-		if capacity.Matches(spec.NodeSelector, n.Labels) {
-			nodes[n.Name] = n
-		}
-		return true
-	})
+	nodes := poolNodes(spec, snap)
 	held := make(map[string]*node, len(nodes))
 	snap.Pods(pool, func(p *capacity.Pod) bool {
 		n, ok := nodes[p.NodeName]
@@ -163,3 +157,16 @@ func share(p *capacity.Pod, n *capacity.Node, executorsPerNode int32) float64 {
 
 // slot is the share of a node one executor slot is.
 func slot(executorsPerNode int32) float64 { return 1 / float64(max(executorsPerNode, 1)) }
+
+// poolNodes are the pool's nodes in snap that its node selector matches,
+// by name: the nodes whose time the pool pays for.
+func poolNodes(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot) map[string]*capacity.Node {
+	nodes := map[string]*capacity.Node{}
+	snap.Nodes(capacity.PoolKey(spec), func(n *capacity.Node) bool {
+		if capacity.Matches(spec.NodeSelector, n.Labels) {
+			nodes[n.Name] = n
+		}
+		return true
+	})
+	return nodes
+}

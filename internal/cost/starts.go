@@ -46,13 +46,7 @@ func CountStarts(prev *v1alpha1.ExecutorStarts, spec v1alpha1.PoolCapacityParame
 		return prev, false
 	}
 	pool := capacity.PoolKey(spec)
-	nodes := map[string]*capacity.Node{}
-	snap.Nodes(pool, func(n *capacity.Node) bool {
-		if capacity.Matches(spec.NodeSelector, n.Labels) {
-			nodes[n.Name] = n
-		}
-		return true
-	})
+	nodes := poolNodes(spec, snap)
 	h := readStarts(prev)
 	counted := false
 	snap.Pods(pool, func(p *capacity.Pod) bool {
