@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
@@ -15,68 +14,6 @@ import (
 // fields the function uses. A pool may have a thousand QueryServices;
 // going through JSON for each costs more than everything else the function
 // does.
-
-// QueryService is what the function reads of a QueryService: its name,
-// namespace, labels and executor. Everything else a QueryService carries
-// (managedFields, annotations, status, the rest of its spec) is left in the
-// request, undecoded.
-type QueryService struct {
-	Name, Namespace string
-	// Labels are read in place, from the request.
-	Labels structLabels
-	Spec   qsv1alpha1.QueryServiceSpec
-}
-
-// structLabels are an object's labels as the request carries them; they
-// match label selectors without being copied into a map.
-type structLabels map[string]*structpb.Value
-
-// Has tells whether the label is set.
-func (l structLabels) Has(k string) bool {
-	_, ok := l[k]
-	return ok
-}
-
-// Get returns the label's value, or "".
-func (l structLabels) Get(k string) string { return l[k].GetStringValue() }
-
-// Lookup returns the label's value and whether it is set.
-func (l structLabels) Lookup(k string) (string, bool) {
-	v, ok := l[k]
-	return v.GetStringValue(), ok
-}
-
-// decodeQueryService reads the fields of a QueryService the function uses.
-func decodeQueryService(s *structpb.Struct) QueryService {
-	var q QueryService
-	md := s.GetFields()["metadata"].GetStructValue().GetFields()
-	q.Name, q.Namespace = md["name"].GetStringValue(), md["namespace"].GetStringValue()
-	q.Labels = md["labels"].GetStructValue().GetFields()
-	ex := observed.Field(s, "spec", "executor").GetStructValue()
-	if ex == nil {
-		return q
-	}
-	e := &q.Spec.Executor
-	e.Image, e.InstanceType = observed.String(ex, "image"), observed.String(ex, "instanceType")
-	if v := observed.Field(ex, "replicas"); v != nil {
-		if _, ok := v.GetKind().(*structpb.Value_NumberValue); ok {
-			n := int32(v.GetNumberValue())
-			e.Replicas = &n
-		}
-	}
-	e.Resources.CPU = observed.Quantity(observed.Field(ex, "resources", "cpu"))
-	e.Resources.Memory = observed.Quantity(observed.Field(ex, "resources", "memory"))
-	if ns := observed.Field(ex, "nodeSelector").GetStructValue().GetFields(); len(ns) > 0 {
-		e.NodeSelector = make(map[string]string, len(ns))
-		for k, v := range ns {
-			e.NodeSelector[k] = v.GetStringValue()
-		}
-	}
-	if r := observed.Field(ex, "poolRef").GetStructValue(); r != nil {
-		e.PoolRef = &qsv1alpha1.PoolReference{Name: observed.String(r, "name"), Namespace: observed.String(r, "namespace")}
-	}
-	return q
-}
 
 // decodeStatus reads the fields of a previous status that the function
 // compares with: the phase, the instance type and the QueryService reports.
@@ -332,4 +269,31 @@ func (o fields) time(k string, t *metav1.Time) {
 
 func (o fields) value() *structpb.Value {
 	return structpb.NewStructValue(&structpb.Struct{Fields: o})
+}
+
+// costValue encodes status.cost as statusValue writes the status.
+func costValue(c *poolv1alpha1.PoolCost) *structpb.Value {
+	o := fields{}
+	o.set("dollarsPerHour", structpb.NewStringValue(c.DollarsPerHour))
+	o.set("warmDollarsPerHour", structpb.NewStringValue(c.WarmDollarsPerHour))
+	o.set("wasteDollarsPerHour", structpb.NewStringValue(c.WasteDollarsPerHour))
+	o.set("dollars", structpb.NewStringValue(c.Dollars))
+	o.set("warmDollars", structpb.NewStringValue(c.WarmDollars))
+	o.set("wasteDollars", structpb.NewStringValue(c.WasteDollars))
+	o.set("since", structpb.NewStringValue(c.Since.UTC().Format(time.RFC3339)))
+	setList(o, "queryServices", c.QueryServices, func(q poolv1alpha1.QueryServiceCost) *structpb.Value {
+		qo := fields{}
+		qo.set("queryService", queryServiceValue(q.QueryService))
+		qo.set("dollarsPerHour", structpb.NewStringValue(q.DollarsPerHour))
+		qo.set("dollars", structpb.NewStringValue(q.Dollars))
+		return qo.value()
+	})
+	setList(o, "executorStarts", c.ExecutorStarts, func(e poolv1alpha1.ExecutorStartSummary) *structpb.Value {
+		eo := fields{}
+		eo.set("placement", structpb.NewStringValue(e.Placement))
+		eo.set("executors", structpb.NewNumberValue(float64(e.Executors)))
+		eo.set("p50Seconds", structpb.NewStringValue(e.P50Seconds))
+		return eo.value()
+	})
+	return o.value()
 }

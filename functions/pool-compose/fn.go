@@ -16,11 +16,11 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
@@ -35,7 +35,7 @@ type Function struct {
 	// now is the clock; tests set a fixed one.
 	now func() time.Time
 	// size decides instance types; nil uses the sizing catalog.
-	size func(SizeRequest) (sizing.Result, error)
+	size func(decision.SizeRequest) (sizing.Result, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
@@ -45,9 +45,6 @@ type Function struct {
 	// 0 when unknown.
 	maxRecv int
 }
-
-// minTTL bounds how soon the function asks to be called again.
-const minTTL = 5 * time.Second
 
 // RunFunction composes one XPool: it gathers the XPool, its observed
 // objects and the QueryServices and CRDs it asked Crossplane for, computes
@@ -71,12 +68,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
-	var out Output
-	if pc := WorkloadTarget(in.Config, in.Spec); pc == "" || ClaimRefused(in) {
+	var out decision.Output
+	if pc := WorkloadTarget(in.Config, in.Spec); pc == "" || decision.ClaimRefused(in) {
 		// The pool's own cluster. A refused claim chooses nothing, its
 		// workload cluster included: Compute refuses it and keeps what it
 		// composed.
-		out = Compute(in)
+		out = decision.Compute(in)
 	} else {
 		out = ComposeTarget(in, pc, WorkloadQuery(rsp.Requirements))
 	}
@@ -92,31 +89,31 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // response is complete already: a Fatal result, or a first call that only
 // asks Crossplane for the required resources (observed objects are kept
 // meanwhile).
-func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (Input, bool) {
+func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (decision.Input, bool) {
 	cfg := &v1beta1.Input{}
 	if err := request.GetInput(req, cfg); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
-		return Input{}, false
+		return decision.Input{}, false
 	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
 		response.Fatal(rsp, errors.New("the request has no obs XPool"))
-		return Input{}, false
+		return decision.Input{}, false
 	}
 	inputNS := cfg.Namespace
 	if inputNS == "" {
-		inputNS = defaultNamespace
+		inputNS = decision.DefaultNamespace
 	}
 	pool, ns := poolName(oxr, inputNS)
 	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
-		return Input{}, false
+		return decision.Input{}, false
 	}
-	if errs := Validate(pool, spec); len(errs) > 0 {
-		response.Fatal(rsp, errors.Wrapf(InvalidSpec(errs), "pool %q", pool))
-		return Input{}, false
+	if errs := decision.Validate(pool, spec); len(errs) > 0 {
+		response.Fatal(rsp, errors.Wrapf(decision.InvalidSpec(errs), "pool %q", pool))
+		return decision.Input{}, false
 	}
 
 	// Observed objects stay Structs: the function reads a few fields of
@@ -141,30 +138,30 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		if err := keepObserved(rsp, obs); err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot keep the objects of pool %q", pool))
 		}
-		return Input{}, false
+		return decision.Input{}, false
 	}
 
 	// Settings problems are decided by Compute, which keeps the pool's
 	// objects and makes it Pending with the field to fix.
-	settings, errs := MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
+	settings, errs := decision.MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
 	cfg = settings.Config
 	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
-		size = catalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
+		size = decision.CatalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
 	}
 	now := time.Now
 	if f.now != nil {
 		now = f.now
 	}
-	return Input{
+	return decision.Input{
 		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: observed.String(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(observed.Field(oxr, "status").GetStructValue()),
-		WatchCircuit:       decodeWatchCircuit(observed.Field(oxr, "status").GetStructValue()),
+		WatchCircuit:       decision.ReadWatchCircuit(observed.Field(oxr, "status").GetStructValue()),
 		QueryServices:      qss, CRDs: crds, Observed: obs, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
-		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
+		RequestSize: measureRequest(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
 
@@ -208,7 +205,7 @@ const (
 	reqSelected  = "queryservices:selected"
 	reqPointing  = "queryservices:pointing"
 	reqCRDPrefix = "crd:"
-	// reqOwnerPrefix names the requirement of one of ownedNames.
+	// reqOwnerPrefix names the requirement of one of decision.OwnedNames.
 	reqOwnerPrefix = "owner:"
 )
 
@@ -219,14 +216,14 @@ const (
 //   - each QueryService in allowedQueryServices and inheritNodeConfigFrom,
 //     by name in its namespace;
 //   - the QueryServices queryServiceSelector selects, across namespaces, by
-//     its equality labels (selectorLabels); its other expressions are
+//     its equality labels (decision.SelectorLabels); its other expressions are
 //     evaluated here on what Crossplane returns;
 //   - the QueryServices labelled e6data.io/pool={pool}, across namespaces:
 //     those that point at the pool are reported even when it does not allow
 //     them;
 //   - each CRD that reveals how the cluster provisions nodes, by name;
 //   - by name, the cluster-scoped objects the pool would compose whose names
-//     another namespace's pool may hold (ownedNames).
+//     another namespace's pool may hold (decision.OwnedNames).
 //
 // They depend on the spec alone, so they are the same on every call of a
 // reconcile, as Crossplane requires.
@@ -235,9 +232,9 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 		m.ApiVersion, m.Kind = qsAPIVersion, qsv1alpha1.GroupVersionKind.Kind
 		return m
 	}
-	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(detectionCRDs)+len(ownedNames)+3)}
+	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(decision.DetectionCRDs)+len(decision.OwnedNames)+3)}
 	byName := func(name, namespace string) {
-		namespace = refNamespace(namespace, ns)
+		namespace = decision.RefNamespace(namespace, ns)
 		r.Resources[reqQSPrefix+namespace+"/"+name] = qsSel(&fnv1.ResourceSelector{
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: name}, Namespace: &namespace,
 		})
@@ -253,7 +250,7 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 		// No QueryService can carry the label.
 		pointing = nil
 	}
-	if l := selectorLabels(spec.QueryServiceSelector); len(l) > 0 {
+	if l := decision.SelectorLabels(spec.QueryServiceSelector); len(l) > 0 {
 		r.Resources[reqSelected] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: l}}})
 		if maps.Equal(l, pointing) {
 			// The selector asks for exactly these already.
@@ -263,14 +260,14 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 	if pointing != nil {
 		r.Resources[reqPointing] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: pointing}}})
 	}
-	for _, crd := range detectionCRDs {
+	for _, crd := range decision.DetectionCRDs {
 		r.Resources[reqCRDPrefix+crd] = &fnv1.ResourceSelector{
 			ApiVersion: "apiextensions.k8s.io/v1",
 			Kind:       "CustomResourceDefinition",
 			Match:      &fnv1.ResourceSelector_MatchName{MatchName: crd},
 		}
 	}
-	for _, o := range ownedNames {
+	for _, o := range decision.OwnedNames {
 		r.Resources[reqOwnerPrefix+string(o.Resource)] = &fnv1.ResourceSelector{
 			ApiVersion: o.APIVersion,
 			Kind:       o.Kind,
@@ -283,34 +280,6 @@ func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirement
 // qsAPIVersion is the QueryService's apiVersion.
 var qsAPIVersion = qsv1alpha1.GroupVersionKind.GroupVersion().String()
 
-// selectorLabels are the labels every QueryService sel selects must carry
-// with one value: its matchLabels, and each matchExpressions entry with
-// operator In and a single value. Crossplane fetches required resources by
-// label equality only; these narrow the fetch, and the whole selector is
-// then evaluated on what Crossplane returns. Nil when sel pins no label
-// (Validate refuses such a selector).
-func selectorLabels(sel *metav1.LabelSelector) map[string]string {
-	if sel == nil {
-		return nil
-	}
-	out := make(map[string]string, len(sel.MatchLabels)+len(sel.MatchExpressions))
-	maps.Copy(out, sel.MatchLabels)
-	for _, e := range sel.MatchExpressions {
-		if e.Operator == metav1.LabelSelectorOpIn && len(e.Values) == 1 {
-			if v, ok := out[e.Key]; ok && v != e.Values[0] {
-				// Contradicts matchLabels: selects nothing, which
-				// the local evaluation finds.
-				continue
-			}
-			out[e.Key] = e.Values[0]
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // isQSRequirement tells the QueryService requirements from the others (the
 // CRDs, the owned names and the EnvironmentConfigs).
 func isQSRequirement(name string) bool {
@@ -321,7 +290,7 @@ func isQSRequirement(name string) bool {
 // Crossplane has supplied every one of them. The QueryServices are those of
 // every QueryService requirement (one may come twice; Attach takes each
 // once).
-func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QueryService, map[string]bool, bool) {
+func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]decision.QueryService, map[string]bool, bool) {
 	rr := req.GetRequiredResources()
 	n := 0
 	for name := range reqs.GetResources() {
@@ -333,35 +302,35 @@ func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QuerySer
 			n += len(items.GetItems())
 		}
 	}
-	crds := make(map[string]bool, len(detectionCRDs))
-	for _, crd := range detectionCRDs {
+	crds := make(map[string]bool, len(decision.DetectionCRDs))
+	for _, crd := range decision.DetectionCRDs {
 		crds[crd] = len(rr[reqCRDPrefix+crd].GetItems()) > 0
 	}
-	if items := rr[reqCRDPrefix+crdCapacityBuffer].GetItems(); len(items) > 0 {
+	if items := rr[reqCRDPrefix+decision.CRDCapacityBuffer].GetItems(); len(items) > 0 {
 		// A CapacityBuffer CRD of another version than the one composed
 		// is not served for this purpose.
-		crds[crdCapacityBuffer] = servesVersion(items[0].GetResource(), objects.BufferVersion)
+		crds[decision.CRDCapacityBuffer] = decision.ServesVersion(items[0].GetResource(), objects.BufferVersion)
 	}
-	qss := make([]QueryService, 0, n)
+	qss := make([]decision.QueryService, 0, n)
 	// In a fixed order, so that duplicates resolve the same way each call.
 	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
 		if !isQSRequirement(name) {
 			continue
 		}
 		for _, it := range rr[name].GetItems() {
-			qss = append(qss, decodeQueryService(it.GetResource()))
+			qss = append(qss, decision.DecodeQueryService(it.GetResource()))
 		}
 	}
 	return qss, crds, true
 }
 
 // owners reads the cluster-scoped objects named after the pool that
-// exist (ownedNames), by composed-resource name. Call it once required has
+// exist (decision.OwnedNames), by composed-resource name. Call it once required has
 // found every requirement supplied.
 func owners(req *fnv1.RunFunctionRequest) map[resource.Name]*structpb.Struct {
 	rr := req.GetRequiredResources()
 	out := map[resource.Name]*structpb.Struct{}
-	for _, o := range ownedNames {
+	for _, o := range decision.OwnedNames {
 		if items := rr[reqOwnerPrefix+string(o.Resource)].GetItems(); len(items) > 0 && items[0].GetResource() != nil {
 			out[o.Resource] = items[0].GetResource()
 		}
@@ -370,7 +339,7 @@ func owners(req *fnv1.RunFunctionRequest) map[resource.Name]*structpb.Struct {
 }
 
 // apply writes Compute's Output into the response.
-func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input, out Output, cache *renderCache) error {
+func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in decision.Input, out decision.Output, cache *renderCache) error {
 	preserve := map[resource.Name]bool{}
 	for _, n := range out.Preserve {
 		preserve[n] = true
@@ -450,7 +419,7 @@ func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input
 		response.Normal(rsp, r.Message).WithReason(r.Reason).TargetCompositeAndClaim()
 	}
 	if out.RequeueAfter > 0 && out.RequeueAfter < response.DefaultTTL {
-		rsp.Meta.Ttl = durationpb.New(max(out.RequeueAfter, minTTL))
+		rsp.Meta.Ttl = durationpb.New(max(out.RequeueAfter, decision.MinRequeueAfter))
 	}
 	return nil
 }

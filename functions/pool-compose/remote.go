@@ -16,6 +16,7 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
@@ -36,17 +37,6 @@ const (
 	objectKind       = "Object"
 )
 
-// rnRemotePrefix starts the composed-resource name of an Object that wraps
-// the object the pool composes as the rest of the name: a pool moved from
-// local to remote gets new composed resources, and Crossplane removes the
-// local ones, which the workload cluster never saw.
-const rnRemotePrefix = "remote-"
-
-// rnRemoteCapacity is a remote pool's PoolCapacity: it stays in the
-// management cluster, under a name of its own (RemoteCapacityName), so a
-// pool moved between local and remote replaces it instead of renaming it.
-const rnRemoteCapacity = rnRemotePrefix + objects.ComposedCapacity
-
 // annotationOwner marks every object a pool composes in a workload cluster
 // with "{management}/{namespace}/{pool}". It is an annotation: the value
 // holds slashes, which no label value may.
@@ -65,7 +55,6 @@ const (
 	reasonReachable            = "WorkloadClusterReachable"
 	reasonUnreachable          = "WorkloadClusterUnreachable"
 	reasonNotApplied           = "WorkloadObjectsNotApplied"
-	reasonWaitingForWorkload   = "WaitingForWorkloadCluster"
 	reasonNameTaken            = "NameTaken"
 	msgExternalDoesNotExist    = "external resource does not exist"
 	reasonCapacityUnreachable  = "ClusterUnreachable"
@@ -145,7 +134,7 @@ func objectNameOf(obs map[resource.Name]*structpb.Struct, r Remote, target *unst
 
 // isLocalKind tells whether an object the pool composes stays in the
 // management cluster: Crossplane managed resources of cloud APIs (LKE and
-// DOKS node pools). The PoolCapacity stays too, under rnRemoteCapacity.
+// DOKS node pools). The PoolCapacity stays too, under objects.ComposedRemoteCapacity.
 func isLocalKind(apiVersion string) bool {
 	group, _, _ := strings.Cut(apiVersion, "/")
 	return strings.HasSuffix(group, ".upbound.io") || strings.HasSuffix(group, ".crossplane.io")
@@ -159,11 +148,11 @@ func isLocalKind(apiVersion string) bool {
 func RemoteView(obs map[resource.Name]*structpb.Struct) map[resource.Name]*structpb.Struct {
 	out := make(map[resource.Name]*structpb.Struct, len(obs))
 	for n, o := range obs {
-		if n == rnRemoteCapacity {
+		if n == objects.ComposedRemoteCapacity {
 			out[objects.ComposedCapacity] = o
 			continue
 		}
-		if inner, ok := strings.CutPrefix(string(n), rnRemotePrefix); ok && observed.String(o, "kind") == objectKind {
+		if inner, ok := strings.CutPrefix(string(n), objects.ComposedRemotePrefix); ok && observed.String(o, "kind") == objectKind {
 			if m := observed.Field(o, "status", "atProvider", "manifest").GetStructValue(); m != nil {
 				out[resource.Name(inner)] = m
 			}
@@ -247,16 +236,16 @@ type taken struct {
 
 // WrapOutput turns Compute's output for the pool's remote objects into
 // Objects: desired objects of remote kinds are wrapped (under
-// rnRemotePrefix names), preserved ones are kept as their observed Objects,
+// objects.ComposedRemotePrefix names), preserved ones are kept as their observed Objects,
 // and the PoolCapacity points at the workload cluster and asks for its
 // summary. observed is the request's observed state, unwrapped names
 // included. When a remote name belongs to someone else, no remote object
 // is applied and the pool is Failed (NameTaken) naming the holder.
-func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) Output {
+func WrapOutput(out decision.Output, obs map[resource.Name]*structpb.Struct, r Remote, previous map[string]string) decision.Output {
 	labels := objects.Identity(r.Pool, r.Namespace)
-	w := Output{
+	w := decision.Output{
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
-		Lazy:    make(map[resource.Name]Lazy, len(out.Lazy)),
+		Lazy:    make(map[resource.Name]decision.Lazy, len(out.Lazy)),
 		Ready:   make(map[resource.Name]resource.Ready, len(out.Ready)),
 		Status:  out.Status, CountsUnknown: out.CountsUnknown, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
 	}
@@ -272,15 +261,15 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 		return policy
 	}
 	wrap := func(n resource.Name, u *unstructured.Unstructured) (resource.Name, *unstructured.Unstructured) {
-		rn := resource.Name(rnRemotePrefix + string(n))
+		rn := resource.Name(objects.ComposedRemotePrefix + string(n))
 		policy := own(rn, func() string { return u.GetKind() + " " + objects.Qualified(u.GetNamespace(), u.GetName()) })
 		return rn, WrapObject(u, objectNameOf(obs, r, u), r.ProviderConfig, r.Mark, policy, labels)
 	}
 	for _, n := range slices.Sorted(maps.Keys(out.Desired)) {
 		u := out.Desired[n]
 		if n == objects.ComposedCapacity {
-			w.Desired[rnRemoteCapacity] = pointCapacity(u, r)
-			w.Ready[rnRemoteCapacity] = out.Ready[n]
+			w.Desired[objects.ComposedRemoteCapacity] = pointCapacity(u, r)
+			w.Ready[objects.ComposedRemoteCapacity] = out.Ready[n]
 			continue
 		}
 		if isLocalKind(u.GetAPIVersion()) {
@@ -293,19 +282,19 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 	for _, n := range slices.Sorted(maps.Keys(out.Lazy)) {
 		l := out.Lazy[n]
 		if n == objects.ComposedCapacity {
-			w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.CapacityName, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
-			w.Ready[rnRemoteCapacity] = out.Ready[n]
+			w.Lazy[objects.ComposedRemoteCapacity] = decision.Lazy{Key: remoteKey(l.Key, "capacity", r.ProviderConfig, r.Namespace, r.CapacityName, r.queryKey()), Build: func() *unstructured.Unstructured { return pointCapacity(l.Build(), r) }}
+			w.Ready[objects.ComposedRemoteCapacity] = out.Ready[n]
 			continue
 		}
 		// Every other lazy object is of a remote kind. It is built only
 		// when the render cache lacks it, or to name a held remote name.
-		rn := resource.Name(rnRemotePrefix + string(n))
+		rn := resource.Name(objects.ComposedRemotePrefix + string(n))
 		policy := own(rn, func() string {
 			u := l.Build()
 			return u.GetKind() + " " + objects.Qualified(u.GetNamespace(), u.GetName())
 		})
 		kept := keptObjectName(obs, rn, r.ProviderConfig)
-		w.Lazy[rn] = Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Namespace, r.Mark, policy, kept), Build: func() *unstructured.Unstructured {
+		w.Lazy[rn] = decision.Lazy{Key: remoteKey(l.Key, r.ProviderConfig, r.Namespace, r.Mark, policy, kept), Build: func() *unstructured.Unstructured {
 			u := l.Build()
 			name := kept
 			if name == "" {
@@ -316,7 +305,7 @@ func WrapOutput(out Output, obs map[resource.Name]*structpb.Struct, r Remote, pr
 		w.Ready[rn] = out.Ready[n]
 	}
 	for _, n := range out.Preserve {
-		if rn := resource.Name(rnRemotePrefix + string(n)); obs[rn] != nil {
+		if rn := resource.Name(objects.ComposedRemotePrefix + string(n)); obs[rn] != nil {
 			w.Preserve = append(w.Preserve, rn)
 		} else if o := obs[n]; o != nil && isLocalKind(observed.String(o, "apiVersion")) {
 			w.Preserve = append(w.Preserve, n)
@@ -355,7 +344,7 @@ func usedByObject(u *unstructured.Unstructured, objectName func(*unstructured.Un
 // nameTaken keeps every remote object as observed, disarms the
 // PoolCapacity (it counts, and evicts nothing) and fails the pool, naming
 // who holds which names.
-func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []taken, previous map[string]string) Output {
+func nameTaken(w decision.Output, observed map[resource.Name]*structpb.Struct, held []taken, previous map[string]string) decision.Output {
 	for n := range w.Desired {
 		if isRemoteObject(n) {
 			delete(w.Desired, n)
@@ -369,11 +358,11 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 		}
 	}
 	w.Preserve = slices.DeleteFunc(w.Preserve, isRemoteObject)
-	if u := w.Desired[rnRemoteCapacity]; u != nil {
-		w.Desired[rnRemoteCapacity] = objects.Disarmed(u)
+	if u := w.Desired[objects.ComposedRemoteCapacity]; u != nil {
+		w.Desired[objects.ComposedRemoteCapacity] = objects.Disarmed(u)
 	}
-	if l, ok := w.Lazy[rnRemoteCapacity]; ok {
-		w.Lazy[rnRemoteCapacity] = Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return objects.Disarmed(l.Build()) }}
+	if l, ok := w.Lazy[objects.ComposedRemoteCapacity]; ok {
+		w.Lazy[objects.ComposedRemoteCapacity] = decision.Lazy{Key: remoteKey(l.Key, "disarmed"), Build: func() *unstructured.Unstructured { return objects.Disarmed(l.Build()) }}
 	}
 	for _, n := range slices.Sorted(maps.Keys(observed)) {
 		if isRemoteObject(n) {
@@ -387,10 +376,10 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 	msg := "the workload cluster already has objects of the pool's names, which burstpool does not overwrite: " + strings.Join(msgs, "; ") +
 		": rename the pool, or delete or rename those objects; meanwhile the pool's PoolCapacity only counts and evicts nothing"
 	w.Status.Phase, w.Status.Message = poolv1alpha1.PhaseFailed, msg
-	w.Conditions = slices.DeleteFunc(slices.Clone(w.Conditions), func(c Condition) bool { return c.Type == CondProvisioned })
-	w.Conditions = append(w.Conditions, Condition{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonNameTaken, Message: msg})
-	if previous[CondProvisioned] != reasonNameTaken {
-		w.Results = append(w.Results, Result{Warning: true, Reason: reasonNameTaken, Message: msg})
+	w.Conditions = slices.DeleteFunc(slices.Clone(w.Conditions), func(c decision.Condition) bool { return c.Type == decision.CondProvisioned })
+	w.Conditions = append(w.Conditions, decision.Condition{Type: decision.CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonNameTaken, Message: msg})
+	if previous[decision.CondProvisioned] != reasonNameTaken {
+		w.Results = append(w.Results, decision.Result{Warning: true, Reason: reasonNameTaken, Message: msg})
 	}
 	return w
 }
@@ -398,7 +387,7 @@ func nameTaken(w Output, observed map[resource.Name]*structpb.Struct, held []tak
 // isRemoteObject tells the composed-resource names of Objects from the
 // others.
 func isRemoteObject(n resource.Name) bool {
-	return n != rnRemoteCapacity && strings.HasPrefix(string(n), rnRemotePrefix)
+	return n != objects.ComposedRemoteCapacity && strings.HasPrefix(string(n), objects.ComposedRemotePrefix)
 }
 
 // remoteKey is the render-cache key of a wrapped lazy object; empty when
@@ -468,20 +457,20 @@ func WorkloadQuery(reqs *fnv1.Requirements) *capv1alpha1.WorkloadClusterQuery {
 // the QueryServices and which detection CRDs exist. truncated says that
 // more QueryServices matched than the summary lists. ok is false until
 // the provider has published one.
-func Summary(capacity *structpb.Struct) (qss []QueryService, crds map[string]bool, truncated, ok bool) {
+func Summary(capacity *structpb.Struct) (qss []decision.QueryService, crds map[string]bool, truncated, ok bool) {
 	s := observed.Field(capacity, "status", "atProvider", "workloadCluster").GetStructValue()
 	if s == nil {
 		return nil, nil, false, false
 	}
-	crds = make(map[string]bool, len(detectionCRDs))
-	for _, crd := range detectionCRDs {
+	crds = make(map[string]bool, len(decision.DetectionCRDs))
+	for _, crd := range decision.DetectionCRDs {
 		crds[crd] = false
 	}
 	for _, v := range observed.Field(s, "crds").GetListValue().GetValues() {
 		crds[v.GetStringValue()] = true
 	}
 	items := observed.Field(s, "queryServices").GetListValue().GetValues()
-	qss = make([]QueryService, 0, len(items))
+	qss = make([]decision.QueryService, 0, len(items))
 	for _, v := range items {
 		qss = append(qss, summaryQueryService(v.GetStructValue()))
 	}
@@ -503,7 +492,7 @@ const (
 // they attach as before; kept names them. A QueryService missing from a
 // truncated summary may still exist: the summary lists at most 1,000, and
 // anyone may label a QueryService of their own to fill them.
-func KeepAttached(qss []QueryService, previous []poolv1alpha1.AttachedQueryService, sel *metav1.LabelSelector, pool, ns string) (out []QueryService, kept []string) {
+func KeepAttached(qss []decision.QueryService, previous []poolv1alpha1.AttachedQueryService, sel *metav1.LabelSelector, pool, ns string) (out []decision.QueryService, kept []string) {
 	have := make(map[string]bool, len(qss))
 	for _, q := range qss {
 		have[q.Namespace+"/"+q.Name] = true
@@ -516,8 +505,8 @@ func KeepAttached(qss []QueryService, previous []poolv1alpha1.AttachedQueryServi
 			continue
 		}
 		have[k] = true
-		q := QueryService{Name: r.Name, Namespace: r.Namespace, Labels: structLabels{}}
-		for k, v := range selectorLabels(sel) {
+		q := decision.QueryService{Name: r.Name, Namespace: r.Namespace, Labels: decision.Labels{}}
+		for k, v := range decision.SelectorLabels(sel) {
 			q.Labels[k] = structpb.NewStringValue(v)
 		}
 		e := &q.Spec.Executor
@@ -532,27 +521,27 @@ func KeepAttached(qss []QueryService, previous []poolv1alpha1.AttachedQueryServi
 
 // summaryCondition says whether the workload cluster summary is complete,
 // and which attachments a truncated one kept.
-func summaryCondition(truncated bool, kept []string) Condition {
+func summaryCondition(truncated bool, kept []string) decision.Condition {
 	if !truncated {
-		return Condition{Type: CondSummaryComplete, Status: metav1.ConditionTrue, Reason: reasonSummaryComplete}
+		return decision.Condition{Type: CondSummaryComplete, Status: metav1.ConditionTrue, Reason: reasonSummaryComplete}
 	}
 	msg := "the capacity provider's summary of the workload cluster lists only part of the QueryServices labelled for this pool (more than 1,000 point at it); no QueryService is detached while it is truncated"
 	if len(kept) > 0 {
 		msg += "; kept attached although missing from it: " + strings.Join(kept, ", ")
 	}
-	return Condition{Type: CondSummaryComplete, Status: metav1.ConditionFalse, Reason: reasonSummaryTruncated, Message: msg}
+	return decision.Condition{Type: CondSummaryComplete, Status: metav1.ConditionFalse, Reason: reasonSummaryTruncated, Message: msg}
 }
 
 // summaryQueryService reads one QueryService of a summary, which has the
 // fields of a QueryService's metadata and spec side by side.
-func summaryQueryService(s *structpb.Struct) QueryService {
+func summaryQueryService(s *structpb.Struct) decision.QueryService {
 	f := s.GetFields()
 	md := &structpb.Struct{Fields: map[string]*structpb.Value{"name": f["name"], "namespace": f["namespace"], "labels": f["labels"]}}
 	spec := &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	if ex, ok := f["executor"]; ok {
 		spec.Fields["executor"] = ex
 	}
-	return decodeQueryService(&structpb.Struct{Fields: map[string]*structpb.Value{
+	return decision.DecodeQueryService(&structpb.Struct{Fields: map[string]*structpb.Value{
 		"metadata": structpb.NewStructValue(md), "spec": structpb.NewStructValue(spec),
 	}})
 }
@@ -561,12 +550,12 @@ func summaryQueryService(s *structpb.Struct) QueryService {
 // from its observed Objects and PoolCapacity: False, quoting their errors,
 // while the provider cannot reach the cluster (WorkloadClusterUnreachable)
 // or an Object cannot be applied (WorkloadObjectsNotApplied).
-func Reachability(obs map[resource.Name]*structpb.Struct, pc string) Condition {
+func Reachability(obs map[resource.Name]*structpb.Struct, pc string) decision.Condition {
 	where := fmt.Sprintf("workload cluster %s (provider-kubernetes ProviderConfig %s)", pc, pc)
 	var capErr string
-	if c := observed.Condition(obs[rnRemoteCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
+	if c := observed.Condition(obs[objects.ComposedRemoteCapacity], "Ready"); c.Status == "False" && c.Reason == reasonCapacityUnreachable {
 		capErr = c.Message
-	} else if c := observed.Condition(obs[rnRemoteCapacity], "Synced"); c.Status == "False" {
+	} else if c := observed.Condition(obs[objects.ComposedRemoteCapacity], "Synced"); c.Status == "False" {
 		// The summary of the workload cluster could not be read.
 		capErr = c.Message
 	}
@@ -583,7 +572,7 @@ func Reachability(obs map[resource.Name]*structpb.Struct, pc string) Condition {
 		objErrs = append(objErrs, fmt.Sprintf("Object %s: %s", observed.String(o, "metadata", "name"), c.Message))
 	}
 	if capErr == "" && len(objErrs) == 0 {
-		return Condition{Type: CondWorkloadReachable, Status: metav1.ConditionTrue, Reason: reasonReachable}
+		return decision.Condition{Type: CondWorkloadReachable, Status: metav1.ConditionTrue, Reason: reasonReachable}
 	}
 	const maxQuoted = 3
 	quoted := objErrs
@@ -597,7 +586,7 @@ func Reachability(obs map[resource.Name]*structpb.Struct, pc string) Condition {
 	if capErr != "" || unreachable(objErrs) {
 		reason, what = reasonUnreachable, "cannot reach the "+where
 	}
-	return Condition{Type: CondWorkloadReachable, Status: metav1.ConditionFalse, Reason: reason,
+	return decision.Condition{Type: CondWorkloadReachable, Status: metav1.ConditionFalse, Reason: reason,
 		Message: what + "; nothing composed is removed meanwhile: " + strings.Join(quoted, "; ")}
 }
 
@@ -619,9 +608,9 @@ func unreachable(errs []string) bool {
 // observed state and the capacity provider's summary, which query asks
 // for, wrapping the remote objects. apply writes the Output against the
 // request's observed state, in.Observed.
-func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery) Output {
+func ComposeTarget(in decision.Input, pc string, query *capv1alpha1.WorkloadClusterQuery) decision.Output {
 	r := Remote{ProviderConfig: pc, Mark: OwnerMark(in.Config.ClusterName, in.Namespace, in.Pool), Pool: in.Pool, Namespace: in.Namespace, Query: query}
-	if r.CapacityName = keptObjectName(in.Observed, rnRemoteCapacity, pc); r.CapacityName == "" {
+	if r.CapacityName = keptObjectName(in.Observed, objects.ComposedRemoteCapacity, pc); r.CapacityName == "" {
 		r.CapacityName = RemoteCapacityName(pc, in.Namespace, in.Pool)
 	}
 	rin := in
@@ -631,18 +620,18 @@ func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery)
 	rin.Existing = maps.Clone(in.Existing)
 	delete(rin.Existing, objects.ComposedPlaceholderPriorityClass)
 	delete(rin.Existing, objects.ComposedCapacity)
-	qss, crds, truncated, ok := Summary(in.Observed[rnRemoteCapacity])
+	qss, crds, truncated, ok := Summary(in.Observed[objects.ComposedRemoteCapacity])
 	var kept []string
 	if truncated {
 		qss, kept = KeepAttached(qss, in.Previous.AttachedQueryServices, in.Spec.QueryServiceSelector, in.Pool, in.Namespace)
 	}
 	rin.QueryServices, rin.CRDs = qss, crds
 	waiting := !ok && !in.Deleting
-	var out Output
+	var out decision.Output
 	if waiting {
-		out = waitForWorkload(rin, pc, r.CapacityName)
+		out = decision.AwaitWorkload(rin, pc, r.CapacityName)
 	} else {
-		out = Compute(rin)
+		out = decision.Compute(rin)
 	}
 	out = WrapOutput(out, in.Observed, r, in.PreviousConditions)
 	if waiting {
@@ -658,34 +647,13 @@ func ComposeTarget(in Input, pc string, query *capv1alpha1.WorkloadClusterQuery)
 		sc := summaryCondition(truncated, kept)
 		out.Conditions = append(out.Conditions, sc)
 		if truncated && in.PreviousConditions[CondSummaryComplete] != sc.Reason {
-			out.Results = append(out.Results, Result{Warning: true, Reason: sc.Reason, Message: sc.Message})
+			out.Results = append(out.Results, decision.Result{Warning: true, Reason: sc.Reason, Message: sc.Message})
 		}
 	}
 	reach := Reachability(in.Observed, pc)
 	out.Conditions = append(out.Conditions, reach)
 	if reach.Status == metav1.ConditionFalse && in.PreviousConditions[CondWorkloadReachable] != reach.Reason {
-		out.Results = append(out.Results, Result{Warning: true, Reason: reach.Reason, Message: reach.Message})
+		out.Results = append(out.Results, decision.Result{Warning: true, Reason: reach.Reason, Message: reach.Message})
 	}
-	return out
-}
-
-// waitForWorkload composes only the PoolCapacity, which brings the
-// workload cluster's first summary (ComposeTarget keeps everything else, and
-// WrapOutput points the PoolCapacity at the cluster): the pool is
-// Pending until the summary arrives.
-func waitForWorkload(in Input, pc, capacityName string) Output {
-	out := Output{Desired: map[resource.Name]*unstructured.Unstructured{}, Lazy: map[resource.Name]Lazy{}, Ready: map[resource.Name]resource.Ready{}}
-	sel := maps.Clone(in.Spec.NodeSelector)
-	if sel == nil {
-		sel = map[string]string{}
-	}
-	maps.Copy(sel, objects.Identity(in.Pool, in.Namespace))
-	a := capacityArgs(in, Facts{PerNode: perNode(in.Spec), Scheduling: objects.Scheduling{NodeSelector: sel}}, nil).CountOnly()
-	out.Desired[objects.ComposedCapacity] = objects.PoolCapacity(a)
-	out.Ready[objects.ComposedCapacity] = resource.ReadyFalse
-	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, capacityName)
-	out.Status = in.Previous
-	out.Status.Phase, out.Status.Message = poolv1alpha1.PhasePending, msg
-	out.Conditions = []Condition{{Type: CondProvisioned, Status: metav1.ConditionFalse, Reason: reasonWaitingForWorkload, Message: msg}}
 	return out
 }

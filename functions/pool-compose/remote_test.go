@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
@@ -62,15 +63,15 @@ func summaryOf(t testing.TB, qss, crds []string) map[string]any {
 }
 
 // observeAs turns a response's desired objects into observed ones: objects
-// whose names are in objects get that status, the PoolCapacity gets the
+// whose names are in statuses get that status, the PoolCapacity gets the
 // summary (when not nil).
-func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]any, objects map[string]map[string]any) map[string]string {
+func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]any, statuses map[string]map[string]any) map[string]string {
 	t.Helper()
 	return observe(t, rsp, func(n string, _ *unstructured.Unstructured) map[string]any {
-		if st, ok := objects[n]; ok {
+		if st, ok := statuses[n]; ok {
 			return st
 		}
-		if n == string(rnRemoteCapacity) && summary != nil {
+		if n == string(objects.ComposedRemoteCapacity) && summary != nil {
 			return map[string]any{"atProvider": map[string]any{"workloadCluster": summary}}
 		}
 		return nil
@@ -141,7 +142,7 @@ warmSlots:
 	if diff := cmp.Diff(waiting, normalize(fp)); diff != "" {
 		t.Errorf("waiting PoolCapacity spec.forProvider (-want +got):\n%s", diff)
 	}
-	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonWaitingForWorkload {
+	if got := conditions(rsp)[decision.CondProvisioned]; got != "FALSE/"+decision.ReasonWaitingForWorkload {
 		t.Errorf("waiting: NodesProvisioned %s", got)
 	}
 	if msg := status(rsp)["message"]; !strings.Contains(fmt.Sprint(msg), "ProviderConfig west") {
@@ -277,7 +278,7 @@ func heldNodePool(t *testing.T, spec string) *fnv1.RunFunctionResponse {
 	rsp := s.run(t)
 	objs := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, rnRemotePrefix) && n != "remote-capacity" {
+		if strings.HasPrefix(n, objects.ComposedRemotePrefix) && n != "remote-capacity" {
 			objs[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
@@ -291,7 +292,7 @@ func heldNodePool(t *testing.T, spec string) *fnv1.RunFunctionResponse {
 
 func TestRemoteNameTaken(t *testing.T) {
 	rsp := heldNodePool(t, remotePool)
-	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonNameTaken {
+	if got := conditions(rsp)[decision.CondProvisioned]; got != "FALSE/"+reasonNameTaken {
 		t.Errorf("NodesProvisioned %s", got)
 	}
 	if got := fmt.Sprint(status(rsp)["message"]); !strings.Contains(got, "pool other/pools/burst") || !strings.Contains(got, "NodePool burst-nodepool") {
@@ -438,8 +439,8 @@ func TestReachability(t *testing.T) {
 	}{
 		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + reasonReachable},
 		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + reasonReachable},
-		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
-		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
+		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{objects.ComposedRemoteCapacity: capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
+		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{objects.ComposedRemoteCapacity: mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
 			want: "False/" + reasonUnreachable, quotes: []string{"PoolCapacity: cannot summarize"}},
 		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + reasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
 		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + reasonNotApplied, quotes: []string{"is invalid"}},
@@ -573,7 +574,7 @@ func TestMovedToRemote(t *testing.T) {
 		if desired(rsp, n) != nil {
 			t.Errorf("the moved pool still desires its local %s", n)
 		}
-		o := desired(rsp, rnRemotePrefix+n)
+		o := desired(rsp, objects.ComposedRemotePrefix+n)
 		if o == nil {
 			t.Errorf("the moved pool composes no %s in west", n)
 			continue

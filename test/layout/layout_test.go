@@ -93,7 +93,7 @@ func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 }
 
 // TestPoolCapacityArgumentsBuiltOnce: the PoolCapacity's arguments are
-// made in one place (capacityArgs), so a pool's PoolCapacity cannot mean
+// made in one place (package decision, capacityArgs), so a pool's PoolCapacity cannot mean
 // one thing for a local pool and another for a remote one.
 func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 	root := gomod.RootForTest(t)
@@ -132,7 +132,7 @@ func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"capacity.go"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"decision/capacity.go"}, got); diff != "" {
 		t.Errorf("files with a CapacityArgs literal (-want +got):\n%s", diff)
 	}
 }
