@@ -59,7 +59,7 @@
 //
 // RunFunction gathers one Input from the request and takes one of two
 // paths: a pool of this cluster, or one whose claim is refused, goes to
-// Compute; a pool with a workload cluster goes to ComposeTarget
+// Compute; a pool with a workload cluster goes to remote.Compose
 // (remote.go), which computes the pool from the unwrapped observed state
 // and the capacity provider's summary (or, until that summary arrives,
 // composes only the PoolCapacity, as decision.AwaitWorkload), then wraps every

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/remote"
+
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -49,7 +51,7 @@ type Function struct {
 // RunFunction composes one XPool: it gathers the XPool, its observed
 // objects and the QueryServices and CRDs it asked Crossplane for, computes
 // the desired objects and status (Compute in the pool's own cluster, or
-// ComposeTarget in its workload cluster), and applies them to the response.
+// remote.Compose in its workload cluster), and applies them to the response.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	// Desired state of its own, so that writing it leaves the request as
@@ -69,13 +71,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
 	var out decision.Output
-	if pc := WorkloadTarget(in.Config, in.Spec); pc == "" || decision.ClaimRefused(in) {
+	if pc := remote.Target(in.Config, in.Spec); pc == "" || decision.ClaimRefused(in) {
 		// The pool's own cluster. A refused claim chooses nothing, its
 		// workload cluster included: Compute refuses it and keeps what it
 		// composed.
 		out = decision.Compute(in)
 	} else {
-		out = ComposeTarget(in, pc, WorkloadQuery(rsp.Requirements))
+		out = remote.Compose(in, pc, workloadQuery(rsp.Requirements))
 	}
 	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
@@ -48,4 +50,22 @@ func environmentData(req *fnv1.RunFunctionRequest) ([]decision.NamedData, bool) 
 	}
 	slices.SortFunc(out, func(a, b decision.NamedData) int { return strings.Compare(a.Name, b.Name) })
 	return out, true
+}
+
+// workloadQuery is what the capacity provider reads from the workload
+// cluster for the pool: the QueryServices and CRDs of its requirements.
+func workloadQuery(reqs *fnv1.Requirements) *capv1alpha1.WorkloadClusterQuery {
+	q := &capv1alpha1.WorkloadClusterQuery{}
+	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
+		sel := reqs.GetResources()[name]
+		switch {
+		case strings.HasPrefix(name, reqQSPrefix):
+			q.QueryServices = append(q.QueryServices, capv1alpha1.PoolRef{Name: sel.GetMatchName(), Namespace: sel.GetNamespace()})
+		case name == reqSelected || name == reqPointing:
+			q.LabelSelectors = append(q.LabelSelectors, maps.Clone(sel.GetMatchLabels().GetLabels()))
+		case strings.HasPrefix(name, reqCRDPrefix):
+			q.CRDs = append(q.CRDs, sel.GetMatchName())
+		}
+	}
+	return q
 }

@@ -17,8 +17,8 @@ import (
 const ReasonWaitingForWorkload = "WaitingForWorkloadCluster"
 
 // AwaitWorkload composes only the PoolCapacity, which brings the
-// workload cluster's first summary (ComposeTarget keeps everything else, and
-// WrapOutput points the PoolCapacity at the cluster): the pool is
+// workload cluster's first summary (remote.Compose keeps everything else, and
+// remote.Wrap points the PoolCapacity at the cluster): the pool is
 // Pending until the summary arrives.
 func AwaitWorkload(in Input, pc, capacityName string) Output {
 	out := Output{Desired: map[resource.Name]*unstructured.Unstructured{}, Lazy: map[resource.Name]Lazy{}, Ready: map[resource.Name]resource.Ready{}}

@@ -92,6 +92,6 @@ func Qualified(ns, name string) string {
 const ComposedRemotePrefix = "remote-"
 
 // ComposedRemoteCapacity is a remote pool's PoolCapacity: it stays in the
-// management cluster, under a name of its own (RemoteCapacityName), so a
+// management cluster, under a name of its own (remote.CapacityName), so a
 // pool moved between local and remote replaces it instead of renaming it.
 const ComposedRemoteCapacity = ComposedRemotePrefix + ComposedCapacity
