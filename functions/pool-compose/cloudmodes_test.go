@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"sigs.k8s.io/yaml"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"

@@ -9,8 +9,8 @@
 // warm image "{pool}-warmup-{hash}", and, with spec.storageAgent, the
 // DaemonSet "{pool}-storage-agent"; these node agents run at the
 // PriorityClass "{pool}-node-agent" (value 1000000, preempting executors on
-// a full node; agents.go), or at the class warmup.priorityClassName names.
-// Then, by provisioning method:
+// a full node; decision/agents.go), or at the class
+// warmup.priorityClassName names. Then, by provisioning method:
 //
 //   - karpenter, eks-auto-mode: a karpenter.sh/v1 NodePool "{pool}-nodepool"
 //     and a NodeClass "{pool}-nodeclass" of the cloud (EC2NodeClass,
@@ -21,10 +21,11 @@
 //     maxExecutors, plus the placeholders.
 //   - node-group: the cloud's node group "{pool}-nodegroup" (an EKS
 //     NodeGroup, a GKE NodePool or an AKS KubernetesClusterNodePool of
-//     Upbound's provider families; package cloudpool, nodegroup.go), which
-//     the cluster's Cluster Autoscaler scales between minExecutors and
-//     maxExecutors, plus the placeholders. A new type or capacity gets a
-//     new group and holds the old one until it is empty.
+//     Upbound's provider families; package cloudpool,
+//     decision/nodegroup.go), which the cluster's Cluster Autoscaler scales
+//     between minExecutors and maxExecutors, plus the placeholders. A new
+//     type or capacity gets a new group and holds the old one until it is
+//     empty.
 //   - lke, doks, coreweave without manageNodePool, and static: no node
 //     objects; spec.nodeSelector picks existing nodes, which must also carry
 //     the label e6data.io/pool={pool}. Without nodeSelector the pool is
@@ -38,8 +39,8 @@
 // Executors preempt them. Where an autoscaler acts on SIG Autoscaling's
 // CapacityBuffer (autoscaling.x-k8s.io/v1beta1), a CapacityBuffer
 // "{pool}-warm-slots" and its PodTemplate hold the slots instead and no
-// placeholder pod runs: decideWarmMethod (buffer.go) says which, from the
-// warmCapacity settings, whether the CRD is served and whether an
+// placeholder pod runs: decideWarmMethod (decision/buffer.go) says which,
+// from the warmCapacity settings, whether the CRD is served and whether an
 // autoscaler processed the buffer, and status.warmCapacity and the
 // WarmCapacity condition show it.
 //
@@ -50,28 +51,42 @@
 // launches a node for.
 //
 // A Karpenter pool that warms images launches its nodes with the startup
-// taint e6data.io/warming={pool}:NoSchedule (warmingTaint in karpenter.go),
-// which the warmup and storage-agent pods tolerate and executors do not;
-// the capacity provider removes it once the node's images are warm, or
-// after warmup.openAfter (PoolCapacity spec.forProvider.startup).
+// taint e6data.io/warming={pool}:NoSchedule (warmingTaint in
+// decision/karpenter.go), which the warmup and storage-agent pods tolerate
+// and executors do not; the capacity provider removes it once the node's
+// images are warm, or after warmup.openAfter (PoolCapacity
+// spec.forProvider.startup).
 //
-// # How it decides
+// # How it runs
 //
-// RunFunction gathers one Input from the request and takes one of two
-// paths: a pool of this cluster, or one whose claim is refused, goes to
-// Compute; a pool with a workload cluster goes to remote.Compose
-// (remote.go), which computes the pool from the unwrapped observed state
-// and the capacity provider's summary (or, until that summary arrives,
-// composes only the PoolCapacity, as decision.AwaitWorkload), then wraps every
-// object for the workload cluster. apply writes the Output into the
-// response. Package observed reads the observed objects on both paths;
-// package objects builds the objects the decisions ask for (arguments in,
-// objects out: the NodePool and NodeClasses, the node IAM objects, the
-// PoolCapacity, the pool's workloads and PriorityClasses, the
-// CapacityBuffer, the admission policy); package cloudpool builds the
-// node pools of clouds without Karpenter.
-// Package decision says how Compute decides, one file per decision, and
-// follows spec.maxExecutors through it.
+// RunFunction (fn.go) gathers one decision.Input from the request (gather;
+// what it asks Crossplane for is in requirements.go) and takes one of two
+// paths:
+//
+//   - a pool of this cluster, or one whose claim is refused, goes to
+//     decision.Compute;
+//   - a pool with a workload cluster goes to remote.Compose, which reads
+//     what the capacity provider reports of that cluster from the observed
+//     PoolCapacity (remote.View, remote.Summary, remote.KeepAttached),
+//     computes the pool with decision.Compute (or, until the first report
+//     arrives, composes only the PoolCapacity: decision.AwaitWorkload),
+//     wraps every object for the workload cluster (remote.Wrap) and says
+//     whether the cluster is reachable (remote.Reachability).
+//
+// apply (apply.go) writes the decision.Output into the response. The
+// packages:
+//
+//   - decision: the pure decisions, Input in, Output out; its package
+//     documentation says how Compute decides, one file per decision, and
+//     follows spec.maxExecutors through them.
+//   - objects: builds the objects the decisions ask for (arguments in,
+//     objects out: the NodePool and NodeClasses, the node IAM objects, the
+//     PoolCapacity, the pool's workloads and PriorityClasses, the
+//     CapacityBuffer, the admission policy).
+//   - remote: wraps a pool's objects for its workload cluster.
+//   - observed: reads the observed objects, on both paths.
+//   - cloudpool: the node pools of clouds without Karpenter.
+//   - input: the function's input and the cluster settings.
 //
 // # Detection and attachment
 //

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/burstpool/burstpool/test/harness/pbstruct"
-
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -26,6 +24,7 @@ import (
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/test/harness/pbstruct"
 )
 
 // now is the clock of every test.

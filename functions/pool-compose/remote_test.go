@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/burstpool/burstpool/functions/pool-compose/remote"
-
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
+	"github.com/burstpool/burstpool/functions/pool-compose/remote"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 

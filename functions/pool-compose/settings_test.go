@@ -3,10 +3,9 @@ package main
 import (
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
-
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )

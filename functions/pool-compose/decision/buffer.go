@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"

@@ -9,9 +9,9 @@
 // # How it decides
 //
 // Compute first establishes the pool's facts (Facts: how its nodes are
-// provisioned, which QueryServices attach, where its pods are scheduled, what the PoolCapacity observed and
-// whether executors have run), then makes each decision in this order, one
-// file each:
+// provisioned, which QueryServices attach, where its pods are scheduled,
+// what the PoolCapacity observed and whether executors have run), then
+// makes each decision in this order, one file each:
 //
 //  1. awaitSettings (settings.go): invalid or missing settings, or an
 //     EnvironmentConfig the pool was composed with that is not found

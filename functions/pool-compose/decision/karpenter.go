@@ -1,19 +1,15 @@
 package decision
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-
 	"fmt"
-
-	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
-
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"

@@ -1,11 +1,11 @@
 package decision
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	"maps"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"

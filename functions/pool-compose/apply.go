@@ -3,72 +3,142 @@ package main
 import (
 	"time"
 
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
 
-// Decoding and encoding straight between protobuf Structs and the few
-// fields the function uses. A pool may have a thousand QueryServices;
-// going through JSON for each costs more than everything else the function
-// does.
+// The status is encoded straight into protobuf Structs, and decoded straight
+// from them (decodeStatus, fn.go), for the few fields the function uses: a
+// pool may have a thousand QueryServices, and going through JSON for each
+// costs more than everything else the function does.
 
-// decodeStatus reads the fields of a previous status that the function
-// compares with: the phase, the instance type and the QueryService reports.
-func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
-	var st poolv1alpha1.PoolStatus
-	if s == nil {
-		return st
+// apply writes Compute's Output into the response.
+func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in decision.Input, out decision.Output, cache *renderCache) error {
+	preserve := map[resource.Name]bool{}
+	for _, n := range out.Preserve {
+		preserve[n] = true
 	}
-	st.Phase = poolv1alpha1.PoolPhase(observed.String(s, "phase"))
-	st.DerivedInstanceType, st.DerivedFrom = observed.String(s, "derivedInstanceType"), observed.String(s, "derivedFrom")
-	if sz := observed.Field(s, "sizing").GetStructValue(); sz != nil {
-		st.Sizing = &poolv1alpha1.SizingStatus{
-			ExecutorsHaveRun: observed.Field(sz, "executorsHaveRun").GetBoolValue(),
-			Architecture:     observed.String(sz, "architecture"), ArchitectureFrom: observed.String(sz, "architectureFrom"),
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	put := func(n resource.Name, st *structpb.Struct, ready resource.Ready) {
+		rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: st, Ready: readyProto(ready)}
+	}
+	for n, u := range out.Desired {
+		st, err := resource.AsStruct(u)
+		if err != nil {
+			return errors.Wrapf(err, "cannot encode %s", n)
+		}
+		put(n, st, out.Ready[n])
+	}
+	for n, l := range out.Lazy {
+		st, err := cache.render(l)
+		if err != nil {
+			return errors.Wrapf(err, "cannot encode %s", n)
+		}
+		put(n, st, out.Ready[n])
+	}
+	for n := range preserve {
+		_, d := out.Desired[n]
+		_, l := out.Lazy[n]
+		if o := in.Observed[n]; o != nil && !d && !l {
+			if err := keepOne(rsp, n, o); err != nil {
+				return err
+			}
 		}
 	}
-	if w := observed.Field(s, "warmCapacity").GetStructValue(); w != nil {
-		st.WarmCapacity = &poolv1alpha1.WarmCapacityStatus{
-			Method: observed.String(w, "method"), Slots: int32(observed.Number(observed.Field(w, "slots"))), CapacityBuffer: observed.String(w, "capacityBuffer"),
-		}
-		if t, err := time.Parse(time.RFC3339, observed.String(w, "awaitingSince")); err == nil {
-			st.WarmCapacity.AwaitingSince = &metav1.Time{Time: t}
+	if in.Deleting {
+		for n, o := range in.Observed {
+			if _, ok := rsp.Desired.Resources[string(n)]; !ok {
+				if err := keepOne(rsp, n, o); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	reports := observed.Field(s, "attachedQueryServices").GetListValue().GetValues()
-	if len(reports) > 0 {
-		st.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(reports))
+
+	// Only the status is set on the desired XPool, straight into the
+	// Struct: decoding the whole XPool to set one field costs more than
+	// composing the pool.
+	dxr := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
+		dxr.Fields[k] = v
 	}
-	for _, v := range reports {
-		a := v.GetStructValue()
-		if a == nil {
+	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, observed.Field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	rsp.Desired.Composite = &fnv1.Resource{Resource: dxr, ConnectionDetails: req.GetDesired().GetComposite().GetConnectionDetails(), Ready: req.GetDesired().GetComposite().GetReady()}
+
+	for _, c := range out.Conditions {
+		var co *response.ConditionOption
+		switch c.Status {
+		case "True":
+			co = response.ConditionTrue(rsp, c.Type, c.Reason)
+		case "False":
+			co = response.ConditionFalse(rsp, c.Type, c.Reason)
+		default:
+			co = response.ConditionUnknown(rsp, c.Type, c.Reason)
+		}
+		if c.Message != "" {
+			co = co.WithMessage(c.Message)
+		}
+		co.TargetCompositeAndClaim()
+	}
+	for _, r := range out.Results {
+		if r.Warning {
+			response.Warning(rsp, errors.New(r.Message)).WithReason(r.Reason).TargetCompositeAndClaim()
 			continue
 		}
-		q := poolv1alpha1.AttachedQueryService{
-			QueryService: poolv1alpha1.QueryServiceReference{Name: observed.String(a, "queryService", "name"), Namespace: observed.String(a, "queryService", "namespace")},
-			Attached:     observed.Field(a, "attached").GetBoolValue(), Compatible: observed.Field(a, "compatible").GetBoolValue(),
-			InstanceType: observed.String(a, "instanceType"), RequiredCPU: observed.String(a, "requiredCpu"), RequiredMemory: observed.String(a, "requiredMemory"),
-			Message: observed.String(a, "message"), MaxPoolExecutors: int32(observed.Number(observed.Field(a, "maxPoolExecutors"))),
-		}
-		if t, err := time.Parse(time.RFC3339, observed.String(a, "lastChecked")); err == nil {
-			q.LastChecked = &metav1.Time{Time: t}
-		}
-		st.AttachedQueryServices = append(st.AttachedQueryServices, q)
+		response.Normal(rsp, r.Message).WithReason(r.Reason).TargetCompositeAndClaim()
 	}
-	return st
+	if out.RequeueAfter > 0 && out.RequeueAfter < response.DefaultTTL {
+		rsp.Meta.Ttl = durationpb.New(max(out.RequeueAfter, decision.MinRequeueAfter))
+	}
+	return nil
 }
 
-// decodeConditions reads the reasons of the XPool's conditions by type.
-func decodeConditions(s *structpb.Struct) map[string]string {
-	out := map[string]string{}
-	for _, v := range observed.Field(s, "conditions").GetListValue().GetValues() {
-		c := v.GetStructValue()
-		out[observed.String(c, "type")] = observed.String(c, "reason")
+// keepObserved copies every observed object into desired state unchanged,
+// unless an earlier pipeline step desires it.
+func keepObserved(rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*structpb.Struct) error {
+	for n, o := range observed {
+		if _, ok := rsp.GetDesired().GetResources()[string(n)]; ok {
+			continue
+		}
+		if err := keepOne(rsp, n, o); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
+}
+
+// keepOne puts the observed object o into desired state as n.
+func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *structpb.Struct) error {
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: observed.Keep(o)}
+	return nil
+}
+
+// readyProto converts a readiness.
+func readyProto(r resource.Ready) fnv1.Ready {
+	switch r {
+	case resource.ReadyTrue:
+		return fnv1.Ready_READY_TRUE
+	case resource.ReadyFalse:
+		return fnv1.Ready_READY_FALSE
+	}
+	return fnv1.Ready_READY_UNSPECIFIED
 }
 
 // statusValue encodes the pool's status as a Struct value, in the shapes of
