@@ -45,27 +45,42 @@
 // failure beats a pending problem; once there is one, no placeholders are
 // decided, and after a failure no nodes.
 //
-// Following spec.maxExecutors through it:
+// Following spec.maxExecutors from the request to the NodePool's limits,
+// the PoolCapacity and the status message (files of this package unless
+// named otherwise):
 //
-//   - Validate refuses a pool whose maxExecutors is below 1, or whose
+//   - fn.go of package main decodes the spec (decodePool); Validate
+//     (compute.go) refuses a pool whose maxExecutors is below 1, or whose
 //     minExecutors is not between 0 and maxExecutors.
-//   - establish takes executorsPerNode, at least 1, as Facts.PerNode.
-//   - decideNodes turns both into nodes (nodeRange): maxExecutors /
-//     executorsPerNode rounded up is the most nodes, minExecutors the same
-//     way the fewest (none while suspended). Karpenter's NodePool limits
-//     (nodePoolLimits, in nodes.go, handed to objects.NodePool as they
-//     are) are that many nodes and that many times the CPU and memory of
-//     the largest type offered (sizing's LargestOffered), all zero while
-//     suspended; a cloud
-//     node pool scales between the two; a CoreWeave pool runs what its warm
+//   - Compute's establish (compute.go) takes executorsPerNode, at least 1
+//     (perNode), as Facts.PerNode.
+//   - CheckClaim (tenancy.go) refuses a claim whose maxExecutors, or the
+//     nodes it needs (ceilDiv64, nodes.go), exceeds what the settings'
+//     tenancy grants its namespace.
+//   - decideNodes (nodes.go) turns both into nodes (nodeRange):
+//     maxExecutors / executorsPerNode rounded up is the most nodes,
+//     minExecutors the same way the fewest (none while suspended).
+//     decideKarpenter (karpenter.go) hands Karpenter's NodePool limits
+//     (nodePoolLimits, nodes.go) to objects.NodePool (objects/karpenter.go),
+//     which writes them as spec.limits: that many nodes and that many times
+//     the CPU and memory of the largest type offered (LargestOffered,
+//     internal/sizing/derive.go), all zero while suspended. A cloud node
+//     pool scales between the two; a CoreWeave pool runs what its warm
 //     slots and executors need, never more than the most.
-//   - decideCapacity hands maxExecutors to the PoolCapacity, which counts at
-//     most that many executor slots on the pool's nodes; capacityArgs is
-//     the one place its arguments are made, for a remote pool that waits
-//     for its workload cluster too, and objects.PoolCapacity writes them.
-//   - decidePlaceholders holds minExecutors (at most maxExecutors) slots
-//     warm, less the executors running, each the size of the largest
-//     compatible executor.
-//   - decideStatus's phase message of an Active pool is "the pool runs up
-//     to {maxExecutors} executors".
+//   - decideCapacity (capacity.go) hands maxExecutors to the PoolCapacity,
+//     which counts at most that many executor slots on the pool's nodes;
+//     capacityArgs is the one place its arguments are made, for a remote
+//     pool that waits for its workload cluster too (AwaitWorkload,
+//     workload.go), and objects.PoolCapacity (objects/capacity.go) writes
+//     them as spec.forProvider.maxExecutors.
+//   - decidePlaceholders (placeholders.go) holds minExecutors (at most
+//     maxExecutors) slots warm, less the executors running, each the size
+//     of the largest compatible executor.
+//   - decideStatus's phase (status.go) gives an Active pool the message
+//     "the pool runs up to {maxExecutors} executors", which apply.go of
+//     package main writes to status.message (statusValue).
+//   - A pool with a workload cluster reaches Compute or AwaitWorkload
+//     through remote.Compose (remote/compose.go), and remote.Wrap
+//     (remote/wrap.go, pointCapacity) points its PoolCapacity at that
+//     cluster with maxExecutors unchanged.
 package decision
