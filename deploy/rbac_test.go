@@ -38,6 +38,11 @@ var allowed = []string{
 	// placeholder (remove its scheduling gate): patch, never update.
 	"burstpool-capacity-observer: cluster /pods patch",
 	"burstpool-capacity-observer: cluster /nodes patch",
+	// Keep the pool's CapacityBuffer's spec.replicas at the warm slots it
+	// still wants: read by name, server-side apply; never create, update
+	// or delete.
+	"burstpool-capacity-observer: cluster autoscaling.x-k8s.io/capacitybuffers get",
+	"burstpool-capacity-observer: cluster autoscaling.x-k8s.io/capacitybuffers patch",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices get",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices list",
 	"burstpool-capacity-observer: cluster e6data.io/queryservices watch",

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/test/harness/golden"
@@ -57,6 +60,41 @@ func TestCapacityBufferComposed(t *testing.T) {
 	}
 	if err := reg.Validate(desired(second, "capacity-buffer")); err != nil {
 		t.Errorf("the composed CapacityBuffer is invalid against the upstream CRD: %v", err)
+	}
+	holds := func(rsp *fnv1.RunFunctionResponse) string {
+		b, _, _ := unstructured.NestedMap(desired(rsp, "capacity").Object, "spec", "forProvider", "warmSlots", "capacityBuffer")
+		return fmt.Sprint(b)
+	}
+	if got, want := holds(first), "map[holds:false name:burst-warm-slots]"; got != want {
+		t.Errorf("first call: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s (a probe the provider keeps at 0)", got, want)
+	}
+	if got, want := holds(second), "map[holds:true name:burst-warm-slots]"; got != want {
+		t.Errorf("processed buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
+	}
+
+	// The capacity provider took the replicas over (its annotation): the
+	// composition leaves them out, so that Crossplane's server-side apply
+	// gives up its claim and never resets the provider's value; the
+	// server keeps the provider's replicas, so the object stays valid.
+	owned := observe(t, second, func(n string, u *unstructured.Unstructured) map[string]any {
+		if n != string(objects.ComposedBuffer) {
+			return healthy(0, 1)(n, u)
+		}
+		u.SetGeneration(2)
+		u.SetAnnotations(map[string]string{qsv1alpha1.AnnotationReplicasOwner: "burstpool-capacity"})
+		_ = unstructured.SetNestedField(u.Object, int64(1), "spec", "replicas")
+		return map[string]any{"conditions": []any{map[string]any{
+			"type": decision.CondReadyForProvisioning, "status": "True", "reason": "Resolved", "observedGeneration": int64(2),
+			"message": "Pod template resolved successfully", "lastTransitionTime": "2026-11-22T11:59:00Z",
+		}}}
+	})
+	st = "  warmCapacity:\n    method: CapacityBuffer\n    slots: 2\n    capacityBuffer: burst-warm-slots\n"
+	third := scenario{XR: withStatus(xpool("burst", "pools", basicSpec), st), QueryServices: allQS, CRDs: crds, Observed: owned}.run(t)
+	if _, set, _ := unstructured.NestedFieldNoCopy(desired(third, "capacity-buffer").Object, "spec", "replicas"); set {
+		t.Errorf("owned buffer: the composition still sets spec.replicas, which Crossplane's apply would take back from the capacity provider")
+	}
+	if got, want := holds(third), "map[holds:true name:burst-warm-slots]"; got != want {
+		t.Errorf("owned buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
 	}
 }
 

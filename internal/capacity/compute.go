@@ -51,6 +51,10 @@ type Result struct {
 	// Ungate lists the placeholder pods to release from their scheduling
 	// gate (warmSlots).
 	Ungate []Ungate
+
+	// Buffer is the replica count of the pool's CapacityBuffer, when
+	// warmSlots names one (startup.go).
+	Buffer *BufferScale
 }
 
 // requests sums what executors request.
@@ -223,6 +227,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	res.Open, obs.WarmingNodes = openings(spec, snap, pool, now)
 	obs.OpenedCold = openedCold(res.Open, prev.OpenedCold, snap, pool, now)
 	res.Ungate = ungates(spec, snap, pool, obs.OccupiedExecutors)
+	res.Buffer = bufferScale(spec, snap, pool, obs.OccupiedExecutors)
 
 	obs.ObservedAt = prev.ObservedAt
 	obs.LastObservedTime = prev.LastObservedTime

@@ -130,39 +130,41 @@ func openedCold(open []Opening, prev []v1alpha1.ColdNode, snap Snapshot, pool st
 	return out
 }
 
+// wantedSlots is how many warm slots the pool wants held now: its slots
+// less the executors that occupy a slot (occupied) or wait unbound for the
+// pool's nodes, which a free slot is about to take. An unbound pod counts
+// only in the namespace of an attached QueryService, as Compute counts
+// executors (counts): anyone may create pods with the pool's labels in a
+// namespace of their own, and they must not empty another tenant's warm
+// slots.
+func wantedSlots(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) int32 {
+	want := spec.WarmSlots.Slots - occupied
+	attachedNS := make(map[string]bool, len(spec.QueryServices))
+	for _, qs := range spec.QueryServices {
+		attachedNS[qs.Namespace] = true
+	}
+	snap.Pods(pool, func(p *Pod) bool {
+		if matches(spec.ExecutorSelector, p.Labels) && p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) {
+			want--
+		}
+		return true
+	})
+	return max(0, want)
+}
+
 // ungates decides which gated placeholder pods to release: as many as the
-// pool wants warm slots beyond those held. The pool wants slots less the
-// executors that occupy a slot (occupied) or wait unbound for the pool's
-// nodes: a placeholder an executor just preempted is recreated gated by
-// its ReplicaSet, and stays gated while the executor that took its slot
-// counts, until the pool lowers the placeholders' replicas and the
-// ReplicaSet removes it (unscheduled pods first). Placeholders that are
-// bound, or pending without a gate, hold a slot; terminating ones do not.
-// The oldest gated placeholders go first.
+// pool wants warm slots (wantedSlots) beyond those held. A placeholder an
+// executor just preempted is recreated gated by its ReplicaSet, and stays
+// gated while the executor that took its slot counts, until the pool
+// lowers the placeholders' replicas and the ReplicaSet removes it
+// (unscheduled pods first). The oldest gated placeholders go first.
 func ungates(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) []Ungate {
 	w := spec.WarmSlots
 	if w == nil || len(w.Selector) == 0 || w.Gate == "" || spec.Suspend {
 		return nil
 	}
-	want := w.Slots - occupied
-	var gated []*Pod
-	snap.Pods(pool, func(p *Pod) bool {
-		switch {
-		case matches(spec.ExecutorSelector, p.Labels):
-			if p.NodeName == "" && p.State == PodPending && aims(spec, p.Aim) {
-				want--
-			}
-		case p.Namespace == spec.Pool.Namespace && matches(w.Selector, p.Labels):
-			switch {
-			case p.State != PodPending && p.State != PodRunning:
-			case slices.Contains(p.Gates, w.Gate):
-				gated = append(gated, p)
-			default:
-				want--
-			}
-		}
-		return true
-	})
+	held, gated := placeholders(spec, snap, pool)
+	want := wantedSlots(spec, snap, pool, occupied) - held
 	if want <= 0 || len(gated) == 0 {
 		return nil
 	}
@@ -177,4 +179,56 @@ func ungates(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, o
 		out = append(out, Ungate{Pod: p.Key(), UID: p.UID, Gate: w.Gate})
 	}
 	return out
+}
+
+// placeholders counts the pool's placeholder pods that hold a warm slot
+// (bound, or pending without the gate; terminating ones do not) and lists
+// those still gated. Placeholders run in the pool's namespace: a pod with
+// their labels elsewhere is anyone's.
+func placeholders(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string) (held int32, gated []*Pod) {
+	w := spec.WarmSlots
+	if w == nil || len(w.Selector) == 0 {
+		return 0, nil
+	}
+	snap.Pods(pool, func(p *Pod) bool {
+		if p.Namespace != spec.Pool.Namespace || !matches(w.Selector, p.Labels) || matches(spec.ExecutorSelector, p.Labels) {
+			return true
+		}
+		switch {
+		case p.State != PodPending && p.State != PodRunning:
+		case w.Gate != "" && slices.Contains(p.Gates, w.Gate):
+			gated = append(gated, p)
+		default:
+			held++
+		}
+		return true
+	})
+	return held, gated
+}
+
+// A BufferScale is the replica count the pool's CapacityBuffer is kept at.
+type BufferScale struct {
+	Namespace, Name string
+	Replicas        int32
+}
+
+// bufferScale decides the pool's CapacityBuffer replicas: the slots the
+// pool wants (wantedSlots) less those placeholders still hold, while the
+// buffer holds them; 0 while it does not or the pool is suspended.
+// Lowering them as soon as an executor is created keeps an autoscaler from
+// launching a node to restore a slot the executor took, which the pool
+// would give back a moment later; counting the placeholders keeps it from
+// launching nodes for slots placeholders hold until they go, when the
+// buffer takes over from them.
+func bufferScale(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) *BufferScale {
+	w := spec.WarmSlots
+	if w == nil || w.CapacityBuffer == nil || w.CapacityBuffer.Name == "" {
+		return nil
+	}
+	b := &BufferScale{Namespace: spec.Pool.Namespace, Name: w.CapacityBuffer.Name}
+	if w.CapacityBuffer.Holds && !spec.Suspend {
+		held, _ := placeholders(spec, snap, pool)
+		b.Replicas = max(0, wantedSlots(spec, snap, pool, occupied)-held)
+	}
+	return b
 }

@@ -204,6 +204,12 @@ func TestUngates(t *testing.T) {
 			spec:   params(withWarmSlots(2), func(p *v1alpha1.PoolCapacityParameters) { p.Suspend = true }),
 			pods:   []*Pod{placeholder("p1")},
 		},
+		"ForeignWaitingExecutorTakesNoSlot": {
+			reason: "A pod with the pool's executor labels, aimed at its nodes, in a namespace no attached QueryService is in, is anyone's: it does not lower the slots the pool wants.",
+			spec:   params(withWarmSlots(1)),
+			pods:   []*Pod{executor("intruder", "e1", "analytics", "sales"), placeholder("p1")},
+			want:   []Ungate{release("p1")},
+		},
 		"ForeignPlaceholder": {
 			reason: "A pod with the placeholder labels outside the pool's namespace is not the pool's.",
 			spec:   params(withWarmSlots(1)),
@@ -215,6 +221,84 @@ func TestUngates(t *testing.T) {
 			snap := NewSnapshot(tc.pods, []*Node{node("n1", "analytics", true), node("n2", "analytics", true)})
 			res := Compute(tc.spec, snap, v1alpha1.PoolCapacityObservation{}, t0)
 			if diff := cmp.Diff(tc.want, res.Ungate, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// withBuffer names the pool's CapacityBuffer, holding the slots or not.
+func withBuffer(holds bool) func(*v1alpha1.PoolCapacityParameters) {
+	return func(p *v1alpha1.PoolCapacityParameters) {
+		p.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "analytics-warm-slots", Holds: holds}
+	}
+}
+
+func TestBufferScale(t *testing.T) {
+	scale := func(n int32) *BufferScale {
+		return &BufferScale{Namespace: "team-a", Name: "analytics-warm-slots", Replicas: n}
+	}
+	cases := map[string]struct {
+		reason string
+		spec   v1alpha1.PoolCapacityParameters
+		pods   []*Pod
+		want   *BufferScale
+	}{
+		"NoBuffer": {
+			reason: "Placeholders hold the slots: no buffer to scale.",
+			spec:   params(withWarmSlots(2)),
+		},
+		"IdleHoldsEverySlot": {
+			reason: "No executor: the buffer asks for every slot.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			want:   scale(2),
+		},
+		"ExecutorCreatedLowersAtOnce": {
+			reason: "An executor just created, not yet bound, is about to take a slot: the buffer gives it up now, before an autoscaler restores it on a new node.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{executor("team-a", "e1", "analytics", "sales", func(p *Pod) { p.Unschedulable = false })},
+			want:   scale(1),
+		},
+		"RunningExecutorsHoldTheirSlots": {
+			reason: "Two executors run on the pool: the buffer asks for nothing.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1")), executor("team-b", "e2", "analytics", "ads", running("n2"))},
+			want:   scale(0),
+		},
+		"BurstBeyondSlots": {
+			reason: "More executors than slots: never below 0.",
+			spec:   params(withWarmSlots(1), withBuffer(true)),
+			pods:   []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1")), executor("team-a", "e2", "analytics", "sales")},
+			want:   scale(0),
+		},
+		"ForeignWaitingExecutor": {
+			reason: "A pending pod with the pool's executor labels in a namespace no attached QueryService is in does not empty the buffer.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{executor("intruder", "e1", "analytics", "sales"), executor("intruder", "e2", "analytics", "sales")},
+			want:   scale(2),
+		},
+		"PlaceholdersStillHoldSlots": {
+			reason: "The buffer takes over from placeholders: one still runs, so the buffer asks for the other slot only, and no node is launched for a slot a placeholder holds.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{placeholder("p1", ungated, running("n1")), placeholder("p2", ungated, running("n2"), state(PodDeleted))},
+			want:   scale(1),
+		},
+		"ProbeAsksForNothing": {
+			reason: "A buffer that does not hold the slots (placeholders do) is kept at 0.",
+			spec:   params(withWarmSlots(2), withBuffer(false)),
+			want:   scale(0),
+		},
+		"Suspended": {
+			reason: "A suspended pool holds no warm slots.",
+			spec:   params(withWarmSlots(2), withBuffer(true), func(p *v1alpha1.PoolCapacityParameters) { p.Suspend = true }),
+			want:   scale(0),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := NewSnapshot(tc.pods, []*Node{node("n1", "analytics", true), node("n2", "analytics", true)})
+			res := Compute(tc.spec, snap, v1alpha1.PoolCapacityObservation{}, t0)
+			if diff := cmp.Diff(tc.want, res.Buffer); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})

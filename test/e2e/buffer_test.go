@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,6 +92,10 @@ spec:
 		}
 	})
 
+	// Every NodeClaim the pool's NodePool makes, even one consolidated
+	// between two checks below.
+	launched := recordNodeClaims(t, ctx, c, pool+"-nodepool")
+
 	placeholderPods := func(ctx context.Context) (int, error) {
 		return podsOn(ctx, c, ns, map[string]string{qsv1.LabelPool: pool, qsv1.LabelComponent: qsv1.ComponentPlaceholder}, "")
 	}
@@ -154,19 +160,18 @@ spec:
 			got := objectCondition(cb, "Provisioning")
 			return got == "True/FitsExistingCapacity", see("buffer condition Provisioning %s", got)
 		})
-		// The switch from placeholders to the buffer may launch the
-		// buffer's nodes while placeholders still hold theirs; the empty
-		// ones go at consolidateAfter (0s in the suite's settings). The
-		// warm nodes are those that stay.
-		most := 0
+		// The switch from placeholders to the buffer launches no node:
+		// the buffer asks only for the slots placeholders no longer hold.
 		took := eventually(t, 2*time.Minute, "one pool node a warm slot after the switch to the buffer", func(ctx context.Context) (bool, error) {
 			got := nodeNames(poolNodes(t, ctx, c, pool))
-			most = max(most, len(got))
 			claims := nodeClaims(ctx, c, pool+"-nodepool")
 			return len(got) == warmSlots && len(claims) == warmSlots, see("pool nodes %v, NodeClaims %v, want %d", got, claims, warmSlots)
 		})
 		warm = nodeNames(readyNodes(poolNodes(t, ctx, c, pool)))
-		t.Logf("%s: switch to the buffer: at most %d pool nodes seen, %d after %s", name, most, len(warm), took.Round(10*time.Millisecond))
+		t.Logf("%s: switch to the buffer: NodeClaims ever made %v, %d warm nodes after %s", name, launched(), len(warm), took.Round(10*time.Millisecond))
+		if got := launched(); len(got) != warmSlots {
+			t.Errorf("the switch from placeholders to the buffer launched nodes: NodeClaims ever made %v, want the %d of the warm slots", got, warmSlots)
+		}
 	}
 
 	// A burst of minExecutors executors runs on the warm nodes.
@@ -183,19 +188,23 @@ spec:
 			t.Errorf("executor %s runs on %s, want one of the warm nodes %v", p.Name, p.Spec.NodeName, warm)
 		}
 	}
-	claims := nodeClaims(ctx, c, pool+"-nodepool")
-	if !gateOn && len(claims) != warmSlots {
-		// Gated placeholders: the one an executor preempted is recreated
-		// gated, so nothing launches a node for it.
-		t.Errorf("NodeClaims of the pool after the burst: %v, want the %d warm nodes %v only", claims, warmSlots, warm)
+	// No node launched for the burst. With placeholders, the one an
+	// executor preempted is recreated gated, so nothing launches a node
+	// for it. With a buffer, the capacity provider lowers its replicas
+	// the moment the executors are created, before Karpenter's batch
+	// window (1s idle) ends and it would restore the buffer's room on new
+	// nodes (RequiresNewCapacity).
+	if got := launched(); len(got) != warmSlots {
+		t.Errorf("NodeClaims ever made by the pool's NodePool after the burst: %v, want the %d of the warm nodes %v only", got, warmSlots, warm)
 	}
 	if gateOn {
-		// A buffer is spare room beyond what runs: once the executors
-		// take it, Karpenter restores it (RequiresNewCapacity) within its
-		// batch window, before the pool lowers the buffer's replicas.
-		// Those nodes are empty once it does, and go at consolidateAfter
-		// (docs/capacity.md, "A burst's cost with a CapacityBuffer").
-		t.Logf("%s: NodeClaims after the burst %d (warm %d): %d launched to restore the buffer before the pool lowered it", name, len(claims), warmSlots, max(0, len(claims)-warmSlots))
+		cb, err := buffer(ctx, c, ns, pool+"-warm-slots")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cb.GetAnnotations()[qsv1.AnnotationReplicasOwner]; got != "burstpool-capacity" {
+			t.Errorf("CapacityBuffer annotation %s is %q, want burstpool-capacity (the provider owns its replicas)", qsv1.AnnotationReplicasOwner, got)
+		}
 	}
 
 	// The burst ends; the warm slots are held again, on the warm nodes.
@@ -212,6 +221,9 @@ spec:
 		return len(got) == warmSlots, see("pool nodes %v, want %d", got, warmSlots)
 	})
 	t.Logf("%s: burst over -> pool back to %d nodes: %s", name, warmSlots, took.Round(10*time.Millisecond))
+	if got := launched(); len(got) != warmSlots {
+		t.Errorf("NodeClaims ever made by the pool's NodePool once the warm slots are held again: %v, want the %d of the warm nodes", got, warmSlots)
+	}
 
 	if !gateOn {
 		// Nothing acts on the buffer: after the bound the claim says so.
@@ -251,6 +263,42 @@ func buffer(ctx context.Context, c client.Client, ns, name string) (*unstructure
 func placeholderDeployment(ctx context.Context, c client.Client, ns, pool string) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{}
 	return d, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pool + "-placeholder"}, d)
+}
+
+// recordNodeClaims lists the NodeClaims of Karpenter NodePool np every
+// 200ms until the test ends, and returns the names of all it has seen,
+// sorted: a NodeClaim launched and consolidated between two checks of a
+// scenario is still counted (Karpenter launches, registers and removes a
+// kwok node in seconds).
+func recordNodeClaims(t *testing.T, ctx context.Context, c client.Client, np string) func() []string {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			names := nodeClaims(ctx, c, np)
+			mu.Lock()
+			for _, n := range names {
+				seen[n] = true
+			}
+			mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Sorted(maps.Keys(seen))
+	}
 }
 
 // nodeClaims are the names of the NodeClaims of Karpenter NodePool np.

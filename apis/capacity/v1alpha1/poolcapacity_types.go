@@ -192,6 +192,29 @@ type WarmSlots struct {
 	// Slots is how many warm slots the pool holds (its minExecutors).
 	// +kubebuilder:validation:Minimum=0
 	Slots int32 `json:"slots"`
+
+	// CapacityBuffer names the pool's CapacityBuffer
+	// (autoscaling.x-k8s.io), in the pool's namespace, when the pool
+	// composes one. The provider owns its spec.replicas, which the
+	// composition leaves unset: while the buffer holds the warm slots,
+	// slots less the executors running or waiting for the pool, changed
+	// as executors come and go, so that an autoscaler never launches a
+	// node for a slot an executor just took; otherwise 0.
+	// +optional
+	CapacityBuffer *WarmBuffer `json:"capacityBuffer,omitempty"`
+}
+
+// A WarmBuffer is the CapacityBuffer that may hold a pool's warm slots.
+type WarmBuffer struct {
+	// Name is the CapacityBuffer's name.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Holds tells whether the buffer holds the warm slots (the pool's
+	// warm capacity method is CapacityBuffer). A buffer that does not is
+	// kept at 0 replicas.
+	// +optional
+	Holds bool `json:"holds,omitempty"`
 }
 
 // A ColdNode is a pool node opened to executors at the startup bound,

@@ -51,6 +51,13 @@ const (
 	// with; the capacity provider removes it while the pool wants the warm
 	// slot, so that a placeholder the pool is giving back launches no node.
 	GateWarmSlot = "e6data.io/warm-slot"
+
+	// AnnotationReplicasOwner marks a pool's CapacityBuffer whose
+	// spec.replicas the capacity provider has taken over, with the
+	// provider's field manager as value. The composition sets replicas
+	// only on a buffer that does not carry it, so that Crossplane's
+	// server-side apply and the provider never set the field in turn.
+	AnnotationReplicasOwner = "e6data.io/replicas-owner"
 )
 
 // Values of LabelExecutorType.

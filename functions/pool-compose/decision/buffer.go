@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
@@ -64,6 +65,9 @@ type BufferObservation struct {
 	// ProcessedGeneration is the observedGeneration of a True
 	// ReadyForProvisioning condition; 0 when the condition is not True.
 	ProcessedGeneration int64
+	// ReplicasOwned tells that the capacity provider has taken over the
+	// buffer's spec.replicas (its e6data.io/replicas-owner annotation).
+	ReplicasOwned bool
 }
 
 // processed tells whether an autoscaler resolved the buffer's current
@@ -77,7 +81,8 @@ func observeBuffer(u *structpb.Struct) BufferObservation {
 	if u == nil {
 		return BufferObservation{}
 	}
-	b := BufferObservation{Observed: true, Generation: observed.Number(observed.Field(u, "metadata", "generation"))}
+	b := BufferObservation{Observed: true, Generation: observed.Number(observed.Field(u, "metadata", "generation")),
+		ReplicasOwned: observed.String(observed.Field(u, "metadata", "annotations").GetStructValue(), qsv1alpha1.AnnotationReplicasOwner) != ""}
 	for _, v := range observed.Field(u, "status", "conditions").GetListValue().GetValues() {
 		c := v.GetStructValue()
 		if observed.String(c, "type") == CondReadyForProvisioning && observed.String(c, "status") == string(metav1.ConditionTrue) {

@@ -156,8 +156,9 @@ func (o *CapacityObservation) occupied() int32 {
 }
 
 // decideCapacity decides the PoolCapacity, which counts the pool's nodes
-// and executors (maxExecutors among them) and applies its policies.
-func decideCapacity(in Input, f Facts, images []string) Outcome {
+// and executors (maxExecutors among them) and applies its policies; buffer
+// names the CapacityBuffer whose replicas it keeps, if any.
+func decideCapacity(in Input, f Facts, images []string, buffer *capv1alpha1.WarmBuffer) Outcome {
 	var o Outcome
 	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes yet (Pending): keep what exists.
@@ -165,6 +166,7 @@ func decideCapacity(in Input, f Facts, images []string) Outcome {
 		return o
 	}
 	a := capacityArgs(in, f, images)
+	a.WarmBuffer = buffer
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
 	o.desireLazy(objects.ComposedCapacity, objects.CapacityKind, a.Pool+objects.SuffixCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return objects.PoolCapacity(a) }},
@@ -245,6 +247,9 @@ func capacityKey(a objects.CapacityArgs) string {
 	}
 	b.WriteByte(1)
 	w(strconv.Itoa(int(a.WarmSlots)))
+	if wb := a.WarmBuffer; wb != nil {
+		w(wb.Name, strconv.FormatBool(wb.Holds))
+	}
 	if st := a.Startup; st != nil {
 		w(st.Taint.Key, st.Taint.Value, string(st.Taint.Effect), st.OpenAfter.String())
 		w(st.Images...)

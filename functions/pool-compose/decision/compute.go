@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
@@ -324,14 +325,20 @@ func Compute(in Input) Output {
 	if _, decided := out.Desired[objects.ComposedNodeRole]; !decided {
 		out.add(keepNodeIAM(in, f)) // node IAM (iam.go)
 	}
-	out.add(decideCapacity(in, f, warm.imageRefs()))
+	// The warm slots are decided before the PoolCapacity, which keeps
+	// their CapacityBuffer, and their outcome added after it.
 	warmSlots := in.Previous.WarmCapacity
+	warmOutcome := Outcome{Preserve: []resource.Name{objects.ComposedPlaceholder, objects.ComposedPlaceholderPriorityClass, objects.ComposedBuffer, objects.ComposedBufferTemplate}}
+	var buffer *capv1alpha1.WarmBuffer
 	if out.problem == nil {
-		warmSlots, o = decidePlaceholders(placeholderInput(in, f, nodes.Size))
-		out.add(o)
-	} else {
-		out.add(Outcome{Preserve: []resource.Name{objects.ComposedPlaceholder, objects.ComposedPlaceholderPriorityClass, objects.ComposedBuffer, objects.ComposedBufferTemplate}})
+		p := placeholderInput(in, f, nodes.Size)
+		warmSlots, warmOutcome = decidePlaceholders(p)
+		buffer = bufferOf(p, warmSlots)
+	} else if w := warmSlots; w != nil && w.CapacityBuffer != "" {
+		buffer = &capv1alpha1.WarmBuffer{Name: w.CapacityBuffer, Holds: w.Method == warmBuffer}
 	}
+	out.add(decideCapacity(in, f, warm.imageRefs(), buffer))
+	out.add(warmOutcome)
 	out.add(decideStorageAgent(in, f))
 	out.add(decideAgentPriority(in, f, len(warm.DaemonSets)))
 	out.add(decideAdmission(in, f))

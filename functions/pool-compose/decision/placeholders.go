@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
@@ -87,6 +88,11 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 		if m.Method != warmBuffer {
 			b.Replicas = 0 // a probe: placeholders hold the slots
 		}
+		// Replicas are set when the buffer is created; from then on the
+		// capacity provider keeps them at the slots the pool still wants,
+		// lowering them the moment an executor is created, before an
+		// autoscaler could launch a node to restore the slot it took.
+		b.ReplicasOwned = p.Warm.Observed.ReplicasOwned
 		o.desireLazy(objects.ComposedBufferTemplate, "PodTemplate", b.Pool+objects.SuffixBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return objects.BufferTemplate(b) }},
 			true, false)
 		// Ready once it exists, as the placeholder Deployment is: whether
@@ -97,6 +103,18 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 			p.Warm.Observed.Observed, false)
 	}
 	return st, o
+}
+
+// bufferOf is the CapacityBuffer the PoolCapacity keeps at the warm
+// slots the pool still wants, decided by decidePlaceholders (st): none
+// when the pool composes none; it holds the slots while the warm capacity
+// method is CapacityBuffer and an executor size is known, and the pool is
+// not suspended.
+func bufferOf(p PlaceholderInput, st *poolv1alpha1.WarmCapacityStatus) *capv1alpha1.WarmBuffer {
+	if st == nil || st.CapacityBuffer == "" {
+		return nil
+	}
+	return &capv1alpha1.WarmBuffer{Name: st.CapacityBuffer, Holds: st.Method == warmBuffer && p.SlotOK && !p.Suspend}
 }
 
 // placeholderInput gathers the placeholders' input; the slot is sized from

@@ -41,6 +41,9 @@ type CapacityArgs struct {
 	// WarmSlots are the warm slots the provider releases placeholders for
 	// (startup.go).
 	WarmSlots int32
+	// WarmBuffer, when set, names the pool's CapacityBuffer, whose
+	// replicas the provider keeps at the warm slots the pool still wants.
+	WarmBuffer *capv1alpha1.WarmBuffer
 }
 
 // CapacityQueryService is one attached QueryService as the PoolCapacity
@@ -58,7 +61,7 @@ type CapacityQueryService struct {
 // opens no node and releases no warm slot.
 func (a CapacityArgs) CountOnly() CapacityArgs {
 	a.DeleteFailed, a.Unauthorized, a.EnforceShares = false, PolicyReport, false
-	a.Pricing, a.Startup, a.WarmSlots = nil, nil, 0
+	a.Pricing, a.Startup, a.WarmSlots, a.WarmBuffer = nil, nil, 0, nil
 	return a
 }
 
@@ -100,11 +103,15 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 	if a.Startup != nil {
 		fp["startup"] = startupMap(a.Startup)
 	}
-	fp["warmSlots"] = map[string]any{
+	ws := map[string]any{
 		"selector": StringMap(WithIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelComponent, qsv1alpha1.ComponentPlaceholder)),
 		"gate":     qsv1alpha1.GateWarmSlot,
 		"slots":    int64(a.WarmSlots),
 	}
+	if b := a.WarmBuffer; b != nil {
+		ws["capacityBuffer"] = map[string]any{"name": b.Name, "holds": b.Holds}
+	}
+	fp["warmSlots"] = ws
 	u := New(CapacityAPIVersion, CapacityKind, a.Pool+SuffixCapacity, "", Identity(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
 		"forProvider":       fp,

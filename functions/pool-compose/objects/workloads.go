@@ -48,6 +48,10 @@ type PlaceholderArgs struct {
 	// on the hostname), for pools of one executor per node: each warm slot
 	// is then a warm node.
 	Spread bool
+	// ReplicasOwned tells that the capacity provider owns the
+	// CapacityBuffer's spec.replicas (its e6data.io/replicas-owner
+	// annotation): the buffer is built without them.
+	ReplicasOwned bool
 }
 
 // Placeholder returns the Deployment whose pods each hold one executor slot
@@ -229,22 +233,28 @@ func BufferTemplate(a PlaceholderArgs) *unstructured.Unstructured {
 
 // CapacityBuffer returns the pool's CapacityBuffer: a.Replicas chunks of
 // its PodTemplate, which the autoscaler keeps room for on pool nodes (the
-// template's node selector and tolerations).
+// template's node selector and tolerations). Once the capacity provider
+// owns the replicas (a.ReplicasOwned), they are left out, so that
+// Crossplane's server-side apply gives up its claim on them and never
+// resets what the provider set.
 func CapacityBuffer(a PlaceholderArgs) *unstructured.Unstructured {
 	_, labels := componentLabels(a.Pool, a.Namespace, componentBuffer)
 	l := make(map[string]any, len(labels))
 	for k, v := range labels {
 		l[k] = v
 	}
+	spec := map[string]any{
+		"provisioningStrategy": bufferActiveCapacity,
+		"podTemplateRef":       map[string]any{"name": a.Pool + SuffixBuffer},
+	}
+	if !a.ReplicasOwned {
+		spec["replicas"] = int64(a.Replicas)
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": BufferAPIVersion,
 		"kind":       BufferKind,
 		"metadata":   map[string]any{"name": a.Pool + SuffixBuffer, "namespace": a.Namespace, "labels": l},
-		"spec": map[string]any{
-			"provisioningStrategy": bufferActiveCapacity,
-			"podTemplateRef":       map[string]any{"name": a.Pool + SuffixBuffer},
-			"replicas":             int64(a.Replicas),
-		},
+		"spec":       spec,
 	}}
 }
 

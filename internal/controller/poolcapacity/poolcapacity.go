@@ -108,6 +108,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
 			staleAfter: o.StaleAfter,
 			shed:       &shedding{},
+			buffers:    &bufferScales{last: map[string]scaled{}},
 		},
 	}
 	opts := []managed.ReconcilerOption{
@@ -172,6 +173,7 @@ type shared struct {
 	evictions  *evictions
 	staleAfter time.Duration
 	shed       *shedding
+	buffers    *bufferScales
 }
 
 // shedding remembers each PoolCapacity's last over-share evictions.
@@ -321,9 +323,11 @@ type pendingEvictions struct {
 	snap   capacity.Snapshot
 	evicts []capacity.Eviction
 	// open and ungate are the nodes to open and the placeholders to
-	// release (startup.go).
+	// release (startup.go); buffer is the pool's CapacityBuffer scale to
+	// apply, nil when it is applied already.
 	open   []capacity.Opening
 	ungate []capacity.Ungate
+	buffer *capacity.BufferScale
 	now    time.Time
 }
 
@@ -342,6 +346,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	if meta.WasDeleted(cr) {
 		e.clusters.forget(cr.Name)
 		e.evictions.forget(cr.Name)
+		e.buffers.forget(cr.Name)
 		if e.metrics != nil {
 			e.metrics.Forget(cr.Name)
 		}
@@ -373,10 +378,11 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.metrics.Cost(spec, o.Cost)
 		e.metrics.Starts(spec, o.ExecutorStarts)
 	}
-	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, open: res.Open, ungate: res.Ungate, now: now}
+	buffer := e.buffers.due(cr.Name, res.Buffer, now)
+	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, open: res.Open, ungate: res.Ungate, buffer: buffer, now: now}
 	// An error makes Synced False; the status above is written all the
 	// same.
-	upToDate := len(res.Evict) == 0 && len(res.Open) == 0 && len(res.Ungate) == 0
+	upToDate := len(res.Evict) == 0 && len(res.Open) == 0 && len(res.Ungate) == 0 && buffer == nil
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate},
 		utilerrors.NewAggregate(nonNil(summaryErr, costErr))
 }
@@ -429,8 +435,9 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	return managed.ExternalUpdate{}, utilerrors.NewAggregate(errs)
 }
 
-// startup opens the warm nodes and releases the placeholders Observe
-// found, and records an event for each node opened.
+// startup opens the warm nodes, releases the placeholders and scales the
+// CapacityBuffer Observe found, and records an event for each node
+// opened.
 func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pendingEvictions) []error {
 	var errs []error
 	for _, o := range p.open {
@@ -457,6 +464,15 @@ func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pe
 	for _, u := range p.ungate {
 		if _, err := ungatePod(ctx, e.obs.Client(), u); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if b := p.buffer; b != nil {
+		done, err := scaleBuffer(ctx, e.obs.Client(), *b)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if done {
+			e.buffers.record(cr.Name, *b, p.now)
 		}
 	}
 	return errs

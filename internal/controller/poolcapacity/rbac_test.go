@@ -130,6 +130,10 @@ func TestLeastPrivilege(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The pool's CapacityBuffer, whose replicas the provider takes over
+	// (get, then server-side apply).
+	createBuffer(t, c, pc.Spec.ForProvider.Pool.Namespace, "rbac-warm-slots")
+	pc.Spec.ForProvider.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "rbac-warm-slots", Holds: true}
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +184,12 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		if slices.ContainsFunc(got.Spec.Taints, func(x corev1.Taint) bool { return x.MatchTaint(&warming) }) || len(ph.Spec.SchedulingGates) > 0 {
 			return fmt.Errorf("node taints %v, placeholder gates %v", got.Spec.Taints, ph.Spec.SchedulingGates)
+		}
+		return nil
+	})
+	eventually(t, "CapacityBuffer rbac-warm-slots taken over", func() error {
+		if n := bufferReplicas(t, c, pc.Spec.ForProvider.Pool.Namespace, "rbac-warm-slots"); n == 3 {
+			return fmt.Errorf("CapacityBuffer rbac-warm-slots still has the 3 replicas it was created with")
 		}
 		return nil
 	})

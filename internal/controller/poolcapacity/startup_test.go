@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -213,4 +214,123 @@ func setStatus(t *testing.T, c client.Client, ns, name string, s corev1.PodStatu
 		p.Status = s
 		return c.Status().Update(context.Background(), p)
 	})
+}
+
+// createBuffer creates a CapacityBuffer as the composition does, by
+// server-side apply as Crossplane's field manager, with 3 replicas that the
+// provider then takes over.
+func createBuffer(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "autoscaling.x-k8s.io/v1beta1",
+		"kind":       "CapacityBuffer",
+		"metadata":   map[string]any{"namespace": ns, "name": name},
+		"spec":       map[string]any{"podTemplateRef": map[string]any{"name": name}, "replicas": int64(3)},
+	}}
+	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(crossplaneOwner), client.ForceOwnership); err != nil {
+		t.Fatalf("cannot create CapacityBuffer %s/%s: %v", ns, name, err)
+	}
+}
+
+// crossplaneOwner is the field manager Crossplane applies composed
+// resources as (crossplane v2 internal/controller/apiextensions/composite
+// ComposedFieldOwnerName: a prefix and the composite's UID).
+const crossplaneOwner = "apiextensions.crossplane.io/composed/0c1e8a7e-0000-4000-8000-000000000001"
+
+// bufferReplicas returns the CapacityBuffer's spec.replicas, -1 when unset.
+func bufferReplicas(t *testing.T, c client.Client, ns, name string) int64 {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("autoscaling.x-k8s.io/v1beta1")
+	u.SetKind("CapacityBuffer")
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	n, ok, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+// TestBufferScale runs the provider on a real API server: it keeps the
+// pool's CapacityBuffer at the warm slots the pool still wants, lowering
+// it the moment an executor is created (before it binds, the window in
+// which an autoscaler would launch a node to restore the slot) and
+// raising it when executors leave; a buffer that does not hold the slots
+// is kept at 0, and a pod of an unattached namespace changes nothing.
+func TestBufferScale(t *testing.T) {
+	const (
+		ns, bufPool, buffer = "team-buf", "buffered", "buffered-warm-slots"
+	)
+	c := newClient(t, ns, "intruder-buf")
+	ensureLocalProviderConfig(t, c)
+	createBuffer(t, c, ns, buffer)
+	pc := poolCapacity("buffered", "default")
+	fp := &pc.Spec.ForProvider
+	fp.Pool = v1alpha1.PoolRef{Name: bufPool, Namespace: ns}
+	fp.NodeSelector = map[string]string{qsv1alpha1.LabelPool: bufPool}
+	fp.ExecutorSelector = map[string]string{qsv1alpha1.LabelPool: bufPool, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
+	fp.WarmupSelector = nil
+	fp.QueryServices = []v1alpha1.AttachedQueryService{{Name: "sales", Namespace: ns}}
+	fp.WarmSlots = &v1alpha1.WarmSlots{
+		Selector: map[string]string{qsv1alpha1.LabelPool: bufPool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder},
+		Gate:     qsv1alpha1.GateWarmSlot, Slots: 2,
+		CapacityBuffer: &v1alpha1.WarmBuffer{Name: buffer, Holds: true},
+	}
+	if err := c.Create(context.Background(), pc); err != nil {
+		t.Fatal(err)
+	}
+	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	defer p.stop(t)
+
+	wantReplicas := func(what string, n int64) {
+		t.Helper()
+		eventually(t, what, func() error {
+			if got := bufferReplicas(t, c, ns, buffer); got != n {
+				return fmt.Errorf("CapacityBuffer %s/%s has replicas %d, want %d", ns, buffer, got, n)
+			}
+			return nil
+		})
+	}
+	wantReplicas("the buffer holds both slots", 2)
+
+	exec := executorLabels("sales")
+	exec[qsv1alpha1.LabelPool] = bufPool
+	// Created, not yet bound: the buffer gives its slot up at once.
+	createPod(t, c, ns, "sales-exec-1", "", exec, nil, corev1.PodStatus{Phase: corev1.PodPending})
+	wantReplicas("one slot given up for an executor not yet bound", 1)
+
+	// Pods of a namespace no attached QueryService is in are anyone's.
+	createPod(t, c, "intruder-buf", "fake-1", "", exec, nil, corev1.PodStatus{Phase: corev1.PodPending})
+	createPod(t, c, "intruder-buf", "fake-2", "", exec, nil, corev1.PodStatus{Phase: corev1.PodPending})
+	time.Sleep(2 * time.Second) // several reconciles at the poll interval
+	if got := bufferReplicas(t, c, ns, buffer); got != 1 {
+		t.Errorf("pending pods of an unattached namespace moved the buffer to %d replicas, want 1", got)
+	}
+
+	// The composition, seeing the annotation, applies the buffer without
+	// replicas: the provider's value stays (an applier that drops a field
+	// it no longer owns changes nothing), and the object stays valid
+	// (the CRD requires replicas or limits beside podTemplateRef).
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "autoscaling.x-k8s.io/v1beta1",
+		"kind":       "CapacityBuffer",
+		"metadata":   map[string]any{"namespace": ns, "name": buffer},
+		"spec":       map[string]any{"podTemplateRef": map[string]any{"name": buffer}},
+	}}
+	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(crossplaneOwner), client.ForceOwnership); err != nil {
+		t.Fatalf("the composition's apply without replicas failed: %v", err)
+	}
+	if got := bufferReplicas(t, c, ns, buffer); got != 1 {
+		t.Errorf("after the composition's apply without replicas the buffer has %d replicas, want the provider's 1", got)
+	}
+
+	deletePod(t, c, ns, "sales-exec-1")
+	wantReplicas("both slots held again once the executor left", 2)
+
+	// Placeholders hold the slots (the autoscaler did not process the
+	// buffer): the buffer asks for none.
+	update(t, c, "buffered", func(pc *v1alpha1.PoolCapacity) { pc.Spec.ForProvider.WarmSlots.CapacityBuffer.Holds = false })
+	wantReplicas("a buffer that holds no slot asks for none", 0)
 }
