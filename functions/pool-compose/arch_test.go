@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
@@ -36,7 +37,7 @@ func TestRuleArchitecture(t *testing.T) {
 		"DefaultAMD64": {
 			reason: "Nothing declares an arch: amd64, although the cheapest type for 2 CPU / 4Gi is a Graviton c7g.xlarge.",
 			xr:     xpool("burst", "pools", pool("")), qss: []string{plain},
-			want: want{Arch: "amd64", From: archFromDefault},
+			want: want{Arch: "amd64", From: decision.ArchFromDefault},
 		},
 		"PoolField": {
 			reason: "spec.instanceConfig.architecture arm64 picks from arm64 types.",

@@ -7,14 +7,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"sigs.k8s.io/yaml"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
-var coreweaveCRDs = []string{crdCoreWeave}
+var coreweaveCRDs = []string{decision.CRDCoreWeave}
 
 // capacityAt is an observed PoolCapacity with running and pending
 // executors.
@@ -200,7 +200,7 @@ func TestRuleAzureFamilyCheckEqualsTheAPI(t *testing.T) {
 			t.Fatalf("type %s, family %s: the API refuses the pool for another reason: %v", p[0], p[1], apiErr)
 		}
 		apiOK := apiErr == nil
-		fnErr := Validate("p", decodeSpec(t, spec))
+		fnErr := decision.Validate("p", decodeSpec(t, spec))
 		if fnOK := len(fnErr) == 0; fnOK != apiOK {
 			t.Errorf("type %s, family %s: the API says ok=%v (%v), the function ok=%v (%v)", p[0], p[1], apiOK, apiErr, fnOK, fnErr)
 		}

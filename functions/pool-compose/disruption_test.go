@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -15,7 +16,7 @@ import (
 // tests: the cluster's settings (indented two spaces), with pools of every
 // namespace allowed to attach QueryServices of every namespace.
 func disruptionEnvironment(settings string) []string {
-	return []string{environmentConfig(DefaultEnvironmentConfig, settings+"  "+attachAnywhere)}
+	return []string{environmentConfig(decision.DefaultEnvironmentConfig, settings+"  "+attachAnywhere)}
 }
 
 // nodePoolDisruption is what of a NodePool decides when Karpenter takes
@@ -115,11 +116,11 @@ func TestExecutorsCarryWhatKeepsTheirNode(t *testing.T) {
 		env    string
 		want   map[string]any
 	}{
-		"Karpenter":   {"Karpenter honours do-not-disrupt.", "aws", map[string]any{annotationDoNotDisrupt: "true"}},
-		"EKSAutoMode": {"Auto Mode is Karpenter.", "eks-auto", map[string]any{annotationDoNotDisrupt: "true"}},
-		"LKE":         {"LKE's autoscaler is the Cluster Autoscaler.", "lke", map[string]any{annotationSafeToEvict: "false"}},
-		"DOKS":        {"DOKS's autoscaler is the Cluster Autoscaler.", "doks", map[string]any{annotationSafeToEvict: "false"}},
-		"CoreWeave":   {"CKS runs the Cluster Autoscaler.", "coreweave", map[string]any{annotationSafeToEvict: "false"}},
+		"Karpenter":   {"Karpenter honours do-not-disrupt.", "aws", map[string]any{decision.AnnotationDoNotDisrupt: "true"}},
+		"EKSAutoMode": {"Auto Mode is Karpenter.", "eks-auto", map[string]any{decision.AnnotationDoNotDisrupt: "true"}},
+		"LKE":         {"LKE's autoscaler is the Cluster Autoscaler.", "lke", map[string]any{decision.AnnotationSafeToEvict: "false"}},
+		"DOKS":        {"DOKS's autoscaler is the Cluster Autoscaler.", "doks", map[string]any{decision.AnnotationSafeToEvict: "false"}},
+		"CoreWeave":   {"CKS runs the Cluster Autoscaler.", "coreweave", map[string]any{decision.AnnotationSafeToEvict: "false"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -9,8 +9,8 @@
 // warm image "{pool}-warmup-{hash}", and, with spec.storageAgent, the
 // DaemonSet "{pool}-storage-agent"; these node agents run at the
 // PriorityClass "{pool}-node-agent" (value 1000000, preempting executors on
-// a full node; agents.go), or at the class warmup.priorityClassName names.
-// Then, by provisioning method:
+// a full node; decision/agents.go), or at the class
+// warmup.priorityClassName names. Then, by provisioning method:
 //
 //   - karpenter, eks-auto-mode: a karpenter.sh/v1 NodePool "{pool}-nodepool"
 //     and a NodeClass "{pool}-nodeclass" of the cloud (EC2NodeClass,
@@ -21,10 +21,11 @@
 //     maxExecutors, plus the placeholders.
 //   - node-group: the cloud's node group "{pool}-nodegroup" (an EKS
 //     NodeGroup, a GKE NodePool or an AKS KubernetesClusterNodePool of
-//     Upbound's provider families; package cloudpool, nodegroup.go), which
-//     the cluster's Cluster Autoscaler scales between minExecutors and
-//     maxExecutors, plus the placeholders. A new type or capacity gets a
-//     new group and holds the old one until it is empty.
+//     Upbound's provider families; package cloudpool,
+//     decision/nodegroup.go), which the cluster's Cluster Autoscaler scales
+//     between minExecutors and maxExecutors, plus the placeholders. A new
+//     type or capacity gets a new group and holds the old one until it is
+//     empty.
 //   - lke, doks, coreweave without manageNodePool, and static: no node
 //     objects; spec.nodeSelector picks existing nodes, which must also carry
 //     the label e6data.io/pool={pool}. Without nodeSelector the pool is
@@ -38,8 +39,8 @@
 // Executors preempt them. Where an autoscaler acts on SIG Autoscaling's
 // CapacityBuffer (autoscaling.x-k8s.io/v1beta1), a CapacityBuffer
 // "{pool}-warm-slots" and its PodTemplate hold the slots instead and no
-// placeholder pod runs: decideWarmMethod (buffer.go) says which, from the
-// warmCapacity settings, whether the CRD is served and whether an
+// placeholder pod runs: decideWarmMethod (decision/buffer.go) says which,
+// from the warmCapacity settings, whether the CRD is served and whether an
 // autoscaler processed the buffer, and status.warmCapacity and the
 // WarmCapacity condition show it.
 //
@@ -50,87 +51,42 @@
 // launches a node for.
 //
 // A Karpenter pool that warms images launches its nodes with the startup
-// taint e6data.io/warming={pool}:NoSchedule (warmingTaint in karpenter.go),
-// which the warmup and storage-agent pods tolerate and executors do not;
-// the capacity provider removes it once the node's images are warm, or
-// after warmup.openAfter (PoolCapacity spec.forProvider.startup).
+// taint e6data.io/warming={pool}:NoSchedule (warmingTaint in
+// decision/karpenter.go), which the warmup and storage-agent pods tolerate
+// and executors do not; the capacity provider removes it once the node's
+// images are warm, or after warmup.openAfter (PoolCapacity
+// spec.forProvider.startup).
 //
-// # How it decides
+// # How it runs
 //
-// RunFunction gathers one Input from the request and takes one of two
-// paths: a pool of this cluster, or one whose claim is refused, goes to
-// Compute; a pool with a workload cluster goes to ComposeTarget
-// (remote.go), which computes the pool from the unwrapped observed state
-// and the capacity provider's summary (or, until that summary arrives,
-// composes only the PoolCapacity, as waitForWorkload), then wraps every
-// object for the workload cluster. apply writes the Output into the
-// response. Package observed reads the observed objects on both paths;
-// package objects builds the objects the decisions ask for (arguments in,
-// objects out: the NodePool and NodeClasses, the node IAM objects, the
-// PoolCapacity, the pool's workloads and PriorityClasses, the
-// CapacityBuffer, the admission policy); package cloudpool builds the
-// node pools of clouds without Karpenter.
-// Compute first establishes the
-// pool's facts (Facts: how its nodes are provisioned, which QueryServices
-// attach, where its pods are scheduled, what the PoolCapacity observed and
-// whether executors have run), then makes each decision in this order, one
-// file each:
+// RunFunction (fn.go) gathers one decision.Input from the request (gather;
+// what it asks Crossplane for is in requirements.go) and takes one of two
+// paths:
 //
-//  1. awaitSettings (settings.go): invalid or missing settings, or an
-//     EnvironmentConfig the pool was composed with that is not found
-//     (settingsAvailability in availability.go), make the pool Pending and
-//     keep every object as observed; nothing else is decided.
-//     Then refuseClaim (tenancy.go): a claim that asks for what the
-//     settings' tenancy does not grant its namespace (a workload cluster,
-//     cluster ID, method or cloud, a size or an instance family) is Failed,
-//     ClaimNotAllowed, naming the setting, and keeps every object as
-//     observed; RunFunction sends such a pool to no workload cluster.
-//  2. decideWarm (warm.go): the warm set and its DaemonSets.
-//  3. TakenName (owner.go): another namespace's pool holds the pool's
-//     cluster-wide names, so it composes nothing more and keeps the
-//     objects its labels name (OwnObjects).
-//  4. decideNodes (nodes.go): the pool's size and architecture, then
-//     decideKarpenter (karpenter.go, which first asks decideNodeIAM in
-//     iam.go for the node IAM role an AWS pool composes, and waits for it)
-//     or decideCloudNodePool (cloudnodes.go, with decideCoreWeave in
-//     coreweave.go) or decideNodeGroup (nodegroup.go); keepNodeIAM keeps
-//     the role when nodes were not decided.
-//  5. decideCapacity (capacity.go), decidePlaceholders (placeholders.go),
-//     decideStorageAgent (storage.go), decideAgentPriority (agents.go),
-//     decideAdmission (admission.go).
-//  6. decideStatus (status.go): the XPool's status, its conditions and its
-//     phase, from everything decided before.
+//   - a pool of this cluster, or one whose claim is refused, goes to
+//     decision.Compute;
+//   - a pool with a workload cluster goes to remote.Compose, which reads
+//     what the capacity provider reports of that cluster from the observed
+//     PoolCapacity (remote.View, remote.Summary, remote.KeepAttached),
+//     computes the pool with decision.Compute (or, until the first report
+//     arrives, composes only the PoolCapacity: decision.AwaitWorkload),
+//     wraps every object for the workload cluster (remote.Wrap) and says
+//     whether the cluster is reachable (remote.Reachability).
 //
-// Each decision returns an Outcome: the objects it desires and whether
-// they are ready, the objects it cannot decide now (kept as observed), its
-// conditions and events, and a Pending or Failed problem. Compute adds them
-// up in that order (outcome.go): the first problem stands, except that a
-// failure beats a pending problem; once there is one, no placeholders are
-// decided, and after a failure no nodes.
+// apply (apply.go) writes the decision.Output into the response. The
+// packages:
 //
-// Following spec.maxExecutors through it:
-//
-//   - Validate refuses a pool whose maxExecutors is below 1, or whose
-//     minExecutors is not between 0 and maxExecutors.
-//   - establish takes executorsPerNode, at least 1, as Facts.PerNode.
-//   - decideNodes turns both into nodes (nodeRange): maxExecutors /
-//     executorsPerNode rounded up is the most nodes, minExecutors the same
-//     way the fewest (none while suspended). Karpenter's NodePool limits
-//     (nodePoolLimits, in nodes.go, handed to objects.NodePool as they
-//     are) are that many nodes and that many times the CPU and memory of
-//     the largest type offered (sizing's LargestOffered), all zero while
-//     suspended; a cloud
-//     node pool scales between the two; a CoreWeave pool runs what its warm
-//     slots and executors need, never more than the most.
-//   - decideCapacity hands maxExecutors to the PoolCapacity, which counts at
-//     most that many executor slots on the pool's nodes; capacityArgs is
-//     the one place its arguments are made, for a remote pool that waits
-//     for its workload cluster too, and objects.PoolCapacity writes them.
-//   - decidePlaceholders holds minExecutors (at most maxExecutors) slots
-//     warm, less the executors running, each the size of the largest
-//     compatible executor.
-//   - decideStatus's phase message of an Active pool is "the pool runs up
-//     to {maxExecutors} executors".
+//   - decision: the pure decisions, Input in, Output out; its package
+//     documentation says how Compute decides, one file per decision, and
+//     follows spec.maxExecutors through them.
+//   - objects: builds the objects the decisions ask for (arguments in,
+//     objects out: the NodePool and NodeClasses, the node IAM objects, the
+//     PoolCapacity, the pool's workloads and PriorityClasses, the
+//     CapacityBuffer, the admission policy).
+//   - remote: wraps a pool's objects for its workload cluster.
+//   - observed: reads the observed objects, on both paths.
+//   - cloudpool: the node pools of clouds without Karpenter.
+//   - input: the function's input and the cluster settings.
 //
 // # Detection and attachment
 //

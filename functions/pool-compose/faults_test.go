@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
@@ -27,11 +28,11 @@ func composedFrom(t *testing.T, s scenario) map[string]string {
 	}
 	summary := summaryOf(t, qss, kwokCRDs)
 	status := func(n string, u *unstructured.Unstructured) map[string]any {
-		if n == string(rnRemoteCapacity) {
+		if n == string(objects.ComposedRemoteCapacity) {
 			return map[string]any{"atProvider": map[string]any{"workloadCluster": summary, "totalExecutors": int64(4), "nodes": map[string]any{"ready": int64(2)}},
 				"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}
-		if strings.HasPrefix(n, rnRemotePrefix) {
+		if strings.HasPrefix(n, objects.ComposedRemotePrefix) {
 			m := u.DeepCopy().Object["spec"].(map[string]any)["forProvider"].(map[string]any)["manifest"]
 			return map[string]any{"atProvider": map[string]any{"manifest": m}, "conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 		}
@@ -164,7 +165,7 @@ func TestRefusedRemotePoolEvictsNothing(t *testing.T) {
 	if got := conditions(rsp)["NodesProvisioned"]; got != "FALSE/NameTaken" {
 		t.Fatalf("NodesProvisioned %s, want FALSE/NameTaken", got)
 	}
-	c := desired(rsp, string(rnRemoteCapacity))
+	c := desired(rsp, string(objects.ComposedRemoteCapacity))
 	if c == nil {
 		t.Fatal("the refused pool desires no PoolCapacity: it would no longer count its own executors")
 	}
@@ -282,7 +283,7 @@ func TestExistingNamesKept(t *testing.T) {
 		},
 		"NodeIAM": {
 			reason:  "A pool's node IAM objects keep their names, and the role its IAM name.",
-			s:       scenario{Environment: []string{environmentConfig(DefaultEnvironmentConfig, nodeIAMSettings)}, XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
+			s:       scenario{Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, nodeIAMSettings)}, XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
 			earlier: map[string]string{"node-iam-role": "burst-node-role", "node-iam-access-entry": "burst-node-access"},
 		},
 	}
@@ -327,7 +328,7 @@ func TestNamesDoNotCollide(t *testing.T) {
 	}
 	iam := func(pool, ns string) scenario {
 		spec := "  minExecutors: 2\n  maxExecutors: 8\n  allowedQueryServices:\n  - {name: analytics, namespace: team-a}\n"
-		return scenario{Environment: []string{environmentConfig(DefaultEnvironmentConfig, nodeIAMSettings)}, XR: xpool(pool, ns, spec), CRDs: awsCRDs,
+		return scenario{Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, nodeIAMSettings)}, XR: xpool(pool, ns, spec), CRDs: awsCRDs,
 			QueryServices: []string{qs("analytics", "team-a", pool, ns, "ghcr.io/e6data/executor:3.1", "8", "60Gi", nil)}}
 	}
 	remoteKinds := map[string]bool{"Object": true, "PoolCapacity": true}

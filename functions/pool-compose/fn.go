@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -14,16 +12,14 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
-	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
+	"github.com/burstpool/burstpool/functions/pool-compose/remote"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
 
@@ -35,7 +31,7 @@ type Function struct {
 	// now is the clock; tests set a fixed one.
 	now func() time.Time
 	// size decides instance types; nil uses the sizing catalog.
-	size func(SizeRequest) (sizing.Result, error)
+	size func(decision.SizeRequest) (sizing.Result, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
@@ -46,13 +42,11 @@ type Function struct {
 	maxRecv int
 }
 
-// minTTL bounds how soon the function asks to be called again.
-const minTTL = 5 * time.Second
-
 // RunFunction composes one XPool: it gathers the XPool, its observed
 // objects and the QueryServices and CRDs it asked Crossplane for, computes
-// the desired objects and status (Compute in the pool's own cluster, or
-// ComposeTarget in its workload cluster), and applies them to the response.
+// the desired objects and status (decision.Compute in the pool's own
+// cluster, or remote.Compose in its workload cluster), and applies them to
+// the response.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	// Desired state of its own, so that writing it leaves the request as
@@ -71,14 +65,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
-	var out Output
-	if pc := WorkloadTarget(in.Config, in.Spec); pc == "" || ClaimRefused(in) {
+	var out decision.Output
+	if pc := remote.Target(in.Config, in.Spec); pc == "" || decision.ClaimRefused(in) {
 		// The pool's own cluster. A refused claim chooses nothing, its
 		// workload cluster included: Compute refuses it and keeps what it
 		// composed.
-		out = Compute(in)
+		out = decision.Compute(in)
 	} else {
-		out = ComposeTarget(in, pc, WorkloadQuery(rsp.Requirements))
+		out = remote.Compose(in, pc, workloadQuery(rsp.Requirements))
 	}
 	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))
@@ -88,35 +82,35 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// gather reads the request into Compute's Input. It returns false when the
+// gather reads the request into decision.Input. It returns false when the
 // response is complete already: a Fatal result, or a first call that only
 // asks Crossplane for the required resources (observed objects are kept
 // meanwhile).
-func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (Input, bool) {
+func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (decision.Input, bool) {
 	cfg := &v1beta1.Input{}
 	if err := request.GetInput(req, cfg); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
-		return Input{}, false
+		return decision.Input{}, false
 	}
 
 	oxr := req.GetObserved().GetComposite().GetResource()
 	if oxr == nil {
 		response.Fatal(rsp, errors.New("the request has no obs XPool"))
-		return Input{}, false
+		return decision.Input{}, false
 	}
 	inputNS := cfg.Namespace
 	if inputNS == "" {
-		inputNS = defaultNamespace
+		inputNS = decision.DefaultNamespace
 	}
 	pool, ns := poolName(oxr, inputNS)
 	spec, prev, err := decodePool(oxr)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot read the spec of pool %q", pool))
-		return Input{}, false
+		return decision.Input{}, false
 	}
-	if errs := Validate(pool, spec); len(errs) > 0 {
-		response.Fatal(rsp, errors.Wrapf(InvalidSpec(errs), "pool %q", pool))
-		return Input{}, false
+	if errs := decision.Validate(pool, spec); len(errs) > 0 {
+		response.Fatal(rsp, errors.Wrapf(decision.InvalidSpec(errs), "pool %q", pool))
+		return decision.Input{}, false
 	}
 
 	// Observed objects stay Structs: the function reads a few fields of
@@ -141,30 +135,30 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 		if err := keepObserved(rsp, obs); err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot keep the objects of pool %q", pool))
 		}
-		return Input{}, false
+		return decision.Input{}, false
 	}
 
 	// Settings problems are decided by Compute, which keeps the pool's
 	// objects and makes it Pending with the field to fix.
-	settings, errs := MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
+	settings, errs := decision.MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
 	cfg = settings.Config
 	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
-		size = catalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
+		size = decision.CatalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
 	}
 	now := time.Now
 	if f.now != nil {
 		now = f.now
 	}
-	return Input{
+	return decision.Input{
 		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: observed.String(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(observed.Field(oxr, "status").GetStructValue()),
-		WatchCircuit:       decodeWatchCircuit(observed.Field(oxr, "status").GetStructValue()),
+		WatchCircuit:       decision.ReadWatchCircuit(observed.Field(oxr, "status").GetStructValue()),
 		QueryServices:      qss, CRDs: crds, Observed: obs, Existing: existing, Size: size, KWOKCatalog: f.kwokCatalog,
-		RequestSize: requestSize(req, rsp.Requirements, f.maxRecv),
+		RequestSize: measureRequest(req, rsp.Requirements, f.maxRecv),
 	}, true
 }
 
@@ -201,296 +195,64 @@ func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolSt
 	return spec, decodeStatus(observed.Field(xr, "status").GetStructValue()), nil
 }
 
-// Required-resource names. Each QueryService named by allowedQueryServices
-// or inheritNodeConfigFrom is one requirement, "queryservice:{ns}/{name}".
-const (
-	reqQSPrefix  = "queryservice:"
-	reqSelected  = "queryservices:selected"
-	reqPointing  = "queryservices:pointing"
-	reqCRDPrefix = "crd:"
-	// reqOwnerPrefix names the requirement of one of ownedNames.
-	reqOwnerPrefix = "owner:"
-)
-
-// Requirements are the resources the function asks Crossplane for when
-// composing the pool called pool in namespace ns: only the QueryServices the
-// pool can attach or must report, never every QueryService in the cluster.
-//
-//   - each QueryService in allowedQueryServices and inheritNodeConfigFrom,
-//     by name in its namespace;
-//   - the QueryServices queryServiceSelector selects, across namespaces, by
-//     its equality labels (selectorLabels); its other expressions are
-//     evaluated here on what Crossplane returns;
-//   - the QueryServices labelled e6data.io/pool={pool}, across namespaces:
-//     those that point at the pool are reported even when it does not allow
-//     them;
-//   - each CRD that reveals how the cluster provisions nodes, by name;
-//   - by name, the cluster-scoped objects the pool would compose whose names
-//     another namespace's pool may hold (ownedNames).
-//
-// They depend on the spec alone, so they are the same on every call of a
-// reconcile, as Crossplane requires.
-func Requirements(pool, ns string, spec poolv1alpha1.PoolSpec) *fnv1.Requirements {
-	qsSel := func(m *fnv1.ResourceSelector) *fnv1.ResourceSelector {
-		m.ApiVersion, m.Kind = qsAPIVersion, qsv1alpha1.GroupVersionKind.Kind
-		return m
-	}
-	r := &fnv1.Requirements{Resources: make(map[string]*fnv1.ResourceSelector, len(spec.AllowedQueryServices)+len(detectionCRDs)+len(ownedNames)+3)}
-	byName := func(name, namespace string) {
-		namespace = refNamespace(namespace, ns)
-		r.Resources[reqQSPrefix+namespace+"/"+name] = qsSel(&fnv1.ResourceSelector{
-			Match: &fnv1.ResourceSelector_MatchName{MatchName: name}, Namespace: &namespace,
-		})
-	}
-	for _, a := range spec.AllowedQueryServices {
-		byName(a.Name, a.Namespace)
-	}
-	if i := spec.InheritNodeConfigFrom; i != nil {
-		byName(i.Name, i.Namespace)
-	}
-	pointing := map[string]string{qsv1alpha1.LabelPool: pool}
-	if len(validation.IsValidLabelValue(pool)) > 0 {
-		// No QueryService can carry the label.
-		pointing = nil
-	}
-	if l := selectorLabels(spec.QueryServiceSelector); len(l) > 0 {
-		r.Resources[reqSelected] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: l}}})
-		if maps.Equal(l, pointing) {
-			// The selector asks for exactly these already.
-			pointing = nil
-		}
-	}
-	if pointing != nil {
-		r.Resources[reqPointing] = qsSel(&fnv1.ResourceSelector{Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: pointing}}})
-	}
-	for _, crd := range detectionCRDs {
-		r.Resources[reqCRDPrefix+crd] = &fnv1.ResourceSelector{
-			ApiVersion: "apiextensions.k8s.io/v1",
-			Kind:       "CustomResourceDefinition",
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: crd},
-		}
-	}
-	for _, o := range ownedNames {
-		r.Resources[reqOwnerPrefix+string(o.Resource)] = &fnv1.ResourceSelector{
-			ApiVersion: o.APIVersion,
-			Kind:       o.Kind,
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: pool + o.Suffix},
-		}
-	}
-	return r
-}
-
-// qsAPIVersion is the QueryService's apiVersion.
-var qsAPIVersion = qsv1alpha1.GroupVersionKind.GroupVersion().String()
-
-// selectorLabels are the labels every QueryService sel selects must carry
-// with one value: its matchLabels, and each matchExpressions entry with
-// operator In and a single value. Crossplane fetches required resources by
-// label equality only; these narrow the fetch, and the whole selector is
-// then evaluated on what Crossplane returns. Nil when sel pins no label
-// (Validate refuses such a selector).
-func selectorLabels(sel *metav1.LabelSelector) map[string]string {
-	if sel == nil {
-		return nil
-	}
-	out := make(map[string]string, len(sel.MatchLabels)+len(sel.MatchExpressions))
-	maps.Copy(out, sel.MatchLabels)
-	for _, e := range sel.MatchExpressions {
-		if e.Operator == metav1.LabelSelectorOpIn && len(e.Values) == 1 {
-			if v, ok := out[e.Key]; ok && v != e.Values[0] {
-				// Contradicts matchLabels: selects nothing, which
-				// the local evaluation finds.
-				continue
-			}
-			out[e.Key] = e.Values[0]
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// isQSRequirement tells the QueryService requirements from the others (the
-// CRDs, the owned names and the EnvironmentConfigs).
-func isQSRequirement(name string) bool {
-	return strings.HasPrefix(name, reqQSPrefix) || name == reqSelected || name == reqPointing
-}
-
-// required reads the required resources of reqs. ok is false until
-// Crossplane has supplied every one of them. The QueryServices are those of
-// every QueryService requirement (one may come twice; Attach takes each
-// once).
-func required(req *fnv1.RunFunctionRequest, reqs *fnv1.Requirements) ([]QueryService, map[string]bool, bool) {
-	rr := req.GetRequiredResources()
-	n := 0
-	for name := range reqs.GetResources() {
-		items, ok := rr[name]
-		if !ok {
-			return nil, nil, false
-		}
-		if isQSRequirement(name) {
-			n += len(items.GetItems())
-		}
-	}
-	crds := make(map[string]bool, len(detectionCRDs))
-	for _, crd := range detectionCRDs {
-		crds[crd] = len(rr[reqCRDPrefix+crd].GetItems()) > 0
-	}
-	if items := rr[reqCRDPrefix+crdCapacityBuffer].GetItems(); len(items) > 0 {
-		// A CapacityBuffer CRD of another version than the one composed
-		// is not served for this purpose.
-		crds[crdCapacityBuffer] = servesVersion(items[0].GetResource(), objects.BufferVersion)
-	}
-	qss := make([]QueryService, 0, n)
-	// In a fixed order, so that duplicates resolve the same way each call.
-	for _, name := range slices.Sorted(maps.Keys(reqs.GetResources())) {
-		if !isQSRequirement(name) {
-			continue
-		}
-		for _, it := range rr[name].GetItems() {
-			qss = append(qss, decodeQueryService(it.GetResource()))
-		}
-	}
-	return qss, crds, true
-}
-
-// owners reads the cluster-scoped objects named after the pool that
-// exist (ownedNames), by composed-resource name. Call it once required has
-// found every requirement supplied.
-func owners(req *fnv1.RunFunctionRequest) map[resource.Name]*structpb.Struct {
-	rr := req.GetRequiredResources()
-	out := map[resource.Name]*structpb.Struct{}
-	for _, o := range ownedNames {
-		if items := rr[reqOwnerPrefix+string(o.Resource)].GetItems(); len(items) > 0 && items[0].GetResource() != nil {
-			out[o.Resource] = items[0].GetResource()
-		}
-	}
-	return out
-}
-
-// apply writes Compute's Output into the response.
-func apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in Input, out Output, cache *renderCache) error {
-	preserve := map[resource.Name]bool{}
-	for _, n := range out.Preserve {
-		preserve[n] = true
-	}
-	if rsp.Desired.Resources == nil {
-		rsp.Desired.Resources = map[string]*fnv1.Resource{}
-	}
-	put := func(n resource.Name, st *structpb.Struct, ready resource.Ready) {
-		rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: st, Ready: readyProto(ready)}
-	}
-	for n, u := range out.Desired {
-		st, err := resource.AsStruct(u)
-		if err != nil {
-			return errors.Wrapf(err, "cannot encode %s", n)
-		}
-		put(n, st, out.Ready[n])
-	}
-	for n, l := range out.Lazy {
-		st, err := cache.render(l)
-		if err != nil {
-			return errors.Wrapf(err, "cannot encode %s", n)
-		}
-		put(n, st, out.Ready[n])
-	}
-	for n := range preserve {
-		_, d := out.Desired[n]
-		_, l := out.Lazy[n]
-		if o := in.Observed[n]; o != nil && !d && !l {
-			if err := keepOne(rsp, n, o); err != nil {
-				return err
-			}
-		}
-	}
-	if in.Deleting {
-		for n, o := range in.Observed {
-			if _, ok := rsp.Desired.Resources[string(n)]; !ok {
-				if err := keepOne(rsp, n, o); err != nil {
-					return err
-				}
-			}
-		}
-	}
-
-	// Only the status is set on the desired XPool, straight into the
-	// Struct: decoding the whole XPool to set one field costs more than
-	// composing the pool.
-	dxr := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for k, v := range req.GetDesired().GetComposite().GetResource().GetFields() {
-		dxr.Fields[k] = v
-	}
-	dxr.Fields["status"] = statusValue(out.Status, out.CountsUnknown, newPreviousReports(in.Previous.AttachedQueryServices, observed.Field(req.GetObserved().GetComposite().GetResource(), "status").GetStructValue()))
-	if rsp.Desired == nil {
-		rsp.Desired = &fnv1.State{}
-	}
-	rsp.Desired.Composite = &fnv1.Resource{Resource: dxr, ConnectionDetails: req.GetDesired().GetComposite().GetConnectionDetails(), Ready: req.GetDesired().GetComposite().GetReady()}
-
-	for _, c := range out.Conditions {
-		var co *response.ConditionOption
-		switch c.Status {
-		case "True":
-			co = response.ConditionTrue(rsp, c.Type, c.Reason)
-		case "False":
-			co = response.ConditionFalse(rsp, c.Type, c.Reason)
-		default:
-			co = response.ConditionUnknown(rsp, c.Type, c.Reason)
-		}
-		if c.Message != "" {
-			co = co.WithMessage(c.Message)
-		}
-		co.TargetCompositeAndClaim()
-	}
-	for _, r := range out.Results {
-		if r.Warning {
-			response.Warning(rsp, errors.New(r.Message)).WithReason(r.Reason).TargetCompositeAndClaim()
-			continue
-		}
-		response.Normal(rsp, r.Message).WithReason(r.Reason).TargetCompositeAndClaim()
-	}
-	if out.RequeueAfter > 0 && out.RequeueAfter < response.DefaultTTL {
-		rsp.Meta.Ttl = durationpb.New(max(out.RequeueAfter, minTTL))
-	}
-	return nil
-}
-
-// keepObserved copies every observed object into desired state unchanged,
-// unless an earlier pipeline step desires it.
-func keepObserved(rsp *fnv1.RunFunctionResponse, observed map[resource.Name]*structpb.Struct) error {
-	for n, o := range observed {
-		if _, ok := rsp.GetDesired().GetResources()[string(n)]; ok {
-			continue
-		}
-		if err := keepOne(rsp, n, o); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keepOne puts the observed object o into desired state as n.
-func keepOne(rsp *fnv1.RunFunctionResponse, n resource.Name, o *structpb.Struct) error {
-	if rsp.Desired.Resources == nil {
-		rsp.Desired.Resources = map[string]*fnv1.Resource{}
-	}
-	rsp.Desired.Resources[string(n)] = &fnv1.Resource{Resource: observed.Keep(o)}
-	return nil
-}
-
-// readyProto converts a readiness.
-func readyProto(r resource.Ready) fnv1.Ready {
-	switch r {
-	case resource.ReadyTrue:
-		return fnv1.Ready_READY_TRUE
-	case resource.ReadyFalse:
-		return fnv1.Ready_READY_FALSE
-	}
-	return fnv1.Ready_READY_UNSPECIFIED
-}
-
 // Crossplane's claim labels on a composite resource.
 const (
 	labelClaimName      = "crossplane.io/claim-name"
 	labelClaimNamespace = "crossplane.io/claim-namespace"
 )
+
+// decodeStatus reads the fields of a previous status that the function
+// compares with: the phase, the instance type and the QueryService reports.
+func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
+	var st poolv1alpha1.PoolStatus
+	if s == nil {
+		return st
+	}
+	st.Phase = poolv1alpha1.PoolPhase(observed.String(s, "phase"))
+	st.DerivedInstanceType, st.DerivedFrom = observed.String(s, "derivedInstanceType"), observed.String(s, "derivedFrom")
+	if sz := observed.Field(s, "sizing").GetStructValue(); sz != nil {
+		st.Sizing = &poolv1alpha1.SizingStatus{
+			ExecutorsHaveRun: observed.Field(sz, "executorsHaveRun").GetBoolValue(),
+			Architecture:     observed.String(sz, "architecture"), ArchitectureFrom: observed.String(sz, "architectureFrom"),
+		}
+	}
+	if w := observed.Field(s, "warmCapacity").GetStructValue(); w != nil {
+		st.WarmCapacity = &poolv1alpha1.WarmCapacityStatus{
+			Method: observed.String(w, "method"), Slots: int32(observed.Number(observed.Field(w, "slots"))), CapacityBuffer: observed.String(w, "capacityBuffer"),
+		}
+		if t, err := time.Parse(time.RFC3339, observed.String(w, "awaitingSince")); err == nil {
+			st.WarmCapacity.AwaitingSince = &metav1.Time{Time: t}
+		}
+	}
+	reports := observed.Field(s, "attachedQueryServices").GetListValue().GetValues()
+	if len(reports) > 0 {
+		st.AttachedQueryServices = make([]poolv1alpha1.AttachedQueryService, 0, len(reports))
+	}
+	for _, v := range reports {
+		a := v.GetStructValue()
+		if a == nil {
+			continue
+		}
+		q := poolv1alpha1.AttachedQueryService{
+			QueryService: poolv1alpha1.QueryServiceReference{Name: observed.String(a, "queryService", "name"), Namespace: observed.String(a, "queryService", "namespace")},
+			Attached:     observed.Field(a, "attached").GetBoolValue(), Compatible: observed.Field(a, "compatible").GetBoolValue(),
+			InstanceType: observed.String(a, "instanceType"), RequiredCPU: observed.String(a, "requiredCpu"), RequiredMemory: observed.String(a, "requiredMemory"),
+			Message: observed.String(a, "message"), MaxPoolExecutors: int32(observed.Number(observed.Field(a, "maxPoolExecutors"))),
+		}
+		if t, err := time.Parse(time.RFC3339, observed.String(a, "lastChecked")); err == nil {
+			q.LastChecked = &metav1.Time{Time: t}
+		}
+		st.AttachedQueryServices = append(st.AttachedQueryServices, q)
+	}
+	return st
+}
+
+// decodeConditions reads the reasons of the XPool's conditions by type.
+func decodeConditions(s *structpb.Struct) map[string]string {
+	out := map[string]string{}
+	for _, v := range observed.Field(s, "conditions").GetListValue().GetValues() {
+		c := v.GetStructValue()
+		out[observed.String(c, "type")] = observed.String(c, "reason")
+	}
+	return out
+}

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
@@ -27,9 +27,9 @@ var (
 	qsElsewhere = qs("elsewhere", "team-d", "other", "pools", "ghcr.io/e6data/executor:2.9", "4", "30Gi", map[string]string{"e6data.io/burst": "enabled"})
 	allQS       = []string{qsAnalytics, qsReporting, qsRogue, qsElsewhere}
 
-	kwokCRDs   = []string{crdNodePool, crdKWOKNodeClass}
-	awsCRDs    = []string{crdNodePool, crdEC2NodeClass}
-	linodeCRDs = []string{crdLKE}
+	kwokCRDs   = []string{decision.CRDNodePool, decision.CRDKWOKNodeClass}
+	awsCRDs    = []string{decision.CRDNodePool, decision.CRDEC2NodeClass}
+	linodeCRDs = []string{decision.CRDLKE}
 )
 
 // basicSpec allows analytics and reporting.
@@ -109,7 +109,7 @@ func TestRunFunction(t *testing.T) {
 		},
 		"OneUnsuppliedRequirementKeepsObservedObjects": {
 			reason: "When one required resource is not supplied on a call, nothing is decided and every observed object is kept.",
-			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqCRDPrefix + crdKWOKNodeClass}, Observed: map[string]string{
+			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Unsupplied: []string{reqCRDPrefix + decision.CRDKWOKNodeClass}, Observed: map[string]string{
 				"nodepool":  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
 				"nodeclass": "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\nspec: {}\n",
 				"capacity":  "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity}\nspec: {}\n",
@@ -128,19 +128,19 @@ func TestRunFunction(t *testing.T) {
 		"BadInputDurationIsPending": {
 			reason: "An input value the API server would reject in the NodePool makes the pool Pending with the field to fix, and composes nothing.",
 			s:      scenario{Input: testInput + "karpenter: {consolidateAfter: soon}\n", XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"}, Results: []string{"WARNING SettingsInvalid: the Composition's function input field karpenter.consolidateAfter \"soon\" is not a duration"}},
+			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsInvalid"}, Results: []string{"WARNING SettingsInvalid: the Composition's function input field karpenter.consolidateAfter \"soon\" is not a duration"}},
 		},
 		"KarpenterOnKWOK": {
 			reason: "With Karpenter's kwok provider installed, the pool gets a NodePool, a KWOKNodeClass, placeholders, the PoolCapacity and one warmup DaemonSet per attached image.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
 			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{
-				CondProvisioned: "TRUE/KarpenterNodePool", CondCompatible: "TRUE/AllCompatible", CondImagesWarm: "FALSE/WarmupPending",
+				decision.CondProvisioned: "TRUE/KarpenterNodePool", decision.CondCompatible: "TRUE/AllCompatible", decision.CondImagesWarm: "FALSE/WarmupPending",
 			}},
 		},
 		"KarpenterOnAWS": {
 			reason: "With the EC2NodeClass CRD installed, the pool is a Karpenter pool on AWS.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
-			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
+			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{decision.CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
 		"AWSWithoutRoleIsPending": {
 			reason: "An AWS pool whose settings lack a node role is Pending before anything is composed, names the EnvironmentConfig field, and keeps every observed object.",
@@ -149,35 +149,35 @@ func TestRunFunction(t *testing.T) {
 					"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
 					wa:         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burst-warmup-x, namespace: pools}\nspec: {}\n",
 				}},
-			want: summary{Objects: []string{"nodepool", wa}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsMissing"},
+			want: summary{Objects: []string{"nodepool", wa}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsMissing"},
 				Results: []string{"WARNING SettingsMissing: EnvironmentConfig burstpool field data.aws.role is required on AWS with Karpenter"}},
 		},
 		"EnvironmentConfigCompletesAWS": {
 			reason: "The node role and cluster name from the EnvironmentConfig complete an input that has neither.",
 			s: scenario{Input: "apiVersion: pool.fn.burstpool.io/v1beta1\nkind: Input\n" + attachAnywhere, XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs,
 				Environment: []string{environmentConfig("burstpool", "  clusterName: prod\n  aws: {role: KarpenterNodeRole-prod}\n")}},
-			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
+			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{decision.CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
 		"BadEnvironmentValueIsPending": {
 			reason: "A bad value in the EnvironmentConfig names its data field, makes the pool Pending and keeps what exists.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
 				Environment: []string{environmentConfig("burstpool", "  karpenter: {weight: 200}\n")},
 				Observed:    map[string]string{"nodepool": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n"}},
-			want: summary{Objects: []string{"nodepool"}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+			want: summary{Objects: []string{"nodepool"}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsInvalid"},
 				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.karpenter.weight 200 is not between 1 and 100"}},
 		},
 		"UnknownEnvironmentSettingIsPending": {
 			reason: "A typo in the EnvironmentConfig is named, not ignored.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
 				Environment: []string{environmentConfig("burstpool", "  aws: {rol: x}\n")}},
-			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsInvalid"},
 				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.aws.rol is not a setting"}},
 		},
 		"WrongTypeInEnvironmentIsPending": {
 			reason: "A value of the wrong type in the EnvironmentConfig names its field.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs,
 				Environment: []string{environmentConfig("burstpool", "  karpenter: {weight: heavy}\n")}},
-			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
+			want: summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsInvalid"},
 				Results: []string{"WARNING SettingsInvalid: EnvironmentConfig burstpool field data.karpenter.weight must be a int32"}},
 		},
 		"EnvironmentUnsuppliedKeepsObservedObjects": {
@@ -189,22 +189,22 @@ func TestRunFunction(t *testing.T) {
 		"LinodeWithoutNodeSelectorIsPending": {
 			reason: "Where burstpool does not create nodes, a pool without nodeSelector is Pending with a condition that says to set it.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/NodeSelectorRequired"}},
+			want:   summary{Objects: []string{}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/NodeSelectorRequired"}},
 		},
 		"LinodeWithNodeSelector": {
 			reason: "A Linode pool with nodeSelector uses the existing LKE nodes.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  nodeSelector: {lke.linode.com/pool-id: \"42\"}\n"), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{decision.CondProvisioned: "TRUE/ExistingNodes"}},
 		},
 		"LinodeManaged": {
 			reason: "With manageNodePool the pool gets an LKE node pool sized from min and max executors.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {manageNodePool: true}\n"), QueryServices: allQS, CRDs: linodeCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "cloud-nodepool", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/CloudNodePool"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "cloud-nodepool", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Phase: "Creating", Conditions: map[string]string{decision.CondProvisioned: "TRUE/CloudNodePool"}},
 		},
 		"ProvisioningOverridesDetection": {
 			reason: "spec.provisioning picks the method even when other CRDs are installed.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  nodeSelector: {pool: a}\n  provisioning: {method: static}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Conditions: map[string]string{CondProvisioned: "TRUE/ExistingNodes"}, Phase: "Creating"},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "placeholder", "placeholder-priorityclass", wd, wa}, Conditions: map[string]string{decision.CondProvisioned: "TRUE/ExistingNodes"}, Phase: "Creating"},
 		},
 		"InvalidSpecIsFatal": {
 			reason: "A spec that bypassed the schema (maxExecutors 0) is refused with a message naming the field.",
@@ -223,7 +223,7 @@ func TestRunFunction(t *testing.T) {
 					"nodepool":  "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst-nodepool}\nspec: {}\n",
 					"nodeclass": "apiVersion: karpenter.kwok.sh/v1alpha1\nkind: KWOKNodeClass\nmetadata: {name: burst-nodeclass}\nspec: {}\n",
 				}},
-			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/SizingFailed"}},
+			want: summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", wd, wa}, Phase: "Failed", Conditions: map[string]string{decision.CondProvisioned: "FALSE/SizingFailed"}},
 		},
 		"SelectorAttachesAcrossNamespaces": {
 			reason: "queryServiceSelector allows matching QueryServices in any namespace; only those pointing here attach, and one pointing here but not allowed is reported.",
@@ -233,13 +233,13 @@ func TestRunFunction(t *testing.T) {
 		"PullSecretElsewhereWarns": {
 			reason: "An imagePullSecret outside the pool namespace is reported and not used.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {imagePullSecrets: [{name: regcred, namespace: other}, {name: local}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondPullSecrets: "FALSE/SecretNotInPoolNamespace"},
+			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{decision.CondPullSecrets: "FALSE/SecretNotInPoolNamespace"},
 				Results: []string{"WARNING SecretNotInPoolNamespace: imageConfig.imagePullSecrets other/regcred is not in the pool namespace pools"}},
 		},
 		"NoAttachedQueryServiceIsPending": {
 			reason: "Without an attached QueryService or an instance type there is nothing to size: Pending, with what to do.",
 			s:      scenario{XR: xpool("burst", "pools", "  maxExecutors: 4\n  allowedQueryServices: [{name: nobody, namespace: x}]\n"), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity"}, Phase: "Pending", Conditions: map[string]string{CondProvisioned: "FALSE/NoInstanceType", CondCompatible: "FALSE/NoneAttached"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity"}, Phase: "Pending", Conditions: map[string]string{decision.CondProvisioned: "FALSE/NoInstanceType", decision.CondCompatible: "FALSE/NoneAttached"}},
 		},
 		"EarlierStepsKept": {
 			reason: "Objects that earlier pipeline steps desired are kept.",
@@ -249,29 +249,29 @@ func TestRunFunction(t *testing.T) {
 		},
 		"EKSAutoMode": {
 			reason: "With only EKS Auto Mode's NodeClass CRD, the pool gets an eks.amazonaws.com NodeClass.",
-			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{crdNodePool, crdEKSNodeClass}},
-			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
+			s:      scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{decision.CRDNodePool, decision.CRDEKSNodeClass}},
+			want:   summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{decision.CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
 		"CapacityNameTakenByAnotherNamespace": {
 			reason: "A PoolCapacity named after the pool that another namespace's pool holds fails the claim, naming the owner, and composes nothing.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Existing: map[string]string{
 				"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: other}}\nspec: {}\n",
 			}},
-			want: summary{Objects: []string{}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NameTaken"}},
+			want: summary{Objects: []string{}, Phase: "Failed", Conditions: map[string]string{decision.CondProvisioned: "FALSE/NameTaken"}},
 		},
 		"PriorityClassNameTakenOutsideBurstpool": {
 			reason: "A PriorityClass of the pool's placeholder name that no pool made fails the claim too.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Existing: map[string]string{
 				"placeholder-priorityclass": "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: burst-placeholder}\nvalue: 5\n",
 			}},
-			want: summary{Objects: []string{}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/NameTaken"}},
+			want: summary{Objects: []string{}, Phase: "Failed", Conditions: map[string]string{decision.CondProvisioned: "FALSE/NameTaken"}},
 		},
 		"OwnObjectsAreNotTaken": {
 			reason: "The pool's own PoolCapacity (its identity labels) is not a clash.",
 			s: scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs, Existing: map[string]string{
 				"capacity": "apiVersion: capacity.e6data.io/v1alpha1\nkind: PoolCapacity\nmetadata: {name: burst-capacity, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: pools}}\nspec: {}\n",
 			}},
-			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{CondProvisioned: "TRUE/KarpenterNodePool"}},
+			want: summary{Objects: karpenterObjects, Phase: "Creating", Conditions: map[string]string{decision.CondProvisioned: "TRUE/KarpenterNodePool"}},
 		},
 		"OwnerRequirementUnsuppliedKeepsObservedObjects": {
 			reason: "Until Crossplane supplies the PoolCapacity named after the pool, nothing is decided: a clash must be seen before anything is composed.",
@@ -281,7 +281,7 @@ func TestRunFunction(t *testing.T) {
 		"KarpenterWithoutNodeClassCRD": {
 			reason: "Asking for Karpenter where its CRDs are missing fails with what to install.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {cloud: gcp, method: karpenter}\n"), QueryServices: allQS, CRDs: nil},
-			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", wd, wa}, Phase: "Failed", Conditions: map[string]string{CondProvisioned: "FALSE/ProvisioningUnsupported"}},
+			want:   summary{Objects: []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", wd, wa}, Phase: "Failed", Conditions: map[string]string{decision.CondProvisioned: "FALSE/ProvisioningUnsupported"}},
 		},
 	}
 	for name, tc := range cases {

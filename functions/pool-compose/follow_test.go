@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 )
 
 // TestFollow: while Crossplane's watch circuit of the XPool is open (it
@@ -35,7 +37,7 @@ func TestFollow(t *testing.T) {
 		"JustOpened": {
 			reason: "The circuit opened a minute ago: Crossplane lets one event through in 30 s, so the pool follows its counts every FollowInterval.",
 			status: responsive("False", "WatchCircuitOpen", now.Add(-time.Minute)),
-			want:   FollowInterval,
+			want:   decision.FollowInterval,
 		},
 		"OpenLongAgo": {
 			reason: "The circuit opened longer ago than its cooldown (the condition is only stale): the default TTL, so an idle pool is not polled.",

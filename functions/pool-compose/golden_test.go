@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/golden"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
@@ -60,20 +61,20 @@ const referenceTenancy = `  tenancy:
 var environments = map[string]environment{
 	"aws":       {crds: awsCRDs},
 	"aws-iam":   {crds: awsCRDs, settings: nodeIAMSettings}, // node IAM (iam_test.go)
-	"eks-auto":  {crds: []string{crdNodePool, crdEKSNodeClass}},
-	"gcp":       {crds: []string{crdNodePool, crdGCENodeClass}},
-	"azure":     {crds: []string{crdNodePool, crdAKSNodeClass}},
+	"eks-auto":  {crds: []string{decision.CRDNodePool, decision.CRDEKSNodeClass}},
+	"gcp":       {crds: []string{decision.CRDNodePool, decision.CRDGCENodeClass}},
+	"azure":     {crds: []string{decision.CRDNodePool, decision.CRDAKSNodeClass}},
 	"kwok":      {crds: kwokCRDs},
 	"kwok-aws":  {crds: kwokCRDs, kwokCatalog: sizing.CloudAWS},
 	"linode":    {crds: linodeCRDs},
 	"lke":       {crds: linodeCRDs, settings: managedSettings},
-	"doks":      {crds: []string{crdDOKS}, settings: managedSettings},
-	"coreweave": {crds: []string{crdCoreWeave}, settings: managedSettings},
+	"doks":      {crds: []string{decision.CRDDOKS}, settings: managedSettings},
+	"coreweave": {crds: []string{decision.CRDCoreWeave}, settings: managedSettings},
 	"static":    {},
 	// node groups under the Cluster Autoscaler (nodegroup_test.go)
-	"eks-nodegroup": {crds: []string{crdEKSNodeGroup}, settings: clusterIdentity + nodeGroupSettingsYAML},
-	"gke-nodegroup": {crds: []string{crdGKENodePool}, settings: clusterIdentity + nodeGroupSettingsYAML},
-	"aks-nodegroup": {crds: []string{crdAKSNodePool}, settings: clusterIdentity + nodeGroupSettingsYAML},
+	"eks-nodegroup": {crds: []string{decision.CRDEKSNodeGroup}, settings: clusterIdentity + nodeGroupSettingsYAML},
+	"gke-nodegroup": {crds: []string{decision.CRDGKENodePool}, settings: clusterIdentity + nodeGroupSettingsYAML},
+	"aks-nodegroup": {crds: []string{decision.CRDAKSNodePool}, settings: clusterIdentity + nodeGroupSettingsYAML},
 }
 
 // shippedInput is the function input of apis/composition.yaml.
@@ -177,7 +178,7 @@ func TestGolden(t *testing.T) {
 				if settings == "" {
 					settings = clusterSettings
 				}
-				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings+referenceTenancy)},
+				s := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, settings+referenceTenancy)},
 					XR: xr, QueryServices: exampleQueryServices(t, name, ns), CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}
 				rsp := s.run(t)
 				got := toYAML(t, rsp)

@@ -20,9 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/test/harness/pbstruct"
 )
 
 // now is the clock of every test.
@@ -54,7 +56,7 @@ type scenario struct {
 	// KWOKCatalog is the function's --kwok-catalog (with Catalog).
 	KWOKCatalog sizing.Cloud
 	// Existing are the cluster-scoped objects named after the pool that
-	// exist, by composed-resource name (see ownedNames); Crossplane
+	// exist, by composed-resource name (see decision.OwnedNames); Crossplane
 	// supplies every other one as absent.
 	Existing map[string]string
 	// Environment are the EnvironmentConfigs Crossplane supplies.
@@ -63,13 +65,13 @@ type scenario struct {
 
 // fakeSize sizes every pool to one 16-CPU, 128Gi type (or the pinned type)
 // so table tests do not depend on catalog figures; "no-such-type" fails.
-func fakeSize(in SizeRequest) (sizing.Result, error) {
+func fakeSize(in decision.SizeRequest) (sizing.Result, error) {
 	it := in.InstanceType
 	switch {
 	case it == "no-such-type":
 		return sizing.Result{}, fmt.Errorf("instance type %q is not in the catalog", it)
-	case it == "" && in.inherited().InstanceType != "":
-		it = in.inherited().InstanceType
+	case it == "" && in.Inherited().InstanceType != "":
+		it = in.Inherited().InstanceType
 	case it == "":
 		it = "m-16x-amd64-linux"
 	}
@@ -124,28 +126,13 @@ tenancy:
 const attachAnywhere = "tenancy: {namespaces: [{names: [\"*\"], attachFrom: [\"*\"]}]}\n"
 
 // mustStruct converts YAML to a protobuf Struct.
-func mustStruct(t testing.TB, y string) *structpb.Struct {
-	t.Helper()
-	j := []byte(y)
-	if !json.Valid(j) {
-		var err error
-		j, err = yaml.YAMLToJSON([]byte(y))
-		if err != nil {
-			t.Fatalf("YAMLToJSON: %v\n%s", err, y)
-		}
-	}
-	s := &structpb.Struct{}
-	if err := protojson.Unmarshal(j, s); err != nil {
-		t.Fatalf("protojson.Unmarshal: %v\n%s", err, j)
-	}
-	return s
-}
+func mustStruct(t testing.TB, y string) *structpb.Struct { return pbstruct.FromYAML(t, y) }
 
 // crd is a minimal CustomResourceDefinition named name; CapacityBuffer's
 // serves v1beta1, as Karpenter v1.14.1's does.
 func crd(name string) string {
 	c := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "\n"
-	if name == crdCapacityBuffer {
+	if name == decision.CRDCapacityBuffer {
 		c += "spec:\n  versions:\n  - name: " + objects.BufferVersion + "\n    served: true\n"
 	}
 	return c
@@ -186,7 +173,7 @@ func (s scenario) request(t testing.TB) *fnv1.RunFunctionRequest {
 	for _, e := range s.Environment {
 		req.RequiredResources[reqEnvironment].Items = append(req.RequiredResources[reqEnvironment].Items, &fnv1.Resource{Resource: mustStruct(t, e)})
 	}
-	for _, o := range ownedNames {
+	for _, o := range decision.OwnedNames {
 		r := &fnv1.Resources{}
 		if y, ok := s.Existing[string(o.Resource)]; ok {
 			r.Items = []*fnv1.Resource{{Resource: mustStruct(t, y)}}

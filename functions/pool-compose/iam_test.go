@@ -7,13 +7,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
-	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
-	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
@@ -85,7 +81,7 @@ func runningPool(role string) map[string]string {
 
 func TestNodeIAM(t *testing.T) {
 	env := func(data string) []string {
-		return []string{environmentConfig(DefaultEnvironmentConfig, data)}
+		return []string{environmentConfig(decision.DefaultEnvironmentConfig, data)}
 	}
 	warm := []string{"warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.0"), "warmup-" + warmup.Hash("ghcr.io/e6data/executor:3.1")}
 	base := append([]string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass"}, warm...)
@@ -112,8 +108,8 @@ func TestNodeIAM(t *testing.T) {
 			s:      scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
 			want: want{
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
-				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "FALSE/NodeIAMNotReady"},
-				Messages:   map[string][]string{CondNodeIAM: {"node IAM role " + iamRole, "Role pools.burst-node-role is not created yet"}},
+				Conditions: map[string]string{decision.CondNodeIAM: "FALSE/Waiting", decision.CondProvisioned: "FALSE/NodeIAMNotReady"},
+				Messages:   map[string][]string{decision.CondNodeIAM: {"node IAM role " + iamRole, "Role pools.burst-node-role is not created yet"}},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -128,8 +124,8 @@ func TestNodeIAM(t *testing.T) {
 				})},
 			want: want{
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
-				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
-				Messages:   map[string][]string{CondNodeIAM: {"Role pools.burst-node-role: Synced=False: create failed: AccessDenied: not authorized to perform iam:CreateRole (ReconcileError)"}},
+				Conditions: map[string]string{decision.CondNodeIAM: "FALSE/Waiting"},
+				Messages:   map[string][]string{decision.CondNodeIAM: {"Role pools.burst-node-role: Synced=False: create failed: AccessDenied: not authorized to perform iam:CreateRole (ReconcileError)"}},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -139,7 +135,7 @@ func TestNodeIAM(t *testing.T) {
 				Observed: observedIAM(readyAndSynced)},
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
-				Conditions: map[string]string{CondNodeIAM: "TRUE/Ready", CondProvisioned: "TRUE/KarpenterNodePool"},
+				Conditions: map[string]string{decision.CondNodeIAM: "TRUE/Ready", decision.CondProvisioned: "TRUE/KarpenterNodePool"},
 			},
 		},
 		"RemovedPolicyIsDeleted": {
@@ -151,7 +147,7 @@ func TestNodeIAM(t *testing.T) {
 				})},
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
-				Conditions: map[string]string{CondNodeIAM: "TRUE/Ready", CondProvisioned: "TRUE/KarpenterNodePool"},
+				Conditions: map[string]string{decision.CondNodeIAM: "TRUE/Ready", decision.CondProvisioned: "TRUE/KarpenterNodePool"},
 			},
 		},
 		"ExistingNodePoolKept": {
@@ -165,8 +161,8 @@ func TestNodeIAM(t *testing.T) {
 				}), map[string]string{usageNames()[0]: "apiVersion: protection.crossplane.io/v1beta1\nkind: ClusterUsage\nmetadata: {name: x}\nspec: {}\n"})},
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames(), usageNames()), Phase: "Creating", Role: iamRole,
-				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
-				Messages:   map[string][]string{CondNodeIAM: {"AccessEntry pools.burst-node-access: Ready=False: Deleting"}},
+				Conditions: map[string]string{decision.CondNodeIAM: "FALSE/Waiting", decision.CondProvisioned: "TRUE/KarpenterNodePool"},
+				Messages:   map[string][]string{decision.CondNodeIAM: {"AccessEntry pools.burst-node-access: Ready=False: Deleting"}},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -176,7 +172,7 @@ func TestNodeIAM(t *testing.T) {
 				Observed: runningPool("KarpenterNodeRole-test-cluster")},
 			want: want{
 				Objects: slices.Concat(karpenter, iamNames()), Phase: "Creating", Role: "KarpenterNodeRole-test-cluster",
-				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting", CondProvisioned: "TRUE/KarpenterNodePool"},
+				Conditions: map[string]string{decision.CondNodeIAM: "FALSE/Waiting", decision.CondProvisioned: "TRUE/KarpenterNodePool"},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -185,7 +181,7 @@ func TestNodeIAM(t *testing.T) {
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  provisioning: {composeNodeIAM: true}\n"), QueryServices: allQS, CRDs: awsCRDs},
 			want: want{
 				Objects: slices.Concat(base, iamNames()), Phase: "Pending",
-				Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"},
+				Conditions: map[string]string{decision.CondNodeIAM: "FALSE/Waiting"},
 				Events:     []string{"NodeIAMNotReady"},
 			},
 		},
@@ -193,13 +189,13 @@ func TestNodeIAM(t *testing.T) {
 			reason: "A pool already waiting for its role gets no new event on every reconcile.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec) + "status:\n  conditions:\n  - {type: NodeIAMReady, status: \"False\", reason: Waiting}\n",
 				QueryServices: allQS, CRDs: awsCRDs},
-			want: want{Objects: slices.Concat(base, iamNames()), Phase: "Pending", Conditions: map[string]string{CondNodeIAM: "FALSE/Waiting"}},
+			want: want{Objects: slices.Concat(base, iamNames()), Phase: "Pending", Conditions: map[string]string{decision.CondNodeIAM: "FALSE/Waiting"}},
 		},
 		"PoolTurnsItOff": {
 			reason: "spec.provisioning.composeNodeIAM: false wins over the setting: the settings' role, nothing of IAM.",
 			s: scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec+"  provisioning: {composeNodeIAM: false}\n"), QueryServices: allQS, CRDs: awsCRDs,
 				Observed: runningPool("KarpenterNodeRole-test-cluster")},
-			want: want{Objects: karpenter, Phase: "Creating", Role: "KarpenterNodeRole-test-cluster", Conditions: map[string]string{CondNodeIAM: "/"}},
+			want: want{Objects: karpenter, Phase: "Creating", Role: "KarpenterNodeRole-test-cluster", Conditions: map[string]string{decision.CondNodeIAM: "/"}},
 		},
 		"BadPolicyARN": {
 			reason: "A wrong policy ARN keeps the pool Pending, names the field, and keeps what exists.",
@@ -207,8 +203,8 @@ func TestNodeIAM(t *testing.T) {
 				Observed: withObserved(runningPool(iamRole), observedIAM(readyAndSynced))},
 			want: want{
 				Objects: slices.Concat([]string{"nodeclass", "nodepool"}, iamNames()), Phase: "Pending", Role: iamRole,
-				Conditions: map[string]string{CondProvisioned: "FALSE/SettingsInvalid"},
-				Messages:   map[string][]string{CondProvisioned: {"EnvironmentConfig burstpool field data.aws.nodeIAM.extraPolicyARNs[1] \"AmazonS3ReadOnlyAccess\" is not an IAM policy ARN"}},
+				Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsInvalid"},
+				Messages:   map[string][]string{decision.CondProvisioned: {"EnvironmentConfig burstpool field data.aws.nodeIAM.extraPolicyARNs[1] \"AmazonS3ReadOnlyAccess\" is not an IAM policy ARN"}},
 			},
 		},
 		"MissingRegion": {
@@ -217,14 +213,14 @@ func TestNodeIAM(t *testing.T) {
 				Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: awsCRDs},
 			want: want{
 				Objects: []string{}, Phase: "Pending",
-				Conditions: map[string]string{CondProvisioned: "FALSE/SettingsMissing"},
-				Messages:   map[string][]string{CondProvisioned: {"EnvironmentConfig burstpool field data.provisioning.region is required to compose node IAM"}},
+				Conditions: map[string]string{decision.CondProvisioned: "FALSE/SettingsMissing"},
+				Messages:   map[string][]string{decision.CondProvisioned: {"EnvironmentConfig burstpool field data.provisioning.region is required to compose node IAM"}},
 			},
 		},
 		"OtherCloudsComposeNone": {
 			reason: "Node IAM is AWS's: a kwok cluster sized from the kwok catalog composes none.",
 			s:      scenario{Environment: env(nodeIAMOn), XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs},
-			want:   want{Objects: karpenter, Phase: "Creating", Conditions: map[string]string{CondNodeIAM: "/"}},
+			want:   want{Objects: karpenter, Phase: "Creating", Conditions: map[string]string{decision.CondNodeIAM: "/"}},
 		},
 	}
 	reg, err := schemacheck.Upstream()
@@ -290,69 +286,4 @@ func conditionMessage(rsp *fnv1.RunFunctionResponse, typ string) string {
 		}
 	}
 	return ""
-}
-
-func TestNodeIAMOnAndApplies(t *testing.T) {
-	on := &v1beta1.NodeIAM{Enabled: true}
-	cases := map[string]struct {
-		setting *v1beta1.NodeIAM
-		pool    *poolv1alpha1.Provisioning
-		det     Detection
-		kwok    sizing.Cloud
-		want    bool
-	}{
-		"SettingOn":         {setting: on, det: Detection{Cloud: cloudAWS, Method: methodKarpenter}, want: true},
-		"SettingOff":        {det: Detection{Cloud: cloudAWS, Method: methodKarpenter}},
-		"PoolOff":           {setting: on, pool: &poolv1alpha1.Provisioning{ComposeNodeIAM: ptr.To(false)}, det: Detection{Cloud: cloudAWS, Method: methodKarpenter}},
-		"PoolOn":            {pool: &poolv1alpha1.Provisioning{ComposeNodeIAM: ptr.To(true)}, det: Detection{Cloud: cloudAWS, Method: methodKarpenter}, want: true},
-		"EKSAutoMode":       {setting: on, det: Detection{Cloud: cloudAWS, Method: methodEKSAutoMode}},
-		"SimulatedAWS":      {setting: on, det: Detection{Cloud: cloudKWOK, Method: methodKarpenter}, kwok: sizing.CloudAWS, want: true},
-		"KWOKOwnCatalog":    {setting: on, det: Detection{Cloud: cloudKWOK, Method: methodKarpenter}},
-		"GCPWithPoolSwitch": {pool: &poolv1alpha1.Provisioning{ComposeNodeIAM: ptr.To(true)}, det: Detection{Cloud: cloudGCP, Method: methodKarpenter}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := NodeIAMOn(tc.setting, tc.pool) && NodeIAMApplies(tc.det, tc.kwok); got != tc.want {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDecideNodeIAM(t *testing.T) {
-	cases := map[string]struct {
-		st   NodeIAMState
-		want NodeIAMDecision
-	}{
-		"Ready": {st: NodeIAMState{Role: "r"}, want: NodeIAMDecision{ComposeNodes: true, Role: "r", Usages: true,
-			Condition: Condition{Type: CondNodeIAM, Status: metav1.ConditionTrue, Reason: "Ready", Message: "node IAM role r, its policy attachments and its EKS access entry are Ready"}}},
-		"NewPoolWaits": {st: NodeIAMState{Role: "r", Waiting: []string{"Role x is not created yet"}}, want: NodeIAMDecision{
-			Condition: Condition{Type: CondNodeIAM, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "node IAM role r is not usable yet: Role x is not created yet"}}},
-		"ExistingKeepsOldRoleAndUsages": {st: NodeIAMState{Role: "r", Waiting: []string{"w"}, NodePoolExists: true, NodeClassRole: "old", UsagesExist: true}, want: NodeIAMDecision{
-			ComposeNodes: true, Role: "old", Usages: true,
-			Condition: Condition{Type: CondNodeIAM, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "node IAM role r is not usable yet: w"}}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, DecideNodeIAM(tc.st)); diff != "" {
-				t.Errorf("-want, +got:\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestValidateNodeIAM(t *testing.T) {
-	got := ValidateNodeIAM(&v1beta1.NodeIAM{
-		PolicyARNs:          []string{"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws-cn:iam::123456789012:policy/path/to/P", "arn:aws:s3:::bucket"},
-		ExtraPolicyARNs:     []string{"arn:aws:iam::12345:policy/Short"},
-		PermissionsBoundary: "Boundary",
-	})
-	var paths []string
-	for _, e := range got {
-		paths = append(paths, e.Path)
-	}
-	want := []string{"aws.nodeIAM.policyARNs[2]", "aws.nodeIAM.extraPolicyARNs[0]", "aws.nodeIAM.permissionsBoundary"}
-	if diff := cmp.Diff(want, paths); diff != "" {
-		t.Errorf("-want, +got:\n%s", diff)
-	}
 }

@@ -16,8 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
-	"github.com/burstpool/burstpool/functions/pool-compose/observed"
+	"github.com/burstpool/burstpool/functions/pool-compose/remote"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
@@ -62,15 +63,15 @@ func summaryOf(t testing.TB, qss, crds []string) map[string]any {
 }
 
 // observeAs turns a response's desired objects into observed ones: objects
-// whose names are in objects get that status, the PoolCapacity gets the
+// whose names are in statuses get that status, the PoolCapacity gets the
 // summary (when not nil).
-func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]any, objects map[string]map[string]any) map[string]string {
+func observeAs(t testing.TB, rsp *fnv1.RunFunctionResponse, summary map[string]any, statuses map[string]map[string]any) map[string]string {
 	t.Helper()
 	return observe(t, rsp, func(n string, _ *unstructured.Unstructured) map[string]any {
-		if st, ok := objects[n]; ok {
+		if st, ok := statuses[n]; ok {
 			return st
 		}
-		if n == string(rnRemoteCapacity) && summary != nil {
+		if n == string(objects.ComposedRemoteCapacity) && summary != nil {
 			return map[string]any{"atProvider": map[string]any{"workloadCluster": summary}}
 		}
 		return nil
@@ -104,7 +105,7 @@ func TestRemoteLifecycle(t *testing.T) {
 		t.Fatalf("waiting: desired (-want +got):\n%s", diff)
 	}
 	c := desired(rsp, "remote-capacity")
-	if want := RemoteCapacityName("west", "pools", "burst"); c.GetName() != want {
+	if want := remote.CapacityName("west", "pools", "burst"); c.GetName() != want {
 		t.Errorf("PoolCapacity %s, want %s", c.GetName(), want)
 	}
 	if got, _, _ := unstructured.NestedString(c.Object, "spec", "providerConfigRef", "name"); got != "west" {
@@ -141,7 +142,7 @@ warmSlots:
 	if diff := cmp.Diff(waiting, normalize(fp)); diff != "" {
 		t.Errorf("waiting PoolCapacity spec.forProvider (-want +got):\n%s", diff)
 	}
-	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonWaitingForWorkload {
+	if got := conditions(rsp)[decision.CondProvisioned]; got != "FALSE/"+decision.ReasonWaitingForWorkload {
 		t.Errorf("waiting: NodesProvisioned %s", got)
 	}
 	if msg := status(rsp)["message"]; !strings.Contains(fmt.Sprint(msg), "ProviderConfig west") {
@@ -164,14 +165,14 @@ warmSlots:
 		t.Fatalf("composed (-want +got):\n%s", diff)
 	}
 	np := desired(rsp, "remote-nodepool")
-	if np.GetKind() != objectKind || np.GetAPIVersion() != objectAPIVersion {
+	if np.GetKind() != remote.ObjectKind || np.GetAPIVersion() != remote.ObjectAPIVersion {
 		t.Fatalf("remote-nodepool is %s", np.GetKind())
 	}
 	if diff := cmp.Diff("west-pools-nodepool-burst-nodepool-4ae4e2f7c6825e3a", np.GetName()); diff != "" {
 		t.Errorf("Object name (-want +got):\n%s", diff)
 	}
-	checkObject(t, np, policyObserve, "west", "mgmt/pools/burst")
-	if got := conditions(rsp)[CondWorkloadReachable]; got != "TRUE/"+reasonReachable {
+	checkObject(t, np, remote.PolicyObserve, "west", "mgmt/pools/burst")
+	if got := conditions(rsp)[remote.CondWorkloadReachable]; got != "TRUE/"+remote.ReasonReachable {
 		t.Errorf("reachable: %s", got)
 	}
 
@@ -179,19 +180,19 @@ warmSlots:
 	// management.
 	notThere := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if isRemoteObject(resource.Name(n)) {
+		if remote.IsObject(resource.Name(n)) {
 			notThere[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
 	s.Observed = observeAs(t, rsp, summary, notThere)
 	rsp = s.run(t)
 	for _, n := range desiredNames(rsp) {
-		if isRemoteObject(resource.Name(n)) {
-			checkObject(t, desired(rsp, n), policyAll, "west", "mgmt/pools/burst")
+		if remote.IsObject(resource.Name(n)) {
+			checkObject(t, desired(rsp, n), remote.PolicyAll, "west", "mgmt/pools/burst")
 		}
 	}
 	validateRemote(t, rsp)
-	if got := conditions(rsp)[CondWorkloadReachable]; got != "TRUE/"+reasonReachable {
+	if got := conditions(rsp)[remote.CondWorkloadReachable]; got != "TRUE/"+remote.ReasonReachable {
 		t.Errorf("absent remote objects are no connection problem: %s", got)
 	}
 
@@ -199,7 +200,7 @@ warmSlots:
 	// the errors, and every object is still desired.
 	down := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if isRemoteObject(resource.Name(n)) {
+		if remote.IsObject(resource.Name(n)) {
 			down[n] = remoteObjectStatus(nil, "False", "cannot get object: Get \"https://127.0.0.1:7443/apis/karpenter.sh/v1/nodepools/burst-nodepool\": dial tcp 127.0.0.1:7443: connect: connection refused")
 		}
 	}
@@ -209,14 +210,14 @@ warmSlots:
 	if diff := cmp.Diff(before, desiredNames(rsp)); diff != "" {
 		t.Errorf("unreachable: desired objects changed (-before +after):\n%s", diff)
 	}
-	if got := conditions(rsp)[CondWorkloadReachable]; got != "FALSE/"+reasonUnreachable {
+	if got := conditions(rsp)[remote.CondWorkloadReachable]; got != "FALSE/"+remote.ReasonUnreachable {
 		t.Errorf("unreachable: %s", got)
 	}
-	if ev := strings.Join(results(rsp), "\n"); !strings.Contains(ev, "WARNING "+reasonUnreachable+": cannot reach the workload cluster west") {
+	if ev := strings.Join(results(rsp), "\n"); !strings.Contains(ev, "WARNING "+remote.ReasonUnreachable+": cannot reach the workload cluster west") {
 		t.Errorf("no event says west is unreachable:\n%s", ev)
 	}
 	for _, c := range rsp.GetConditions() {
-		if c.GetType() == CondWorkloadReachable && (!strings.Contains(c.GetMessage(), "ProviderConfig west") || !strings.Contains(c.GetMessage(), "connection refused")) {
+		if c.GetType() == remote.CondWorkloadReachable && (!strings.Contains(c.GetMessage(), "ProviderConfig west") || !strings.Contains(c.GetMessage(), "connection refused")) {
 			t.Errorf("unreachable message names neither the ProviderConfig nor the error: %s", c.GetMessage())
 		}
 	}
@@ -232,7 +233,7 @@ func validateRemote(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 		t.Fatal(err)
 	}
 	kinds := reg.Kinds()
-	if !slices.Contains(kinds, schema.FromAPIVersionAndKind(objectAPIVersion, objectKind)) {
+	if !slices.Contains(kinds, schema.FromAPIVersionAndKind(remote.ObjectAPIVersion, remote.ObjectKind)) {
 		t.Fatal("the upstream schemas lack provider-kubernetes' Object")
 	}
 	for _, n := range desiredNames(rsp) {
@@ -258,7 +259,7 @@ func checkObject(t *testing.T, o *unstructured.Unstructured, policy, pc, mark st
 	p, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies")
 	ref, _, _ := unstructured.NestedString(o.Object, "spec", "providerConfigRef", "name")
 	rd, _, _ := unstructured.NestedString(o.Object, "spec", "readiness", "policy")
-	m, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "manifest", "metadata", "annotations", annotationOwner)
+	m, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "manifest", "metadata", "annotations", remote.AnnotationOwner)
 	got := []string{strings.Join(p, ","), ref, rd, m}
 	if diff := cmp.Diff([]string{policy, pc, "DeriveFromObject", mark}, got); diff != "" {
 		t.Errorf("Object %s (-want +got):\n%s", o.GetName(), diff)
@@ -277,13 +278,13 @@ func heldNodePool(t *testing.T, spec string) *fnv1.RunFunctionResponse {
 	rsp := s.run(t)
 	objs := map[string]map[string]any{}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, rnRemotePrefix) && n != "remote-capacity" {
+		if strings.HasPrefix(n, objects.ComposedRemotePrefix) && n != "remote-capacity" {
 			objs[n] = remoteObjectStatus(nil, "False", notFound)
 		}
 	}
 	objs["remote-nodepool"] = remoteObjectStatus(map[string]any{
 		"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
-		"metadata": map[string]any{"name": "burst-nodepool", "annotations": map[string]any{annotationOwner: "other/pools/burst"}},
+		"metadata": map[string]any{"name": "burst-nodepool", "annotations": map[string]any{remote.AnnotationOwner: "other/pools/burst"}},
 	}, "True", "")
 	s.Observed = observeAs(t, rsp, summary, objs)
 	return s.run(t)
@@ -291,7 +292,7 @@ func heldNodePool(t *testing.T, spec string) *fnv1.RunFunctionResponse {
 
 func TestRemoteNameTaken(t *testing.T) {
 	rsp := heldNodePool(t, remotePool)
-	if got := conditions(rsp)[CondProvisioned]; got != "FALSE/"+reasonNameTaken {
+	if got := conditions(rsp)[decision.CondProvisioned]; got != "FALSE/"+remote.ReasonNameTaken {
 		t.Errorf("NodesProvisioned %s", got)
 	}
 	if got := fmt.Sprint(status(rsp)["message"]); !strings.Contains(got, "pool other/pools/burst") || !strings.Contains(got, "NodePool burst-nodepool") {
@@ -299,11 +300,11 @@ func TestRemoteNameTaken(t *testing.T) {
 	}
 	// Nothing is applied: every Object is kept as observed, observe-only.
 	for _, n := range desiredNames(rsp) {
-		if !isRemoteObject(resource.Name(n)) {
+		if !remote.IsObject(resource.Name(n)) {
 			continue
 		}
 		p, _, _ := unstructured.NestedStringSlice(desired(rsp, n).Object, "spec", "managementPolicies")
-		if diff := cmp.Diff([]string{policyObserve}, p); diff != "" {
+		if diff := cmp.Diff([]string{remote.PolicyObserve}, p); diff != "" {
 			t.Errorf("%s management policies (-want +got):\n%s", n, diff)
 		}
 	}
@@ -322,7 +323,7 @@ func TestOwnership(t *testing.T) {
 	marked := func(owner string) map[string]any {
 		md := map[string]any{"name": "burst-nodepool"}
 		if owner != "" {
-			md["annotations"] = map[string]any{annotationOwner: owner}
+			md["annotations"] = map[string]any{remote.AnnotationOwner: owner}
 		}
 		return map[string]any{"metadata": md}
 	}
@@ -330,96 +331,21 @@ func TestOwnership(t *testing.T) {
 		o                  *structpb.Struct
 		policy, holderPart string
 	}{
-		"NotComposedYet":   {o: nil, policy: policyObserve},
-		"Absent":           {o: obj(policyObserve, nil, "False", notFound), policy: policyAll},
-		"NotObservedYet":   {o: obj(policyObserve, nil, "", ""), policy: policyObserve},
-		"Unreachable":      {o: obj(policyObserve, nil, "False", "dial tcp: connection refused"), policy: policyObserve},
-		"OwnMark":          {o: obj(policyObserve, marked(mark), "True", ""), policy: policyAll},
-		"AnotherPool":      {o: obj(policyObserve, marked("mgmt/other/burst"), "True", ""), policy: policyObserve, holderPart: "pool mgmt/other/burst"},
-		"Unmarked":         {o: obj(policyObserve, marked(""), "True", ""), policy: policyObserve, holderPart: "did not compose"},
-		"ManagedAlready":   {o: obj(policyAll, marked(mark), "True", ""), policy: policyAll},
-		"ManagedUnreached": {o: obj(policyAll, nil, "False", "connection refused"), policy: policyAll},
+		"NotComposedYet":   {o: nil, policy: remote.PolicyObserve},
+		"Absent":           {o: obj(remote.PolicyObserve, nil, "False", notFound), policy: remote.PolicyAll},
+		"NotObservedYet":   {o: obj(remote.PolicyObserve, nil, "", ""), policy: remote.PolicyObserve},
+		"Unreachable":      {o: obj(remote.PolicyObserve, nil, "False", "dial tcp: connection refused"), policy: remote.PolicyObserve},
+		"OwnMark":          {o: obj(remote.PolicyObserve, marked(mark), "True", ""), policy: remote.PolicyAll},
+		"AnotherPool":      {o: obj(remote.PolicyObserve, marked("mgmt/other/burst"), "True", ""), policy: remote.PolicyObserve, holderPart: "pool mgmt/other/burst"},
+		"Unmarked":         {o: obj(remote.PolicyObserve, marked(""), "True", ""), policy: remote.PolicyObserve, holderPart: "did not compose"},
+		"ManagedAlready":   {o: obj(remote.PolicyAll, marked(mark), "True", ""), policy: remote.PolicyAll},
+		"ManagedUnreached": {o: obj(remote.PolicyAll, nil, "False", "connection refused"), policy: remote.PolicyAll},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			policy, holder := Ownership(tc.o, mark)
+			policy, holder := remote.Ownership(tc.o, mark)
 			if policy != tc.policy || (tc.holderPart == "") != (holder == "") || !strings.Contains(holder, tc.holderPart) {
 				t.Errorf("Ownership = %q, %q; want %q, holder containing %q", policy, holder, tc.policy, tc.holderPart)
-			}
-		})
-	}
-}
-
-func TestRemoteView(t *testing.T) {
-	mk := func(m map[string]any) *structpb.Struct {
-		s, err := structpb.NewStruct(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	manifest := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "burst-nodepool"}}
-	obs := map[resource.Name]*structpb.Struct{
-		"capacity":         mk(map[string]any{"apiVersion": objects.CapacityAPIVersion, "kind": objects.CapacityKind, "metadata": map[string]any{"name": "burst-capacity"}}),
-		"remote-capacity":  mk(map[string]any{"apiVersion": objects.CapacityAPIVersion, "kind": objects.CapacityKind, "metadata": map[string]any{"name": "west-pools-burst-capacity"}}),
-		"nodepool":         mk(map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}),
-		"cloud-nodepool":   mk(map[string]any{"apiVersion": "lke.linode.upbound.io/v1alpha1", "kind": "NodePool"}),
-		"remote-nodepool":  mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind, "status": map[string]any{"atProvider": map[string]any{"manifest": manifest}}}),
-		"remote-nodeclass": mk(map[string]any{"apiVersion": objectAPIVersion, "kind": objectKind}),
-	}
-	got := map[string]string{}
-	for n, o := range RemoteView(obs) {
-		got[string(n)] = observed.String(o, "apiVersion") + " " + observed.String(o, "kind") + " " + observed.String(o, "metadata", "name")
-	}
-	want := map[string]string{
-		"capacity":       objects.CapacityAPIVersion + " " + objects.CapacityKind + " west-pools-burst-capacity",
-		"cloud-nodepool": "lke.linode.upbound.io/v1alpha1 NodePool ",
-		"nodepool":       "karpenter.sh/v1 NodePool burst-nodepool",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("RemoteView (-want +got):\n%s", diff)
-	}
-}
-
-func TestObjectName(t *testing.T) {
-	nodePool := objects.New("karpenter.sh/v1", "NodePool", "burst-nodepool", "", nil)
-	cases := map[string]struct {
-		reason string
-		pc, ns string
-		u      *unstructured.Unstructured
-		// other is an object of another pool (or kind) whose name must
-		// differ.
-		otherPC, otherNS string
-		other            *unstructured.Unstructured
-		want             string
-	}{
-		"PolicyAndBinding": {
-			reason: "An admission policy and its binding share a name, not an Object.",
-			pc:     "west", ns: "pools", u: objects.New("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "burstpool-pools-burst", "", nil),
-			otherPC: "west", otherNS: "pools", other: objects.New("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "burstpool-pools-burst", "", nil),
-			want: "west-pools-validatingadmissionpolicy-burstpool-pools-burst-04e2a27c8344b53b",
-		},
-		"PoolNamespaces": {
-			reason: "Two pools of one name in two namespaces compose NodePools of one name, in two Objects.",
-			pc:     "west", ns: "team-a", u: nodePool,
-			otherPC: "west", otherNS: "team-b", other: nodePool,
-			want: "west-team-a-nodepool-burst-nodepool-d34cb73c8cd7ef73",
-		},
-		"Dashes": {
-			reason: "A DaemonSet burst-warmup of namespace team-a and a-burst-warmup of team are two Objects.",
-			pc:     "east", ns: "team-a", u: objects.New("apps/v1", "DaemonSet", "burst-warmup", "team-a", nil),
-			otherPC: "east", otherNS: "team", other: objects.New("apps/v1", "DaemonSet", "a-burst-warmup", "team", nil),
-			want: "east-team-a-daemonset-team-a-burst-warmup-1aa72c766ad819c9",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := ObjectName(tc.pc, tc.ns, tc.u)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nObjectName (-want +got):\n%s", tc.reason, diff)
-			}
-			if other := ObjectName(tc.otherPC, tc.otherNS, tc.other); other == got {
-				t.Errorf("%s\nboth are %q", tc.reason, got)
 			}
 		})
 	}
@@ -428,7 +354,7 @@ func TestObjectName(t *testing.T) {
 func TestReachability(t *testing.T) {
 	mk := func(y string) *structpb.Struct { return mustStruct(t, y) }
 	objErr := func(msg string) *structpb.Struct {
-		return mk("apiVersion: " + objectAPIVersion + "\nkind: Object\nmetadata: {name: west-nodepool-burst-nodepool}\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"" + msg + "\"}\n")
+		return mk("apiVersion: " + remote.ObjectAPIVersion + "\nkind: Object\nmetadata: {name: west-nodepool-burst-nodepool}\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"" + msg + "\"}\n")
 	}
 	capDown := mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Ready, status: \"False\", reason: ClusterUnreachable, message: \"cannot get the kubeconfig secret crossplane-system/west\"}\n")
 	cases := map[string]struct {
@@ -436,17 +362,17 @@ func TestReachability(t *testing.T) {
 		want     string
 		quotes   []string
 	}{
-		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + reasonReachable},
-		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + reasonReachable},
-		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: capDown}, want: "False/" + reasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
-		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{rnRemoteCapacity: mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
-			want: "False/" + reasonUnreachable, quotes: []string{"PoolCapacity: cannot summarize"}},
-		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + reasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
-		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + reasonNotApplied, quotes: []string{"is invalid"}},
+		"Healthy":         {observed: map[resource.Name]*structpb.Struct{}, want: "True/" + remote.ReasonReachable},
+		"AbsentIsNoError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr(notFound)}, want: "True/" + remote.ReasonReachable},
+		"CapacityCannot":  {observed: map[resource.Name]*structpb.Struct{objects.ComposedRemoteCapacity: capDown}, want: "False/" + remote.ReasonUnreachable, quotes: []string{"kubeconfig secret", "ProviderConfig west"}},
+		"SummaryUnread": {observed: map[resource.Name]*structpb.Struct{objects.ComposedRemoteCapacity: mk("apiVersion: " + objects.CapacityAPIVersion + "\nkind: PoolCapacity\nstatus:\n  conditions:\n  - {type: Synced, status: \"False\", message: \"cannot summarize: dial tcp 127.0.0.1:1: connect: connection refused\"}\n")},
+			want: "False/" + remote.ReasonUnreachable, quotes: []string{"PoolCapacity: cannot summarize"}},
+		"ConnectionError": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("dial tcp 127.0.0.1:1: connect: connection refused")}, want: "False/" + remote.ReasonUnreachable, quotes: []string{"west-nodepool-burst-nodepool", "connection refused"}},
+		"RefusedByServer": {observed: map[resource.Name]*structpb.Struct{"remote-nodepool": objErr("NodePool.karpenter.sh is invalid")}, want: "False/" + remote.ReasonNotApplied, quotes: []string{"is invalid"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c := Reachability(tc.observed, "west")
+			c := remote.Reachability(tc.observed, "west")
 			if got := string(c.Status) + "/" + c.Reason; got != tc.want {
 				t.Errorf("Reachability = %s, want %s (%s)", got, tc.want, c.Message)
 			}
@@ -487,7 +413,7 @@ func remoteRequest(b testing.TB, n int) *fnv1.RunFunctionRequest {
 	// object whole, with a status, in atProvider.manifest.
 	objs := map[string]map[string]any{}
 	for _, name := range desiredNames(second) {
-		if !isRemoteObject(resource.Name(name)) {
+		if !remote.IsObject(resource.Name(name)) {
 			continue
 		}
 		o := desired(second, name)
@@ -555,8 +481,8 @@ func TestMovedToRemote(t *testing.T) {
 	if desired(rsp, "nodepool") == nil {
 		t.Fatal("the local pool composes no NodePool")
 	}
-	remote := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}, Observed: observeAs(t, rsp, nil, nil)}
-	rsp = remote.run(t)
+	moved := scenario{XR: xpool("burst", "pools", remotePool), Environment: []string{remoteEnv}, QueryServices: []string{}, Observed: observeAs(t, rsp, nil, nil)}
+	rsp = moved.run(t)
 	// Waiting for west's summary: the local objects are kept meanwhile.
 	for _, n := range []string{"capacity", "nodepool", "remote-capacity"} {
 		if desired(rsp, n) == nil {
@@ -564,8 +490,8 @@ func TestMovedToRemote(t *testing.T) {
 		}
 	}
 	// West's summary came: the local objects go, west is observed first.
-	remote.Observed = observeAs(t, rsp, summaryOf(t, []string{analytics}, kwokCRDs), nil)
-	rsp = remote.run(t)
+	moved.Observed = observeAs(t, rsp, summaryOf(t, []string{analytics}, kwokCRDs), nil)
+	rsp = moved.run(t)
 	if desired(rsp, "capacity") != nil {
 		t.Error("the moved pool still desires its local PoolCapacity")
 	}
@@ -573,49 +499,11 @@ func TestMovedToRemote(t *testing.T) {
 		if desired(rsp, n) != nil {
 			t.Errorf("the moved pool still desires its local %s", n)
 		}
-		o := desired(rsp, rnRemotePrefix+n)
+		o := desired(rsp, objects.ComposedRemotePrefix+n)
 		if o == nil {
 			t.Errorf("the moved pool composes no %s in west", n)
 			continue
 		}
-		checkObject(t, o, policyObserve, "west", "mgmt/pools/burst")
-	}
-}
-
-func TestUsedByObject(t *testing.T) {
-	usage := func(apiVersion, kind, name string) *unstructured.Unstructured {
-		u := objects.New(objects.UsageAPIVersion, objects.KindUsage, "p-node-iam-role", "", nil)
-		u.Object["spec"] = map[string]any{
-			"of": map[string]any{"apiVersion": "iam.aws.upbound.io/v1beta1", "kind": "Role", "resourceRef": map[string]any{"name": "p-node-role"}},
-			"by": map[string]any{"apiVersion": apiVersion, "kind": kind, "resourceRef": map[string]any{"name": name}},
-		}
-		return u
-	}
-	cases := map[string]struct {
-		in   *unstructured.Unstructured
-		want *unstructured.Unstructured
-	}{
-		"a usage by the remote NodePool is a usage by its Object": {
-			in:   usage("karpenter.sh/v1", "NodePool", "p-nodepool"),
-			want: usage(objectAPIVersion, objectKind, "west-pools-nodepool-p-nodepool"),
-		},
-		"a usage by a management-cluster object stays": {
-			in:   usage("iam.aws.upbound.io/v1beta1", "Role", "r"),
-			want: usage("iam.aws.upbound.io/v1beta1", "Role", "r"),
-		},
-		"other kinds stay": {
-			in:   objects.New("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
-			want: objects.New("karpenter.sh/v1", "NodePool", "p-nodepool", "", nil),
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			name := func(u *unstructured.Unstructured) string {
-				return "west-pools-" + strings.ToLower(u.GetKind()) + "-" + u.GetName()
-			}
-			if diff := cmp.Diff(tc.want, usedByObject(tc.in, name)); diff != "" {
-				t.Errorf("usedByObject (-want +got):\n%s", diff)
-			}
-		})
+		checkObject(t, o, remote.PolicyObserve, "west", "mgmt/pools/burst")
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 )
 
 // maxRendered bounds the render cache; when full it starts over.
@@ -19,7 +21,7 @@ type renderCache struct {
 }
 
 // render returns l encoded, from the cache when l.Key is there.
-func (c *renderCache) render(l Lazy) (*structpb.Struct, error) {
+func (c *renderCache) render(l decision.Lazy) (*structpb.Struct, error) {
 	if c == nil || l.Key == "" {
 		return resource.AsStruct(l.Build())
 	}

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
@@ -79,7 +79,7 @@ func TestRules(t *testing.T) {
 			reason: "An executor that does not fit the pool's nodes gives a Warning event and a False condition.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  - {name: big, namespace: team-a}\n"), QueryServices: append(allQS, bigQS), CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
-				return []any{conditions(r)[CondCompatible], withResults(r, "WARNING QueryServiceIncompatible")}
+				return []any{conditions(r)[decision.CondCompatible], withResults(r, "WARNING QueryServiceIncompatible")}
 			},
 			want: []any{"FALSE/Incompatible", []string{"WARNING QueryServiceIncompatible: QueryService team-a/big does not fit the pool's m-16x-amd64-linux nodes: needs more CPU than m-16x-amd64-linux offers"}},
 		},
@@ -102,7 +102,7 @@ func TestRules(t *testing.T) {
 			got: func(r *fnv1.RunFunctionResponse) any {
 				for _, c := range status(r)["cachedImages"].([]any) {
 					if c := c.(map[string]any); c["image"] == "ghcr.io/e6data/executor:3.1" {
-						return []any{c["warmupStatus"], c["message"], conditions(r)[CondImagesWarm]}
+						return []any{c["warmupStatus"], c["message"], conditions(r)[decision.CondImagesWarm]}
 					}
 				}
 				return nil
@@ -235,7 +235,7 @@ func TestRules(t *testing.T) {
 			reason: "Inheriting from a QueryService that does not exist is Pending with its name, and keeps the NodePool.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  inheritNodeConfigFrom: {name: gone, namespace: team-b}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
-				return []any{status(r)["phase"], conditions(r)[CondProvisioned]}
+				return []any{status(r)["phase"], conditions(r)[decision.CondProvisioned]}
 			},
 			want: []any{"Pending", "FALSE/InheritedQueryServiceMissing"},
 		},
@@ -280,7 +280,7 @@ func TestRules(t *testing.T) {
 			reason: "imageConfig.pullSecret (reference 3.4) without a namespace means the pool namespace; it is used beside imagePullSecrets, once each.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  imageConfig: {pullSecret: {name: registry-secret}, imagePullSecrets: [{name: registry-secret}, {name: extra}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
-				return []any{podSpec(r, warmup.ResourceName("ghcr.io/e6data/executor:3.1"), "imagePullSecrets"), conditions(r)[CondPullSecrets]}
+				return []any{podSpec(r, warmup.ResourceName("ghcr.io/e6data/executor:3.1"), "imagePullSecrets"), conditions(r)[decision.CondPullSecrets]}
 			},
 			want: []any{[]any{map[string]any{"name": "registry-secret"}, map[string]any{"name": "extra"}}, "TRUE/InPoolNamespace"},
 		},
@@ -321,7 +321,7 @@ func TestRules(t *testing.T) {
 			s: scenario{XR: withStatus(xpool("burst", "pools", basicSpec+"  imageConfig: {imagePullSecrets: [{name: regcred, namespace: other}]}\n"),
 				"  conditions:\n  - {type: ImagePullSecretsUsable, status: \"False\", reason: SecretNotInPoolNamespace}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
-				return []any{withResults(r, "WARNING SecretNotInPoolNamespace"), conditions(r)[CondPullSecrets]}
+				return []any{withResults(r, "WARNING SecretNotInPoolNamespace"), conditions(r)[decision.CondPullSecrets]}
 			},
 			want: []any{[]string(nil), "FALSE/SecretNotInPoolNamespace"},
 		},

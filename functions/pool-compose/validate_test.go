@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 )
 
 // TestValidate: every problem of a spec that bypassed the schema is one
@@ -36,7 +38,7 @@ func TestValidate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, e := range Validate(tc.pool, decodeSpec(t, tc.spec)) {
+			for _, e := range decision.Validate(tc.pool, decodeSpec(t, tc.spec)) {
 				got = append(got, string(e.Type)+" "+e.Field)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/schemacheck"
@@ -23,8 +24,8 @@ import (
 const vendorSettings = clusterSettings + "  " + attachAnywhere
 
 var (
-	autoModeCRDs = []string{crdNodePool, crdEKSNodeClass}
-	gcpCRDs      = []string{crdNodePool, crdGCENodeClass}
+	autoModeCRDs = []string{decision.CRDNodePool, decision.CRDEKSNodeClass}
+	gcpCRDs      = []string{decision.CRDNodePool, decision.CRDGCENodeClass}
 )
 
 // compatibilityOf is the compatible flag and message status reports for
@@ -96,7 +97,7 @@ func TestVendorExecutorFitsKarpentersNode(t *testing.T) {
 			q := qs("edge", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", tc.cpu, tc.mem, nil)
 			s := scenario{XR: xpool("burst", "pools", spec), QueryServices: []string{q}, CRDs: awsCRDs, Catalog: true}
 			if tc.settings != "" {
-				s.Environment = []string{environmentConfig(DefaultEnvironmentConfig, vendorSettings+tc.settings)}
+				s.Environment = []string{environmentConfig(decision.DefaultEnvironmentConfig, vendorSettings+tc.settings)}
 			}
 			ok, msg := compatibilityOf(t, status(s.run(t)), "team-a", "edge")
 			if ok != tc.want || !strings.Contains(msg, tc.message) {
@@ -187,7 +188,7 @@ func TestVendorEKSAutoModeRules(t *testing.T) {
 			if tc.expireAfter != "" {
 				settings += "  karpenter: {expireAfter: " + tc.expireAfter + "}\n"
 			}
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, settings)},
 				XR: xpool("burst", "pools", tc.spec), CRDs: autoModeCRDs, Catalog: true}.run(t)
 			st := status(rsp)
 			if tc.wantFailed != "" {
@@ -289,7 +290,7 @@ func TestVendorRenderMatrix(t *testing.T) {
 						t.Fatal(err)
 					}
 					indented := "  " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n  ") + "\n"
-					rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, indented)},
+					rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, indented)},
 						XR: xpool("burst", "pools", spec), QueryServices: []string{qsAnalytics}, CRDs: e.crds, Catalog: true, KWOKCatalog: e.kwokCatalog}.run(t)
 					for _, r := range results(rsp) {
 						if strings.HasPrefix(r, "FATAL") {
@@ -345,7 +346,7 @@ func TestVendorGCPImageFamilies(t *testing.T) {
 	for _, family := range enums["gcp.imageFamily"] {
 		for _, channel := range enums["gcp.imageChannel"] {
 			settings := vendorSettings + "  gcp: {imageFamily: " + family + ", imageChannel: " + channel + "}\n"
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, settings)},
 				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: gcpCRDs, Catalog: true}.run(t)
 			nc := desired(rsp, "nodeclass")
 			if nc == nil {
@@ -396,7 +397,7 @@ func TestVendorNodeAgentsPreemptExecutors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, vendorSettings+tc.settings)},
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, vendorSettings+tc.settings)},
 				XR: xpool("burst", "pools", spec), QueryServices: allQS, CRDs: awsCRDs, Catalog: true}.run(t)
 			agents := 0
 			for _, n := range desiredNames(rsp) {
@@ -446,8 +447,8 @@ func TestVendorAzureMaxPods(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(DefaultEnvironmentConfig, vendorSettings+tc.settings)},
-				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{crdNodePool, crdAKSNodeClass}, Catalog: true}.run(t)
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, vendorSettings+tc.settings)},
+				XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: []string{decision.CRDNodePool, decision.CRDAKSNodeClass}, Catalog: true}.run(t)
 			nc := desired(rsp, "nodeclass")
 			if nc == nil {
 				t.Fatalf("%s\nno AKSNodeClass: %v", tc.reason, results(rsp))

@@ -31,7 +31,7 @@ var dumpKinds = []struct {
 	{poolv1.CompositeGroupVersionKind.GroupVersion().String(), poolv1.CompositeKind, false},
 	{karpenterAPI, "NodePool", false},
 	{karpenterAPI, "NodeClaim", false},
-	// The NodeClasses functions/pool-compose/karpenter.go composes.
+	// The NodeClasses functions/pool-compose/objects builds.
 	{"karpenter.kwok.sh/v1alpha1", "KWOKNodeClass", false},
 	{"karpenter.k8s.aws/v1", "EC2NodeClass", false},
 	{"eks.amazonaws.com/v1", "NodeClass", false},

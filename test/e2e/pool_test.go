@@ -328,7 +328,7 @@ func scenarioScaleDown(t *testing.T, ctx context.Context, e *env) {
 	// Executor changes show on the claim within statusBound, whether
 	// Crossplane's watch circuit of the XPool is closed (realtime
 	// compositions pass the PoolCapacity's event) or open (the
-	// function is called every 5 s, functions/pool-compose/follow.go);
+	// function is called every 5 s, functions/pool-compose/decision/follow.go);
 	// before, an open circuit left the counts a minute behind.
 	b.scale(t, ctx, s, 1)
 	shown := b.waitOccupied(t, s, 1, "occupied executors drop to one")

@@ -44,8 +44,9 @@ func TestShippedCodeImportsNoBuildOrTestPackage(t *testing.T) {
 
 // TestFunctionPackagesKeepTheirRoles: the readers of observed objects and
 // the cloud node-pool builders depend on no other package of the
-// composition function, the object builders on no decision, and none
-// writes a response (issue #27).
+// composition function, the object builders on no decision, the decisions
+// on no workload-cluster wrapping, the wrapping on nothing of package main,
+// and only package main writes a response (issue #27).
 func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 	root := gomod.RootForTest(t)
 	fn, sdk := gomod.Path+"/functions/pool-compose", "github.com/crossplane/function-sdk-go"
@@ -58,17 +59,27 @@ func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 		"Observed": {
 			reason: "observed reads observed objects, nothing else",
 			pkg:    fn + "/observed",
-			forbid: append([]string{fn, fn + "/cloudpool", fn + "/input/v1beta1"}, response...),
+			forbid: append([]string{fn, fn + "/objects", fn + "/decision", fn + "/remote", fn + "/cloudpool", fn + "/input/v1beta1"}, response...),
+		},
+		"CloudPool": {
+			reason: "cloudpool builds the node pools of LKE, DOKS and CoreWeave from its own input",
+			pkg:    fn + "/cloudpool",
+			forbid: append([]string{fn, fn + "/objects", fn + "/decision", fn + "/remote", fn + "/observed"}, response...),
 		},
 		"Objects": {
 			reason: "objects builds objects from arguments: it links no decision, no workload-cluster wrapping and no response writing",
 			pkg:    fn + "/objects",
 			forbid: append([]string{fn, fn + "/decision", fn + "/remote"}, response...),
 		},
-		"CloudPool": {
-			reason: "cloudpool builds the node pools of LKE, DOKS and CoreWeave from its own input",
-			pkg:    fn + "/cloudpool",
-			forbid: append([]string{fn, fn + "/observed"}, response...),
+		"Decision": {
+			reason: "decision decides from its Input: it links no workload-cluster wrapping, nothing of package main and no response writing",
+			pkg:    fn + "/decision",
+			forbid: append([]string{fn, fn + "/remote"}, response...),
+		},
+		"Remote": {
+			reason: "remote wraps a pool's Output for its workload cluster: it links nothing of package main and writes no response",
+			pkg:    fn + "/remote",
+			forbid: append([]string{fn}, response...),
 		},
 	}
 	for name, tc := range cases {
@@ -92,9 +103,56 @@ func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 	}
 }
 
+// TestFunctionMainOnlyGathersAndApplies: package main holds the CLI,
+// gathering the request, choosing the path and writing the response; every
+// decision (a func decide*) lives in package decision.
+func TestFunctionMainOnlyGathersAndApplies(t *testing.T) {
+	root := gomod.RootForTest(t)
+	dir := filepath.Join(root, "functions", "pool-compose")
+	cmd := exec.Command("go", "list", "-f", "{{join .GoFiles \" \"}}", "./functions/pool-compose")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./functions/pool-compose: %v", err)
+	}
+	want := []string{"apply.go", "doc.go", "fn.go", "main.go", "render.go", "requestsize.go", "requirements.go", "reuse.go"}
+	if diff := cmp.Diff(want, strings.Fields(string(out))); diff != "" {
+		t.Errorf("package main's files (-want +got):\n%s", diff)
+	}
+
+	var decides []string
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if strings.HasPrefix(filepath.ToSlash(rel), "decision/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fd, ok := decl.(*ast.FuncDecl); ok && strings.HasPrefix(fd.Name.Name, "decide") {
+				decides = append(decides, filepath.ToSlash(rel)+" "+fd.Name.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string(nil), decides); diff != "" {
+		t.Errorf("decisions outside package decision (-want +got):\n%s", diff)
+	}
+}
+
 // TestPoolCapacityArgumentsBuiltOnce: the PoolCapacity's arguments are
-// made in one place (capacityArgs), so a pool's PoolCapacity cannot mean
-// one thing for a local pool and another for a remote one.
+// made in one place (capacityArgs, in package decision), so a pool's
+// PoolCapacity cannot mean one thing for a local pool and another for a
+// remote one.
 func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 	root := gomod.RootForTest(t)
 	dir := filepath.Join(root, "functions", "pool-compose")
@@ -132,7 +190,7 @@ func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"capacity.go"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"decision/capacity.go"}, got); diff != "" {
 		t.Errorf("files with a CapacityArgs literal (-want +got):\n%s", diff)
 	}
 }

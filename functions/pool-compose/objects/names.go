@@ -84,3 +84,14 @@ func Qualified(ns, name string) string {
 	}
 	return ns + "/" + name
 }
+
+// ComposedRemotePrefix starts the composed-resource name of an Object that wraps
+// the object the pool composes as the rest of the name: a pool moved from
+// local to remote gets new composed resources, and Crossplane removes the
+// local ones, which the workload cluster never saw.
+const ComposedRemotePrefix = "remote-"
+
+// ComposedRemoteCapacity is a remote pool's PoolCapacity: it stays in the
+// management cluster, under a name of its own (remote.CapacityName), so a
+// pool moved between local and remote replaces it instead of renaming it.
+const ComposedRemoteCapacity = ComposedRemotePrefix + ComposedCapacity

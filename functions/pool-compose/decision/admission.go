@@ -1,0 +1,36 @@
+package decision
+
+import (
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
+)
+
+var unauthorizedPolicies = []string{objects.PolicyReport, objects.PolicyEvict, objects.PolicyDeny}
+
+// unauthorizedPolicy is the pool's spec.unauthorizedExecutors, else the
+// function input's.
+func unauthorizedPolicy(in Input) string {
+	if p := in.Spec.UnauthorizedExecutors; p != "" {
+		return p
+	}
+	return in.Config.Capacity.UnauthorizedExecutors
+}
+
+// decideAdmission decides the pool's admission policy and binding, in Deny
+// mode: only executors of the attached QueryServices get onto its nodes.
+func decideAdmission(in Input, f Facts) Outcome {
+	var o Outcome
+	if unauthorizedPolicy(in) != objects.PolicyDeny {
+		return o
+	}
+	if len(f.Scheduling.NodeSelector) == 0 {
+		o.preserve(objects.ComposedAccessPolicy, objects.ComposedAccessBinding)
+		return o
+	}
+	allowed := make([]string, 0, len(f.Attached))
+	for _, a := range f.Attached {
+		allowed = append(allowed, a.Key())
+	}
+	o.desire(objects.ComposedAccessPolicy, objects.AccessPolicy(objects.AccessArgs{Pool: in.Pool, Namespace: in.Namespace, Allowed: allowed}), in.Observed[objects.ComposedAccessPolicy] != nil, true)
+	o.desire(objects.ComposedAccessBinding, objects.AccessPolicyBinding(in.Pool, in.Namespace), in.Observed[objects.ComposedAccessBinding] != nil, true)
+	return o
+}

@@ -1,0 +1,86 @@
+// Package decision holds the pool-compose function's decisions, pure
+// functions of what it gathered: Input (the XPool, its settings and what
+// Crossplane observed) in, Output (the objects to compose, their readiness,
+// the status, conditions and events) out. It builds objects through
+// package objects and reads observed objects through package observed; it
+// writes no response, which package main does, and knows nothing of
+// workload clusters, which package remote wraps its Output for.
+//
+// # How it decides
+//
+// Compute first establishes the pool's facts (Facts: how its nodes are
+// provisioned, which QueryServices attach, where its pods are scheduled,
+// what the PoolCapacity observed and whether executors have run), then
+// makes each decision in this order, one file each:
+//
+//  1. awaitSettings (settings.go): invalid or missing settings, or an
+//     EnvironmentConfig the pool was composed with that is not found
+//     (settingsAvailability in availability.go), make the pool Pending and
+//     keep every object as observed; nothing else is decided.
+//     Then refuseClaim (tenancy.go): a claim that asks for what the
+//     settings' tenancy does not grant its namespace (a workload cluster,
+//     cluster ID, method or cloud, a size or an instance family) is Failed,
+//     ClaimNotAllowed, naming the setting, and keeps every object as
+//     observed; RunFunction sends such a pool to no workload cluster.
+//  2. decideWarm (warm.go): the warm set and its DaemonSets.
+//  3. heldName (owner.go): another namespace's pool holds the pool's
+//     cluster-wide names, so it composes nothing more and keeps the
+//     objects its labels name (ownObjects).
+//  4. decideNodes (nodes.go): the pool's size and architecture, then
+//     decideKarpenter (karpenter.go, which first asks decideNodeIAM in
+//     iam.go for the node IAM role an AWS pool composes, and waits for it)
+//     or decideCloudNodePool (cloudnodes.go, with decideCoreWeave in
+//     coreweave.go) or decideNodeGroup (nodegroup.go); keepNodeIAM keeps
+//     the role when nodes were not decided.
+//  5. decideCapacity (capacity.go), decidePlaceholders (placeholders.go),
+//     decideStorageAgent (storage.go), decideAgentPriority (agents.go),
+//     decideAdmission (admission.go).
+//  6. decideStatus (status.go): the XPool's status, its conditions and its
+//     phase, from everything decided before.
+//
+// Each decision returns an Outcome: the objects it desires and whether
+// they are ready, the objects it cannot decide now (kept as observed), its
+// conditions and events, and a Pending or Failed problem. Compute adds them
+// up in that order (outcome.go): the first problem stands, except that a
+// failure beats a pending problem; once there is one, no placeholders are
+// decided, and after a failure no nodes.
+//
+// Following spec.maxExecutors from the request to the NodePool's limits,
+// the PoolCapacity and the status message (files of this package unless
+// named otherwise):
+//
+//   - fn.go of package main decodes the spec (decodePool); Validate
+//     (compute.go) refuses a pool whose maxExecutors is below 1, or whose
+//     minExecutors is not between 0 and maxExecutors.
+//   - Compute's establish (compute.go) takes executorsPerNode, at least 1
+//     (perNode), as Facts.PerNode.
+//   - CheckClaim (tenancy.go) refuses a claim whose maxExecutors, or the
+//     nodes it needs (ceilDiv64, nodes.go), exceeds what the settings'
+//     tenancy grants its namespace.
+//   - decideNodes (nodes.go) turns both into nodes (nodeRange):
+//     maxExecutors / executorsPerNode rounded up is the most nodes,
+//     minExecutors the same way the fewest (none while suspended).
+//     decideKarpenter (karpenter.go) hands Karpenter's NodePool limits
+//     (nodePoolLimits, nodes.go) to objects.NodePool (objects/karpenter.go),
+//     which writes them as spec.limits: that many nodes and that many times
+//     the CPU and memory of the largest type offered (LargestOffered,
+//     internal/sizing/derive.go), all zero while suspended. A cloud node
+//     pool scales between the two; a CoreWeave pool runs what its warm
+//     slots and executors need, never more than the most.
+//   - decideCapacity (capacity.go) hands maxExecutors to the PoolCapacity,
+//     which counts at most that many executor slots on the pool's nodes;
+//     capacityArgs is the one place its arguments are made, for a remote
+//     pool that waits for its workload cluster too (AwaitWorkload,
+//     workload.go), and objects.PoolCapacity (objects/capacity.go) writes
+//     them as spec.forProvider.maxExecutors.
+//   - decidePlaceholders (placeholders.go) holds minExecutors (at most
+//     maxExecutors) slots warm, less the executors running, each the size
+//     of the largest compatible executor.
+//   - decideStatus's phase (status.go) gives an Active pool the message
+//     "the pool runs up to {maxExecutors} executors", which apply.go of
+//     package main writes to status.message (statusValue).
+//   - A pool with a workload cluster reaches Compute or AwaitWorkload
+//     through remote.Compose (remote/compose.go), and remote.Wrap
+//     (remote/wrap.go, pointCapacity) points its PoolCapacity at that
+//     cluster with maxExecutors unchanged.
+package decision

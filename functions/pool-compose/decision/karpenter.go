@@ -1,0 +1,102 @@
+package decision
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/functions/pool-compose/objects"
+	"github.com/burstpool/burstpool/functions/pool-compose/observed"
+	"github.com/burstpool/burstpool/internal/sizing"
+)
+
+// decideKarpenter decides the pool's Karpenter NodePool, which launches up
+// to nodes nodes of the sized types, and its NodeClass.
+func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
+	kind := nodeClassKindOf(f.Detection)
+	cfg := in.Config
+	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
+	if iam != nil && !iam.ComposeNodes {
+		o.preserve(objects.ComposedNodePool, objects.ComposedNodeClass)
+		return "", "", o
+	}
+	if iam != nil {
+		cfg = objects.WithNodeRole(cfg, iam.Role)
+	}
+	nc, err := objects.NodeClass(objects.NodeClassArgs{
+		Pool: in.Pool, Namespace: in.Namespace, ClusterName: in.Config.ClusterName,
+		Kind: kind, LocalNVMe: res.LocalNVMe, Images: images, Config: cfg,
+		Kubelet: res.Kubelet,
+	})
+	if err != nil {
+		o.Problem = failed("NodeClassIncomplete", err.Error())
+		o.preserve(objects.ComposedNodePool, objects.ComposedNodeClass)
+		return "", "", o
+	}
+	if iam != nil {
+		objects.AnnotateNodeRole(nc, iam.Role)
+	}
+	types := []string{res.InstanceType}
+	if spot && len(res.SpotTypes) > 0 {
+		types = res.SpotTypes
+	}
+	npa := objects.NodePoolArgs{
+		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
+		Spot: spot, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
+		Limits: nodePoolLimits(nodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
+		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
+	}
+	npName := in.Pool + objects.SuffixNodePool
+	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
+		o.event(true, "NoInterruptionQueue", msg) // disruption.go
+	}
+	o.desire(objects.ComposedNodeClass, nc, observed.Ready(in.Observed[objects.ComposedNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	o.desireLazy(objects.ComposedNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return objects.NodePool(npa) }},
+		observed.Ready(in.Observed[objects.ComposedNodePool], false), true)
+	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
+	return npName, nc.GetName(), o
+}
+
+// nodeClassKinds maps a cloud (or EKS Auto Mode) to its NodeClass.
+var nodeClassKinds = map[string]objects.NodeClassKind{
+	cloudAWS:          objects.EC2NodeClass,
+	methodEKSAutoMode: objects.EKSNodeClass,
+	cloudGCP:          objects.GCENodeClass,
+	cloudAzure:        objects.AKSNodeClass,
+	cloudKWOK:         objects.KWOKNodeClass,
+}
+
+// nodeClassKindOf returns the NodeClass of a Karpenter pool.
+func nodeClassKindOf(d Detection) objects.NodeClassKind {
+	if d.Method == methodEKSAutoMode {
+		return nodeClassKinds[methodEKSAutoMode]
+	}
+	return nodeClassKinds[d.Cloud]
+}
+
+// warmingTaint is the startup taint of a Karpenter pool's nodes,
+// e6data.io/warming={pool}:NoSchedule, while the pool warms images and
+// warmup.openAfter is not zero: warmup pods tolerate it, executors and
+// placeholders do not, and the capacity provider removes it once the
+// node's images are warm or openAfter has passed (startup.go of package
+// internal/capacity). Karpenter launches nodes for pods that do not
+// tolerate a startup taint (sigs.k8s.io/karpenter@v1.14.1
+// pkg/apis/v1/nodepool.go, StartupTaints: "ignored for provisioning
+// purposes"), counts an in-flight node's room for them without it
+// (pkg/controllers/state/statenode.go, Taints), and marks the NodeClaim
+// Initialized only once it is gone
+// (pkg/controllers/nodeclaim/lifecycle/initialization.go,
+// StartupTaintsRemoved); consolidation considers initialized nodes only
+// (pkg/controllers/disruption/helpers.go), so openAfter also bounds how
+// long a node stays out of consolidation.
+func warmingTaint(pool string, images int, w *v1beta1.Warmup) *corev1.Taint {
+	if d, err := openAfter(w); images == 0 || err != nil || d == 0 {
+		return nil
+	}
+	return &corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
+}
