@@ -127,16 +127,8 @@ func (s *suite) runScenario(t *testing.T, sc scenario) {
 	}
 	e := &env{cluster: s.cluster, suite: s, root: s.root, namespaces: sc.namespaces, pools: sc.pools}
 	// Registered before the scenario's own cleanups, so it runs after
-	// them: a failed scenario's dump shows what it left, then the
-	// namespaces it owns go.
+	// them: the namespaces the scenario owns go last.
 	t.Cleanup(func() {
-		if t.Failed() {
-			ctx, cancel := dumpContext()
-			defer cancel()
-			dir := dumpDir(s.root, t.Name())
-			files, err := dump(ctx, s.Client, dir, e.namespaces, e.pools)
-			t.Log(describeDump(dir, files, err))
-		}
 		if sc.lock == "" {
 			for _, ns := range sc.namespaces {
 				for _, p := range sc.pools {
@@ -153,6 +145,19 @@ func (s *suite) runScenario(t *testing.T, sc scenario) {
 			}
 		}
 	})
+	// A failed scenario's dump is taken as it stops (a deferred call runs
+	// when t.Fatal ends the scenario, before any cleanup), so it holds the
+	// claims, the composite and what it composed as they were when the
+	// scenario failed, not what the cleanups that delete them left.
+	defer func() {
+		if t.Failed() {
+			ctx, cancel := dumpContext()
+			defer cancel()
+			dir := dumpDir(s.root, t.Name())
+			files, err := dump(ctx, s.Client, dir, e.namespaces, e.pools)
+			t.Log(describeDump(dir, files, err))
+		}
+	}()
 	sc.run(t, t.Context(), e)
 }
 
