@@ -42,7 +42,11 @@
 // placeholder pod runs: decideWarmMethod (decision/buffer.go) says which,
 // from the warmCapacity settings, whether the CRD is served and whether an
 // autoscaler processed the buffer, and status.warmCapacity and the
-// WarmCapacity condition show it.
+// WarmCapacity condition show it. The buffer's replicas are set only when
+// it is created: the capacity provider then owns them (the annotation
+// e6data.io/replicas-owner; PoolCapacity spec.forProvider.warmSlots
+// .capacityBuffer) and lowers them as executors are created, before an
+// autoscaler could restore the room they took on new nodes.
 //
 // Placeholder pods are created with the scheduling gate e6data.io/warm-slot,
 // which the capacity provider removes only while the pool wants the slot
