@@ -215,11 +215,11 @@ type BufferScale struct {
 // bufferScale decides the pool's CapacityBuffer replicas: the slots the
 // pool wants (wantedSlots) less those placeholders still hold, while the
 // buffer holds them; 0 while it does not or the pool is suspended.
-// Lowering them as soon as an executor is created keeps an autoscaler from
-// launching a node to restore a slot the executor took, which the pool
-// would give back a moment later; counting the placeholders keeps it from
-// launching nodes for slots placeholders hold until they go, when the
-// buffer takes over from them.
+// Lowering them as soon as an executor is created, bound or not, narrows
+// the time in which an autoscaler sees the buffer short and restores on a
+// new node the room the executor took, a node the pool would give back a
+// moment later; counting the placeholders keeps the buffer from asking
+// for slots placeholders hold until they go, when it takes over from them.
 func bufferScale(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) *BufferScale {
 	w := spec.WarmSlots
 	if w == nil || w.CapacityBuffer == nil || w.CapacityBuffer.Name == "" {

@@ -196,10 +196,11 @@ type WarmSlots struct {
 	// CapacityBuffer names the pool's CapacityBuffer
 	// (autoscaling.x-k8s.io), in the pool's namespace, when the pool
 	// composes one. The provider owns its spec.replicas, which the
-	// composition leaves unset: while the buffer holds the warm slots,
+	// composition sets only when it creates the buffer: while the buffer
+	// holds the warm slots,
 	// slots less the executors running or waiting for the pool, changed
-	// as executors come and go, so that an autoscaler never launches a
-	// node for a slot an executor just took; otherwise 0.
+	// as executors come and go, so that an autoscaler has little time to
+	// restore on a new node the room an executor just took; otherwise 0.
 	// +optional
 	CapacityBuffer *WarmBuffer `json:"capacityBuffer,omitempty"`
 }

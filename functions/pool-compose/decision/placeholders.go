@@ -90,8 +90,9 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 		}
 		// Replicas are set when the buffer is created; from then on the
 		// capacity provider keeps them at the slots the pool still wants,
-		// lowering them the moment an executor is created, before an
-		// autoscaler could launch a node to restore the slot it took.
+		// lowering them as soon as it sees an executor created, which
+		// leaves an autoscaler much less time to restore on a new node
+		// the room the executor took.
 		b.ReplicasOwned = p.Warm.Observed.ReplicasOwned
 		o.desireLazy(objects.ComposedBufferTemplate, "PodTemplate", b.Pool+objects.SuffixBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return objects.BufferTemplate(b) }},
 			true, false)

@@ -255,8 +255,8 @@ func bufferReplicas(t *testing.T, c client.Client, ns, name string) int64 {
 
 // TestBufferScale runs the provider on a real API server: it keeps the
 // pool's CapacityBuffer at the warm slots the pool still wants, lowering
-// it the moment an executor is created (before it binds, the window in
-// which an autoscaler would launch a node to restore the slot) and
+// it for an executor created and not yet bound (an autoscaler that sees
+// the buffer short restores its room on a new node) and
 // raising it when executors leave; a buffer that does not hold the slots
 // is kept at 0, and a pod of an unattached namespace changes nothing.
 func TestBufferScale(t *testing.T) {
