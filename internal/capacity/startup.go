@@ -206,6 +206,32 @@ func placeholders(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool stri
 	return held, gated
 }
 
+// leaving counts the pool's executors and placeholders that are
+// terminating on a pool node. They hold no slot, but their node's room is
+// not free until they are gone: a buffer that asked for it at once would
+// have the autoscaler see it short and launch a node for it.
+func leaving(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string) int32 {
+	nodes := map[string]bool{}
+	snap.Nodes(pool, func(n *Node) bool {
+		if matches(spec.NodeSelector, n.Labels) {
+			nodes[n.Name] = true
+		}
+		return true
+	})
+	var n int32
+	snap.Pods(pool, func(p *Pod) bool {
+		if p.State != PodDeleted || !nodes[p.NodeName] {
+			return true
+		}
+		placeholder := spec.WarmSlots != nil && len(spec.WarmSlots.Selector) > 0 && p.Namespace == spec.Pool.Namespace && matches(spec.WarmSlots.Selector, p.Labels)
+		if placeholder || matches(spec.ExecutorSelector, p.Labels) {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 // A BufferScale is the replica count the pool's CapacityBuffer is kept at.
 type BufferScale struct {
 	Namespace, Name string
@@ -213,8 +239,9 @@ type BufferScale struct {
 }
 
 // bufferScale decides the pool's CapacityBuffer replicas: the slots the
-// pool wants (wantedSlots) less those placeholders still hold, while the
-// buffer holds them; 0 while it does not or the pool is suspended.
+// pool wants (wantedSlots) less those placeholders still hold and the
+// room pods leaving still take (leaving), while the buffer holds them; 0
+// while it does not or the pool is suspended.
 // Lowering them as soon as an executor is created, bound or not, narrows
 // the time in which an autoscaler sees the buffer short and restores on a
 // new node the room the executor took, a node the pool would give back a
@@ -228,7 +255,7 @@ func bufferScale(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool strin
 	b := &BufferScale{Namespace: spec.Pool.Namespace, Name: w.CapacityBuffer.Name}
 	if w.CapacityBuffer.Holds && !spec.Suspend {
 		held, _ := placeholders(spec, snap, pool)
-		b.Replicas = max(0, wantedSlots(spec, snap, pool, occupied)-held)
+		b.Replicas = max(0, wantedSlots(spec, snap, pool, occupied)-held-leaving(spec, snap, pool))
 	}
 	return b
 }

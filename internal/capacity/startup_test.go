@@ -280,8 +280,26 @@ func TestBufferScale(t *testing.T) {
 		"PlaceholdersStillHoldSlots": {
 			reason: "The buffer takes over from placeholders: one still runs, so the buffer asks for the other slot only, and no node is launched for a slot a placeholder holds.",
 			spec:   params(withWarmSlots(2), withBuffer(true)),
-			pods:   []*Pod{placeholder("p1", ungated, running("n1")), placeholder("p2", ungated, running("n2"), state(PodDeleted))},
+			pods:   []*Pod{placeholder("p1", ungated, running("n1"))},
 			want:   scale(1),
+		},
+		"PlaceholdersLeavingStillTakeRoom": {
+			reason: "At the switch the placeholders terminate: until they are gone their nodes have no room, so the buffer does not ask for it yet.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{placeholder("p1", ungated, running("n1"), state(PodDeleted)), placeholder("p2", ungated, running("n2"))},
+			want:   scale(0),
+		},
+		"ExecutorsLeavingStillTakeRoom": {
+			reason: "The burst ends: executors terminating on pool nodes hold no slot, but the buffer asks for their room only once they are gone.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1"), state(PodDeleted)), executor("team-a", "e2", "analytics", "sales", running("n2"))},
+			want:   scale(0),
+		},
+		"LeavingElsewhereTakesNoRoom": {
+			reason: "An executor terminating on a node that is not the pool's takes none of its room.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{executor("team-a", "e1", "analytics", "sales", running("other"), state(PodDeleted))},
+			want:   scale(2),
 		},
 		"ProbeAsksForNothing": {
 			reason: "A buffer that does not hold the slots (placeholders do) is kept at 0.",
