@@ -99,6 +99,12 @@ func BenchmarkCompute(b *testing.B) {
 				NodeSelector:     map[string]string{qsv1alpha1.LabelPool: "pool-000"},
 				ExecutorSelector: map[string]string{qsv1alpha1.LabelPool: "pool-000", qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool},
 				ExecutorsPerNode: 200, MaxExecutors: 100000,
+				// Every pool holds warm slots, here with a CapacityBuffer.
+				WarmSlots: &v1alpha1.WarmSlots{
+					Selector: map[string]string{qsv1alpha1.LabelPool: "pool-000", qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder},
+					Gate:     qsv1alpha1.GateWarmSlot, Slots: 10,
+					CapacityBuffer: &v1alpha1.WarmBuffer{Name: "pool-000-warm-slots", Holds: true},
+				},
 			}
 			for i := 0; i < 17; i++ {
 				spec.QueryServices = append(spec.QueryServices, v1alpha1.AttachedQueryService{Name: fmt.Sprintf("qs-%02d", i), Namespace: fmt.Sprintf("qs-%02d", i)})

@@ -226,8 +226,11 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	res.WarmImagesReady = int32(len(warmReady))
 	res.Open, obs.WarmingNodes = openings(spec, snap, pool, now)
 	obs.OpenedCold = openedCold(res.Open, prev.OpenedCold, snap, pool, now)
-	res.Ungate = ungates(spec, snap, pool, obs.OccupiedExecutors)
-	res.Buffer = bufferScale(spec, snap, pool, obs.OccupiedExecutors)
+	if spec.WarmSlots != nil {
+		c := countWarmPods(spec, snap, pool, obs.OccupiedExecutors, poolNodes, attachedNS)
+		res.Ungate = ungates(spec, c)
+		res.Buffer = bufferScale(spec, c)
+	}
 
 	obs.ObservedAt = prev.ObservedAt
 	obs.LastObservedTime = prev.LastObservedTime

@@ -130,41 +130,76 @@ func openedCold(open []Opening, prev []v1alpha1.ColdNode, snap Snapshot, pool st
 	return out
 }
 
-// wantedSlots is how many warm slots the pool wants held now: its slots
-// less the executors that occupy a slot (occupied) or wait unbound for the
-// pool's nodes, which a free slot is about to take. An unbound pod counts
-// only in the namespace of an attached QueryService, as Compute counts
-// executors (counts): anyone may create pods with the pool's labels in a
-// namespace of their own, and they must not empty another tenant's warm
-// slots.
-func wantedSlots(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) int32 {
-	want := spec.WarmSlots.Slots - occupied
-	attachedNS := make(map[string]bool, len(spec.QueryServices))
-	for _, qs := range spec.QueryServices {
-		attachedNS[qs.Namespace] = true
-	}
+// warmPods is what the pool's warm slots are decided from, counted in one
+// pass over its pods.
+type warmPods struct {
+	// wanted is how many warm slots the pool wants held now: its slots
+	// less the executors that occupy a slot or wait unbound for the
+	// pool's nodes, which a free slot is about to take. An unbound pod
+	// counts only in the namespace of an attached QueryService, as
+	// Compute counts executors (counts): anyone may create pods with the
+	// pool's labels in a namespace of their own, and they must not empty
+	// another tenant's warm slots.
+	wanted int32
+	// held counts the placeholders that hold a warm slot: bound, or
+	// pending without the gate; terminating ones do not. Placeholders run
+	// in the pool's namespace: a pod with their labels elsewhere is
+	// anyone's.
+	held int32
+	// gated lists the placeholders still gated.
+	gated []*Pod
+	// leaving counts the pool's executors and placeholders terminating on
+	// a pool node. They hold no slot, but their node's room is not free
+	// until they are gone: a buffer that asked for it at once would have
+	// the autoscaler see it short and launch a node for it.
+	leaving int32
+}
+
+// countWarmPods counts the pool's pods for its warm slots; poolNodes and
+// attachedNS are Compute's pool nodes and the namespaces of the attached
+// QueryServices.
+func countWarmPods(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32, poolNodes, attachedNS map[string]bool) warmPods {
+	w := spec.WarmSlots
+	c := warmPods{wanted: w.Slots - occupied}
 	snap.Pods(pool, func(p *Pod) bool {
-		if matches(spec.ExecutorSelector, p.Labels) && p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) {
-			want--
+		executor := matches(spec.ExecutorSelector, p.Labels)
+		placeholder := !executor && len(w.Selector) > 0 && p.Namespace == spec.Pool.Namespace && matches(w.Selector, p.Labels)
+		_, onPool := poolNodes[p.NodeName]
+		switch {
+		case !executor && !placeholder:
+		case p.State == PodDeleted:
+			if onPool {
+				c.leaving++
+			}
+		case executor:
+			if p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) {
+				c.wanted--
+			}
+		case p.State != PodPending && p.State != PodRunning:
+		case w.Gate != "" && slices.Contains(p.Gates, w.Gate):
+			c.gated = append(c.gated, p)
+		default:
+			c.held++
 		}
 		return true
 	})
-	return max(0, want)
+	c.wanted = max(0, c.wanted)
+	return c
 }
 
 // ungates decides which gated placeholder pods to release: as many as the
-// pool wants warm slots (wantedSlots) beyond those held. A placeholder an
-// executor just preempted is recreated gated by its ReplicaSet, and stays
-// gated while the executor that took its slot counts, until the pool
-// lowers the placeholders' replicas and the ReplicaSet removes it
-// (unscheduled pods first). The oldest gated placeholders go first.
-func ungates(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) []Ungate {
+// pool wants warm slots beyond those held. A placeholder an executor just
+// preempted is recreated gated by its ReplicaSet, and stays gated while
+// the executor that took its slot counts, until the pool lowers the
+// placeholders' replicas and the ReplicaSet removes it (unscheduled pods
+// first). The oldest gated placeholders go first.
+func ungates(spec v1alpha1.PoolCapacityParameters, c warmPods) []Ungate {
 	w := spec.WarmSlots
-	if w == nil || len(w.Selector) == 0 || w.Gate == "" || spec.Suspend {
+	if len(w.Selector) == 0 || w.Gate == "" || spec.Suspend {
 		return nil
 	}
-	held, gated := placeholders(spec, snap, pool)
-	want := wantedSlots(spec, snap, pool, occupied) - held
+	want := c.wanted - c.held
+	gated := c.gated
 	if want <= 0 || len(gated) == 0 {
 		return nil
 	}
@@ -181,57 +216,6 @@ func ungates(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, o
 	return out
 }
 
-// placeholders counts the pool's placeholder pods that hold a warm slot
-// (bound, or pending without the gate; terminating ones do not) and lists
-// those still gated. Placeholders run in the pool's namespace: a pod with
-// their labels elsewhere is anyone's.
-func placeholders(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string) (held int32, gated []*Pod) {
-	w := spec.WarmSlots
-	if w == nil || len(w.Selector) == 0 {
-		return 0, nil
-	}
-	snap.Pods(pool, func(p *Pod) bool {
-		if p.Namespace != spec.Pool.Namespace || !matches(w.Selector, p.Labels) || matches(spec.ExecutorSelector, p.Labels) {
-			return true
-		}
-		switch {
-		case p.State != PodPending && p.State != PodRunning:
-		case w.Gate != "" && slices.Contains(p.Gates, w.Gate):
-			gated = append(gated, p)
-		default:
-			held++
-		}
-		return true
-	})
-	return held, gated
-}
-
-// leaving counts the pool's executors and placeholders that are
-// terminating on a pool node. They hold no slot, but their node's room is
-// not free until they are gone: a buffer that asked for it at once would
-// have the autoscaler see it short and launch a node for it.
-func leaving(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string) int32 {
-	nodes := map[string]bool{}
-	snap.Nodes(pool, func(n *Node) bool {
-		if matches(spec.NodeSelector, n.Labels) {
-			nodes[n.Name] = true
-		}
-		return true
-	})
-	var n int32
-	snap.Pods(pool, func(p *Pod) bool {
-		if p.State != PodDeleted || !nodes[p.NodeName] {
-			return true
-		}
-		placeholder := spec.WarmSlots != nil && len(spec.WarmSlots.Selector) > 0 && p.Namespace == spec.Pool.Namespace && matches(spec.WarmSlots.Selector, p.Labels)
-		if placeholder || matches(spec.ExecutorSelector, p.Labels) {
-			n++
-		}
-		return true
-	})
-	return n
-}
-
 // A BufferScale is the replica count the pool's CapacityBuffer is kept at.
 type BufferScale struct {
 	Namespace, Name string
@@ -239,23 +223,22 @@ type BufferScale struct {
 }
 
 // bufferScale decides the pool's CapacityBuffer replicas: the slots the
-// pool wants (wantedSlots) less those placeholders still hold and the
-// room pods leaving still take (leaving), while the buffer holds them; 0
-// while it does not or the pool is suspended.
-// Lowering them as soon as an executor is created, bound or not, narrows
-// the time in which an autoscaler sees the buffer short and restores on a
-// new node the room the executor took, a node the pool would give back a
-// moment later; counting the placeholders keeps the buffer from asking
-// for slots placeholders hold until they go, when it takes over from them.
-func bufferScale(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32) *BufferScale {
-	w := spec.WarmSlots
-	if w == nil || w.CapacityBuffer == nil || w.CapacityBuffer.Name == "" {
+// pool wants less those placeholders still hold and the room pods leaving
+// still take, while the buffer holds them; 0 while it does not or the
+// pool is suspended. Lowering them as soon as an executor is created,
+// bound or not, narrows the time in which an autoscaler sees the buffer
+// short and restores on a new node the room the executor took, a node the
+// pool would give back a moment later; counting the placeholders keeps the
+// buffer from asking for slots placeholders hold until they go, when it
+// takes over from them.
+func bufferScale(spec v1alpha1.PoolCapacityParameters, c warmPods) *BufferScale {
+	b := spec.WarmSlots.CapacityBuffer
+	if b == nil || b.Name == "" {
 		return nil
 	}
-	b := &BufferScale{Namespace: spec.Pool.Namespace, Name: w.CapacityBuffer.Name}
-	if w.CapacityBuffer.Holds && !spec.Suspend {
-		held, _ := placeholders(spec, snap, pool)
-		b.Replicas = max(0, wantedSlots(spec, snap, pool, occupied)-held-leaving(spec, snap, pool))
+	out := &BufferScale{Namespace: spec.Pool.Namespace, Name: b.Name}
+	if b.Holds && !spec.Suspend {
+		out.Replicas = max(0, c.wanted-c.held-c.leaving)
 	}
-	return b
+	return out
 }
