@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
@@ -329,14 +328,13 @@ func Compute(in Input) Output {
 	// their CapacityBuffer, and their outcome added after it.
 	warmSlots := in.Previous.WarmCapacity
 	warmOutcome := Outcome{Preserve: []resource.Name{objects.ComposedPlaceholder, objects.ComposedPlaceholderPriorityClass, objects.ComposedBuffer, objects.ComposedBufferTemplate}}
-	var buffer *capv1alpha1.WarmBuffer
+	canHold := true
 	if out.problem == nil {
 		p := placeholderInput(in, f, nodes.Size)
 		warmSlots, warmOutcome = decidePlaceholders(p)
-		buffer = bufferOf(p, warmSlots)
-	} else if w := warmSlots; w != nil && w.CapacityBuffer != "" {
-		buffer = &capv1alpha1.WarmBuffer{Name: w.CapacityBuffer, Holds: w.Method == warmBuffer}
+		canHold = p.SlotOK && !p.Suspend
 	}
+	buffer := bufferOf(warmSlots, canHold)
 	out.add(decideCapacity(in, f, warm.imageRefs(), buffer))
 	out.add(warmOutcome)
 	out.add(decideStorageAgent(in, f))

@@ -107,15 +107,15 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 }
 
 // bufferOf is the CapacityBuffer the PoolCapacity keeps at the warm
-// slots the pool still wants, decided by decidePlaceholders (st): none
-// when the pool composes none; it holds the slots while the warm capacity
-// method is CapacityBuffer and an executor size is known, and the pool is
-// not suspended.
-func bufferOf(p PlaceholderInput, st *poolv1alpha1.WarmCapacityStatus) *capv1alpha1.WarmBuffer {
+// slots the pool still wants, as st (decidePlaceholders's status, or the
+// previous one) names it: none when the pool composes none; it holds the
+// slots while the warm capacity method is CapacityBuffer and canHold (an
+// executor size is known and the pool is not suspended).
+func bufferOf(st *poolv1alpha1.WarmCapacityStatus, canHold bool) *capv1alpha1.WarmBuffer {
 	if st == nil || st.CapacityBuffer == "" {
 		return nil
 	}
-	return &capv1alpha1.WarmBuffer{Name: st.CapacityBuffer, Holds: st.Method == warmBuffer && p.SlotOK && !p.Suspend}
+	return &capv1alpha1.WarmBuffer{Name: st.CapacityBuffer, Holds: st.Method == warmBuffer && canHold}
 }
 
 // placeholderInput gathers the placeholders' input; the slot is sized from
