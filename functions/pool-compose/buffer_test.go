@@ -75,7 +75,10 @@ func TestCapacityBufferComposed(t *testing.T) {
 	// The capacity provider took the replicas over (its annotation): the
 	// composition leaves them out, so that Crossplane's server-side apply
 	// gives up its claim and never resets the provider's value; the
-	// server keeps the provider's replicas, so the object stays valid.
+	// server keeps the provider's replicas, so the object stays valid
+	// (the CRD's rule that podTemplateRef needs replicas or limits is
+	// checked against a real API server in internal/controller/
+	// poolcapacity TestBufferScale).
 	owned := observe(t, second, func(n string, u *unstructured.Unstructured) map[string]any {
 		if n != string(objects.ComposedBuffer) {
 			return healthy(0, 1)(n, u)

@@ -312,7 +312,12 @@ func TestBufferScale(t *testing.T) {
 	// The composition, seeing the annotation, applies the buffer without
 	// replicas: the provider's value stays (an applier that drops a field
 	// it no longer owns changes nothing), and the object stays valid
-	// (the CRD requires replicas or limits beside podTemplateRef).
+	// (the CRD requires replicas or limits beside podTemplateRef: its
+	// x-kubernetes-validations rule in karpenter v1.14.1
+	// pkg/apis/crds/autoscaling.x-k8s.io_capacitybuffers.yaml, vendored in
+	// test/crds/upstream, which this API server enforces). An applier
+	// that stops sending a field it shares gives up only its own claim
+	// (https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management).
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "autoscaling.x-k8s.io/v1beta1",
 		"kind":       "CapacityBuffer",
