@@ -16,7 +16,8 @@ import (
 // denied is what the provider's service account must never be allowed, as
 // "scope group/resource verb" (scope is "cluster" or a namespace): reading
 // every Secret, changing pods and nodes, creating or deleting the objects
-// Crossplane composes, and evicting unless rbac-evictions.yaml is applied.
+// Crossplane composes, evicting unless rbac-evictions.yaml is applied, and
+// writing admission policies unless rbac-executor-gate.yaml is.
 var denied = []string{
 	"cluster /secrets get",
 	"cluster /secrets list",
@@ -33,6 +34,8 @@ var denied = []string{
 	"cluster /configmaps get",
 	"crossplane-system /serviceaccounts/token create",
 	"cluster rbac.authorization.k8s.io/clusterrolebindings create",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies create",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings create",
 }
 
 // attributes turns "scope group/resource[/subresource] verb" into the
@@ -60,7 +63,7 @@ func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
 // to a real API server and asks it, with a SubjectAccessReview per
 // permission, what the account the DeploymentRuntimeConfig runs the
 // provider's pod under may do: everything on the allow-list (the roles
-// only; the opt-in evictor is not applied), and nothing on the denied list.
+// only; the opt-in roles are not applied), and nothing on the denied list.
 // Kubernetes' RBAC authorizer answers (authorization.k8s.io/v1
 // SubjectAccessReview), so bindings to another account or namespace fail
 // here as they would in a cluster.
@@ -108,7 +111,7 @@ func TestProviderAccountAccess(t *testing.T) {
 	var want, got []string
 	for _, a := range allowed {
 		role, perm, _ := strings.Cut(a, ": ")
-		if role == "burstpool-capacity-evictor" {
+		if role == "burstpool-capacity-evictor" || role == "burstpool-capacity-executor-gate" {
 			continue
 		}
 		want = append(want, perm)

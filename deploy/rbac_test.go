@@ -92,6 +92,15 @@ var allowed = []string{
 	"burstpool-capacity-evictor: cluster /pods/eviction create",
 	"burstpool-capacity-evictor: cluster policy/poddisruptionbudgets get",
 	"burstpool-capacity-evictor: cluster policy/poddisruptionbudgets list",
+	// Opt-in (rbac-executor-gate.yaml): bind the admission policy that
+	// holds a buffered pool's new executors until the buffer's
+	// autoscaler has seen them; server-side apply creates or patches it.
+	"burstpool-capacity-executor-gate: cluster admissionregistration.k8s.io/mutatingadmissionpolicies create",
+	"burstpool-capacity-executor-gate: cluster admissionregistration.k8s.io/mutatingadmissionpolicies patch",
+	"burstpool-capacity-executor-gate: cluster admissionregistration.k8s.io/mutatingadmissionpolicies delete",
+	"burstpool-capacity-executor-gate: cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings create",
+	"burstpool-capacity-executor-gate: cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings patch",
+	"burstpool-capacity-executor-gate: cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings delete",
 }
 
 // objects decodes every object of the YAML files named.
@@ -129,7 +138,7 @@ func into(t *testing.T, u *unstructured.Unstructured, v any) {
 func TestProviderRBACAllowList(t *testing.T) {
 	var got []string
 	roles := map[string]bool{}
-	for _, u := range objects(t, "rbac.yaml", "rbac-evictions.yaml") {
+	for _, u := range objects(t, "rbac.yaml", "rbac-evictions.yaml", "rbac-executor-gate.yaml") {
 		switch u.GetKind() {
 		case "ClusterRole", "Role":
 			var r rbacv1.ClusterRole // a Role has the same fields

@@ -68,7 +68,9 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if got, want := holds(first), "map[holds:false name:burst-warm-slots]"; got != want {
 		t.Errorf("first call: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s (a probe the provider keeps at 0)", got, want)
 	}
-	if got, want := holds(second), "map[holds:true name:burst-warm-slots]"; got != want {
+	// A buffer that holds the slots has new executors admitted gated
+	// until its autoscaler has seen them (the provider binds the policy).
+	if got, want := holds(second), "map[executorGate:e6data.io/warm-buffer holds:true name:burst-warm-slots]"; got != want {
 		t.Errorf("processed buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
 	}
 
@@ -96,7 +98,7 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if _, set, _ := unstructured.NestedFieldNoCopy(desired(third, "capacity-buffer").Object, "spec", "replicas"); set {
 		t.Errorf("owned buffer: the composition still sets spec.replicas, which Crossplane's apply would take back from the capacity provider")
 	}
-	if got, want := holds(third), "map[holds:true name:burst-warm-slots]"; got != want {
+	if got, want := holds(third), "map[executorGate:e6data.io/warm-buffer holds:true name:burst-warm-slots]"; got != want {
 		t.Errorf("owned buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
 	}
 }

@@ -55,6 +55,13 @@ type Result struct {
 	// Buffer is the replica count of the pool's CapacityBuffer, when
 	// warmSlots names one (startup.go).
 	Buffer *BufferScale
+
+	// Gate is the admission gate of the pool's new executors, or nil when
+	// none is to be bound (startup.go).
+	Gate *ExecutorGate
+
+	// Release lists the executors waiting at the gate, and when they go.
+	Release *Release
 }
 
 // requests sums what executors request.
@@ -230,6 +237,8 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		c := countWarmPods(spec, snap, pool, obs.OccupiedExecutors, poolNodes, attachedNS)
 		res.Ungate = ungates(spec, c)
 		res.Buffer = bufferScale(spec, c)
+		res.Gate = gateBinding(spec, attachedNS)
+		res.Release = releases(spec, c, res.Buffer, attachedNS, now)
 	}
 
 	obs.ObservedAt = prev.ObservedAt

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // MaxOpenedCold bounds status.atProvider.openedCold.
@@ -148,6 +149,9 @@ type warmPods struct {
 	held int32
 	// gated lists the placeholders still gated.
 	gated []*Pod
+	// waiting lists the pool's executors that carry the buffer's
+	// executor gate, in any namespace.
+	waiting []*Pod
 	// leaving counts the pool's executors and placeholders terminating on
 	// a pool node. They hold no slot, but their node's room is not free
 	// until they are gone: a buffer that asked for it at once would have
@@ -174,6 +178,9 @@ func countWarmPods(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool str
 		case executor:
 			if p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) {
 				c.wanted--
+			}
+			if p.State == PodPending && slices.Contains(p.Gates, waitingGate(spec)) {
+				c.waiting = append(c.waiting, p)
 			}
 		case p.State != PodPending && p.State != PodRunning:
 		case w.Gate != "" && slices.Contains(p.Gates, w.Gate):
@@ -241,4 +248,113 @@ func bufferScale(spec v1alpha1.PoolCapacityParameters, c warmPods) *BufferScale 
 		out.Replicas = max(0, c.wanted-c.held-c.leaving)
 	}
 	return out
+}
+
+// ExecutorGateBound is the longest a new executor waits at the buffer's
+// executor gate: past it the executor is released whether or not the
+// buffer's autoscaler has seen the lower count, so that an autoscaler that
+// is slow or gone delays a burst by at most this much.
+const ExecutorGateBound = 10 * time.Second
+
+// executorGate is the gate the pool's new executors are admitted with, or
+// "" when none is: the pool composes a CapacityBuffer that names one.
+func executorGate(spec v1alpha1.PoolCapacityParameters) string {
+	if b := spec.WarmSlots.CapacityBuffer; b != nil {
+		return b.ExecutorGate
+	}
+	return ""
+}
+
+// waitingGate is the gate executors wait at: the buffer's executor gate,
+// or the well-known one when the spec names none (any longer), so that
+// executors gated before the buffer stopped holding are still released.
+func waitingGate(spec v1alpha1.PoolCapacityParameters) string {
+	if g := executorGate(spec); g != "" {
+		return g
+	}
+	return qsv1alpha1.GateWarmBuffer
+}
+
+// An ExecutorGate says which new pods the admission policy gates for the
+// pool: those created with every Selector label in one of Namespaces.
+type ExecutorGate struct {
+	Gate       string
+	Namespaces []string
+	Selector   map[string]string
+}
+
+// gateBinding decides the pool's executor gate: while its buffer holds the
+// warm slots and the pool is not suspended, executors created in the
+// attached QueryServices' namespaces are gated; otherwise (nil) none are.
+// Only those namespaces: an executor elsewhere takes no warm slot, and a
+// gate there would only delay it.
+func gateBinding(spec v1alpha1.PoolCapacityParameters, attachedNS map[string]bool) *ExecutorGate {
+	gate := executorGate(spec)
+	if gate == "" || !spec.WarmSlots.CapacityBuffer.Holds || spec.Suspend || len(attachedNS) == 0 {
+		return nil
+	}
+	ns := make([]string, 0, len(attachedNS))
+	for n := range attachedNS {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return &ExecutorGate{Gate: gate, Namespaces: ns, Selector: spec.ExecutorSelector}
+}
+
+// A Release is the pool's executors waiting at the executor gate, and
+// when each may go.
+type Release struct {
+	// Now are released at once: their slot is not the buffer's to give
+	// (the buffer does not hold the slots, the pool is suspended, or the
+	// pod is not in an attached QueryService's namespace), or they have
+	// waited ExecutorGateBound.
+	Now []Ungate
+	// Buffered are released once the buffer's autoscaler reports at most
+	// Buffer.Replicas, the count that leaves their slots to them.
+	Buffered []Ungate
+	Buffer   *BufferScale
+	// Until is when the first of Buffered reaches ExecutorGateBound.
+	Until time.Time
+}
+
+// releases decides when the executors at the gate go. An executor counts
+// against the buffer's replicas from its creation (countWarmPods), so the
+// count bufferScale applies already leaves its slot; it waits only until
+// the autoscaler has seen that count, because an executor that takes the
+// slot before then has the autoscaler restore the slot's room on a new
+// node.
+func releases(spec v1alpha1.PoolCapacityParameters, c warmPods, buffer *BufferScale, attachedNS map[string]bool, now time.Time) *Release {
+	if len(c.waiting) == 0 {
+		return nil
+	}
+	gate := waitingGate(spec)
+	holds := executorGate(spec) != "" && buffer != nil && spec.WarmSlots.CapacityBuffer.Holds && !spec.Suspend
+	r := &Release{}
+	for _, p := range c.waiting {
+		u := Ungate{Pod: p.Key(), UID: p.UID, Gate: gate}
+		until := p.Created.Add(ExecutorGateBound)
+		if !holds || !attachedNS[p.Namespace] || !now.Before(until) {
+			r.Now = append(r.Now, u)
+			continue
+		}
+		r.Buffered = append(r.Buffered, u)
+		if r.Until.IsZero() || until.Before(r.Until) {
+			r.Until = until
+		}
+	}
+	if len(r.Buffered) > 0 {
+		r.Buffer = buffer
+	}
+	sortUngates(r.Now)
+	sortUngates(r.Buffered)
+	return r
+}
+
+func sortUngates(us []Ungate) {
+	sort.Slice(us, func(i, j int) bool {
+		if us[i].Pod.Namespace != us[j].Pod.Namespace {
+			return us[i].Pod.Namespace < us[j].Pod.Namespace
+		}
+		return us[i].Pod.Name < us[j].Pod.Name
+	})
 }

@@ -356,3 +356,104 @@ func TestOpenedCold(t *testing.T) {
 		})
 	}
 }
+
+// gatedAt has the executor wait at the buffer's executor gate since at.
+func gatedAt(at time.Time) podOpt {
+	return func(p *Pod) {
+		p.Gates = append(p.Gates, qsv1alpha1.GateWarmBuffer)
+		p.Created, p.Unschedulable = at, false
+	}
+}
+
+// withExecutorGate names the buffer's executor gate.
+func withExecutorGate(p *v1alpha1.PoolCapacityParameters) {
+	p.WarmSlots.CapacityBuffer.ExecutorGate = qsv1alpha1.GateWarmBuffer
+}
+
+func TestExecutorGate(t *testing.T) {
+	scale := func(n int32) *BufferScale {
+		return &BufferScale{Namespace: "team-a", Name: "analytics-warm-slots", Replicas: n}
+	}
+	let := func(ns, name string) Ungate {
+		return Ungate{Pod: PodKey{Namespace: ns, Name: name}, UID: "uid-" + name, Gate: qsv1alpha1.GateWarmBuffer}
+	}
+	sel := map[string]string{qsv1alpha1.LabelPool: "analytics", qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
+	bound := &ExecutorGate{Gate: qsv1alpha1.GateWarmBuffer, Namespaces: []string{"team-a", "team-b"}, Selector: sel}
+	cases := map[string]struct {
+		reason      string
+		spec        v1alpha1.PoolCapacityParameters
+		pods        []*Pod
+		wantGate    *ExecutorGate
+		wantRelease *Release
+	}{
+		"NoGateNamed": {
+			reason: "A buffer that names no executor gate binds none.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+		},
+		"BoundForAttachedNamespaces": {
+			reason:   "The buffer holds the slots: executors created in the attached QueryServices' namespaces are gated, and none waits yet.",
+			spec:     params(withWarmSlots(2), withBuffer(true), withExecutorGate),
+			wantGate: bound,
+		},
+		"WaitsForTheAutoscaler": {
+			reason:   "An executor just created waits until the buffer's autoscaler reports the count that leaves its slot (1), or the bound after its creation.",
+			spec:     params(withWarmSlots(2), withBuffer(true), withExecutorGate),
+			pods:     []*Pod{executor("team-a", "e1", "analytics", "sales", gatedAt(t0.Add(-time.Second)))},
+			wantGate: bound,
+			wantRelease: &Release{Buffered: []Ungate{let("team-a", "e1")}, Buffer: scale(1),
+				Until: t0.Add(-time.Second).Add(ExecutorGateBound)},
+		},
+		"BurstWaitsTogether": {
+			reason:   "A burst of both slots: both wait for the autoscaler to report 0; the first of them to reach the bound sets when.",
+			spec:     params(withWarmSlots(2), withBuffer(true), withExecutorGate),
+			pods:     []*Pod{executor("team-b", "e2", "analytics", "ads", gatedAt(t0)), executor("team-a", "e1", "analytics", "sales", gatedAt(t0.Add(-3*time.Second)))},
+			wantGate: bound,
+			wantRelease: &Release{Buffered: []Ungate{let("team-a", "e1"), let("team-b", "e2")}, Buffer: scale(0),
+				Until: t0.Add(-3 * time.Second).Add(ExecutorGateBound)},
+		},
+		"BoundReached": {
+			reason:      "An executor that has waited the bound goes, whatever the autoscaler reports.",
+			spec:        params(withWarmSlots(2), withBuffer(true), withExecutorGate),
+			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", gatedAt(t0.Add(-ExecutorGateBound)))},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e1")}},
+		},
+		"ForeignNamespaceGoesAtOnce": {
+			reason:      "A gated pod of a namespace no attached QueryService is in takes no warm slot: it goes at once (a QueryService detached while its executor waited).",
+			spec:        params(withWarmSlots(2), withBuffer(true), withExecutorGate),
+			pods:        []*Pod{executor("intruder", "e1", "analytics", "sales", gatedAt(t0))},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("intruder", "e1")}},
+		},
+		"BufferStoppedHolding": {
+			reason:      "Placeholders hold the slots again: no gate, and executors still gated go at once.",
+			spec:        params(withWarmSlots(2), withBuffer(false)),
+			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", gatedAt(t0))},
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e1")}},
+		},
+		"Suspended": {
+			reason:      "A suspended pool holds no warm slots: no gate, nobody waits.",
+			spec:        params(withWarmSlots(2), withBuffer(true), withExecutorGate, func(p *v1alpha1.PoolCapacityParameters) { p.Suspend = true }),
+			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", gatedAt(t0))},
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e1")}},
+		},
+		"BoundExecutorIsNotWaiting": {
+			reason:   "A running executor is past the gate.",
+			spec:     params(withWarmSlots(2), withBuffer(true), withExecutorGate),
+			pods:     []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1"))},
+			wantGate: bound,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := NewSnapshot(tc.pods, []*Node{node("n1", "analytics", true), node("n2", "analytics", true)})
+			res := Compute(tc.spec, snap, v1alpha1.PoolCapacityObservation{}, t0)
+			if diff := cmp.Diff(tc.wantGate, res.Gate); diff != "" {
+				t.Errorf("%s\ngate -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantRelease, res.Release); diff != "" {
+				t.Errorf("%s\nrelease -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

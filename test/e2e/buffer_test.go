@@ -13,7 +13,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -46,6 +50,9 @@ func TestCapacityBuffer(t *testing.T) {
 	s := stackUp(t, cfg)
 	t.Logf("stack with Karpenter's CapacityBuffer gate on: up in %s", time.Since(start).Round(100*time.Millisecond))
 	applyFastComposition(t, ctx, s.Cluster.Config, cfg.Root)
+	// The opt-in role that lets the provider bind the executor gate, as
+	// docs/install.md says for pools whose warm slots a buffer holds.
+	mustApplyFile(t, ctx, s.Cluster.Config, cfg.Root, "deploy", "provider", "rbac-executor-gate.yaml")
 	t.Run("WarmSlotsGateOn", func(t *testing.T) { scenarioWarmSlots(t, ctx, s, "warm-gate-on", true) })
 }
 
@@ -171,6 +178,8 @@ spec:
 	}
 
 	// A burst of minExecutors executors runs on the warm nodes.
+	beforeBurst := launched()
+	admitted := recordAdmittedGates(t, ctx, cfg, ns, map[string]string{qsv1.LabelQueryService: qs})
 	mustCreate(t, ctx, c, devplane.ExecutorDeployment(ns, qs, "registry.example.com/e6data/executor:warm", warmSlots, "8", "60Gi", executorScheduling(t, c, ns, pool)))
 	took = waitExecutors(t, 2*time.Minute, "the burst's executors Running", c, ns, pool, warmSlots)
 	t.Logf("%s: burst -> %d executors Running: %s", name, warmSlots, took.Round(10*time.Millisecond))
@@ -184,15 +193,24 @@ spec:
 			t.Errorf("executor %s runs on %s, want one of the warm nodes %v", p.Name, p.Spec.NodeName, warm)
 		}
 	}
-	// With placeholders no node is launched for the burst: the one an
-	// executor preempted is recreated gated, so nothing provisions for it.
-	// With a buffer, the capacity provider lowers its replicas as the
-	// executors are created, but they bind first: a provisioning pass of
-	// Karpenter that runs before the buffer's new replicas reach it
-	// restores the room they took on new nodes (RequiresNewCapacity).
-	// That window is logged, not asserted (docs/capacity.md).
-	if got := launched(); !gateOn && len(got) != warmSlots {
-		t.Errorf("NodeClaims ever made by the pool's NodePool after the burst: %v, want the %d of the warm nodes %v only", got, warmSlots, warm)
+	// No node is launched for the burst. With placeholders, the one an
+	// executor preempted is recreated gated, so nothing provisions for
+	// it. With a buffer, each executor is admitted with the buffer's
+	// executor gate, and the capacity provider lowers the buffer and
+	// releases the executor only once Karpenter reports the lower count
+	// (the buffer's status.replicas): an executor that bound before
+	// would have a provisioning pass restore its room on a new node
+	// (RequiresNewCapacity).
+	if got := launched(); !slices.Equal(got, beforeBurst) {
+		t.Errorf("NodeClaims ever made by the pool's NodePool: %v after the burst, %v before it: the burst launched a node", got, beforeBurst)
+	}
+	for pod, gates := range admitted() {
+		if got := slices.Contains(gates, qsv1.GateWarmBuffer); got != gateOn {
+			t.Errorf("executor %s was admitted with scheduling gates %v: the buffer's executor gate %s is expected only while a CapacityBuffer holds the warm slots (%t)", pod, gates, qsv1.GateWarmBuffer, gateOn)
+		}
+	}
+	if n := len(admitted()); n != warmSlots {
+		t.Errorf("saw %d executors admitted, want the burst's %d", n, warmSlots)
 	}
 	if gateOn {
 		t.Logf("%s: burst -> %d NodeClaims ever made (%d warm slots)", name, len(launched()), warmSlots)
@@ -219,8 +237,8 @@ spec:
 		return len(got) == warmSlots, see("pool nodes %v, want %d", got, warmSlots)
 	})
 	t.Logf("%s: burst over -> pool back to %d nodes: %s", name, warmSlots, took.Round(10*time.Millisecond))
-	if got := launched(); !gateOn && len(got) != warmSlots {
-		t.Errorf("NodeClaims ever made by the pool's NodePool once the warm slots are held again: %v, want the %d of the warm nodes", got, warmSlots)
+	if got := launched(); !slices.Equal(got, beforeBurst) {
+		t.Errorf("NodeClaims ever made by the pool's NodePool once the warm slots are held again: %v, %v before the burst", got, beforeBurst)
 	}
 
 	if !gateOn {
@@ -334,4 +352,48 @@ func mustCreate(t *testing.T, ctx context.Context, c client.Client, o client.Obj
 // slots and the claim says the buffer was not processed.
 func scenarioWarmSlotsGateOff(t *testing.T, ctx context.Context, e *env) {
 	scenarioWarmSlots(t, ctx, e.Stack, "warm-gate-off", false)
+}
+
+// recordAdmittedGates watches the pods in ns with labels until the test
+// ends, and returns, per pod seen, the scheduling gates it was created
+// with: the first version a watch delivers is the one admission stored.
+func recordAdmittedGates(t *testing.T, ctx context.Context, cfg restConfig, ns string, labels map[string]string) func() map[string][]string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: k8slabels.SelectorFromSet(labels).String()})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string][]string{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok || ev.Type != watch.Added {
+				continue
+			}
+			gates := []string{}
+			for _, g := range p.Spec.SchedulingGates {
+				gates = append(gates, g.Name)
+			}
+			mu.Lock()
+			if _, ok := seen[p.Name]; !ok {
+				seen[p.Name] = gates
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return func() map[string][]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
 }

@@ -216,6 +216,17 @@ type WarmBuffer struct {
 	// kept at 0 replicas.
 	// +optional
 	Holds bool `json:"holds,omitempty"`
+
+	// ExecutorGate, when set, is the scheduling gate the pool's new
+	// executors are admitted with while the buffer holds the warm slots.
+	// The provider binds an admission policy that adds it to executor pods
+	// created in the attached QueryServices' namespaces, and removes it
+	// from each once the buffer's autoscaler reports the replica count that
+	// counts the executor (status.replicas), or after a bound. An executor
+	// then never takes a warm slot the autoscaler still means to keep free,
+	// so it launches no node to restore it.
+	// +optional
+	ExecutorGate string `json:"executorGate,omitempty"`
 }
 
 // A ColdNode is a pool node opened to executors at the startup bound,

@@ -52,6 +52,13 @@ const (
 	// slot, so that a placeholder the pool is giving back launches no node.
 	GateWarmSlot = "e6data.io/warm-slot"
 
+	// GateWarmBuffer is the scheduling gate a pool's new executors are
+	// admitted with while a CapacityBuffer holds its warm slots: an
+	// admission policy the capacity provider binds adds it, and the
+	// provider removes it once the buffer's autoscaler has seen the lower
+	// replica count that leaves the executor's slot to it.
+	GateWarmBuffer = "e6data.io/warm-buffer"
+
 	// AnnotationReplicasOwner marks a pool's CapacityBuffer whose
 	// spec.replicas the capacity provider has taken over, with the
 	// provider's field manager as value. The composition sets replicas

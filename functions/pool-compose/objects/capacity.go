@@ -109,7 +109,11 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		"slots":    int64(a.WarmSlots),
 	}
 	if b := a.WarmBuffer; b != nil {
-		ws["capacityBuffer"] = map[string]any{"name": b.Name, "holds": b.Holds}
+		cb := map[string]any{"name": b.Name, "holds": b.Holds}
+		if b.ExecutorGate != "" {
+			cb["executorGate"] = b.ExecutorGate
+		}
+		ws["capacityBuffer"] = cb
 	}
 	fp["warmSlots"] = ws
 	u := New(CapacityAPIVersion, CapacityKind, a.Pool+SuffixCapacity, "", Identity(a.Pool, a.Namespace))

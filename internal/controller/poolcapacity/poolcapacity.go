@@ -109,6 +109,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			staleAfter: o.StaleAfter,
 			shed:       &shedding{},
 			buffers:    &bufferScales{last: map[string]scaled{}},
+			gates:      &gates{last: map[string]gateApplied{}},
 		},
 	}
 	opts := []managed.ReconcilerOption{
@@ -174,6 +175,7 @@ type shared struct {
 	staleAfter time.Duration
 	shed       *shedding
 	buffers    *bufferScales
+	gates      *gates
 }
 
 // shedding remembers each PoolCapacity's last over-share evictions.
@@ -328,7 +330,12 @@ type pendingEvictions struct {
 	open   []capacity.Opening
 	ungate []capacity.Ungate
 	buffer *capacity.BufferScale
-	now    time.Time
+	// gate is the executor gate to bind (nil: to remove) when gateDue;
+	// release lists the executors waiting at it.
+	gate    *capacity.ExecutorGate
+	gateDue bool
+	release *capacity.Release
+	now     time.Time
 }
 
 // Observe computes the pool's capacity from the current snapshot and sets
@@ -347,6 +354,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.clusters.forget(cr.Name)
 		e.evictions.forget(cr.Name)
 		e.buffers.forget(cr.Name)
+		// The executor gate's policy and binding are the PoolCapacity's
+		// dependents: Kubernetes' garbage collector removes them.
+		e.gates.forget(cr.Name)
 		if e.metrics != nil {
 			e.metrics.Forget(cr.Name)
 		}
@@ -379,10 +389,16 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.metrics.Starts(spec, o.ExecutorStarts)
 	}
 	buffer := e.buffers.due(cr.Name, res.Buffer, now)
-	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, open: res.Open, ungate: res.Ungate, buffer: buffer, now: now}
+	// The gate is bound only in the PoolCapacity's own cluster, where its
+	// owner reference has the garbage collector remove it with the
+	// PoolCapacity: a PoolCapacity being deleted does not reach a workload
+	// cluster (Connect), so a gate there could outlive it.
+	gateDue := e.local && e.gates.due(cr.Name, res.Gate, now)
+	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, open: res.Open, ungate: res.Ungate, buffer: buffer,
+		gate: res.Gate, gateDue: gateDue, release: res.Release, now: now}
 	// An error makes Synced False; the status above is written all the
 	// same.
-	upToDate := len(res.Evict) == 0 && len(res.Open) == 0 && len(res.Ungate) == 0 && buffer == nil
+	upToDate := len(res.Evict) == 0 && len(res.Open) == 0 && len(res.Ungate) == 0 && buffer == nil && !gateDue && res.Release == nil
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate},
 		utilerrors.NewAggregate(nonNil(summaryErr, costErr))
 }
@@ -474,6 +490,24 @@ func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pe
 		if done {
 			e.buffers.record(cr.Name, *b, p.now)
 		}
+	}
+	if p.gateDue {
+		err := applyGate(ctx, e.obs.Client(), cr.Name, p.gate, ownedBy(cr, e.local))
+		switch {
+		case errors.Is(err, errGateUnavailable):
+			if e.gates.record(cr.Name, p.gate, p.now, err.Error()) {
+				e.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
+					"new executors are not held until the CapacityBuffer's autoscaler has seen them, so a burst can launch a node for the warm slots it takes; "+
+						"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/rbac-executor-gate.yaml lets the provider bind one")))
+			}
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			e.gates.record(cr.Name, p.gate, p.now, "")
+		}
+	}
+	if p.release != nil {
+		errs = append(errs, release(ctx, e.obs.Client(), p.release, p.now)...)
 	}
 	return errs
 }

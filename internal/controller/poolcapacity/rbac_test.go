@@ -35,8 +35,9 @@ import (
 // TestLeastPrivilege runs the provider as its service account
 // (provider-burstpool in crossplane-system, the one the shipped
 // DeploymentRuntimeConfig fixes), bound by nothing but the shipped roles and
-// bindings of deploy/provider (the opt-in eviction role included), with
-// both deletion policies on, warm-before-schedule and warm slots, and
+// bindings of deploy/provider (the opt-in roles included), with
+// both deletion policies on, warm-before-schedule, warm slots and the
+// executor gate of a CapacityBuffer, and
 // checks that it observes, deletes, opens a warming node and releases a
 // placeholder as it should, through a ProviderConfig with the injected identity and one whose
 // kubeconfig Secret it reads through its namespaced Role.
@@ -61,7 +62,7 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		kinds[u.GetKind()]++
 	}
-	if diff := cmp.Diff(map[string]int{"ClusterRole": 3, "Role": 1, "ClusterRoleBinding": 3, "RoleBinding": 1}, kinds); diff != "" {
+	if diff := cmp.Diff(map[string]int{"ClusterRole": 4, "Role": 1, "ClusterRoleBinding": 4, "RoleBinding": 1}, kinds); diff != "" {
 		t.Fatalf("deploy/provider's roles changed shape (-want +got):\n%s", diff)
 	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
@@ -133,7 +134,9 @@ func TestLeastPrivilege(t *testing.T) {
 	// The pool's CapacityBuffer, whose replicas the provider takes over
 	// (get, then server-side apply).
 	createBuffer(t, c, pc.Spec.ForProvider.Pool.Namespace, "rbac-warm-slots")
-	pc.Spec.ForProvider.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "rbac-warm-slots", Holds: true}
+	// Its executor gate: the provider binds an admission policy
+	// (create, patch) with the opt-in role.
+	pc.Spec.ForProvider.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "rbac-warm-slots", Holds: true, ExecutorGate: qsv1alpha1.GateWarmBuffer}
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +196,17 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		return nil
 	})
+	eventually(t, "executor gate bound", func() error {
+		for _, kind := range []string{"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("admissionregistration.k8s.io/v1")
+			u.SetKind(kind)
+			if err := c.Get(ctx, client.ObjectKey{Name: "burstpool-executor-gate-rbac"}, u); err != nil {
+				return fmt.Errorf("%s burstpool-executor-gate-rbac: %w", kind, err)
+			}
+		}
+		return nil
+	})
 	eventually(t, "PoolCapacity rbac-remote observes through the kubeconfig Secret", func() error {
 		got := &v1alpha1.PoolCapacity{}
 		if err := c.Get(ctx, client.ObjectKey{Name: "rbac-remote"}, got); err != nil {
@@ -235,11 +249,12 @@ type rbacObject struct {
 }
 
 // providerRBAC reads the objects of deploy/provider's roles: the provider's
-// own (rbac.yaml) and the opt-in eviction role (rbac-evictions.yaml).
+// own (rbac.yaml) and the opt-in roles (rbac-evictions.yaml,
+// rbac-executor-gate.yaml).
 func providerRBAC(t *testing.T) []rbacObject {
 	t.Helper()
 	var objs []rbacObject
-	for _, f := range []string{"rbac.yaml", "rbac-evictions.yaml"} {
+	for _, f := range []string{"rbac.yaml", "rbac-evictions.yaml", "rbac-executor-gate.yaml"} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "provider", f))
 		if err != nil {
 			t.Fatal(err)

@@ -40,14 +40,15 @@ func openNode(ctx context.Context, c client.Client, o capacity.Opening) (bool, e
 	return done, errors.Wrapf(err, "cannot remove the startup taint %s from pool node %s", o.Taint.Key, o.Node)
 }
 
-// ungatePod removes the scheduling gate u names from its placeholder pod,
+// ungatePod removes the scheduling gate u names from its pod (a placeholder
+// or an executor),
 // provided it is still the pod (UID) and version the decision read.
 // Kubernetes lets a gate be removed, never added, once a pod exists
 // (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-scheduling-readiness/).
 func ungatePod(ctx context.Context, c client.Client, u capacity.Ungate) (bool, error) {
 	p := &corev1.Pod{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: u.Pod.Namespace, Name: u.Pod.Name}, p); err != nil {
-		return false, client.IgnoreNotFound(errors.Wrapf(err, "cannot get placeholder pod %s", u.Pod))
+		return false, client.IgnoreNotFound(errors.Wrapf(err, "cannot get pod %s", u.Pod))
 	}
 	i := slices.IndexFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == u.Gate })
 	if string(p.UID) != u.UID || i < 0 {
@@ -56,7 +57,7 @@ func ungatePod(ctx context.Context, c client.Client, u capacity.Ungate) (bool, e
 	orig := p.DeepCopy()
 	p.Spec.SchedulingGates = slices.Delete(p.Spec.SchedulingGates, i, i+1)
 	done, err := patchLocked(ctx, c, p, orig)
-	return done, errors.Wrapf(err, "cannot remove the scheduling gate of placeholder pod %s", u.Pod)
+	return done, errors.Wrapf(err, "cannot remove the scheduling gate %s of pod %s", u.Gate, u.Pod)
 }
 
 // patchLocked patches obj from orig, read at the resource version the

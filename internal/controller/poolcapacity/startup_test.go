@@ -9,8 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -253,6 +255,24 @@ func bufferReplicas(t *testing.T, c client.Client, ns, name string) int64 {
 	return n
 }
 
+// bufferedPoolCapacity is the PoolCapacity name of pool in ns, with 2 warm
+// slots, QueryService sales of ns attached, and the CapacityBuffer b.
+func bufferedPoolCapacity(name, ns, pool string, b v1alpha1.WarmBuffer) *v1alpha1.PoolCapacity {
+	pc := poolCapacity(name, "default")
+	fp := &pc.Spec.ForProvider
+	fp.Pool = v1alpha1.PoolRef{Name: pool, Namespace: ns}
+	fp.NodeSelector = map[string]string{qsv1alpha1.LabelPool: pool}
+	fp.ExecutorSelector = map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
+	fp.WarmupSelector = nil
+	fp.QueryServices = []v1alpha1.AttachedQueryService{{Name: "sales", Namespace: ns}}
+	fp.WarmSlots = &v1alpha1.WarmSlots{
+		Selector: map[string]string{qsv1alpha1.LabelPool: pool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder},
+		Gate:     qsv1alpha1.GateWarmSlot, Slots: 2,
+		CapacityBuffer: &b,
+	}
+	return pc
+}
+
 // TestBufferScale runs the provider on a real API server: it keeps the
 // pool's CapacityBuffer at the warm slots the pool still wants, lowering
 // it for an executor created and not yet bound (an autoscaler that sees
@@ -266,18 +286,7 @@ func TestBufferScale(t *testing.T) {
 	c := newClient(t, ns, "intruder-buf")
 	ensureLocalProviderConfig(t, c)
 	createBuffer(t, c, ns, buffer)
-	pc := poolCapacity("buffered", "default")
-	fp := &pc.Spec.ForProvider
-	fp.Pool = v1alpha1.PoolRef{Name: bufPool, Namespace: ns}
-	fp.NodeSelector = map[string]string{qsv1alpha1.LabelPool: bufPool}
-	fp.ExecutorSelector = map[string]string{qsv1alpha1.LabelPool: bufPool, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
-	fp.WarmupSelector = nil
-	fp.QueryServices = []v1alpha1.AttachedQueryService{{Name: "sales", Namespace: ns}}
-	fp.WarmSlots = &v1alpha1.WarmSlots{
-		Selector: map[string]string{qsv1alpha1.LabelPool: bufPool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder},
-		Gate:     qsv1alpha1.GateWarmSlot, Slots: 2,
-		CapacityBuffer: &v1alpha1.WarmBuffer{Name: buffer, Holds: true},
-	}
+	pc := bufferedPoolCapacity("buffered", ns, bufPool, v1alpha1.WarmBuffer{Name: buffer, Holds: true})
 	if err := c.Create(context.Background(), pc); err != nil {
 		t.Fatal(err)
 	}
@@ -338,4 +347,171 @@ func TestBufferScale(t *testing.T) {
 	// buffer): the buffer asks for none.
 	update(t, c, "buffered", func(pc *v1alpha1.PoolCapacity) { pc.Spec.ForProvider.WarmSlots.CapacityBuffer.Holds = false })
 	wantReplicas("a buffer that holds no slot asks for none", 0)
+}
+
+// setBufferStatus sets the CapacityBuffer's status.replicas, as the
+// buffer's autoscaler does when it has seen spec.replicas (Karpenter
+// v1.14.1 pkg/controllers/capacitybuffer/controller.go); no autoscaler
+// runs here.
+func setBufferStatus(t *testing.T, c client.Client, ns, name string, n int64) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("autoscaling.x-k8s.io/v1beta1")
+	u.SetKind("CapacityBuffer")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	patch := fmt.Appendf(nil, `{"status":{"replicas":%d}}`, n)
+	if err := c.Status().Patch(context.Background(), u, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("cannot set the status of CapacityBuffer %s/%s: %v", ns, name, err)
+	}
+}
+
+// createExecutor creates an unbound executor pod as a QueryService's
+// operator does, and returns the scheduling gates it was admitted with.
+func createExecutor(t *testing.T, c client.Client, ns, name string, labels map[string]string, node string) []string {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			NodeName:     node,
+			NodeSelector: map[string]string{qsv1alpha1.LabelPool: labels[qsv1alpha1.LabelPool]},
+			Containers:   []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
+			Tolerations:  []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
+		},
+	}
+	if err := c.Create(context.Background(), p); err != nil {
+		t.Fatalf("cannot create pod %s/%s: %v", ns, name, err)
+	}
+	return gateNames(p)
+}
+
+func gateNames(p *corev1.Pod) []string {
+	var out []string
+	for _, g := range p.Spec.SchedulingGates {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+func podGates(t *testing.T, c client.Client, ns, name string) []string {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+		t.Fatal(err)
+	}
+	return gateNames(p)
+}
+
+// TestExecutorGate runs the provider on a real API server, which applies
+// the MutatingAdmissionPolicy the provider binds (Kubernetes 1.36 serves
+// admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, on by default).
+// While the pool's CapacityBuffer holds its warm slots, an executor created
+// in an attached QueryService's namespace is admitted with the gate, and
+// released only once the buffer's autoscaler reports the lower count
+// (status.replicas), or at the bound: an executor that took a warm slot
+// before the autoscaler saw the buffer lowered would have it restore the
+// slot's room on a new node. Pods of other namespaces, and pods created
+// bound, are admitted as they are; when the buffer stops holding the slots
+// the policy goes.
+func TestExecutorGate(t *testing.T) {
+	const (
+		ns, stranger, gatePool, buffer = "team-gate", "intruder-gate", "gated", "gated-warm-slots"
+	)
+	ctx := context.Background()
+	c := newClient(t, ns, stranger)
+	ensureLocalProviderConfig(t, c)
+	createBuffer(t, c, ns, buffer)
+	pc := bufferedPoolCapacity("gated", ns, gatePool, v1alpha1.WarmBuffer{Name: buffer, Holds: true, ExecutorGate: qsv1alpha1.GateWarmBuffer})
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	defer p.stop(t)
+
+	exec := executorLabels("sales")
+	exec[qsv1alpha1.LabelPool] = gatePool
+	gated := []string{qsv1alpha1.GateWarmBuffer}
+
+	// The policy is in effect once the API server has loaded it: probe
+	// until a new executor comes gated, then keep that one.
+	name := ""
+	for i := 0; name == ""; i++ {
+		probe := fmt.Sprintf("sales-exec-%d", i)
+		if cmp.Equal(createExecutor(t, c, ns, probe, exec, ""), gated) {
+			name = probe
+			break
+		}
+		deletePod(t, c, ns, probe)
+		if i > 300 {
+			t.Fatalf("no executor was admitted with the gate %s in 30 s", qsv1alpha1.GateWarmBuffer)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	eventually(t, "the buffer lowered for the gated executor", func() error {
+		if got := bufferReplicas(t, c, ns, buffer); got != 1 {
+			return fmt.Errorf("CapacityBuffer %s/%s has replicas %d, want 1", ns, buffer, got)
+		}
+		return nil
+	})
+	// The autoscaler has not reported 1 yet (status.replicas is unset):
+	// the executor waits.
+	time.Sleep(time.Second)
+	if got := podGates(t, c, ns, name); !cmp.Equal(got, gated) {
+		t.Fatalf("executor %s has gates %v before the buffer's autoscaler saw the lower count, want %v", name, got, gated)
+	}
+	setBufferStatus(t, c, ns, buffer, 1)
+	eventually(t, "executor released once the autoscaler saw the buffer at 1", func() error {
+		if got := podGates(t, c, ns, name); len(got) > 0 {
+			return fmt.Errorf("executor %s still has gates %v", name, got)
+		}
+		return nil
+	})
+
+	// A pod with the executor's labels in a namespace no attached
+	// QueryService is in takes no warm slot: admitted as it is. So is a
+	// pod created bound (Kubernetes refuses gates on a bound pod).
+	if got := createExecutor(t, c, stranger, "fake-1", exec, ""); len(got) > 0 {
+		t.Errorf("a pod of unattached namespace %s was admitted with gates %v", stranger, got)
+	}
+	if got := createExecutor(t, c, ns, "bound-1", exec, "some-node"); len(got) > 0 {
+		t.Errorf("a pod created bound was admitted with gates %v", got)
+	}
+
+	// The autoscaler never reports the next count: the executor goes at
+	// the bound all the same.
+	if got := createExecutor(t, c, ns, "sales-late", exec, ""); !cmp.Equal(got, gated) {
+		t.Fatalf("executor sales-late was admitted with gates %v, want %v", got, gated)
+	}
+	time.Sleep(2 * time.Second)
+	if got := podGates(t, c, ns, "sales-late"); !cmp.Equal(got, gated) {
+		t.Fatalf("executor sales-late has gates %v 2 s after its creation, with the autoscaler behind, want %v", got, gated)
+	}
+	eventually(t, "executor released at the bound", func() error {
+		if got := podGates(t, c, ns, "sales-late"); len(got) > 0 {
+			return fmt.Errorf("executor sales-late still has gates %v", got)
+		}
+		return nil
+	})
+
+	// Placeholders hold the slots: the policy and its binding go, and
+	// executors are admitted ungated.
+	update(t, c, "gated", func(pc *v1alpha1.PoolCapacity) {
+		pc.Spec.ForProvider.WarmSlots.CapacityBuffer.Holds = false
+		pc.Spec.ForProvider.WarmSlots.CapacityBuffer.ExecutorGate = ""
+	})
+	eventually(t, "the executor gate removed", func() error {
+		for _, kind := range []string{"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("admissionregistration.k8s.io/v1")
+			u.SetKind(kind)
+			err := c.Get(ctx, client.ObjectKey{Name: "burstpool-executor-gate-gated"}, u)
+			if err == nil {
+				return fmt.Errorf("%s burstpool-executor-gate-gated is still there", kind)
+			}
+			if !kerrors.IsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
 }
