@@ -47,8 +47,8 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if d := desired(second, "placeholder"); d != nil {
 		t.Errorf("processed buffer: the placeholder Deployment is still composed")
 	}
-	if got := nestedNumber(desired(second, "capacity-buffer").Object, "spec", "replicas"); got != 2 {
-		t.Errorf("processed buffer: replicas %d, want minExecutors 2", got)
+	if got := nestedNumber(desired(second, "capacity-buffer").Object, "spec", "replicas"); got != 0 {
+		t.Errorf("processed buffer: replicas %d, want 0 until the capacity provider sets them (it sees the placeholders still holding slots)", got)
 	}
 	if got := conditions(second)[decision.CondWarmCapacity]; got != "TRUE/"+decision.ReasonBufferProcessed {
 		t.Errorf("WarmCapacity condition %q, want TRUE/%s", got, decision.ReasonBufferProcessed)

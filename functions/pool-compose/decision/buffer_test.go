@@ -157,9 +157,9 @@ func TestDecideWarmSlots(t *testing.T) {
 		want   want
 	}{
 		"Buffer": {
-			reason: "A processed buffer holds minExecutors less the running executors; no placeholder Deployment.",
+			reason: "A processed buffer holds minExecutors less the running executors, which the capacity provider sets: the composition asks for 0; no placeholder Deployment.",
 			in:     base(nil),
-			want:   want{Placeholders: -1, Buffer: 3, Template: true, Status: poolv1alpha1.WarmCapacityStatus{Method: warmBuffer, Slots: 3, CapacityBuffer: "burst-warm-slots"}},
+			want:   want{Placeholders: -1, Buffer: 0, Template: true, Status: poolv1alpha1.WarmCapacityStatus{Method: warmBuffer, Slots: 3, CapacityBuffer: "burst-warm-slots"}},
 		},
 		"BufferSuspended": {
 			reason: "A suspended pool's buffer asks for nothing.",

@@ -85,15 +85,16 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 			p.DeploymentObserved, false)
 	}
 	if m.ComposeBuffer {
+		// The composition creates the buffer at 0 replicas (the CRD
+		// requires them) and never raises them: the capacity provider
+		// keeps them at the slots the pool still wants, counting the
+		// executors as they are created and the placeholders until they
+		// are gone, which the composition cannot see. A buffer raised
+		// here at the switch, before the provider took the field over,
+		// would ask for the slots placeholders still hold, and the
+		// autoscaler would launch nodes for them.
 		b := a
-		if m.Method != warmBuffer {
-			b.Replicas = 0 // a probe: placeholders hold the slots
-		}
-		// Replicas are set when the buffer is created; from then on the
-		// capacity provider keeps them at the slots the pool still wants,
-		// lowering them as soon as it sees an executor created, which
-		// leaves an autoscaler much less time to restore on a new node
-		// the room the executor took.
+		b.Replicas = 0
 		b.ReplicasOwned = p.Warm.Observed.ReplicasOwned
 		o.desireLazy(objects.ComposedBufferTemplate, "PodTemplate", b.Pool+objects.SuffixBuffer, Lazy{Key: lazyKey("buffertemplate", b), Build: func() *unstructured.Unstructured { return objects.BufferTemplate(b) }},
 			true, false)
