@@ -68,10 +68,21 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if got, want := holds(first), "map[holds:false name:burst-warm-slots]"; got != want {
 		t.Errorf("first call: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s (a probe the provider keeps at 0)", got, want)
 	}
-	// A buffer that holds the slots has new executors admitted gated
-	// until its autoscaler has seen them (the provider binds the policy).
-	if got, want := holds(second), "map[executorGate:e6data.io/warm-buffer holds:true name:burst-warm-slots]"; got != want {
+	if got, want := holds(second), "map[holds:true name:burst-warm-slots]"; got != want {
 		t.Errorf("processed buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
+	}
+	// A buffer that holds the slots has new executors admitted gated
+	// until its autoscaler has seen them (the provider binds the policy);
+	// the probe does not.
+	gate := func(rsp *fnv1.RunFunctionResponse) string {
+		g, _, _ := unstructured.NestedString(desired(rsp, "capacity").Object, "spec", "forProvider", "executorGate")
+		return g
+	}
+	if got, want := gate(first), ""; got != want {
+		t.Errorf("first call: the PoolCapacity's executorGate is %q, want none while placeholders hold the slots", got)
+	}
+	if got, want := gate(second), qsv1alpha1.GateExecutor; got != want {
+		t.Errorf("processed buffer: the PoolCapacity's executorGate is %q, want %q", got, want)
 	}
 
 	// The capacity provider took the replicas over (its annotation): the
@@ -98,7 +109,7 @@ func TestCapacityBufferComposed(t *testing.T) {
 	if _, set, _ := unstructured.NestedFieldNoCopy(desired(third, "capacity-buffer").Object, "spec", "replicas"); set {
 		t.Errorf("owned buffer: the composition still sets spec.replicas, which Crossplane's apply would take back from the capacity provider")
 	}
-	if got, want := holds(third), "map[executorGate:e6data.io/warm-buffer holds:true name:burst-warm-slots]"; got != want {
+	if got, want := holds(third), "map[holds:true name:burst-warm-slots]"; got != want {
 		t.Errorf("owned buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
 	}
 }

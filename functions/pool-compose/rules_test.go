@@ -178,7 +178,7 @@ func TestRules(t *testing.T) {
 			},
 		},
 		"QueryServiceShares": {
-			reason: "spec.queryServiceLimits gives each attached QueryService its share (an override wins), passed to the PoolCapacity with enforceShares and reported per QueryService.",
+			reason: "spec.queryServiceLimits gives each attached QueryService its share (an override wins), passed to the PoolCapacity with enforceShares and the executor gate (the provider holds back an executor that would take a slot freed for a waiter below its share), and reported per QueryService.",
 			s:      scenario{XR: xpool("burst", "pools", basicSpec+"  queryServiceLimits: {maxPoolExecutors: 3, enforce: true, overrides: [{name: analytics, namespace: team-a, maxPoolExecutors: 5}]}\n"), QueryServices: allQS, CRDs: kwokCRDs},
 			got: func(r *fnv1.RunFunctionResponse) any {
 				shares := map[string]any{}
@@ -191,12 +191,12 @@ func TestRules(t *testing.T) {
 					ref := q["queryService"].(map[string]any)
 					shares["status "+ref["namespace"].(string)+"/"+ref["name"].(string)] = q["maxPoolExecutors"]
 				}
-				return []any{shares, nested(r, "capacity", "spec", "forProvider", "policies", "enforceShares")}
+				return []any{shares, nested(r, "capacity", "spec", "forProvider", "policies", "enforceShares"), nested(r, "capacity", "spec", "forProvider", "executorGate")}
 			},
 			want: []any{map[string]any{
 				"capacity team-a/analytics": float64(5), "capacity team-b/reporting": float64(3),
 				"status team-a/analytics": float64(5), "status team-b/reporting": float64(3), "status team-c/rogue": nil,
-			}, true},
+			}, true, "e6data.io/pool-slot"},
 		},
 		"StorageAgent": {
 			reason: "storageAgent.enabled runs the agent on pool nodes with requests equal to limits.",

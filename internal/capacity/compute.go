@@ -182,9 +182,14 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	warm := map[string]*warmTally{}
 	warmReady := map[string]struct{}{}
 
+	gate := waitingGate(spec)
+	var waiting []*Pod
 	snap.Pods(pool, func(p *Pod) bool {
 		switch {
 		case matches(spec.ExecutorSelector, p.Labels):
+			if p.State == PodPending && slices.Contains(p.Gates, gate) {
+				waiting = append(waiting, p)
+			}
 			if o, ok := where(p); ok {
 				res.executor(spec, p, o, attached, prevFailures, seen, &failures, &obs, &req, now)
 			}
@@ -217,6 +222,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	if spec.Policies.EnforceShares {
 		res.Evict = append(res.Evict, overShare(spec, attached, obs.OccupiedExecutors)...)
 	}
+	res.Gate = gateBinding(spec, attachedNS)
 	obs.Failures = mergeFailures(failures, prev.Failures, seen)
 	obs.WarmupFailures = warmupFailures(warm, prev.WarmupFailures)
 	sort.Slice(obs.UnauthorizedExecutors, func(i, j int) bool {
@@ -237,9 +243,8 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 		c := countWarmPods(spec, snap, pool, obs.OccupiedExecutors, poolNodes, attachedNS)
 		res.Ungate = ungates(spec, c)
 		res.Buffer = bufferScale(spec, c)
-		res.Gate = gateBinding(spec, attachedNS)
-		res.Release = releases(spec, c, res.Buffer, attachedNS, now)
 	}
+	res.Release = releases(spec, waiting, res.Buffer, attachedNS, sharesHold(spec, attached, obs.OccupiedExecutors), now)
 
 	obs.ObservedAt = prev.ObservedAt
 	obs.LastObservedTime = prev.LastObservedTime
@@ -382,6 +387,28 @@ func overShare(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally
 		waiting -= n
 	}
 	return out
+}
+
+// sharesHold returns whether a new executor stays at the executor gate for
+// the shares: its QueryService is at or above its share while
+// QueryServices below theirs have executors waiting that the pool has no
+// free slot for, which is when overShare evicts for them.
+func sharesHold(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally, occupied int32) func(*Pod) bool {
+	share := make(map[qsKey]int32, len(spec.QueryServices))
+	var waiting int32
+	for _, qs := range spec.QueryServices {
+		k := qsKey{qs.Namespace, qs.Name}
+		share[k] = qs.MaxPoolExecutors
+		if t := attached[k]; qs.MaxPoolExecutors > 0 && t.executors < qs.MaxPoolExecutors {
+			waiting += min(t.pending, qs.MaxPoolExecutors-t.executors)
+		}
+	}
+	short := waiting > max(0, spec.MaxExecutors-occupied)
+	return func(p *Pod) bool {
+		k := qsKey{p.Namespace, p.Labels[qsv1alpha1.LabelQueryService]}
+		t, ok := attached[k]
+		return short && ok && share[k] > 0 && t.executors >= share[k]
+	}
 }
 
 // failure records the failure d of executor p, and reports whether an

@@ -149,9 +149,6 @@ type warmPods struct {
 	held int32
 	// gated lists the placeholders still gated.
 	gated []*Pod
-	// waiting lists the pool's executors that carry the buffer's
-	// executor gate, in any namespace.
-	waiting []*Pod
 	// leaving counts the pool's executors and placeholders terminating on
 	// a pool node. They hold no slot, but their node's room is not free
 	// until they are gone: a buffer that asked for it at once would have
@@ -178,9 +175,6 @@ func countWarmPods(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool str
 		case executor:
 			if p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) {
 				c.wanted--
-			}
-			if p.State == PodPending && slices.Contains(p.Gates, waitingGate(spec)) {
-				c.waiting = append(c.waiting, p)
 			}
 		case p.State != PodPending && p.State != PodRunning:
 		case w.Gate != "" && slices.Contains(p.Gates, w.Gate):
@@ -250,29 +244,33 @@ func bufferScale(spec v1alpha1.PoolCapacityParameters, c warmPods) *BufferScale 
 	return out
 }
 
-// ExecutorGateBound is the longest a new executor waits at the buffer's
-// executor gate: past it the executor is released whether or not the
-// buffer's autoscaler has seen the lower count, so that an autoscaler that
-// is slow or gone delays a burst by at most this much.
+// ExecutorGateBound is the longest a new executor waits at the executor
+// gate for the buffer's autoscaler: past it the executor is released
+// whether or not the autoscaler has seen the lower count, so that an
+// autoscaler that is slow or gone delays a burst by at most this much.
 const ExecutorGateBound = 10 * time.Second
 
-// executorGate is the gate the pool's new executors are admitted with, or
-// "" when none is: the pool composes a CapacityBuffer that names one.
-func executorGate(spec v1alpha1.PoolCapacityParameters) string {
-	if b := spec.WarmSlots.CapacityBuffer; b != nil {
-		return b.ExecutorGate
-	}
-	return ""
-}
-
-// waitingGate is the gate executors wait at: the buffer's executor gate,
-// or the well-known one when the spec names none (any longer), so that
-// executors gated before the buffer stopped holding are still released.
+// waitingGate is the gate executors wait at: the spec's executor gate, or
+// the well-known one when the spec names none (any longer), so that
+// executors gated before the pool stopped holding any back are still
+// released.
 func waitingGate(spec v1alpha1.PoolCapacityParameters) string {
-	if g := executorGate(spec); g != "" {
+	if g := spec.ExecutorGate; g != "" {
 		return g
 	}
-	return qsv1alpha1.GateWarmBuffer
+	return qsv1alpha1.GateExecutor
+}
+
+// bufferHolds tells whether a CapacityBuffer holds the pool's warm slots.
+func bufferHolds(spec v1alpha1.PoolCapacityParameters) bool {
+	return spec.WarmSlots != nil && spec.WarmSlots.CapacityBuffer != nil && spec.WarmSlots.CapacityBuffer.Holds && !spec.Suspend
+}
+
+// sharesEnforced tells whether the pool evicts executors above their
+// QueryService's share: the policy is on and some share is set.
+func sharesEnforced(spec v1alpha1.PoolCapacityParameters) bool {
+	return spec.Policies.EnforceShares && !spec.Suspend &&
+		slices.ContainsFunc(spec.QueryServices, func(q v1alpha1.AttachedQueryService) bool { return q.MaxPoolExecutors > 0 })
 }
 
 // An ExecutorGate says which new pods the admission policy gates for the
@@ -283,14 +281,14 @@ type ExecutorGate struct {
 	Selector   map[string]string
 }
 
-// gateBinding decides the pool's executor gate: while its buffer holds the
-// warm slots and the pool is not suspended, executors created in the
-// attached QueryServices' namespaces are gated; otherwise (nil) none are.
-// Only those namespaces: an executor elsewhere takes no warm slot, and a
-// gate there would only delay it.
+// gateBinding decides the pool's executor gate: while the spec names one
+// and the pool may hold executors back (a buffer holds its warm slots, or
+// its shares are enforced), executors created in the attached
+// QueryServices' namespaces are gated; otherwise (nil) none are. Only
+// those namespaces: an executor elsewhere takes no warm slot and has no
+// share, and a gate there would only delay it.
 func gateBinding(spec v1alpha1.PoolCapacityParameters, attachedNS map[string]bool) *ExecutorGate {
-	gate := executorGate(spec)
-	if gate == "" || !spec.WarmSlots.CapacityBuffer.Holds || spec.Suspend || len(attachedNS) == 0 {
+	if spec.ExecutorGate == "" || len(attachedNS) == 0 || (!bufferHolds(spec) && !sharesEnforced(spec)) {
 		return nil
 	}
 	ns := make([]string, 0, len(attachedNS))
@@ -298,16 +296,14 @@ func gateBinding(spec v1alpha1.PoolCapacityParameters, attachedNS map[string]boo
 		ns = append(ns, n)
 	}
 	sort.Strings(ns)
-	return &ExecutorGate{Gate: gate, Namespaces: ns, Selector: spec.ExecutorSelector}
+	return &ExecutorGate{Gate: spec.ExecutorGate, Namespaces: ns, Selector: spec.ExecutorSelector}
 }
 
-// A Release is the pool's executors waiting at the executor gate, and
-// when each may go.
+// A Release is the pool's executors waiting at the executor gate that may
+// go, and when.
 type Release struct {
-	// Now are released at once: their slot is not the buffer's to give
-	// (the buffer does not hold the slots, the pool is suspended, or the
-	// pod is not in an attached QueryService's namespace), or they have
-	// waited ExecutorGateBound.
+	// Now are released at once: nothing holds them back (or not any
+	// longer), or they have waited ExecutorGateBound for the buffer.
 	Now []Ungate
 	// Buffered are released once the buffer's autoscaler reports at most
 	// Buffer.Replicas, the count that leaves their slots to them.
@@ -317,30 +313,49 @@ type Release struct {
 	Until time.Time
 }
 
-// releases decides when the executors at the gate go. An executor counts
-// against the buffer's replicas from its creation (countWarmPods), so the
-// count bufferScale applies already leaves its slot; it waits only until
-// the autoscaler has seen that count, because an executor that takes the
-// slot before then has the autoscaler restore the slot's room on a new
-// node.
-func releases(spec v1alpha1.PoolCapacityParameters, c warmPods, buffer *BufferScale, attachedNS map[string]bool, now time.Time) *Release {
-	if len(c.waiting) == 0 {
+// releases decides when the executors at the gate go; nil when none may
+// go now.
+//
+// Shares first: an executor whose QueryService is at or above its share
+// stays while QueryServices below theirs have executors waiting that the
+// pool has no free slot for, the case in which the pool evicts for them
+// (overShare). Released, it would take the slot an eviction just freed for
+// a waiter (a ReplicaSet replaces an evicted executor at once, and the
+// scheduler tries a new pod before one in backoff), and be evicted in
+// turn. It goes as soon as the waiters are placed: nothing bounds it but
+// the waiters' own share.
+//
+// Then the buffer: an executor counts against the buffer's replicas from
+// its creation (countWarmPods), so the count bufferScale applies already
+// leaves its slot; it waits only until the autoscaler has seen that count,
+// or ExecutorGateBound, because an executor that takes the slot before
+// then has the autoscaler restore the slot's room on a new node.
+func releases(spec v1alpha1.PoolCapacityParameters, waiting []*Pod, buffer *BufferScale, attachedNS map[string]bool, sharesHold func(*Pod) bool, now time.Time) *Release {
+	if len(waiting) == 0 {
 		return nil
 	}
 	gate := waitingGate(spec)
-	holds := executorGate(spec) != "" && buffer != nil && spec.WarmSlots.CapacityBuffer.Holds && !spec.Suspend
+	buffered := spec.ExecutorGate != "" && buffer != nil && bufferHolds(spec)
+	shares := spec.ExecutorGate != "" && sharesEnforced(spec)
 	r := &Release{}
-	for _, p := range c.waiting {
+	for _, p := range waiting {
 		u := Ungate{Pod: p.Key(), UID: p.UID, Gate: gate}
 		until := p.Created.Add(ExecutorGateBound)
-		if !holds || !attachedNS[p.Namespace] || !now.Before(until) {
+		switch {
+		case !attachedNS[p.Namespace]:
 			r.Now = append(r.Now, u)
-			continue
+		case shares && sharesHold(p):
+		case buffered && now.Before(until):
+			r.Buffered = append(r.Buffered, u)
+			if r.Until.IsZero() || until.Before(r.Until) {
+				r.Until = until
+			}
+		default:
+			r.Now = append(r.Now, u)
 		}
-		r.Buffered = append(r.Buffered, u)
-		if r.Until.IsZero() || until.Before(r.Until) {
-			r.Until = until
-		}
+	}
+	if len(r.Now) == 0 && len(r.Buffered) == 0 {
+		return nil
 	}
 	if len(r.Buffered) > 0 {
 		r.Buffer = buffer

@@ -360,14 +360,14 @@ func TestOpenedCold(t *testing.T) {
 // gatedAt has the executor wait at the buffer's executor gate since at.
 func gatedAt(at time.Time) podOpt {
 	return func(p *Pod) {
-		p.Gates = append(p.Gates, qsv1alpha1.GateWarmBuffer)
+		p.Gates = append(p.Gates, qsv1alpha1.GateExecutor)
 		p.Created, p.Unschedulable = at, false
 	}
 }
 
 // withExecutorGate names the buffer's executor gate.
 func withExecutorGate(p *v1alpha1.PoolCapacityParameters) {
-	p.WarmSlots.CapacityBuffer.ExecutorGate = qsv1alpha1.GateWarmBuffer
+	p.ExecutorGate = qsv1alpha1.GateExecutor
 }
 
 func TestExecutorGate(t *testing.T) {
@@ -375,10 +375,10 @@ func TestExecutorGate(t *testing.T) {
 		return &BufferScale{Namespace: "team-a", Name: "analytics-warm-slots", Replicas: n}
 	}
 	let := func(ns, name string) Ungate {
-		return Ungate{Pod: PodKey{Namespace: ns, Name: name}, UID: "uid-" + name, Gate: qsv1alpha1.GateWarmBuffer}
+		return Ungate{Pod: PodKey{Namespace: ns, Name: name}, UID: "uid-" + name, Gate: qsv1alpha1.GateExecutor}
 	}
 	sel := map[string]string{qsv1alpha1.LabelPool: "analytics", qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
-	bound := &ExecutorGate{Gate: qsv1alpha1.GateWarmBuffer, Namespaces: []string{"team-a", "team-b"}, Selector: sel}
+	bound := &ExecutorGate{Gate: qsv1alpha1.GateExecutor, Namespaces: []string{"team-a", "team-b"}, Selector: sel}
 	cases := map[string]struct {
 		reason      string
 		spec        v1alpha1.PoolCapacityParameters
@@ -437,6 +437,38 @@ func TestExecutorGate(t *testing.T) {
 			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", gatedAt(t0))},
 			wantRelease: &Release{Now: []Ungate{let("team-a", "e1")}},
 		},
+		"ShareHoldsTheReplacement": {
+			reason: "Shares are enforced and the pool is full: sales is at its share while ads waits below its own, so sales' new executor (the replacement of one evicted for ads) stays at the gate, or it would take the slot the eviction freed.",
+			spec:   params(shares(1, 1), withExecutorGate, maxExecutors(2)),
+			pods: []*Pod{executor("team-a", "e0", "analytics", "sales", running("n1")), executor("team-a", "e1", "analytics", "sales", running("n1")),
+				executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("team-b", "w1", "analytics", "ads")},
+			wantGate: bound,
+		},
+		"ShareReleasedOnceTheWaiterIsPlaced": {
+			reason:      "ads' executor took the freed slot: nobody below its share waits, sales' replacement goes (and waits for a slot as any executor).",
+			spec:        params(shares(1, 1), withExecutorGate, maxExecutors(2)),
+			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1")), executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("team-b", "w1", "analytics", "ads", running("n2"))},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e2")}},
+		},
+		"ShareBelowGoesAtOnce": {
+			reason:      "ads is below its share: its new executor goes at once, whoever waits.",
+			spec:        params(shares(1, 1), withExecutorGate, maxExecutors(2)),
+			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1")), executor("team-a", "e2", "analytics", "sales", running("n2")), executor("team-b", "w1", "analytics", "ads", gatedAt(t0))},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("team-b", "w1")}},
+		},
+		"ShareRoomForEveryone": {
+			reason:      "The pool has free slots for the waiter: nobody is evicted for it, and sales' new executor goes.",
+			spec:        params(shares(1, 1), withExecutorGate),
+			pods:        []*Pod{executor("team-a", "e1", "analytics", "sales", running("n1")), executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("team-b", "w1", "analytics", "ads")},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e2")}},
+		},
+		"SharesWithoutGate": {
+			reason: "Shares enforced, but the spec names no executor gate: none is bound.",
+			spec:   params(shares(1, 1)),
+		},
 		"BoundExecutorIsNotWaiting": {
 			reason:   "A running executor is past the gate.",
 			spec:     params(withWarmSlots(2), withBuffer(true), withExecutorGate),
@@ -456,4 +488,8 @@ func TestExecutorGate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func maxExecutors(n int32) func(*v1alpha1.PoolCapacityParameters) {
+	return func(p *v1alpha1.PoolCapacityParameters) { p.MaxExecutors = n }
 }

@@ -211,8 +211,8 @@ spec:
 		t.Errorf("NodeClaims ever made by the pool's NodePool: %v after the burst, %v before it: the burst launched a node", got, beforeBurst)
 	}
 	for pod, gates := range admitted() {
-		if got := slices.Contains(gates, qsv1.GateWarmBuffer); got != gateOn {
-			t.Errorf("executor %s was admitted with scheduling gates %v: the buffer's executor gate %s is expected only while a CapacityBuffer holds the warm slots (%t)", pod, gates, qsv1.GateWarmBuffer, gateOn)
+		if got := slices.Contains(gates, qsv1.GateExecutor); got != gateOn {
+			t.Errorf("executor %s was admitted with scheduling gates %v: the buffer's executor gate %s is expected only while a CapacityBuffer holds the warm slots (%t)", pod, gates, qsv1.GateExecutor, gateOn)
 		}
 	}
 	if n := len(admitted()); n != warmSlots {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	// Enforced shares evict pods: the opt-in eviction role of
 	// deploy/provider, applied as docs/install.md says for such pools.
 	mustApplyFile(t, ctx, cfg, gomod.RootForTest(t), "deploy", "provider", "rbac-evictions.yaml")
+	// And the executor gate, with which the provider holds back share-a's
+	// replacements while share-b waits below its share (docs/tenants.md).
+	mustApplyFile(t, ctx, cfg, gomod.RootForTest(t), "deploy", "provider", "rbac-executor-gate.yaml")
 	c := s.Client
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))
@@ -70,6 +74,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	t.Logf("share-a fills the pool's %d slots: %s", shareMax, took.Round(100*time.Millisecond))
 	_, others := placement(t, ctx, c, poolNS, "burst-pool")
 
+	admitted := recordAdmittedGates(t, ctx, cfg, analyticsNS, map[string]string{qsv1.LabelPool: sharePool})
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, shareNext, "registry.example.com/e6data/executor:share", shareEach, "2", "4Gi", es)); err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +106,19 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	if strings.Join(a0, ",") != strings.Join(a1, ",") || len(b1) != shareEach {
 		t.Errorf("not settled: share-a %v then %v, share-b %v", a0, a1, b1)
 	}
+	// Every executor created since share-b burst (share-b's, and
+	// share-a's replacements of those evicted) was admitted with the
+	// executor gate.
+	replacements := 0
+	for pod, gates := range admitted() {
+		if !slices.Contains(gates, qsv1.GateExecutor) {
+			t.Errorf("executor %s was admitted with scheduling gates %v, want the pool's executor gate %s", pod, gates, qsv1.GateExecutor)
+		}
+		if strings.HasPrefix(pod, shareFirst) {
+			replacements++
+		}
+	}
+	t.Logf("share-pool: %d executors admitted gated since share-b burst, %d of them share-a's replacements", len(admitted()), replacements)
 	_, after := placement(t, ctx, c, poolNS, "burst-pool")
 	if moved := executorsMoved(others, after); len(moved) > 0 {
 		t.Errorf("burst-pool's executors moved while share-pool enforced its shares: %v", moved)

@@ -134,6 +134,21 @@ type PoolCapacityParameters struct {
 	// +optional
 	Policies Policies `json:"policies,omitempty"`
 
+	// ExecutorGate, when set, is the scheduling gate the pool's new
+	// executors are admitted with, so that the provider can hold one back
+	// until the pool can give it a slot without harm: while a
+	// CapacityBuffer holds the warm slots, until the buffer's autoscaler
+	// reports the replica count that counts the executor (or a bound), so
+	// that it launches no node to restore the slot the executor takes;
+	// while shares are enforced, an executor of a QueryService at or
+	// above its share while another below its share waits, so that it
+	// does not take the slot an eviction freed for the waiter. The
+	// provider binds an admission policy that adds the gate to executor
+	// pods created in the attached QueryServices' namespaces, only in its
+	// own cluster.
+	// +optional
+	ExecutorGate string `json:"executorGate,omitempty"`
+
 	// WorkloadCluster asks the provider to summarize QueryServices and
 	// CRDs of the (remote) cluster it observes into
 	// status.atProvider.workloadCluster, refreshed at most every 15 s.
@@ -216,17 +231,6 @@ type WarmBuffer struct {
 	// kept at 0 replicas.
 	// +optional
 	Holds bool `json:"holds,omitempty"`
-
-	// ExecutorGate, when set, is the scheduling gate the pool's new
-	// executors are admitted with while the buffer holds the warm slots.
-	// The provider binds an admission policy that adds it to executor pods
-	// created in the attached QueryServices' namespaces, and removes it
-	// from each once the buffer's autoscaler reports the replica count that
-	// counts the executor (status.replicas), or after a bound. An executor
-	// then never takes a warm slot the autoscaler still means to keep free,
-	// so it launches no node to restore it.
-	// +optional
-	ExecutorGate string `json:"executorGate,omitempty"`
 }
 
 // A ColdNode is a pool node opened to executors at the startup bound,

@@ -52,12 +52,14 @@ const (
 	// slot, so that a placeholder the pool is giving back launches no node.
 	GateWarmSlot = "e6data.io/warm-slot"
 
-	// GateWarmBuffer is the scheduling gate a pool's new executors are
-	// admitted with while a CapacityBuffer holds its warm slots: an
-	// admission policy the capacity provider binds adds it, and the
-	// provider removes it once the buffer's autoscaler has seen the lower
-	// replica count that leaves the executor's slot to it.
-	GateWarmBuffer = "e6data.io/warm-buffer"
+	// GateExecutor is the scheduling gate a pool's new executors are
+	// admitted with while the pool may hold some back (a CapacityBuffer
+	// holds its warm slots, or its shares are enforced): an admission
+	// policy the capacity provider binds adds it, and the provider removes
+	// it once the pool can give the executor a slot without launching a
+	// node for the warm slot it takes or taking a slot freed for another
+	// QueryService's waiting executor.
+	GateExecutor = "e6data.io/pool-slot"
 
 	// AnnotationReplicasOwner marks a pool's CapacityBuffer whose
 	// spec.replicas the capacity provider has taken over, with the

@@ -13,6 +13,7 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 )
@@ -167,6 +168,12 @@ func decideCapacity(in Input, f Facts, images []string, buffer *capv1alpha1.Warm
 	}
 	a := capacityArgs(in, f, images)
 	a.WarmBuffer = buffer
+	if (buffer != nil && buffer.Holds) || a.EnforceShares {
+		// New executors are admitted gated, for the provider to hold
+		// back those that would launch a node for a warm slot or take a
+		// slot freed for another QueryService's waiter.
+		a.ExecutorGate = qsv1alpha1.GateExecutor
+	}
 	// It lists every attached QueryService: the largest object of a large
 	// pool, and the same from call to call until one attaches or leaves.
 	o.desireLazy(objects.ComposedCapacity, objects.CapacityKind, a.Pool+objects.SuffixCapacity, Lazy{Key: capacityKey(a), Build: func() *unstructured.Unstructured { return objects.PoolCapacity(a) }},
@@ -225,7 +232,7 @@ func capacityKey(a objects.CapacityArgs) string {
 	}
 	w(objects.CapacityKind, a.Pool, a.Namespace, strconv.Itoa(int(a.ExecutorsPerNode)), strconv.Itoa(int(a.MaxExecutors)),
 		strconv.FormatBool(a.Suspend), strconv.FormatBool(a.DeleteFailed), a.Unauthorized, a.ProviderConfigName,
-		strconv.FormatBool(a.EnforceShares))
+		strconv.FormatBool(a.EnforceShares), a.ExecutorGate)
 	for _, k := range slices.Sorted(maps.Keys(a.NodeSelector)) {
 		w(k, a.NodeSelector[k])
 	}

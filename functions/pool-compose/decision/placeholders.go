@@ -8,7 +8,6 @@ import (
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/internal/sizing"
@@ -117,13 +116,7 @@ func bufferOf(st *poolv1alpha1.WarmCapacityStatus, canHold bool) *capv1alpha1.Wa
 	if st == nil || st.CapacityBuffer == "" {
 		return nil
 	}
-	b := &capv1alpha1.WarmBuffer{Name: st.CapacityBuffer, Holds: st.Method == warmBuffer && canHold}
-	if b.Holds {
-		// New executors wait at this gate until the buffer's autoscaler
-		// has seen the count that leaves their slots to them.
-		b.ExecutorGate = qsv1alpha1.GateWarmBuffer
-	}
-	return b
+	return &capv1alpha1.WarmBuffer{Name: st.CapacityBuffer, Holds: st.Method == warmBuffer && canHold}
 }
 
 // placeholderInput gathers the placeholders' input; the slot is sized from

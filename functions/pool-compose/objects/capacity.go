@@ -44,6 +44,9 @@ type CapacityArgs struct {
 	// WarmBuffer, when set, names the pool's CapacityBuffer, whose
 	// replicas the provider keeps at the warm slots the pool still wants.
 	WarmBuffer *capv1alpha1.WarmBuffer
+	// ExecutorGate, when set, is the scheduling gate the pool's new
+	// executors are admitted with, for the provider to hold some back.
+	ExecutorGate string
 }
 
 // CapacityQueryService is one attached QueryService as the PoolCapacity
@@ -61,7 +64,7 @@ type CapacityQueryService struct {
 // opens no node and releases no warm slot.
 func (a CapacityArgs) CountOnly() CapacityArgs {
 	a.DeleteFailed, a.Unauthorized, a.EnforceShares = false, PolicyReport, false
-	a.Pricing, a.Startup, a.WarmSlots, a.WarmBuffer = nil, nil, 0, nil
+	a.Pricing, a.Startup, a.WarmSlots, a.WarmBuffer, a.ExecutorGate = nil, nil, 0, nil, ""
 	return a
 }
 
@@ -100,6 +103,9 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 			fp["pricing"] = p
 		}
 	}
+	if a.ExecutorGate != "" {
+		fp["executorGate"] = a.ExecutorGate
+	}
 	if a.Startup != nil {
 		fp["startup"] = startupMap(a.Startup)
 	}
@@ -109,11 +115,7 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		"slots":    int64(a.WarmSlots),
 	}
 	if b := a.WarmBuffer; b != nil {
-		cb := map[string]any{"name": b.Name, "holds": b.Holds}
-		if b.ExecutorGate != "" {
-			cb["executorGate"] = b.ExecutorGate
-		}
-		ws["capacityBuffer"] = cb
+		ws["capacityBuffer"] = map[string]any{"name": b.Name, "holds": b.Holds}
 	}
 	fp["warmSlots"] = ws
 	u := New(CapacityAPIVersion, CapacityKind, a.Pool+SuffixCapacity, "", Identity(a.Pool, a.Namespace))

@@ -497,7 +497,7 @@ func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pe
 		case errors.Is(err, errGateUnavailable):
 			if e.gates.record(cr.Name, p.gate, p.now, err.Error()) {
 				e.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
-					"new executors are not held until the CapacityBuffer's autoscaler has seen them, so a burst can launch a node for the warm slots it takes; "+
+					"new executors are not held back, so a burst into a CapacityBuffer can launch a node for the warm slots it takes, and an evicted executor's replacement can take the slot freed for another QueryService; "+
 						"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/rbac-executor-gate.yaml lets the provider bind one")))
 			}
 		case err != nil:

@@ -136,7 +136,8 @@ func TestLeastPrivilege(t *testing.T) {
 	createBuffer(t, c, pc.Spec.ForProvider.Pool.Namespace, "rbac-warm-slots")
 	// Its executor gate: the provider binds an admission policy
 	// (create, patch) with the opt-in role.
-	pc.Spec.ForProvider.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "rbac-warm-slots", Holds: true, ExecutorGate: qsv1alpha1.GateWarmBuffer}
+	pc.Spec.ForProvider.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "rbac-warm-slots", Holds: true}
+	pc.Spec.ForProvider.ExecutorGate = qsv1alpha1.GateExecutor
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}

@@ -421,7 +421,8 @@ func TestExecutorGate(t *testing.T) {
 	c := newClient(t, ns, stranger)
 	ensureLocalProviderConfig(t, c)
 	createBuffer(t, c, ns, buffer)
-	pc := bufferedPoolCapacity("gated", ns, gatePool, v1alpha1.WarmBuffer{Name: buffer, Holds: true, ExecutorGate: qsv1alpha1.GateWarmBuffer})
+	pc := bufferedPoolCapacity("gated", ns, gatePool, v1alpha1.WarmBuffer{Name: buffer, Holds: true})
+	pc.Spec.ForProvider.ExecutorGate = qsv1alpha1.GateExecutor
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +431,7 @@ func TestExecutorGate(t *testing.T) {
 
 	exec := executorLabels("sales")
 	exec[qsv1alpha1.LabelPool] = gatePool
-	gated := []string{qsv1alpha1.GateWarmBuffer}
+	gated := []string{qsv1alpha1.GateExecutor}
 
 	// The policy is in effect once the API server has loaded it: probe
 	// until a new executor comes gated, then keep that one.
@@ -443,7 +444,7 @@ func TestExecutorGate(t *testing.T) {
 		}
 		deletePod(t, c, ns, probe)
 		if i > 300 {
-			t.Fatalf("no executor was admitted with the gate %s in 30 s", qsv1alpha1.GateWarmBuffer)
+			t.Fatalf("no executor was admitted with the gate %s in 30 s", qsv1alpha1.GateExecutor)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -497,7 +498,7 @@ func TestExecutorGate(t *testing.T) {
 	// executors are admitted ungated.
 	update(t, c, "gated", func(pc *v1alpha1.PoolCapacity) {
 		pc.Spec.ForProvider.WarmSlots.CapacityBuffer.Holds = false
-		pc.Spec.ForProvider.WarmSlots.CapacityBuffer.ExecutorGate = ""
+		pc.Spec.ForProvider.ExecutorGate = ""
 	})
 	eventually(t, "the executor gate removed", func() error {
 		for _, kind := range []string{"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
