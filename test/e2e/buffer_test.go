@@ -360,17 +360,24 @@ func scenarioWarmSlotsGateOff(t *testing.T, ctx context.Context, e *env) {
 	scenarioWarmSlots(t, ctx, e.Stack, "warm-gate-off", false)
 }
 
-// recordAdmittedGates watches the pods in ns with labels until the test
-// ends, and returns, per pod seen, the scheduling gates it was created
-// with: the first version a watch delivers is the one admission stored.
+// recordAdmittedGates watches the pods in ns with labels created from now
+// until the test ends, and returns, per pod, the scheduling gates it was
+// created with: the ADDED event carries the version admission stored.
 func recordAdmittedGates(t *testing.T, ctx context.Context, cfg restConfig, ns string, labels map[string]string) func() map[string][]string {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sel := k8slabels.SelectorFromSet(labels).String()
+	// Watch from the list's resource version: a watch from none starts
+	// with an ADDED event for each pod already there.
+	l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: k8slabels.SelectorFromSet(labels).String()})
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: l.ResourceVersion})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -118,7 +118,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 			replacements++
 		}
 	}
-	t.Logf("share-pool: %d executors admitted gated since share-b burst, %d of them share-a's replacements", len(admitted()), replacements)
+	t.Logf("share-pool: %d executors admitted since share-b burst, %d of them share-a's replacements", len(admitted()), replacements)
 	_, after := placement(t, ctx, c, poolNS, "burst-pool")
 	if moved := executorsMoved(others, after); len(moved) > 0 {
 		t.Errorf("burst-pool's executors moved while share-pool enforced its shares: %v", moved)
