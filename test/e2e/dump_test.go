@@ -40,6 +40,10 @@ var dumpKinds = []struct {
 	{capacityAPI, "PoolCapacity", false},
 	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", false},
 	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", false},
+	// The capacity provider's executor gate, and the pool's CapacityBuffer.
+	{"admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", false},
+	{"admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", false},
+	{"autoscaling.x-k8s.io/v1beta1", "CapacityBuffer", true},
 	{"apps/v1", "Deployment", true},
 	{"apps/v1", "DaemonSet", true},
 	{"apps/v1", "ReplicaSet", true},

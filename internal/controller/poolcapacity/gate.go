@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 )
 
@@ -45,7 +46,7 @@ func gateName(pc string) string { return "burstpool-executor-gate-" + pc }
 // refuses scheduling gates on a bound pod. failurePolicy Ignore admits the
 // pod ungated if the policy cannot be evaluated: the pod may then launch
 // a node, but it is never refused.
-func gatePolicy(name, g string, owner []metav1.OwnerReference) *unstructured.Unstructured {
+func gatePolicy(name, g string, m gateObjectMeta) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": name},
 		"spec": map[string]any{
@@ -72,14 +73,14 @@ func gatePolicy(name, g string, owner []metav1.OwnerReference) *unstructured.Uns
 		},
 	}}
 	u.SetGroupVersionKind(gatePolicyGVK)
-	u.SetOwnerReferences(owner)
+	m.set(u)
 	return u
 }
 
 // gateBinding binds the policy name to the pods g selects: every selector
 // label, in one of g's namespaces (each namespace carries its name as the
 // label kubernetes.io/metadata.name).
-func gateBinding(name string, g capacity.ExecutorGate, owner []metav1.OwnerReference) *unstructured.Unstructured {
+func gateBinding(name string, g capacity.ExecutorGate, m gateObjectMeta) *unstructured.Unstructured {
 	ns := make([]any, 0, len(g.Namespaces))
 	for _, n := range g.Namespaces {
 		ns = append(ns, n)
@@ -101,7 +102,7 @@ func gateBinding(name string, g capacity.ExecutorGate, owner []metav1.OwnerRefer
 		},
 	}}
 	u.SetGroupVersionKind(gateBindingGVK)
-	u.SetOwnerReferences(owner)
+	m.set(u)
 	return u
 }
 
@@ -113,7 +114,7 @@ var errGateUnavailable = errors.New("executor gate unavailable")
 // applyGate binds the gate g for the PoolCapacity pc, or removes the policy
 // and binding when g is nil. Policy first, so that the binding never names
 // a policy that is not there; removal the other way round.
-func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.ExecutorGate, owner []metav1.OwnerReference) error {
+func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.ExecutorGate, m gateObjectMeta) error {
 	name := gateName(pc)
 	if g == nil {
 		for _, gvk := range []schema.GroupVersionKind{gateBindingGVK, gatePolicyGVK} {
@@ -134,7 +135,7 @@ func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.Exec
 	if errs := validation.IsQualifiedName(g.Gate); len(errs) > 0 {
 		return errors.Errorf("executor gate %q is not a qualified name: %s", g.Gate, strings.Join(errs, "; "))
 	}
-	for _, u := range []*unstructured.Unstructured{gatePolicy(name, g.Gate, owner), gateBinding(name, *g, owner)} {
+	for _, u := range []*unstructured.Unstructured{gatePolicy(name, g.Gate, m), gateBinding(name, *g, m)} {
 		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(gateFieldOwner), client.ForceOwnership)
 		switch {
 		case err == nil:
@@ -264,17 +265,30 @@ func release(ctx context.Context, c client.Client, r *capacity.Release, now time
 	return errs
 }
 
-// ownedBy is the owner reference that has Kubernetes' garbage collector
-// remove the gate with the PoolCapacity; only in the PoolCapacity's own
-// cluster.
-func ownedBy(cr *v1alpha1.PoolCapacity, local bool) []metav1.OwnerReference {
-	if !local || cr.UID == "" {
-		return nil
+// gateObjectMeta is the gate's labels and owner.
+type gateObjectMeta struct {
+	labels map[string]string
+	owner  []metav1.OwnerReference
+}
+
+func (m gateObjectMeta) set(u *unstructured.Unstructured) {
+	u.SetLabels(m.labels)
+	u.SetOwnerReferences(m.owner)
+}
+
+// gateMeta labels the gate with the pool's identity, as everything of a
+// pool is labelled, and has the PoolCapacity own it, so that Kubernetes'
+// garbage collector removes it with the PoolCapacity.
+func gateMeta(cr *v1alpha1.PoolCapacity) gateObjectMeta {
+	p := cr.Spec.ForProvider.Pool
+	m := gateObjectMeta{labels: map[string]string{qsv1alpha1.LabelPool: p.Name, qsv1alpha1.LabelPoolNamespace: p.Namespace}}
+	if cr.UID != "" {
+		m.owner = []metav1.OwnerReference{{
+			APIVersion: v1alpha1.PoolCapacityGroupVersionKind.GroupVersion().String(),
+			Kind:       v1alpha1.PoolCapacityKind,
+			Name:       cr.Name,
+			UID:        cr.UID,
+		}}
 	}
-	return []metav1.OwnerReference{{
-		APIVersion: v1alpha1.PoolCapacityGroupVersionKind.GroupVersion().String(),
-		Kind:       v1alpha1.PoolCapacityKind,
-		Name:       cr.Name,
-		UID:        cr.UID,
-	}}
+	return m
 }

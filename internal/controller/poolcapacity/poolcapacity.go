@@ -492,7 +492,7 @@ func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pe
 		}
 	}
 	if p.gateDue {
-		err := applyGate(ctx, e.obs.Client(), cr.Name, p.gate, ownedBy(cr, e.local))
+		err := applyGate(ctx, e.obs.Client(), cr.Name, p.gate, gateMeta(cr))
 		switch {
 		case errors.Is(err, errGateUnavailable):
 			if e.gates.record(cr.Name, p.gate, p.now, err.Error()) {

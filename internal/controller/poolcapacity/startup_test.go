@@ -448,6 +448,20 @@ func TestExecutorGate(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The policy carries the pool's identity and is the PoolCapacity's
+	// dependent, for the garbage collector.
+	pol := &unstructured.Unstructured{}
+	pol.SetAPIVersion("admissionregistration.k8s.io/v1")
+	pol.SetKind("MutatingAdmissionPolicy")
+	if err := c.Get(ctx, client.ObjectKey{Name: "burstpool-executor-gate-gated"}, pol); err != nil {
+		t.Fatal(err)
+	}
+	if got := pol.GetLabels()[qsv1alpha1.LabelPool]; got != gatePool {
+		t.Errorf("the policy's label %s is %q, want %q", qsv1alpha1.LabelPool, got, gatePool)
+	}
+	if refs := pol.GetOwnerReferences(); len(refs) != 1 || refs[0].Kind != "PoolCapacity" || refs[0].Name != "gated" {
+		t.Errorf("the policy's owners are %v, want PoolCapacity gated", refs)
+	}
 	eventually(t, "the buffer lowered for the gated executor", func() error {
 		if got := bufferReplicas(t, c, ns, buffer); got != 1 {
 			return fmt.Errorf("CapacityBuffer %s/%s has replicas %d, want 1", ns, buffer, got)
