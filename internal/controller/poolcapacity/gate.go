@@ -165,11 +165,16 @@ type gateApplied struct {
 }
 
 // due reports whether g must be applied for pc: it differs from the gate
-// last applied, or that is older than bufferReassert.
+// last applied, or that is older than bufferReassert. A gate removed stays
+// removed until one is wanted: most pools never have one, and checking
+// again would cost each of them two requests a minute.
 func (s *gates) due(pc string, g *capacity.ExecutorGate, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	last, ok := s.last[pc]
+	if ok && g == nil && last.gate == nil && last.unavailable == "" {
+		return false
+	}
 	return !ok || !sameGate(last.gate, g) || now.Sub(last.at) >= bufferReassert
 }
 
