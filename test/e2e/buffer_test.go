@@ -27,10 +27,6 @@ import (
 // warmAutoscalerTimeout is the e2e settings' warmCapacity.autoscalerTimeout.
 const warmAutoscalerTimeout = "30s"
 
-// karpenterGatesWithBuffer are Karpenter v1.14.1's default feature gates
-// (pkg/operator/options/options.go, FEATURE_GATES) with CapacityBuffer on.
-const karpenterGatesWithBuffer = "FEATURE_GATES=NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=true"
-
 // warmSlots is the scenario pool's minExecutors, and the burst.
 const warmSlots = 2
 
@@ -46,7 +42,7 @@ func TestCapacityBuffer(t *testing.T) {
 	ctx := t.Context()
 	start := time.Now()
 	cfg := stackConfig(t)
-	cfg.KarpenterEnv = []string{karpenterGatesWithBuffer}
+	cfg.KarpenterEnv = []string{devplane.KarpenterGatesWithBuffer}
 	s := stackUp(t, cfg)
 	t.Logf("stack with Karpenter's CapacityBuffer gate on: up in %s", time.Since(start).Round(100*time.Millisecond))
 	applyFastComposition(t, ctx, s.Cluster.Config, cfg.Root)

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -50,12 +52,26 @@ type scenario struct {
 type bench struct {
 	s  *devplane.Stack
 	cs kubernetes.Interface
+	// buffer: Karpenter processes CapacityBuffers, so the pools' warm
+	// slots are one and no placeholder runs.
+	buffer bool
 }
 
-func newBench(ctx context.Context, s *devplane.Stack, cloud burst.Cloud) (*bench, error) {
+func newBench(ctx context.Context, s *devplane.Stack, root string, cloud burst.Cloud, buffer bool) (*bench, error) {
 	cs, err := kubernetes.NewForConfig(s.Cluster.Config)
 	if err != nil {
 		return nil, err
+	}
+	if buffer {
+		// The opt-in role with which the provider binds the executor
+		// gate, as docs/install.md says for such pools.
+		raw, err := os.ReadFile(filepath.Join(root, "deploy", "provider", "rbac-executor-gate.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		if err := localcp.Apply(ctx, s.Cluster.Config, raw); err != nil {
+			return nil, err
+		}
 	}
 	startKubelet(ctx, cs, cloud)
 	for _, ns := range slices.Compact([]string{qsNS, poolNS}) {
@@ -63,7 +79,7 @@ func newBench(ctx context.Context, s *devplane.Stack, cloud burst.Cloud) (*bench
 			return nil, err
 		}
 	}
-	return &bench{s: s, cs: cs}, nil
+	return &bench{s: s, cs: cs, buffer: buffer}, nil
 }
 
 // run prepares sc (the cold NodePool, or a QueryService and its pool with
@@ -89,6 +105,9 @@ func (b *bench) run(ctx context.Context, name string, sc scenario) (burst.Result
 		return burst.Result{}, fmt.Errorf("waiting for %d executors Running: %w", sc.executors, err)
 	}
 	res.Scenario, res.Executors, res.Warm = sc.name, sc.executors, sc.warm
+	if b.buffer {
+		say("  %d of %d executors admitted at the pool's executor gate (%s)", rec.gatedCount(), sc.executors, qsv1.GateExecutor)
+	}
 	return res, nil
 }
 
@@ -125,18 +144,13 @@ func (b *bench) prepare(ctx context.Context, name string, sc scenario) (poolv1.E
 	return sched, nil
 }
 
-// warm tells whether pool name has n placeholders Running and all its
-// cached images Ready.
+// warm tells whether pool name holds n warm slots (n placeholders Running,
+// or, with a buffer, n open pool nodes and the buffer at n) and all its
+// cached images are Ready.
 func (b *bench) warm(ctx context.Context, name string, n int) (bool, error) {
-	pods, err := b.cs.CoreV1().Pods(poolNS).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(map[string]string{qsv1.LabelPool: name, qsv1.LabelComponent: qsv1.ComponentPlaceholder}).String()})
+	running, err := b.slots(ctx, name, n)
 	if err != nil {
 		return false, nil //nolint:nilerr // poll again
-	}
-	running := 0
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			running++
-		}
 	}
 	p := &unstructured.Unstructured{}
 	p.SetAPIVersion("e6data.io/v1alpha1")
@@ -154,12 +168,57 @@ func (b *bench) warm(ctx context.Context, name string, n int) (bool, error) {
 	return running >= n && ready, nil
 }
 
+// slots counts pool name's warm slots: its placeholders Running, or, with
+// a buffer, its Ready pool nodes open to executors (no startup taint)
+// while the buffer asks for n.
+func (b *bench) slots(ctx context.Context, name string, n int) (int, error) {
+	if !b.buffer {
+		pods, err := b.cs.CoreV1().Pods(poolNS).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(map[string]string{qsv1.LabelPool: name, qsv1.LabelComponent: qsv1.ComponentPlaceholder}).String()})
+		if err != nil {
+			return 0, err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				running++
+			}
+		}
+		return running, nil
+	}
+	cb := &unstructured.Unstructured{}
+	cb.SetAPIVersion("autoscaling.x-k8s.io/v1beta1")
+	cb.SetKind("CapacityBuffer")
+	if err := b.s.Client.Get(ctx, client.ObjectKey{Namespace: poolNS, Name: name + "-warm-slots"}, cb); err != nil {
+		return 0, err
+	}
+	if r, _, _ := unstructured.NestedInt64(cb.Object, "status", "replicas"); r != int64(n) {
+		return 0, nil
+	}
+	nodes, err := b.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(map[string]string{qsv1.LabelPool: name}).String()})
+	if err != nil {
+		return 0, err
+	}
+	open := 0
+	for _, nd := range nodes.Items {
+		ready := slices.ContainsFunc(nd.Status.Conditions, func(c corev1.NodeCondition) bool {
+			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+		})
+		warming := slices.ContainsFunc(nd.Spec.Taints, func(t corev1.Taint) bool { return t.Key == qsv1.TaintWarming })
+		if ready && !warming && nd.DeletionTimestamp == nil {
+			open++
+		}
+	}
+	return open, nil
+}
+
 // recorder notes when each executor pod of a QueryService is first seen
 // and first seen Running.
 type recorder struct {
 	mu      sync.Mutex
 	created map[string]time.Time
 	running map[string]time.Time
+	// gated counts the executors first seen at the pool's executor gate.
+	gated int
 }
 
 func recordExecutors(ctx context.Context, cs kubernetes.Interface, qs string) *recorder {
@@ -177,6 +236,9 @@ func recordExecutors(ctx context.Context, cs kubernetes.Interface, qs string) *r
 		defer r.mu.Unlock()
 		if _, ok := r.created[p.Name]; !ok {
 			r.created[p.Name] = now
+			if slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == qsv1.GateExecutor }) {
+				r.gated++
+			}
 		}
 		if _, ok := r.running[p.Name]; !ok && p.Status.Phase == corev1.PodRunning {
 			r.running[p.Name] = now
@@ -191,6 +253,12 @@ func recordExecutors(ctx context.Context, cs kubernetes.Interface, qs string) *r
 }
 
 // result is the measurement once n executors run.
+func (r *recorder) gatedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gated
+}
+
 func (r *recorder) result(n int, began time.Time) (burst.Result, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

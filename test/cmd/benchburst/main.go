@@ -46,6 +46,7 @@ func main() {
 	// of 125 MiB/s, which bounds pulling plus unpacking an image.
 	throughput := flag.Int64("pull-mib-per-s", 125, "modelled image pull throughput, MiB/s")
 	imageMiB := flag.Int64("executor-image-mib", 3072, "modelled size of the executor image, MiB (other images: 50 MiB)")
+	buffer := flag.Bool("capacity-buffer", false, "run Karpenter with its CapacityBuffer gate on: warm slots are a CapacityBuffer, and new executors wait at the executor gate until Karpenter has seen the buffer lowered")
 	flag.Parse()
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
@@ -59,12 +60,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, abs, cloud, *executors); err != nil {
+	if err := run(ctx, abs, cloud, *executors, *buffer); err != nil {
 		fail(err)
 	}
 }
 
-func run(ctx context.Context, dir string, cloud burst.Cloud, n int) error {
+func run(ctx context.Context, dir string, cloud burst.Cloud, n int, buffer bool) error {
 	root, err := gomod.Root()
 	if err != nil {
 		return err
@@ -80,7 +81,11 @@ func run(ctx context.Context, dir string, cloud burst.Cloud, n int) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	s, err := devplane.Up(ctx, devplane.Config{Root: root, Dir: dir, Say: say, KwokConfig: conf, StopWithParent: true})
+	cfg := devplane.Config{Root: root, Dir: dir, Say: say, KwokConfig: conf, StopWithParent: true}
+	if buffer {
+		cfg.KarpenterEnv = []string{devplane.KarpenterGatesWithBuffer}
+	}
+	s, err := devplane.Up(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -89,7 +94,7 @@ func run(ctx context.Context, dir string, cloud burst.Cloud, n int) error {
 			say("stopping the control plane: %v", err)
 		}
 	}()
-	b, err := newBench(ctx, s, cloud)
+	b, err := newBench(ctx, s, root, cloud, buffer)
 	if err != nil {
 		return err
 	}
@@ -99,6 +104,15 @@ func run(ctx context.Context, dir string, cloud burst.Cloud, n int) error {
 		{name: "pool, no warm slots", pool: true, executors: n},
 		{name: "pool, warm slots and images", pool: true, warm: n, executors: n},
 		{name: "pool, burst 2x the warm slots", pool: true, warm: n, executors: 2 * n},
+	}
+	if buffer {
+		// The pool without warm slots is the same with or without a
+		// buffer; the warm ones hold their slots in a CapacityBuffer.
+		scenarios = []scenario{
+			scenarios[0],
+			{name: "pool, CapacityBuffer warm slots and images", pool: true, warm: n, executors: n},
+			{name: "pool, CapacityBuffer, burst 2x the warm slots", pool: true, warm: n, executors: 2 * n},
+		}
 	}
 	var results []burst.Result
 	for i, sc := range scenarios {

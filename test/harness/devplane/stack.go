@@ -57,7 +57,8 @@ type Config struct {
 	// nodes come from elsewhere (a simulated Linode LKE cluster).
 	SkipKarpenter bool
 	// KarpenterEnv is added to Karpenter's environment
-	// (localcp.Config.KarpenterEnv), for example its FEATURE_GATES.
+	// (localcp.Config.KarpenterEnv), for example its FEATURE_GATES
+	// (KarpenterGatesWithBuffer).
 	KarpenterEnv []string
 	// KwokConfig is kwok's --config (localcp.Config.KwokConfig): the
 	// simulated cloud's stages. Empty keeps kwok's instant defaults.
@@ -88,6 +89,10 @@ func (c Config) crossplaneEnv() []string {
 	}
 	return []string{"PACKAGE_RUNTIME=External"}
 }
+
+// KarpenterGatesWithBuffer are Karpenter v1.14.1's default feature gates
+// (pkg/operator/options/options.go, FEATURE_GATES) with CapacityBuffer on.
+const KarpenterGatesWithBuffer = "FEATURE_GATES=NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=true"
 
 // Stack is a local control plane with burstpool installed.
 type Stack struct {
