@@ -354,16 +354,7 @@ func (res *Result) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, o plac
 // many slots as the waiting executors lack, never taking a QueryService
 // below its share, newest executors first. Shares of zero are no bound.
 func overShare(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally, occupied int32) []Eviction {
-	var waiting int32
-	for _, qs := range spec.QueryServices {
-		t := attached[qsKey{qs.Namespace, qs.Name}]
-		if qs.MaxPoolExecutors > 0 && t.executors < qs.MaxPoolExecutors {
-			waiting += min(t.pending, qs.MaxPoolExecutors-t.executors)
-		}
-	}
-	// Slots the pool can still offer (or launch nodes for) serve waiters
-	// without evicting anyone.
-	waiting = max(0, waiting-max(0, spec.MaxExecutors-occupied))
+	waiting := waitersShort(spec, attached, occupied)
 	var out []Eviction
 	for _, qs := range spec.QueryServices {
 		t := attached[qsKey{qs.Namespace, qs.Name}]
@@ -389,21 +380,30 @@ func overShare(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally
 	return out
 }
 
+// waitersShort counts the executors that QueryServices below their share
+// wait for (up to their share) beyond the slots the pool can still offer
+// or launch nodes for: the waiters only an eviction can serve.
+func waitersShort(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally, occupied int32) int32 {
+	var waiting int32
+	for _, qs := range spec.QueryServices {
+		t := attached[qsKey{qs.Namespace, qs.Name}]
+		if qs.MaxPoolExecutors > 0 && t.executors < qs.MaxPoolExecutors {
+			waiting += min(t.pending, qs.MaxPoolExecutors-t.executors)
+		}
+	}
+	return max(0, waiting-max(0, spec.MaxExecutors-occupied))
+}
+
 // sharesHold returns whether a new executor stays at the executor gate for
 // the shares: its QueryService is at or above its share while
 // QueryServices below theirs have executors waiting that the pool has no
 // free slot for, which is when overShare evicts for them.
 func sharesHold(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally, occupied int32) func(*Pod) bool {
 	share := make(map[qsKey]int32, len(spec.QueryServices))
-	var waiting int32
 	for _, qs := range spec.QueryServices {
-		k := qsKey{qs.Namespace, qs.Name}
-		share[k] = qs.MaxPoolExecutors
-		if t := attached[k]; qs.MaxPoolExecutors > 0 && t.executors < qs.MaxPoolExecutors {
-			waiting += min(t.pending, qs.MaxPoolExecutors-t.executors)
-		}
+		share[qsKey{qs.Namespace, qs.Name}] = qs.MaxPoolExecutors
 	}
-	short := waiting > max(0, spec.MaxExecutors-occupied)
+	short := waitersShort(spec, attached, occupied) > 0
 	return func(p *Pod) bool {
 		k := qsKey{p.Namespace, p.Labels[qsv1alpha1.LabelQueryService]}
 		t, ok := attached[k]
