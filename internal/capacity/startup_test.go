@@ -444,6 +444,14 @@ func TestExecutorGate(t *testing.T) {
 				executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("team-b", "w1", "analytics", "ads")},
 			wantGate: bound,
 		},
+		"ForeignWaiterHoldsNobody": {
+			reason: "Hostile tenant: a pending pod with ads' labels in a namespace no attached QueryService is in is not ads waiting, so sales' new executor is not held back for it.",
+			spec:   params(shares(1, 1), withExecutorGate, maxExecutors(2)),
+			pods: []*Pod{executor("team-a", "e0", "analytics", "sales", running("n1")), executor("team-a", "e1", "analytics", "sales", running("n1")),
+				executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("intruder", "w1", "analytics", "ads")},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e2")}},
+		},
 		"ShareReleasedOnceTheWaiterIsPlaced": {
 			reason:      "ads' executor took the freed slot: nobody below its share waits, sales' replacement goes (and waits for a slot as any executor).",
 			spec:        params(shares(1, 1), withExecutorGate, maxExecutors(2)),

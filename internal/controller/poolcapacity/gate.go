@@ -3,6 +3,8 @@ package poolcapacity
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -198,20 +199,7 @@ func sameGate(a, b *capacity.ExecutorGate) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	if a.Gate != b.Gate || len(a.Namespaces) != len(b.Namespaces) || len(a.Selector) != len(b.Selector) {
-		return false
-	}
-	for i := range a.Namespaces {
-		if a.Namespaces[i] != b.Namespaces[i] {
-			return false
-		}
-	}
-	for k, v := range a.Selector {
-		if b.Selector[k] != v {
-			return false
-		}
-	}
-	return true
+	return a.Gate == b.Gate && slices.Equal(a.Namespaces, b.Namespaces) && maps.Equal(a.Selector, b.Selector)
 }
 
 // bufferPoll is how often a release waiting for the buffer's autoscaler
@@ -225,13 +213,12 @@ const bufferPoll = 50 * time.Millisecond
 // that refreshes the buffer's virtual pods). A buffer that is gone holds
 // nothing to wait for.
 func bufferSeen(ctx context.Context, c client.Client, b capacity.BufferScale) (bool, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(bufferGVK)
-	if err := c.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, u); err != nil {
-		if kerrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, errors.Wrapf(err, "cannot get CapacityBuffer %s/%s", b.Namespace, b.Name)
+	u, err := getBuffer(ctx, c, b)
+	if kerrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
 	}
 	n, ok, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
 	return ok && n <= int64(b.Replicas), nil

@@ -86,10 +86,9 @@ var bufferGVK = schema.GroupVersionKind{Group: "autoscaling.x-k8s.io", Version: 
 // (Crossplane has not created it) is nothing to do: it is read first, so
 // the apply never creates one.
 func scaleBuffer(ctx context.Context, c client.Client, b capacity.BufferScale) (bool, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(bufferGVK)
-	if err := c.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, u); err != nil {
-		return false, client.IgnoreNotFound(errors.Wrapf(err, "cannot get CapacityBuffer %s/%s", b.Namespace, b.Name))
+	u, err := getBuffer(ctx, c, b)
+	if err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
 	n, ok, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	if ok && n == int64(b.Replicas) && u.GetAnnotations()[qsv1alpha1.AnnotationReplicasOwner] == bufferFieldOwner {
@@ -103,8 +102,16 @@ func scaleBuffer(ctx context.Context, c client.Client, b capacity.BufferScale) (
 		"spec": map[string]any{"replicas": int64(b.Replicas)},
 	}}
 	apply.SetGroupVersionKind(bufferGVK)
-	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(bufferFieldOwner), client.ForceOwnership)
+	err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(bufferFieldOwner), client.ForceOwnership)
 	return err == nil, errors.Wrapf(err, "cannot set the replicas of CapacityBuffer %s/%s to %d", b.Namespace, b.Name, b.Replicas)
+}
+
+// getBuffer reads the CapacityBuffer b names.
+func getBuffer(ctx context.Context, c client.Client, b capacity.BufferScale) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(bufferGVK)
+	err := c.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, u)
+	return u, errors.Wrapf(err, "cannot get CapacityBuffer %s/%s", b.Namespace, b.Name)
 }
 
 // bufferFieldOwner is the field manager of the buffer's spec.replicas.
