@@ -254,7 +254,7 @@ func TestCompute(t *testing.T) {
 			args: args{spec: params(func(p *v1alpha1.PoolCapacityParameters) {
 				p.Policies.UnauthorizedExecutors = v1alpha1.UnauthorizedEvict
 			}), snap: NewSnapshot([]*Pod{executor("team-c", "r1", "analytics", "rogue", running("n0"))}, ready(1))},
-			want: Result{Changed: true, Evict: []Eviction{{Pod: PodKey{"team-c", "r1"}, UID: "uid-r1", Reason: EvictUnauthorized}},
+			want: Result{Changed: true, Plan: Plan{Evict: []Eviction{{Pod: PodKey{"team-c", "r1"}, UID: "uid-r1", Reason: EvictUnauthorized}}},
 				Observation: v1alpha1.PoolCapacityObservation{
 					TotalExecutors: 2, OccupiedExecutors: 1, AvailableExecutors: 1, Nodes: v1alpha1.NodeCounts{Ready: 1},
 					Allocations:       allocs(0, 0, nil, nil),
@@ -318,7 +318,7 @@ func TestCompute(t *testing.T) {
 					executor("team-a", "new", "analytics", "sales", state(PodFailed), reason("", "bang")),
 				}, nil),
 				prev: v1alpha1.PoolCapacityObservation{Failures: []v1alpha1.Failure{{Pod: "old", Namespace: "team-a", QueryService: "sales", Reason: v1alpha1.FailureError, Message: "boom", At: mt(t0)}}}},
-			want: Result{Changed: true, Evict: []Eviction{{Pod: PodKey{"team-a", "old"}, UID: "uid-old", Reason: EvictFailed}},
+			want: Result{Changed: true, Plan: Plan{Evict: []Eviction{{Pod: PodKey{"team-a", "old"}, UID: "uid-old", Reason: EvictFailed}}},
 				Observation: v1alpha1.PoolCapacityObservation{
 					Allocations: allocs(0, 0, nil, nil),
 					Failures: []v1alpha1.Failure{

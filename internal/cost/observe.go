@@ -156,7 +156,7 @@ func share(p *capacity.Pod, n *capacity.Node, executorsPerNode int32) float64 {
 }
 
 // slot is the share of a node one executor slot is.
-func slot(executorsPerNode int32) float64 { return 1 / float64(max(executorsPerNode, 1)) }
+func slot(executorsPerNode int32) float64 { return 1 / float64(executorsPerNode) }
 
 // poolNodes are the pool's nodes in snap that its node selector matches,
 // by name: the nodes whose time the pool pays for.

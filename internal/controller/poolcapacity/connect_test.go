@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	"github.com/burstpool/burstpool/internal/capacity"
 )
 
 // TestExternalSharesConnectorState checks that a client Connect hands out
@@ -15,7 +16,7 @@ import (
 // ones wait until the snapshot shows the previous ones gone.
 func TestExternalSharesConnectorState(t *testing.T) {
 	c := &connector{}
-	c.evictions, c.shed, c.staleAfter = newEvictions(60, 10), &shedding{}, time.Minute
+	c.evictions, c.shed, c.staleAfter = newEvictions(60, 10), newMemo[[]capacity.Eviction](), time.Minute
 	cr := &v1alpha1.PoolCapacity{}
 	cr.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 	ext, err := c.Connect(t.Context(), cr)

@@ -6,9 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/pkg/errors"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -78,10 +77,10 @@ func gatePolicy(name, g string, m gateObjectMeta) *unstructured.Unstructured {
 	return u
 }
 
-// gateBinding binds the policy name to the pods g selects: every selector
+// gatePolicyBinding binds the policy name to the pods g selects: every selector
 // label, in one of g's namespaces (each namespace carries its name as the
 // label kubernetes.io/metadata.name).
-func gateBinding(name string, g capacity.ExecutorGate, m gateObjectMeta) *unstructured.Unstructured {
+func gatePolicyBinding(name string, g capacity.ExecutorGate, m gateObjectMeta) *unstructured.Unstructured {
 	ns := make([]any, 0, len(g.Namespaces))
 	for _, n := range g.Namespaces {
 		ns = append(ns, n)
@@ -136,7 +135,7 @@ func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.Exec
 	if errs := validation.IsQualifiedName(g.Gate); len(errs) > 0 {
 		return errors.Errorf("executor gate %q is not a qualified name: %s", g.Gate, strings.Join(errs, "; "))
 	}
-	for _, u := range []*unstructured.Unstructured{gatePolicy(name, g.Gate, m), gateBinding(name, *g, m)} {
+	for _, u := range []*unstructured.Unstructured{gatePolicy(name, g.Gate, m), gatePolicyBinding(name, *g, m)} {
 		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(gateFieldOwner), client.ForceOwnership)
 		switch {
 		case err == nil:
@@ -149,50 +148,61 @@ func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.Exec
 	return nil
 }
 
-// gates remembers, per PoolCapacity, the gate last applied, so that a
-// reconcile writes the policy only when the gate changes, and again after
-// bufferReassert.
-type gates struct {
-	mu   sync.Mutex
-	last map[string]gateApplied
-}
-
-type gateApplied struct {
+// A gateState is what was last done about a PoolCapacity's executor
+// gate: the gate applied (nil: removed), or why it could not be.
+type gateState struct {
 	gate *capacity.ExecutorGate
-	at   time.Time
 	// unavailable is the reason the last apply could not be made, reported
 	// once per change.
 	unavailable string
 }
 
-// due reports whether g must be applied for pc: it differs from the gate
-// last applied, or that is older than bufferReassert. A gate removed stays
-// removed until one is wanted: most pools never have one, and checking
-// again would cost each of them two requests a minute.
-func (s *gates) due(pc string, g *capacity.ExecutorGate, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	last, ok := s.last[pc]
-	if ok && g == nil && last.gate == nil && last.unavailable == "" {
+// bindsGate reports whether the plan's gate must be applied: it differs
+// from the gate last applied, or that is older than reassert. A gate
+// removed stays removed until one is wanted: most pools never have one,
+// and checking again would cost each of them two requests a minute. The
+// gate is bound only in the PoolCapacity's own cluster, where its owner
+// reference has the garbage collector remove it with the PoolCapacity: a
+// PoolCapacity being deleted does not reach a workload cluster (Connect),
+// so a gate there could outlive it.
+func bindsGate(e *external, cr *v1alpha1.PoolCapacity, p *planned) bool {
+	return e.local && gateDue(e.gates, cr.Name, p.plan.Gate, p.now)
+}
+
+func gateDue(m *memo[gateState], pc string, g *capacity.ExecutorGate, now time.Time) bool {
+	last, ok := m.get(pc)
+	if ok && g == nil && last.value.gate == nil && last.value.unavailable == "" {
 		return false
 	}
-	return !ok || !sameGate(last.gate, g) || now.Sub(last.at) >= bufferReassert
+	return !ok || !sameGate(last.value.gate, g) || now.Sub(last.at) >= reassert
 }
 
-// record remembers g as applied for pc at now, or why it could not be;
-// it reports whether that reason is new.
-func (s *gates) record(pc string, g *capacity.ExecutorGate, now time.Time, unavailable string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	prev := s.last[pc]
-	s.last[pc] = gateApplied{gate: g, at: now, unavailable: unavailable}
-	return unavailable != "" && (unavailable != prev.unavailable || !sameGate(prev.gate, g))
+// bindGate binds the plan's executor gate, or removes it, and warns once
+// per change when the cluster cannot have it.
+func bindGate(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error {
+	g := p.plan.Gate
+	err := applyGate(ctx, e.obs.Client(), cr.Name, g, gateMeta(cr))
+	switch {
+	case errors.Is(err, errGateUnavailable):
+		if gateRecord(e.gates, cr.Name, g, p.now, err.Error()) {
+			e.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
+				"new executors are not held back, so a burst into a CapacityBuffer can launch a node for the warm slots it takes, and an evicted executor's replacement can take the slot freed for another QueryService; "+
+					"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/rbac-executor-gate.yaml lets the provider bind one")))
+		}
+	case err != nil:
+		return []error{err}
+	default:
+		gateRecord(e.gates, cr.Name, g, p.now, "")
+	}
+	return nil
 }
 
-func (s *gates) forget(pc string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.last, pc)
+// gateRecord remembers g as applied for pc at now, or why it could not
+// be; it reports whether that reason is new.
+func gateRecord(m *memo[gateState], pc string, g *capacity.ExecutorGate, now time.Time, unavailable string) bool {
+	prev, _ := m.get(pc)
+	m.set(pc, gateState{gate: g, unavailable: unavailable}, now)
+	return unavailable != "" && (unavailable != prev.value.unavailable || !sameGate(prev.value.gate, g))
 }
 
 func sameGate(a, b *capacity.ExecutorGate) bool {
@@ -200,61 +210,6 @@ func sameGate(a, b *capacity.ExecutorGate) bool {
 		return a == b
 	}
 	return a.Gate == b.Gate && slices.Equal(a.Namespaces, b.Namespaces) && maps.Equal(a.Selector, b.Selector)
-}
-
-// bufferPoll is how often a release waiting for the buffer's autoscaler
-// reads the buffer.
-const bufferPoll = 50 * time.Millisecond
-
-// bufferSeen reports whether the autoscaler has seen the buffer at b's
-// replicas or fewer: the buffer's status.replicas, which the autoscaler
-// writes from the spec it provisions for (Karpenter v1.14.1
-// pkg/controllers/capacitybuffer/controller.go sets it in the reconcile
-// that refreshes the buffer's virtual pods). A buffer that is gone holds
-// nothing to wait for.
-func bufferSeen(ctx context.Context, c client.Client, b capacity.BufferScale) (bool, error) {
-	u, err := getBuffer(ctx, c, b)
-	if kerrors.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	n, ok, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
-	return ok && n <= int64(b.Replicas), nil
-}
-
-// release removes the gate from the executors r lists: at once those it
-// releases now, and the buffered ones once the buffer's autoscaler has
-// seen their count, or at r.Until. It waits in the reconcile: the wait is
-// the autoscaler's reaction to one spec change, normally milliseconds,
-// and ExecutorGateBound at most.
-func release(ctx context.Context, c client.Client, r *capacity.Release, now time.Time) []error {
-	var errs []error
-	for _, u := range r.Now {
-		if _, err := ungatePod(ctx, c, u); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(r.Buffered) == 0 || r.Buffer == nil {
-		return errs
-	}
-	limit := min(max(r.Until.Sub(now), 0), capacity.ExecutorGateBound)
-	var last error
-	seen := func(ctx context.Context) (bool, error) {
-		ok, err := bufferSeen(ctx, c, *r.Buffer)
-		last = err
-		return ok, nil
-	}
-	if err := wait.PollUntilContextTimeout(ctx, bufferPoll, limit, true, seen); err != nil && last != nil {
-		errs = append(errs, last)
-	}
-	for _, u := range r.Buffered {
-		if _, err := ungatePod(ctx, c, u); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
 }
 
 // gateObjectMeta is the gate's labels and owner.

@@ -8,12 +8,12 @@ import (
 )
 
 // TestGatesDue: the executor gate is applied when it changes and again
-// after bufferReassert, but a pool without one is checked once: most pools
+// after reassert, but a pool without one is checked once: most pools
 // never have a gate, and deleting nothing every minute would cost each of
 // them two requests and an Update.
 func TestGatesDue(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	later := t0.Add(2 * bufferReassert)
+	later := t0.Add(2 * reassert)
 	g := &capacity.ExecutorGate{Gate: "e6data.io/pool-slot", Namespaces: []string{"team-a"}, Selector: map[string]string{"e6data.io/pool": "p"}}
 	other := &capacity.ExecutorGate{Gate: "e6data.io/pool-slot", Namespaces: []string{"team-a", "team-b"}, Selector: g.Selector}
 	cases := map[string]struct {
@@ -36,11 +36,11 @@ func TestGatesDue(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := &gates{last: map[string]gateApplied{}}
+			m := newMemo[gateState]()
 			if tc.recorded {
-				s.record("pc", tc.last, t0, tc.lastWhy)
+				gateRecord(m, "pc", tc.last, t0, tc.lastWhy)
 			}
-			if got := s.due("pc", tc.want, tc.at); got != tc.due {
+			if got := gateDue(m, "pc", tc.want, tc.at); got != tc.due {
 				t.Errorf("%s\ndue = %t, want %t", tc.reason, got, tc.due)
 			}
 		})

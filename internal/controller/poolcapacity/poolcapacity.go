@@ -7,8 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"sync"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,7 +35,6 @@ import (
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
-	"github.com/burstpool/burstpool/internal/cost"
 	"github.com/burstpool/burstpool/internal/metrics"
 	"github.com/burstpool/burstpool/internal/watch"
 )
@@ -107,9 +103,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			clock:      o.Clock,
 			evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
 			staleAfter: o.StaleAfter,
-			shed:       &shedding{},
-			buffers:    &bufferScales{last: map[string]scaled{}},
-			gates:      &gates{last: map[string]gateApplied{}},
+			shed:       newMemo[[]capacity.Eviction](),
+			buffers:    newMemo[capacity.BufferScale](),
+			gates:      newMemo[gateState](),
 		},
 	}
 	opts := []managed.ReconcilerOption{
@@ -164,8 +160,8 @@ type connector struct {
 }
 
 // shared is the state the connector hands every client it makes, so that
-// it lasts across reconciles: the observers, the eviction rate limit and
-// the record of the last over-share evictions.
+// it lasts across reconciles: the observers, the eviction rate limit, and
+// the memos of what the actuators last applied.
 type shared struct {
 	record     event.Recorder
 	clusters   *clusters
@@ -173,53 +169,25 @@ type shared struct {
 	clock      func() time.Time
 	evictions  *evictions
 	staleAfter time.Duration
-	shed       *shedding
-	buffers    *bufferScales
-	gates      *gates
+	// shed is the last over-share evictions let through; buffers the
+	// last CapacityBuffer scale; gates the last executor gate.
+	shed    *memo[[]capacity.Eviction]
+	buffers *memo[capacity.BufferScale]
+	gates   *memo[gateState]
 }
 
-// shedding remembers each PoolCapacity's last over-share evictions.
-type shedding struct {
-	mu   sync.Mutex
-	last map[string]shed
-}
-
-type shed struct {
-	evs []capacity.Eviction
-	at  time.Time
-}
-
-// shedHold bounds how long over-share evictions wait for the snapshot to
-// show the last ones (an eviction a PodDisruptionBudget refused never
-// shows).
-const shedHold = 30 * time.Second
-
-// hold returns evs without its over-share evictions while the last ones of
-// PoolCapacity name are not yet seen in snap (for at most shedHold), and
-// remembers the ones it lets through.
-func (s *shedding) hold(name string, snap capacity.Snapshot, evs []capacity.Eviction, now time.Time) []capacity.Eviction {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.last == nil {
-		s.last = map[string]shed{}
+// forget drops everything remembered of the PoolCapacity named pc.
+func (s shared) forget(pc string) {
+	s.clusters.forget(pc)
+	s.evictions.forget(pc)
+	s.shed.forget(pc)
+	s.buffers.forget(pc)
+	// The executor gate's policy and binding are the PoolCapacity's
+	// dependents: Kubernetes' garbage collector removes them.
+	s.gates.forget(pc)
+	if s.metrics != nil {
+		s.metrics.Forget(pc)
 	}
-	prev := s.last[name]
-	wait := now.Sub(prev.at) < shedHold && capacity.Unsettled(snap, prev.evs)
-	out := make([]capacity.Eviction, 0, len(evs))
-	var shedding []capacity.Eviction
-	for _, ev := range evs {
-		if ev.Reason == capacity.EvictOverShare {
-			if wait {
-				continue
-			}
-			shedding = append(shedding, ev)
-		}
-		out = append(out, ev)
-	}
-	if !wait && len(shedding) > 0 {
-		s.last[name] = shed{evs: shedding, at: now}
-	}
-	return out
 }
 
 // ReasonClusterUnreachable is the Ready condition's reason while the
@@ -301,274 +269,3 @@ func (c *connector) restConfig(ctx context.Context, pc *v1alpha1.ProviderConfig)
 		return nil, "", errors.Errorf("ProviderConfig %q: credentials source %q is not supported; use InjectedIdentity or Secret", pc.Name, cd.Source)
 	}
 }
-
-// An external reports a pool's capacity from its cluster's snapshot.
-// Observe only reads and computes; what the pool's policies change (pods
-// to evict or delete) is left for Update, so a PoolCapacity whose
-// management policies allow only Observe never acts on a pod.
-type external struct {
-	config string
-	obs    *watch.Observer
-	shared
-	// local is true when the pool's nodes are in the provider's own
-	// cluster, where its events can name them.
-	local bool
-
-	// pending is what Observe found to do, for Update in the same
-	// reconcile.
-	pending *pendingEvictions
-}
-
-// pendingEvictions are the evictions Observe computed for one PoolCapacity.
-type pendingEvictions struct {
-	spec   v1alpha1.PoolCapacityParameters
-	snap   capacity.Snapshot
-	evicts []capacity.Eviction
-	// open and ungate are the nodes to open and the placeholders to
-	// release (startup.go); buffer is the pool's CapacityBuffer scale to
-	// apply, nil when it is applied already.
-	open   []capacity.Opening
-	ungate []capacity.Ungate
-	buffer *capacity.BufferScale
-	// gate is the executor gate to bind (nil: to remove) when gateDue;
-	// release lists the executors waiting at it.
-	gate    *capacity.ExecutorGate
-	gateDue bool
-	release *capacity.Release
-	now     time.Time
-}
-
-// Observe computes the pool's capacity from the current snapshot and sets
-// it as status.atProvider; the managed reconciler writes the status. The
-// PoolCapacity is up to date unless the pool's policies ask for pods to be
-// evicted or deleted, which Update does. A PoolCapacity being deleted
-// reports that nothing exists, so its finalizer is removed at once: there
-// is nothing external to delete.
-func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
-	cr, ok := mg.(*v1alpha1.PoolCapacity)
-	if !ok {
-		return managed.ExternalObservation{}, errors.New("managed resource is not a PoolCapacity")
-	}
-	spec := cr.Spec.ForProvider
-	if meta.WasDeleted(cr) {
-		e.clusters.forget(cr.Name)
-		e.evictions.forget(cr.Name)
-		e.buffers.forget(cr.Name)
-		// The executor gate's policy and binding are the PoolCapacity's
-		// dependents: Kubernetes' garbage collector removes them.
-		e.gates.forget(cr.Name)
-		if e.metrics != nil {
-			e.metrics.Forget(cr.Name)
-		}
-		return managed.ExternalObservation{ResourceExists: false}, nil
-	}
-	e.clusters.track(cr.Name, e.config, capacity.PoolKey(spec))
-
-	// Gather.
-	snap := e.obs.Store().Current()
-
-	// Compute.
-	now := e.clock()
-	res := capacity.Compute(spec, snap, cr.Status.AtProvider, now)
-
-	// Apply the status; the policies' evictions wait for Update.
-	lastSync := e.obs.LastSync()
-	o := res.Observation
-	// lastObservedTime moves in steps of a fifth of the staleness bound,
-	// so that a quiet pool's status is rewritten rarely.
-	if prev := o.LastObservedTime; !lastSync.IsZero() && (prev == nil || lastSync.Sub(prev.Time) >= e.staleAfter/5) {
-		o.LastObservedTime = &metav1.Time{Time: lastSync.UTC().Truncate(time.Second)}
-	}
-	summaryErr := e.summarize(ctx, spec, cr.Status.AtProvider.WorkloadCluster, &o, now)
-	costErr := accountCost(spec, snap, &o, now)
-	cr.Status.AtProvider = o
-	cr.SetConditions(xpv2.Available(), staleCondition(lastSync, now, e.staleAfter))
-	if e.metrics != nil {
-		e.metrics.Record(cr.Name, spec, res, lastSync)
-		e.metrics.Cost(spec, o.Cost)
-		e.metrics.Starts(spec, o.ExecutorStarts)
-	}
-	buffer := e.buffers.due(cr.Name, res.Buffer, now)
-	// The gate is bound only in the PoolCapacity's own cluster, where its
-	// owner reference has the garbage collector remove it with the
-	// PoolCapacity: a PoolCapacity being deleted does not reach a workload
-	// cluster (Connect), so a gate there could outlive it.
-	gateDue := e.local && e.gates.due(cr.Name, res.Gate, now)
-	e.pending = &pendingEvictions{spec: spec, snap: snap, evicts: res.Evict, open: res.Open, ungate: res.Ungate, buffer: buffer,
-		gate: res.Gate, gateDue: gateDue, release: res.Release, now: now}
-	// An error makes Synced False; the status above is written all the
-	// same.
-	upToDate := len(res.Evict) == 0 && len(res.Open) == 0 && len(res.Ungate) == 0 && buffer == nil && !gateDue && res.Release == nil
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate},
-		utilerrors.NewAggregate(nonNil(summaryErr, costErr))
-}
-
-// Update evicts or deletes the pods the pool's policies asked for in this
-// reconcile's Observe, within the pool's eviction rate.
-func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.ExternalUpdate, error) {
-	cr, ok := mg.(*v1alpha1.PoolCapacity)
-	if !ok {
-		return managed.ExternalUpdate{}, errors.New("managed resource is not a PoolCapacity")
-	}
-	p := e.pending
-	if p == nil {
-		return managed.ExternalUpdate{}, nil
-	}
-	spec := p.spec
-	// Over-share evictions wait until the snapshot shows the last ones:
-	// until then the waiters they made room for still look waiting.
-	evicts := p.evicts
-	if e.shed != nil {
-		evicts = e.shed.hold(cr.Name, p.snap, evicts, p.now)
-	}
-	var errs []error
-	errs = append(errs, e.startup(ctx, cr, p)...)
-	for _, ev := range evicts {
-		out, err := e.evictions.evict(ctx, e.obs.Client(), cr.Name, ev, p.now)
-		switch out {
-		case evicted:
-			if e.metrics != nil {
-				e.metrics.Evicted(spec, ev.Reason)
-			}
-			verb := "Deleted"
-			if ev.Reason == capacity.EvictOverShare {
-				verb = "Evicted"
-			}
-			e.record.Event(cr, event.Normal(event.Reason(verb+ev.Reason), evictionMessage(ev)))
-		case blocked:
-			if e.metrics != nil {
-				e.metrics.EvictionBlocked(spec, ev.Reason)
-			}
-			e.record.Event(cr, event.Normal(event.Reason("EvictionBlocked"), fmt.Sprintf("A PodDisruptionBudget allows no disruption of pod %s now (%s); the eviction is retried later.", ev.Pod, ev.Reason)))
-		case failed:
-			errs = append(errs, errors.Wrapf(err, "cannot evict pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason))
-		case deferred:
-			if err != nil {
-				errs = append(errs, errors.Wrapf(err, "cannot evict pods of pool %q; retrying within the eviction rate", spec.Pool.Name))
-			}
-		}
-	}
-	return managed.ExternalUpdate{}, utilerrors.NewAggregate(errs)
-}
-
-// startup opens the warm nodes, releases the placeholders and scales the
-// CapacityBuffer Observe found, and records an event for each node
-// opened.
-func (e *external) startup(ctx context.Context, cr *v1alpha1.PoolCapacity, p *pendingEvictions) []error {
-	var errs []error
-	for _, o := range p.open {
-		done, err := openNode(ctx, e.obs.Client(), o)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if !done {
-			continue
-		}
-		ev := event.Normal(event.Reason("NodeOpened"), o.Message())
-		if len(o.Cold) > 0 {
-			ev = event.Warning(event.Reason("NodeOpenedCold"), errors.New(o.Message()))
-		}
-		e.record.Event(cr, ev)
-		if e.local {
-			// The same event on the node, for kubectl describe node
-			// (which, as the kubelet does, names a node's events with
-			// the node's name for UID); a workload cluster's nodes are
-			// not in this cluster.
-			e.record.Event(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: o.Node, UID: types.UID(o.Node)}}, ev)
-		}
-	}
-	for _, u := range p.ungate {
-		if _, err := ungatePod(ctx, e.obs.Client(), u); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if b := p.buffer; b != nil {
-		done, err := scaleBuffer(ctx, e.obs.Client(), *b)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if done {
-			e.buffers.record(cr.Name, *b, p.now)
-		}
-	}
-	if p.gateDue {
-		err := applyGate(ctx, e.obs.Client(), cr.Name, p.gate, gateMeta(cr))
-		switch {
-		case errors.Is(err, errGateUnavailable):
-			if e.gates.record(cr.Name, p.gate, p.now, err.Error()) {
-				e.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
-					"new executors are not held back, so a burst into a CapacityBuffer can launch a node for the warm slots it takes, and an evicted executor's replacement can take the slot freed for another QueryService; "+
-						"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/rbac-executor-gate.yaml lets the provider bind one")))
-			}
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			e.gates.record(cr.Name, p.gate, p.now, "")
-		}
-	}
-	if p.release != nil {
-		errs = append(errs, release(ctx, e.obs.Client(), p.release, p.now)...)
-	}
-	return errs
-}
-
-// nonNil returns the errors that are not nil.
-func nonNil(errs ...error) []error {
-	var out []error
-	for _, err := range errs {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
-}
-
-// accountCost advances o's cost (status.atProvider.cost, carried over
-// from the last status) and executor starts to now, from snap. The status write that follows
-// moves the watermark: if it fails, the next reconcile counts the same
-// interval again from the watermark it reads, so each node-second is
-// counted once. Prices that cannot be read leave the cost as it was.
-func accountCost(spec v1alpha1.PoolCapacityParameters, snap capacity.Snapshot, o *v1alpha1.PoolCapacityObservation, now time.Time) error {
-	prices, err := cost.NewPrices(spec.Pricing)
-	if err != nil {
-		return errors.Wrapf(err, "cannot price the nodes of pool %q", spec.Pool.Name)
-	}
-	o.Cost, _ = cost.Advance(o.Cost, cost.Observe(spec, snap, prices), now)
-	o.ExecutorStarts, _ = cost.CountStarts(o.ExecutorStarts, spec, snap, now)
-	return nil
-}
-
-// staleCondition says whether the pool's cluster was observed within
-// staleAfter: a dead watch and failing relists make a busy pool look quiet.
-func staleCondition(lastSync, now time.Time, staleAfter time.Duration) xpv2.Condition {
-	c := xpv2.Condition{Type: TypeStale, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(), Reason: ReasonObserverCurrent}
-	if now.Sub(lastSync) > staleAfter {
-		c.Status, c.Reason = corev1.ConditionTrue, ReasonObserverBehind
-		c.Message = fmt.Sprintf("The pool's pods and nodes were last known current at %s, more than %s ago: the provider's watch and relists of the cluster are failing (see its logs and burstpool_observer_watch_errors_total).",
-			lastSync.UTC().Format(time.RFC3339), staleAfter)
-	}
-	return c
-}
-
-func evictionMessage(ev capacity.Eviction) string {
-	if ev.Reason == capacity.EvictOverShare {
-		return fmt.Sprintf("Evicted pod %s: its QueryService runs more pool executors than its share (maxPoolExecutors) while another QueryService waits below its own (policies.enforceShares).", ev.Pod)
-	}
-	if ev.Reason == capacity.EvictUnauthorized {
-		return fmt.Sprintf("Evicted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
-	}
-	return fmt.Sprintf("Evicted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
-}
-
-// Create does nothing: a PoolCapacity always exists once it is observed.
-func (e *external) Create(_ context.Context, _ resource.Managed) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, nil
-}
-
-// Delete does nothing: deleting a PoolCapacity leaves the pool's pods alone.
-func (e *external) Delete(_ context.Context, _ resource.Managed) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, nil
-}
-
-// Disconnect does nothing: the cluster's observer outlives one reconcile.
-func (e *external) Disconnect(_ context.Context) error { return nil }

@@ -289,23 +289,3 @@ func quantityOf(m map[string]any, path ...string) *resource.Quantity {
 	}
 	return &q
 }
-
-// summarize keeps o's workload cluster summary current when spec asks for
-// one: prev until it must be read again (NeedsSummary); a failed read
-// keeps prev and is returned.
-func (e *external) summarize(ctx context.Context, spec v1alpha1.PoolCapacityParameters, prev *v1alpha1.WorkloadClusterSummary, o *v1alpha1.PoolCapacityObservation, now time.Time) error {
-	q := spec.WorkloadCluster
-	if q == nil {
-		return nil
-	}
-	o.WorkloadCluster = prev
-	if !NeedsSummary(q, prev, now) {
-		return nil
-	}
-	s, err := ReadSummary(ctx, e.obs.Client(), spec, now)
-	if err != nil {
-		return errors.Wrapf(err, "cannot summarize the workload cluster of ProviderConfig %q for pool %q", e.config, spec.Pool.Name)
-	}
-	o.WorkloadCluster = s
-	return nil
-}

@@ -2,8 +2,12 @@ package poolcapacity
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/pkg/errors"
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
@@ -13,8 +17,61 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 )
+
+func evicts(_ *external, _ *v1alpha1.PoolCapacity, p *planned) bool { return len(p.plan.Evict) > 0 }
+
+// evict evicts or deletes the pods the plan lists, within the pool's
+// eviction rate. Over-share evictions wait until the snapshot shows the
+// last ones (capacity.HoldOverShare): until then the waiters they made
+// room for still look waiting.
+func evict(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error {
+	spec := p.spec
+	last, _ := e.shed.get(cr.Name)
+	evs, shed := capacity.HoldOverShare(p.snap, p.plan.Evict, last.value, last.at, p.now)
+	if len(shed) > 0 {
+		e.shed.set(cr.Name, shed, p.now)
+	}
+	var errs []error
+	for _, ev := range evs {
+		out, err := e.evictions.evictPod(ctx, e.obs.Client(), cr.Name, ev, p.now)
+		switch out {
+		case evicted:
+			if e.metrics != nil {
+				e.metrics.Evicted(spec, ev.Reason)
+			}
+			verb := "Deleted"
+			if ev.Reason == capacity.EvictOverShare {
+				verb = "Evicted"
+			}
+			e.record.Event(cr, event.Normal(event.Reason(verb+ev.Reason), evictionMessage(ev)))
+		case blocked:
+			if e.metrics != nil {
+				e.metrics.EvictionBlocked(spec, ev.Reason)
+			}
+			e.record.Event(cr, event.Normal(event.Reason("EvictionBlocked"), fmt.Sprintf("A PodDisruptionBudget allows no disruption of pod %s now (%s); the eviction is retried later.", ev.Pod, ev.Reason)))
+		case failed:
+			errs = append(errs, errors.Wrapf(err, "cannot evict pod %s of pool %q (%s)", ev.Pod, spec.Pool.Name, ev.Reason))
+		case deferred:
+			if err != nil {
+				errs = append(errs, errors.Wrapf(err, "cannot evict pods of pool %q; retrying within the eviction rate", spec.Pool.Name))
+			}
+		}
+	}
+	return errs
+}
+
+func evictionMessage(ev capacity.Eviction) string {
+	if ev.Reason == capacity.EvictOverShare {
+		return fmt.Sprintf("Evicted pod %s: its QueryService runs more pool executors than its share (maxPoolExecutors) while another QueryService waits below its own (policies.enforceShares).", ev.Pod)
+	}
+	if ev.Reason == capacity.EvictUnauthorized {
+		return fmt.Sprintf("Evicted pod %s: its QueryService is not attached to the pool (policies.unauthorizedExecutors is Evict). Attach the QueryService to keep its executors.", ev.Pod)
+	}
+	return fmt.Sprintf("Evicted failed executor pod %s (policies.deleteFailedExecutors); status.atProvider.failures keeps why it failed.", ev.Pod)
+}
 
 // Defaults of the eviction bounds.
 const (
@@ -128,10 +185,10 @@ func (e *evictions) remember(pool string, err error) {
 	e.errs[pool] = err
 }
 
-// evict evicts the pod ev names, for pool, unless the pool's rate or the
+// evictPod evicts the pod ev names, for pool, unless the pool's rate or the
 // owner's backoff holds it back. A deferred eviction returns the pool's
 // last eviction error, if any.
-func (e *evictions) evict(ctx context.Context, c client.Client, pool string, ev capacity.Eviction, now time.Time) (evictOutcome, error) {
+func (e *evictions) evictPod(ctx context.Context, c client.Client, pool string, ev capacity.Eviction, now time.Time) (evictOutcome, error) {
 	if !e.admit(pool, ev, now) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
