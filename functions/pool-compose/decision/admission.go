@@ -1,10 +1,12 @@
 package decision
 
 import (
+	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
-var unauthorizedPolicies = []string{objects.PolicyReport, objects.PolicyEvict, objects.PolicyDeny}
+var unauthorizedPolicies = []string{string(capv1alpha1.UnauthorizedReport), string(capv1alpha1.UnauthorizedEvict), objects.PolicyDeny}
 
 // unauthorizedPolicy is the pool's spec.unauthorizedExecutors, else the
 // function input's.

@@ -172,3 +172,10 @@ func SelectorLabels(sel *metav1.LabelSelector) map[string]string {
 	}
 	return out
 }
+
+// pointsAt tells whether q's spec.executor.poolRef names the pool; its
+// namespace defaults to q's own.
+func pointsAt(q *QueryService, pool, ns string) bool {
+	r := q.Spec.Executor.PoolRef
+	return r != nil && r.Name == pool && RefNamespace(r.Namespace, q.Namespace) == ns
+}

@@ -2,9 +2,13 @@ package decision
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 )
 
 // CondSettings says whether the EnvironmentConfig that holds the cluster's
@@ -20,16 +24,6 @@ const (
 	reasonSettingsNotFound = "SettingsNotFound"
 	reasonSettingsDefaults = "UsingDefaults"
 )
-
-// settingsRead are the names of the EnvironmentConfigs whose data was
-// merged, in merge order.
-func (s Settings) settingsRead() []string {
-	out := make([]string, 0, len(s.envs))
-	for _, e := range s.envs {
-		out = append(out, e.Name)
-	}
-	return out
-}
 
 // settingsAvailability decides what a pool does when Crossplane finds no
 // EnvironmentConfig of the selection (deleted, renamed or relabelled:
@@ -62,4 +56,91 @@ func settingsAvailability(in Input) Outcome {
 		"Create %s to set them", what, what)
 	o.condition(CondSettings, metav1.ConditionFalse, reasonSettingsDefaults, msg)
 	return o
+}
+
+// RequiredSettings are the settings a pool's cloud and method need that
+// neither the EnvironmentConfig nor the input sets, checked before anything
+// is composed. manageNodePool tells whether the pool's cloud node pool is
+// composed; clusterID is the pool's (or the settings') cluster ID.
+func RequiredSettings(det Detection, manageNodePool bool, clusterID string, c *v1beta1.Input) []SettingError {
+	// nodeAccess checks what every AWS NodeClass needs: a role, and how to
+	// find subnets and security groups.
+	nodeAccess := func(prefix, on string, hasRole bool, subnets, sgs []v1beta1.SelectorTerm) []SettingError {
+		var errs []SettingError
+		if !hasRole {
+			errs = append(errs, SettingError{Path: prefix + ".role", Message: "is required on " + on + ": the IAM role pool nodes run with (burstpool does not create it)"})
+		}
+		if c.ClusterName == "" && (len(subnets) == 0 || len(sgs) == 0) {
+			errs = append(errs, SettingError{Path: "clusterName", Message: "is required on " + on + " unless " + prefix + ".subnetSelectorTerms and " +
+				prefix + ".securityGroupSelectorTerms are set: pool nodes find their subnets and security groups by the tag karpenter.sh/discovery={clusterName}"})
+		}
+		return errs
+	}
+	switch {
+	case det.Cloud == cloudAWS && det.Method == methodKarpenter:
+		a := c.AWS
+		return nodeAccess("aws", "AWS with Karpenter", a.Role != "" || a.InstanceProfile != "", a.SubnetSelectorTerms, a.SecurityGroupSelectorTerms)
+	case det.Method == methodEKSAutoMode:
+		e := c.EKSAutoMode
+		return nodeAccess("eksAutoMode", "EKS Auto Mode", e.Role != "", e.SubnetSelectorTerms, e.SecurityGroupSelectorTerms)
+	case det.Method == methodNodeGroup:
+		return nodeGroupSettings(det.Cloud, c) // detect.go
+	case manageNodePool && (det.Method == methodLKE || det.Method == methodDOKS) && clusterID == "":
+		return []SettingError{{Path: "provisioning.clusterId", Message: "is required to compose " + det.Method + " node pools (or set spec.provisioning.clusterId on the Pool)"}}
+	}
+	return nil
+}
+
+// settingsReason is the condition reason of a pool that waits for settings.
+const (
+	reasonSettingsInvalid = "SettingsInvalid"
+	reasonSettingsMissing = "SettingsMissing"
+)
+
+// awaitSettings makes the pool Pending (the Outcome's Problem), keeping
+// every composed object as it is, while the EnvironmentConfig it was
+// composed with is not found (settingsAvailability), its settings are
+// invalid or a setting its cloud needs is missing. A pool being deleted
+// does not wait.
+func awaitSettings(in Input, f Facts) Outcome {
+	var o Outcome
+	if in.Deleting {
+		return o
+	}
+	if o = settingsAvailability(in); o.Problem != nil {
+		if in.PreviousConditions[CondProvisioned] != o.Problem.Reason {
+			o.event(true, o.Problem.Reason, o.Problem.Message)
+		}
+		o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
+		return o
+	}
+	reason, msg := reasonSettingsInvalid, in.SettingsProblem
+	if msg == "" && f.Detection.Problem == "" {
+		errs := RequiredSettings(f.Detection, manageNodePool(in) && !f.Static, clusterID(in), in.Config)
+		errs = NodeIAMSettings(composesNodeIAM(in, f), in.Config, errs) // node IAM (iam.go)
+		if len(errs) > 0 {
+			reason, msg = reasonSettingsMissing, in.Settings.Problem(errs)
+		}
+	}
+	if msg == "" {
+		return o
+	}
+	o.Problem = pending(reason, msg)
+	if in.PreviousConditions[CondProvisioned] != reason {
+		o.event(true, reason, msg)
+	}
+	o.preserve(slices.Sorted(maps.Keys(in.Observed))...)
+	return o
+}
+
+// clusterID is the pool's cluster ID: spec.provisioning's, else the
+// settings'.
+func clusterID(in Input) string {
+	if p := in.Spec.Provisioning; p != nil && p.ClusterID != "" {
+		return p.ClusterID
+	}
+	if p := in.Config.Provisioning; p != nil {
+		return p.ClusterID
+	}
+	return ""
 }

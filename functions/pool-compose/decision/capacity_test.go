@@ -113,26 +113,26 @@ func TestDecideCapacity(t *testing.T) {
 		"MaxExecutors": {
 			reason: "maxExecutors and executorsPerNode go to the PoolCapacity, which the pool waits for until it is Ready.",
 			in:     input(nil), facts: facts,
-			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport, Waiting: []string{"PoolCapacity burst-capacity"}},
+			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: string(capv1alpha1.UnauthorizedReport), Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"DenyIsReported": {
 			reason: "With Deny (the default), admission keeps unauthorized executors out; the PoolCapacity reports any that ran before.",
 			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = objects.PolicyDeny }), facts: facts,
-			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport, Waiting: []string{"PoolCapacity burst-capacity"}},
+			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: string(capv1alpha1.UnauthorizedReport), Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"Evict": {
 			reason: "Evict is the PoolCapacity's to do.",
-			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = objects.PolicyEvict }), facts: facts,
-			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyEvict, Waiting: []string{"PoolCapacity burst-capacity"}},
+			in:     input(func(in *Input) { in.Spec.UnauthorizedExecutors = string(capv1alpha1.UnauthorizedEvict) }), facts: facts,
+			want: want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: string(capv1alpha1.UnauthorizedEvict), Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"Shares": {
 			reason: "Every attached QueryService gets the default share, team-a/reporting its override.",
 			in: input(func(in *Input) {
-				in.Spec.UnauthorizedExecutors = objects.PolicyReport
+				in.Spec.UnauthorizedExecutors = string(capv1alpha1.UnauthorizedReport)
 				in.Spec.QueryServiceLimits = &poolv1alpha1.QueryServiceLimits{MaxPoolExecutors: 8, Overrides: []poolv1alpha1.QueryServiceLimit{{Name: "reporting", Namespace: "team-a", MaxPoolExecutors: 2}}}
 			}),
 			facts: facts,
-			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport, Shares: map[string]int64{"analytics": 8, "reporting": 2}, Waiting: []string{"PoolCapacity burst-capacity"}},
+			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: string(capv1alpha1.UnauthorizedReport), Shares: map[string]int64{"analytics": 8, "reporting": 2}, Waiting: []string{"PoolCapacity burst-capacity"}},
 		},
 		"Ready": {
 			reason: "An observed PoolCapacity that is Ready holds nothing up.",
@@ -140,7 +140,7 @@ func TestDecideCapacity(t *testing.T) {
 				in.Observed = map[resource.Name]*structpb.Struct{objects.ComposedCapacity: pbstruct.FromYAML(t, "status: {conditions: [{type: Ready, status: 'True'}]}")}
 			}),
 			facts: facts,
-			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: objects.PolicyReport},
+			want:  want{MaxExecutors: 21, ExecutorsPerNode: 4, Unauthorized: string(capv1alpha1.UnauthorizedReport)},
 		},
 		"NoNodeSelector": {
 			reason: "Nothing picks the pool's nodes yet: the PoolCapacity is kept as it is.",

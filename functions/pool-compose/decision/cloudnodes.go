@@ -14,8 +14,8 @@ import (
 )
 
 // decideCloudNodePool decides the cloud's node pool (LKE, DOKS, CoreWeave)
-// of minNodes to maxNodes nodes of the sized type.
-func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNodes int64) (string, Outcome) {
+// of f.MinNodes to f.MaxNodes nodes of the sized type.
+func decideCloudNodePool(in Input, f Facts, res sizing.Result) (string, Outcome) {
 	cfg := in.Config.Provisioning
 	if cfg == nil {
 		cfg = &v1beta1.Provisioning{}
@@ -25,7 +25,7 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 	delete(labels, qsv1alpha1.LabelPoolNamespace)
 	cin := cloudpool.Input{
 		Pool: in.Pool, Namespace: in.Namespace, Method: f.Detection.Method, ClusterID: clusterID(in),
-		InstanceType: res.InstanceType, MinNodes: int32(minNodes), MaxNodes: int32(maxNodes),
+		InstanceType: res.InstanceType, MinNodes: int32(f.MinNodes), MaxNodes: int32(f.MaxNodes),
 		Labels: labels, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
 		ProviderConfigName: cfg.ProviderConfigName, Region: cfg.Region, Namespaced: f.Detection.DOKSNamespaced,
 	}
@@ -40,6 +40,6 @@ func decideCloudNodePool(in Input, f Facts, res sizing.Result, minNodes, maxNode
 		return "", o
 	}
 	o.desire(objects.ComposedCloudPool, cp, observed.Ready(in.Observed[objects.ComposedCloudPool], false), true)
-	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), minNodes, maxNodes, res.InstanceType))
+	o.condition(CondProvisioned, metav1.ConditionTrue, "CloudNodePool", fmt.Sprintf("%s node pool %s holds %d to %d %s nodes", f.Detection.Method, cp.GetName(), f.MinNodes, f.MaxNodes, res.InstanceType))
 	return cp.GetName(), o
 }

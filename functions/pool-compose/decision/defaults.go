@@ -12,6 +12,7 @@ import (
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // Defaults of the function input. Crossplane does not apply the input
@@ -178,4 +179,24 @@ func openAfter(w *v1beta1.Warmup) (time.Duration, error) {
 		err = fmt.Errorf("negative duration %s", w.OpenAfter)
 	}
 	return d, err
+}
+
+// nodeDaemonSetRequests parses a cluster DaemonSet's requests; an empty
+// quantity is none.
+func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (sizing.Resources, error) {
+	var r sizing.Resources
+	for _, f := range []struct {
+		in  string
+		out *resource.Quantity
+	}{{d.CPU, &r.CPU}, {d.Memory, &r.Memory}} {
+		if f.in == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(f.in)
+		if err != nil {
+			return sizing.Resources{}, err
+		}
+		*f.out = q
+	}
+	return r, nil
 }

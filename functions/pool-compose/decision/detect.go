@@ -131,7 +131,7 @@ func methodOfCloud(cloud string, crds map[string]bool) string {
 // the settings' provisioning defaults, then the installed CRDs. Self-managed
 // Karpenter (a NodeClass CRD of its own) is preferred to EKS Auto Mode when
 // both are installed, then the node groups of the settings' nodeGroups
-// whose provider CRD is installed (nodegroup.go), then CoreWeave, LKE and
+// whose provider CRD is installed (nodeGroupCloud), then CoreWeave, LKE and
 // DOKS; a cluster with none of them uses existing nodes (static).
 func Detect(spec *poolv1alpha1.Provisioning, cfg *v1beta1.Input, crds map[string]bool) Detection {
 	var def *v1beta1.Provisioning
@@ -171,7 +171,7 @@ func Detect(spec *poolv1alpha1.Provisioning, cfg *v1beta1.Input, crds map[string
 	if d.Method == methodDOKS && !crds[CRDDOKS] && crds[CRDDOKSNamespace] {
 		d.DOKSNamespaced = true
 	}
-	d.Problem = problem(d, crds)
+	d.Problem = methodProblem(d, crds)
 	return d
 }
 
@@ -224,8 +224,8 @@ func nodeClassCRD(cloud, method string) string {
 	return ""
 }
 
-// problem says why d cannot work, or "".
-func problem(d Detection, crds map[string]bool) string {
+// methodProblem says why d cannot work, or "".
+func methodProblem(d Detection, crds map[string]bool) string {
 	switch d.Method {
 	case methodKarpenter, methodEKSAutoMode:
 		if d.Method == methodEKSAutoMode && d.Cloud != cloudAWS {
@@ -245,7 +245,7 @@ func problem(d Detection, crds map[string]bool) string {
 			return fmt.Sprintf("method %s needs the CRDs %v, which are not installed: install Karpenter for %s, or set spec.provisioning", d.Method, missing, d.Cloud)
 		}
 	case methodNodeGroup:
-		return nodeGroupProblem(d.Cloud, crds) // nodegroup.go
+		return nodeGroupProblem(d.Cloud, crds)
 	case methodLKE, methodDOKS, methodCoreWeave, methodStatic:
 		if c := cloudOfMethod(d.Method); c != "" && d.Cloud != c {
 			return fmt.Sprintf("method %s needs cloud %s, not %q: fix spec.provisioning", d.Method, c, d.Cloud)
@@ -260,4 +260,100 @@ func problem(d Detection, crds map[string]bool) string {
 // NodePool.
 func isKarpenter(method string) bool {
 	return slices.Contains([]string{methodKarpenter, methodEKSAutoMode}, method)
+}
+
+// nodeGroupCRD is the provider CRD a cloud's node groups need.
+func nodeGroupCRD(cloud string) string {
+	switch cloud {
+	case cloudAWS:
+		return CRDEKSNodeGroup
+	case cloudGCP:
+		return CRDGKENodePool
+	case cloudAzure:
+		return CRDAKSNodePool
+	}
+	return ""
+}
+
+// nodeGroupBlock is the settings block of a cloud's node groups, and
+// whether it is set.
+func nodeGroupBlock(cloud string, ng *v1beta1.NodeGroups) (string, bool) {
+	if ng == nil {
+		ng = &v1beta1.NodeGroups{}
+	}
+	switch cloud {
+	case cloudAWS:
+		return "nodeGroups.eks", ng.EKS != nil
+	case cloudGCP:
+		return "nodeGroups.gke", ng.GKE != nil
+	case cloudAzure:
+		return "nodeGroups.aks", ng.AKS != nil
+	}
+	return "nodeGroups", false
+}
+
+// nodeGroupCloud is the cloud whose node groups the settings configure
+// completely (nodeGroupSettings finds nothing missing), preferring one
+// whose provider CRD is installed, and why, for Detection.Source: which
+// block, and which CRD serves it or is missing. "" when no block is
+// complete.
+func nodeGroupCloud(cfg *v1beta1.Input, crds map[string]bool) (cloud, why string) {
+	if cfg == nil {
+		return "", ""
+	}
+	for _, c := range []string{cloudAWS, cloudGCP, cloudAzure} {
+		block, set := nodeGroupBlock(c, cfg.NodeGroups)
+		if !set || len(nodeGroupSettings(c, cfg)) > 0 {
+			continue
+		}
+		if crds[nodeGroupCRD(c)] {
+			return c, fmt.Sprintf("settings %s and CRD %s, without Karpenter", block, nodeGroupCRD(c))
+		}
+		if cloud == "" {
+			cloud, why = c, fmt.Sprintf("settings %s is set but CRD %s is not installed", block, nodeGroupCRD(c))
+		}
+	}
+	return cloud, why
+}
+
+// nodeGroupProblem says why the node-group method cannot work for cloud,
+// or "".
+func nodeGroupProblem(cloud string, crds map[string]bool) string {
+	crd := nodeGroupCRD(cloud)
+	switch {
+	case crd == "":
+		return fmt.Sprintf("method node-group needs cloud aws, gcp or azure, not %q: set the settings' nodeGroups.eks, nodeGroups.gke or nodeGroups.aks, or fix spec.provisioning", cloud)
+	case !crds[crd]:
+		return fmt.Sprintf("method node-group on %s needs the CRD %s, which is not installed: install the provider family's package (docs/install.md, \"Node groups under the Cluster Autoscaler\")", cloud, crd)
+	}
+	return ""
+}
+
+// nodeGroupSettings are the settings a cloud's node groups miss.
+func nodeGroupSettings(cloud string, c *v1beta1.Input) []SettingError {
+	block, set := nodeGroupBlock(cloud, c.NodeGroups)
+	if !set {
+		return []SettingError{{Path: block, Message: "is required for method node-group on " + cloud + ": the cluster, network and node identity of the pool's node groups"}}
+	}
+	var errs []SettingError
+	need := func(ok bool, path, msg string) {
+		if !ok {
+			errs = append(errs, SettingError{Path: path, Message: msg})
+		}
+	}
+	switch cloud {
+	case cloudAWS:
+		e := c.NodeGroups.EKS
+		need(e.ClusterName != "" || c.ClusterName != "", block+".clusterName", "is required (or clusterName): the EKS cluster pool node groups join")
+		need(e.Region != "", block+".region", "is required: the EKS cluster's region")
+		need(len(e.SubnetIDs) > 0, block+".subnetIDs", "is required: the subnets pool nodes run in")
+		need(e.NodeRoleARN != "", block+".nodeRoleARN", "is required: the IAM role ARN pool nodes run with")
+	case cloudGCP:
+		g := c.NodeGroups.GKE
+		need(g.Cluster != "" || c.ClusterName != "", block+".cluster", "is required (or clusterName): the GKE cluster pool node pools join")
+		need(g.Location != "", block+".location", "is required: the GKE cluster's region or zone")
+	case cloudAzure:
+		need(c.NodeGroups.AKS.KubernetesClusterID != "", block+".kubernetesClusterID", "is required: the AKS cluster's Azure resource ID")
+	}
+	return errs
 }

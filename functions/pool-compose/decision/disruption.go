@@ -60,18 +60,6 @@ func warmSlotScheduling(sched objects.Scheduling, method string, spot bool) obje
 	return objects.Scheduling{NodeSelector: sel, Tolerations: sched.Tolerations}
 }
 
-// interruptionQueueMissing says why a spot pool's nodes go without warning,
-// "" when they do not: Karpenter's AWS provider drains a spot node ahead of
-// its interruption only when it reads the cluster's interruption queue
-// (karpenter-provider-aws docs, concepts/disruption, "Interruption"), and
-// the settings name none. EKS Auto Mode handles interruptions itself.
-func interruptionQueueMissing(kind objects.NodeClassKind, spot bool, queue string) string {
-	if !spot || queue != "" || kind != nodeClassKinds[cloudAWS] {
-		return ""
-	}
-	return "the pool launches spot nodes, and karpenter.interruptionQueue names no interruption queue: configure Karpenter's settings.interruptionQueue (an SQS queue with the EventBridge rules of Karpenter's install guide) and name it in the burstpool EnvironmentConfig, or spot interruptions end executors without a drain"
-}
-
 // coreWeaveAutoscaled hands a CoreWeave pool's size to CKS's Cluster
 // Autoscaler (CoreWeave, "Autoscale Node Pools": it moves targetNodes
 // between minNodes and maxNodes): minNodes are the nodes of the warm

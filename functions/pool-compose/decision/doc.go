@@ -6,17 +6,32 @@
 // writes no response, which package main does, and knows nothing of
 // workload clusters, which package remote wraps its Output for.
 //
+// # Layout
+//
+// Files call down only. At the bottom is the vocabulary: types.go (Output,
+// Condition, Result, Lazy and the condition types), outcome.go (Outcome,
+// what one decision contributes), input.go (Input), facts.go (Facts, with
+// the executors a node and the node range the spec asks for), and the
+// plain types they are made of: settings.go (Settings, SettingError),
+// tenant.go (Tenant), detect.go (Detection), attach.go (Attachment),
+// observation.go (CapacityObservation, Staleness), queryservice.go,
+// size.go, requestsize.go and follow.go. Validate (validate.go) and
+// MergeSettings (merge.go) serve package main before Compute runs. The
+// decisions stand above the vocabulary, and compute.go, the orchestrator,
+// on top.
+//
 // # How it decides
 //
-// Compute first establishes the pool's facts (Facts: how its nodes are
-// provisioned, which QueryServices attach, where its pods are scheduled,
-// what the PoolCapacity observed and whether executors have run), then
-// makes each decision in this order, one file each:
+// Compute first establishes the pool's facts (Facts: how many executors
+// share a node and how many nodes the pool keeps and may have, how its
+// nodes are provisioned, which QueryServices attach, where its pods are
+// scheduled, what the PoolCapacity observed and whether executors have
+// run), then makes each decision in this order, one file each:
 //
-//  1. awaitSettings (settings.go): invalid or missing settings, or an
+//  1. awaitSettings (availability.go): invalid or missing settings, or an
 //     EnvironmentConfig the pool was composed with that is not found
-//     (settingsAvailability in availability.go), make the pool Pending and
-//     keep every object as observed; nothing else is decided.
+//     (settingsAvailability), make the pool Pending and keep every object
+//     as observed; nothing else is decided.
 //     Then refuseClaim (tenancy.go): a claim that asks for what the
 //     settings' tenancy does not grant its namespace (a workload cluster,
 //     cluster ID, method or cloud, a size or an instance family) is Failed,
@@ -50,23 +65,27 @@
 // named otherwise):
 //
 //   - fn.go of package main decodes the spec (decodePool); Validate
-//     (compute.go) refuses a pool whose maxExecutors is below 1, or whose
+//     (validate.go) refuses a pool whose maxExecutors is below 1, or whose
 //     minExecutors is not between 0 and maxExecutors.
-//   - Compute's establish (compute.go) takes executorsPerNode, at least 1
-//     (perNode), as Facts.PerNode.
-//   - CheckClaim (tenancy.go) refuses a claim whose maxExecutors, or the
-//     nodes it needs (ceilDiv64, nodes.go), exceeds what the settings'
-//     tenancy grants its namespace.
-//   - decideNodes (nodes.go) turns both into nodes (nodeRange):
-//     maxExecutors / executorsPerNode rounded up is the most nodes,
-//     minExecutors the same way the fewest (none while suspended).
-//     decideKarpenter (karpenter.go) hands Karpenter's NodePool limits
-//     (nodePoolLimits, nodes.go) to objects.NodePool (objects/karpenter.go),
-//     which writes them as spec.limits: that many nodes and that many times
-//     the CPU and memory of the largest type offered (LargestOffered,
+//   - Compute's establish (compute.go) takes the facts the spec alone
+//     decides (specFacts, facts.go), once: executorsPerNode, at least 1
+//     (perNode), as Facts.PerNode, and the node range (nodeRange) as
+//     Facts.MinNodes and Facts.MaxNodes: maxExecutors / executorsPerNode
+//     rounded up is the most nodes, minExecutors the same way the fewest
+//     (none while suspended). Every decision below reads these.
+//   - CheckClaim (tenancy.go) refuses a claim whose maxExecutors, or
+//     Facts.MaxNodes, exceeds what the settings' tenancy grants its
+//     namespace.
+//   - decideNodes (nodes.go) hands the facts on: decideKarpenter
+//     (karpenter.go) turns Facts.MaxNodes into Karpenter's NodePool limits
+//     (nodePoolLimits) for objects.NodePool (objects/karpenter.go), which
+//     writes them as spec.limits: that many nodes and that many times the
+//     CPU and memory of the largest type offered (LargestOffered,
 //     internal/sizing/derive.go), all zero while suspended. A cloud node
-//     pool scales between the two; a CoreWeave pool runs what its warm
-//     slots and executors need, never more than the most.
+//     pool (cloudnodes.go) or node group (nodegroup.go) scales between
+//     Facts.MinNodes and Facts.MaxNodes; a CoreWeave pool (coreweave.go)
+//     runs what its warm slots and executors need, never more than the
+//     most.
 //   - decideCapacity (capacity.go) hands maxExecutors to the PoolCapacity,
 //     which counts at most that many executor slots on the pool's nodes;
 //     capacityArgs is the one place its arguments are made, for a remote

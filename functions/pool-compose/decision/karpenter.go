@@ -2,9 +2,11 @@ package decision
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -16,8 +18,8 @@ import (
 )
 
 // decideKarpenter decides the pool's Karpenter NodePool, which launches up
-// to nodes nodes of the sized types, and its NodeClass.
-func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int64, images int) (nodePool, nodeClass string, o Outcome) {
+// to f.MaxNodes nodes of the sized types, and its NodeClass.
+func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, images int) (nodePool, nodeClass string, o Outcome) {
 	kind := nodeClassKindOf(f.Detection)
 	cfg := in.Config
 	iam, o := decideNodeIAM(in, f) // node IAM (iam.go): nil when off
@@ -48,12 +50,12 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, nodes int6
 	npa := objects.NodePoolArgs{
 		Pool: in.Pool, Namespace: in.Namespace, NodeClass: kind, Types: types, Arch: res.Arch,
 		Spot: spot, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
-		Limits: nodePoolLimits(nodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
+		Limits: nodePoolLimits(f.MaxNodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
 		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
 	}
 	npName := in.Pool + objects.SuffixNodePool
 	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
-		o.event(true, "NoInterruptionQueue", msg) // disruption.go
+		o.event(true, "NoInterruptionQueue", msg)
 	}
 	o.desire(objects.ComposedNodeClass, nc, observed.Ready(in.Observed[objects.ComposedNodeClass], kind.Kind == "KWOKNodeClass"), true)
 	o.desireLazy(objects.ComposedNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return objects.NodePool(npa) }},
@@ -99,4 +101,52 @@ func warmingTaint(pool string, images int, w *v1beta1.Warmup) *corev1.Taint {
 		return nil
 	}
 	return &corev1.Taint{Key: qsv1alpha1.TaintWarming, Value: pool, Effect: corev1.TaintEffectNoSchedule}
+}
+
+// interruptionQueueMissing says why a spot pool's nodes go without warning,
+// "" when they do not: Karpenter's AWS provider drains a spot node ahead of
+// its interruption only when it reads the cluster's interruption queue
+// (karpenter-provider-aws docs, concepts/disruption, "Interruption"), and
+// the settings name none. EKS Auto Mode handles interruptions itself.
+func interruptionQueueMissing(kind objects.NodeClassKind, spot bool, queue string) string {
+	if !spot || queue != "" || kind != nodeClassKinds[cloudAWS] {
+		return ""
+	}
+	return "the pool launches spot nodes, and karpenter.interruptionQueue names no interruption queue: configure Karpenter's settings.interruptionQueue (an SQS queue with the EventBridge rules of Karpenter's install guide) and name it in the burstpool EnvironmentConfig, or spot interruptions end executors without a drain"
+}
+
+// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
+// and memory of nodes nodes of capacity each (when capacity is known and
+// the product fits an int64). A suspended pool's limits are zero, so
+// Karpenter launches nothing.
+func nodePoolLimits(nodes int64, capacity sizing.Resources, suspend bool) map[string]string {
+	if suspend {
+		return map[string]string{"cpu": "0", "memory": "0", "nodes": "0"}
+	}
+	limits := map[string]string{"nodes": fmt.Sprint(nodes)}
+	cpu, okCPU := times(capacity.CPU, nodes)
+	mem, okMem := times(capacity.Memory, nodes)
+	// Beyond int64 (maxExecutors near the int32 limit) the node limit
+	// alone bounds the pool.
+	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
+		limits["cpu"] = cpu.String()
+		limits["memory"] = mem.String()
+	}
+	return limits
+}
+
+// times multiplies a quantity by n (n >= 0); ok is false when the product
+// does not fit an int64.
+func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
+	v := q.MilliValue()
+	if q.Format == resource.BinarySI {
+		v = q.Value()
+	}
+	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
+		return nil, false
+	}
+	if q.Format == resource.BinarySI {
+		return resource.NewQuantity(v*n, resource.BinarySI), true
+	}
+	return resource.NewMilliQuantity(v*n, q.Format), true
 }

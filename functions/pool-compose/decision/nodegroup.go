@@ -11,107 +11,10 @@ import (
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
-	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
 )
-
-// nodeGroupCRD is the provider CRD a cloud's node groups need.
-func nodeGroupCRD(cloud string) string {
-	switch cloud {
-	case cloudAWS:
-		return CRDEKSNodeGroup
-	case cloudGCP:
-		return CRDGKENodePool
-	case cloudAzure:
-		return CRDAKSNodePool
-	}
-	return ""
-}
-
-// nodeGroupBlock is the settings block of a cloud's node groups, and
-// whether it is set.
-func nodeGroupBlock(cloud string, ng *v1beta1.NodeGroups) (string, bool) {
-	if ng == nil {
-		ng = &v1beta1.NodeGroups{}
-	}
-	switch cloud {
-	case cloudAWS:
-		return "nodeGroups.eks", ng.EKS != nil
-	case cloudGCP:
-		return "nodeGroups.gke", ng.GKE != nil
-	case cloudAzure:
-		return "nodeGroups.aks", ng.AKS != nil
-	}
-	return "nodeGroups", false
-}
-
-// nodeGroupCloud is the cloud whose node groups the settings configure
-// completely (nodeGroupSettings finds nothing missing), preferring one
-// whose provider CRD is installed, and why, for Detection.Source: which
-// block, and which CRD serves it or is missing. "" when no block is
-// complete.
-func nodeGroupCloud(cfg *v1beta1.Input, crds map[string]bool) (cloud, why string) {
-	if cfg == nil {
-		return "", ""
-	}
-	for _, c := range []string{cloudAWS, cloudGCP, cloudAzure} {
-		block, set := nodeGroupBlock(c, cfg.NodeGroups)
-		if !set || len(nodeGroupSettings(c, cfg)) > 0 {
-			continue
-		}
-		if crds[nodeGroupCRD(c)] {
-			return c, fmt.Sprintf("settings %s and CRD %s, without Karpenter", block, nodeGroupCRD(c))
-		}
-		if cloud == "" {
-			cloud, why = c, fmt.Sprintf("settings %s is set but CRD %s is not installed", block, nodeGroupCRD(c))
-		}
-	}
-	return cloud, why
-}
-
-// nodeGroupProblem says why the node-group method cannot work for cloud,
-// or "".
-func nodeGroupProblem(cloud string, crds map[string]bool) string {
-	crd := nodeGroupCRD(cloud)
-	switch {
-	case crd == "":
-		return fmt.Sprintf("method node-group needs cloud aws, gcp or azure, not %q: set the settings' nodeGroups.eks, nodeGroups.gke or nodeGroups.aks, or fix spec.provisioning", cloud)
-	case !crds[crd]:
-		return fmt.Sprintf("method node-group on %s needs the CRD %s, which is not installed: install the provider family's package (docs/install.md, \"Node groups under the Cluster Autoscaler\")", cloud, crd)
-	}
-	return ""
-}
-
-// nodeGroupSettings are the settings a cloud's node groups miss.
-func nodeGroupSettings(cloud string, c *v1beta1.Input) []SettingError {
-	block, set := nodeGroupBlock(cloud, c.NodeGroups)
-	if !set {
-		return []SettingError{{Path: block, Message: "is required for method node-group on " + cloud + ": the cluster, network and node identity of the pool's node groups"}}
-	}
-	var errs []SettingError
-	need := func(ok bool, path, msg string) {
-		if !ok {
-			errs = append(errs, SettingError{Path: path, Message: msg})
-		}
-	}
-	switch cloud {
-	case cloudAWS:
-		e := c.NodeGroups.EKS
-		need(e.ClusterName != "" || c.ClusterName != "", block+".clusterName", "is required (or clusterName): the EKS cluster pool node groups join")
-		need(e.Region != "", block+".region", "is required: the EKS cluster's region")
-		need(len(e.SubnetIDs) > 0, block+".subnetIDs", "is required: the subnets pool nodes run in")
-		need(e.NodeRoleARN != "", block+".nodeRoleARN", "is required: the IAM role ARN pool nodes run with")
-	case cloudGCP:
-		g := c.NodeGroups.GKE
-		need(g.Cluster != "" || c.ClusterName != "", block+".cluster", "is required (or clusterName): the GKE cluster pool node pools join")
-		need(g.Location != "", block+".location", "is required: the GKE cluster's region or zone")
-	case cloudAzure:
-		need(c.NodeGroups.AKS.KubernetesClusterID != "", block+".kubernetesClusterID", "is required: the AKS cluster's Azure resource ID")
-	}
-	return errs
-}
 
 // nodeGroupSuffix ends the name of a pool's node group object:
 // "{pool}-nodegroup", and "{pool}-{template}-nodegroup" after its template
@@ -165,7 +68,7 @@ func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
 	return 0, false
 }
 
-// decideNodeGroup decides the pool's node group: minNodes to maxNodes
+// decideNodeGroup decides the pool's node group: f.MinNodes to f.MaxNodes
 // nodes of the sized type (a diversified spot set on EKS), which the
 // cluster's Cluster Autoscaler scales.
 // Its types and capacity cannot change in place (EKS's instanceTypes and
@@ -183,7 +86,7 @@ func nodeGroupNodes(o *structpb.Struct) (int64, bool) {
 // above its expendable cutoff (-10, their default priority), or, where the
 // Cluster Autoscaler acts on CapacityBuffers, a buffer (decideWarmMethod,
 // buffer.go). The node group is the same either way.
-func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, maxNodes int64) (string, Outcome) {
+func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool) (string, Outcome) {
 	var o Outcome
 	want := nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}
 	if spot && len(res.SpotTypes) > 0 {
@@ -203,7 +106,7 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, 
 	base := nodeGroupInput(in, f)
 	ng := base
 	ng.Name, ng.InstanceTypes, ng.Spot, ng.Arch = name, want.Types, want.Spot, res.Arch
-	ng.MinNodes, ng.MaxNodes, ng.Hold = int32(minNodes), int32(maxNodes), in.Spec.Suspend
+	ng.MinNodes, ng.MaxNodes, ng.Hold = int32(f.MinNodes), int32(f.MaxNodes), in.Spec.Suspend
 	u, err := cloudpool.BuildNodeGroup(ng)
 	if err != nil {
 		o.Problem = failed("NodeGroupIncomplete", err.Error())
@@ -213,7 +116,7 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, 
 	u.SetAnnotations(mergeStrings(u.GetAnnotations(), map[string]string{AnnotationNodeTemplate: want.String()}))
 	ready := observed.Ready(cur, false)
 	o.desire(objects.ComposedCloudPool, u, ready, true)
-	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler (method node-group from %s)", f.Detection.Cloud, name, minNodes, maxNodes, want, f.Detection.Source)
+	msg := fmt.Sprintf("%s node group %s holds %d to %d %s node(s), scaled by the Cluster Autoscaler (method node-group from %s)", f.Detection.Cloud, name, f.MinNodes, f.MaxNodes, want, f.Detection.Source)
 	if in.Spec.Suspend {
 		msg += "; suspended: the autoscaler adds no node and removes each as its executors end"
 	}
@@ -221,7 +124,7 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool, minNodes, 
 		msg += fmt.Sprintf("; the pool's nodes move to %s once %s of the previous template is gone", nodeTemplate{Types: []string{res.InstanceType}, Spot: spot}, observed.String(old, "metadata", "name"))
 	}
 	if old != nil {
-		msg += drainNodeGroup(&o, base, old, ready, maxNodes)
+		msg += drainNodeGroup(&o, base, old, ready, f.MaxNodes)
 	}
 	o.condition(CondProvisioned, metav1.ConditionTrue, "NodeGroup", msg)
 	return name, o

@@ -2,12 +2,12 @@ package decision
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
+	"github.com/crossplane/function-sdk-go/resource"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
@@ -31,7 +31,7 @@ type Nodes struct {
 // overhead is the per-node requests of the pool's DaemonSets: a warmup pod
 // per image, and the storage agent.
 func overhead(spec poolv1alpha1.PoolSpec, images int) []sizing.PodRequests {
-	helper := sizing.Resources{CPU: resource.MustParse("5m"), Memory: resource.MustParse("16Mi")}
+	helper := sizing.Resources{CPU: k8sresource.MustParse("5m"), Memory: k8sresource.MustParse("16Mi")}
 	out := make([]sizing.PodRequests, 0, images+1)
 	for range images {
 		out = append(out, sizing.PodRequests{Init: []sizing.Resources{helper, helper}, Containers: []sizing.Resources{helper}})
@@ -70,26 +70,6 @@ func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) 
 	return nil
 }
 
-// nodeDaemonSetRequests parses a cluster DaemonSet's requests; an empty
-// quantity is none.
-func nodeDaemonSetRequests(d v1beta1.NodeDaemonSet) (sizing.Resources, error) {
-	var r sizing.Resources
-	for _, f := range []struct {
-		in  string
-		out *resource.Quantity
-	}{{d.CPU, &r.CPU}, {d.Memory, &r.Memory}} {
-		if f.in == "" {
-			continue
-		}
-		q, err := resource.ParseQuantity(f.in)
-		if err != nil {
-			return sizing.Resources{}, err
-		}
-		*f.out = q
-	}
-	return r, nil
-}
-
 // sizeInput gathers the sizing request, and decides the architecture of a
 // pool sized from the catalog.
 func sizeInput(in Input, f Facts, images int) (SizeRequest, archChoice) {
@@ -103,7 +83,7 @@ func sizeInput(in Input, f Facts, images int) (SizeRequest, archChoice) {
 			SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
 		},
 		Method:           f.Detection.Method,
-		InstanceFamilies: f.Tenant.InstanceFamilies, // tenancy (tenancy.go)
+		InstanceFamilies: f.Tenant.InstanceFamilies, // tenancy (tenant.go)
 	}
 	if ic := in.Spec.InstanceConfig; ic != nil {
 		si.InstanceType, si.InstanceFamily = ic.InstanceType, ic.InstanceFamily
@@ -150,7 +130,7 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	if f.Static && len(in.Spec.NodeSelector) == 0 {
 		msg := fmt.Sprintf("the cluster provisions nodes with %s, which burstpool does not manage for this pool: set spec.nodeSelector to pick the pool's nodes (or spec.provisioning.manageNodePool to create them)", f.Detection.Method)
 		if strings.Contains(f.Detection.Source, "nodeGroups") {
-			msg += "; " + f.Detection.Source // node groups that wait for their provider (nodegroup.go)
+			msg += "; " + f.Detection.Source // node groups that wait for their provider (nodeGroupCloud, detect.go)
 		}
 		o.Problem = pending("NodeSelectorRequired", msg)
 		return n, o
@@ -186,32 +166,20 @@ func decideNodes(in Input, f Facts, images int) (Nodes, Outcome) {
 	}
 	n.Size = &res
 	events := sizeEvents(in, f, res)
-	minNodes, maxNodes := nodeRange(in.Spec.MinExecutors, in.Spec.MaxExecutors, f.PerNode, in.Spec.Suspend)
 	if isKarpenter(f.Detection.Method) {
-		n.NodePoolName, n.NodeClassName, o = decideKarpenter(in, f, si.Spot, res, maxNodes, images)
+		n.NodePoolName, n.NodeClassName, o = decideKarpenter(in, f, si.Spot, res, images)
 		if o.Problem == nil {
 			events = append(events, archWarnings(in.Spec, arch, res)...)
 		}
 	} else if f.Detection.Method == methodNodeGroup {
 		res = nodeGroupSize(f.Detection.Cloud, res, si.Spot) // nodegroup.go
 		n.Size = &res
-		n.NodePoolName, o = decideNodeGroup(in, f, res, si.Spot, minNodes, maxNodes)
+		n.NodePoolName, o = decideNodeGroup(in, f, res, si.Spot)
 	} else {
-		n.NodePoolName, o = decideCloudNodePool(in, f, res, minNodes, maxNodes)
+		n.NodePoolName, o = decideCloudNodePool(in, f, res)
 	}
 	o.Results = append(events, o.Results...)
 	return n, o
-}
-
-// nodeRange is how many nodes the pool keeps and how many it may have:
-// minExecutors and maxExecutors at perNode executors a node, rounded up.
-// A suspended pool keeps none.
-func nodeRange(minExecutors, maxExecutors, perNode int32, suspend bool) (minNodes, maxNodes int64) {
-	maxNodes = ceilDiv64(int64(maxExecutors), int64(perNode))
-	if suspend {
-		return 0, maxNodes
-	}
-	return ceilDiv64(int64(minExecutors), int64(perNode)), maxNodes
 }
 
 // archWarnings reports an architecture that a pinned type or family
@@ -275,44 +243,5 @@ func nodeCommands(pool, ns, sel string) string {
 		sel, labelArgs(pool, ns), sel, strings.Join(taints, " "))
 }
 
-// ceilDiv64 is a / b rounded up, for a >= 0 and b >= 1; it cannot
-// overflow.
-func ceilDiv64(a, b int64) int64 {
-	return a/b + min(a%b, 1)
-}
-
-// nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU
-// and memory of nodes nodes of capacity each (when capacity is known and
-// the product fits an int64). A suspended pool's limits are zero, so
-// Karpenter launches nothing.
-func nodePoolLimits(nodes int64, capacity sizing.Resources, suspend bool) map[string]string {
-	if suspend {
-		return map[string]string{"cpu": "0", "memory": "0", "nodes": "0"}
-	}
-	limits := map[string]string{"nodes": fmt.Sprint(nodes)}
-	cpu, okCPU := times(capacity.CPU, nodes)
-	mem, okMem := times(capacity.Memory, nodes)
-	// Beyond int64 (maxExecutors near the int32 limit) the node limit
-	// alone bounds the pool.
-	if !capacity.CPU.IsZero() && !capacity.Memory.IsZero() && okCPU && okMem {
-		limits["cpu"] = cpu.String()
-		limits["memory"] = mem.String()
-	}
-	return limits
-}
-
-// times multiplies a quantity by n (n >= 0); ok is false when the product
-// does not fit an int64.
-func times(q resource.Quantity, n int64) (*resource.Quantity, bool) {
-	v := q.MilliValue()
-	if q.Format == resource.BinarySI {
-		v = q.Value()
-	}
-	if v < 0 || n < 0 || (n > 0 && v > math.MaxInt64/n) {
-		return nil, false
-	}
-	if q.Format == resource.BinarySI {
-		return resource.NewQuantity(v*n, resource.BinarySI), true
-	}
-	return resource.NewMilliQuantity(v*n, q.Format), true
-}
+// nodeObjects are the objects that provision the pool's nodes.
+var nodeObjects = []resource.Name{objects.ComposedNodePool, objects.ComposedNodeClass, objects.ComposedCloudPool, objects.ComposedCloudPoolDraining}

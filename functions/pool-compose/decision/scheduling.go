@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
@@ -48,8 +49,8 @@ func spotEnabled(in Input) bool {
 	return in.Spec.InstanceConfig != nil && in.Spec.InstanceConfig.SpotEnabled
 }
 
-// static tells whether the pool runs on existing nodes.
-func static(in Input, det Detection) bool {
+// isStatic tells whether the pool runs on existing nodes.
+func isStatic(in Input, det Detection) bool {
 	return det.Method == methodStatic || (!isKarpenter(det.Method) && det.Method != methodNodeGroup && !manageNodePool(in))
 }
 
@@ -85,4 +86,25 @@ func manageNodePool(in Input) bool {
 		return true
 	}
 	return in.Config.Provisioning != nil && in.Config.Provisioning.ManageNodePool
+}
+
+// tolerationsOf converts the Pool's tolerations, with those of the pool's
+// identity taints first.
+func tolerationsOf(pool, ns string, ts []poolv1alpha1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range cloudpool.IdentityTaints(pool, ns) {
+		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
+	}
+	own := len(out)
+	for _, t := range ts {
+		ct := corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		}
+		if slices.Contains(out[:own], ct) {
+			continue
+		}
+		out = append(out, ct)
+	}
+	return out
 }

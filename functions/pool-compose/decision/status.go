@@ -41,7 +41,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	var o Outcome
 	st := a.Status
 	st.NodePoolName, st.NodeClassName = a.Nodes.NodePoolName, a.Nodes.NodeClassName
-	observedStatus(&st, in.Previous, a.Nodes.Size, current(f))
+	observedStatus(&st, in.Previous, a.Nodes.Size, currentCapacity(f))
 	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity, f.CapacityStale))
 	st.CachedImages = a.Warm.Images
 	st.Sizing = sizingStatus(in, f.ExecutorsHaveRun, a.Nodes)
@@ -83,7 +83,7 @@ func waitingFacts(in Input, f Facts) Facts {
 // waitingStatus is the status of a pool that waits for its settings: what
 // was observed and decided before stays, and the phase says what to fix.
 func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (poolv1alpha1.PoolStatus, Outcome) {
-	observedStatus(&st, in.Previous, nil, current(f))
+	observedStatus(&st, in.Previous, nil, currentCapacity(f))
 	st.AttachedQueryServices = in.Previous.AttachedQueryServices
 	st.Sizing = in.Previous.Sizing
 	st.ExecutorScheduling = in.Previous.ExecutorScheduling
@@ -114,9 +114,10 @@ func observedStatus(st *poolv1alpha1.PoolStatus, prev poolv1alpha1.PoolStatus, s
 	}
 }
 
-// current is what the PoolCapacity observed when it is current; nil when
-// it has not reported or its figures are stale, so no status shows them.
-func current(f Facts) *CapacityObservation {
+// currentCapacity is what the PoolCapacity observed when it is current;
+// nil when it has not reported or its figures are stale, so no status
+// shows them.
+func currentCapacity(f Facts) *CapacityObservation {
 	if f.CapacityStale != nil {
 		return nil
 	}

@@ -152,6 +152,9 @@ func TestCheckClaim(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			// The node figures come from the spec's Facts, as Compute hands them over.
+			f := specFacts(tc.args.Spec)
+			tc.args.PerNode, tc.args.MaxNodes = f.PerNode, f.MaxNodes
 			got := CheckClaim(tc.args)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nCheckClaim(...): -want, +got:\n%s", tc.reason, diff)

@@ -9,13 +9,10 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
-	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
@@ -78,7 +75,7 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	var observed []warmup.Observed
 	for _, name := range slices.Sorted(maps.Keys(a.Observed)) {
 		u := a.Observed[name]
-		o, err := warmup.ParseObserved(string(name), annotations(u))
+		o, err := warmup.ParseObserved(string(name), annotationsOf(u))
 		if err != nil {
 			p.Problems = append(p.Problems, err.Error())
 		}
@@ -124,22 +121,8 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	return p
 }
 
-// observedDaemonSet reads the generation and rollout status of an observed
-// DaemonSet; nil when it is not observed.
-func observedDaemonSet(u *structpb.Struct) *appsv1.DaemonSet {
-	if u == nil {
-		return nil
-	}
-	ds := &appsv1.DaemonSet{}
-	ds.Generation = observed.Number(observed.Field(u, "metadata", "generation"))
-	ds.Status.ObservedGeneration = observed.Number(observed.Field(u, "status", "observedGeneration"))
-	ds.Status.DesiredNumberScheduled = int32(observed.Number(observed.Field(u, "status", "desiredNumberScheduled")))
-	ds.Status.NumberReady = int32(observed.Number(observed.Field(u, "status", "numberReady")))
-	return ds
-}
-
-// annotations reads an object's annotations.
-func annotations(o *structpb.Struct) map[string]string {
+// annotationsOf reads an object's annotations.
+func annotationsOf(o *structpb.Struct) map[string]string {
 	a := observed.Field(o, "metadata", "annotations").GetStructValue().GetFields()
 	out := make(map[string]string, len(a))
 	for k, v := range a {
@@ -186,27 +169,6 @@ func pullSecrets(ic *poolv1alpha1.ImageConfig, ns string) (names, problems []str
 		}
 	}
 	return names, problems
-}
-
-// tolerationsOf converts the Pool's tolerations, with those of the pool's
-// identity taints first.
-func tolerationsOf(pool, ns string, ts []poolv1alpha1.Toleration) []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, t := range cloudpool.IdentityTaints(pool, ns) {
-		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
-	}
-	own := len(out)
-	for _, t := range ts {
-		ct := corev1.Toleration{
-			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
-			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
-		}
-		if slices.Contains(out[:own], ct) {
-			continue
-		}
-		out = append(out, ct)
-	}
-	return out
 }
 
 // decideWarm plans the warm set: the warmup DaemonSets, one per image, and

@@ -27,7 +27,9 @@ func AwaitWorkload(in Input, pc, capacityName string) Output {
 		sel = map[string]string{}
 	}
 	maps.Copy(sel, objects.Identity(in.Pool, in.Namespace))
-	a := capacityArgs(in, Facts{PerNode: perNode(in.Spec), Scheduling: objects.Scheduling{NodeSelector: sel}}, nil).CountOnly()
+	f := specFacts(in.Spec)
+	f.Scheduling = objects.Scheduling{NodeSelector: sel}
+	a := capacityArgs(in, f, nil).CountOnly()
 	out.Desired[objects.ComposedCapacity] = objects.PoolCapacity(a)
 	out.Ready[objects.ComposedCapacity] = resource.ReadyFalse
 	msg := fmt.Sprintf("waiting for the capacity provider's first summary of workload cluster %s (provider-kubernetes ProviderConfig %s) in PoolCapacity %s", pc, pc, capacityName)
