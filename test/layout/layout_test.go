@@ -152,10 +152,13 @@ func TestFunctionMainOnlyGathersAndApplies(t *testing.T) {
 // TestPoolCapacityArgumentsBuiltOnce: the PoolCapacity's arguments are
 // made in one place (capacityArgs, in package decision), so a pool's
 // PoolCapacity cannot mean one thing for a local pool and another for a
-// remote one.
+// remote one; and its spec.forProvider, the capacity API's
+// PoolCapacityParameters that the provider decodes, is built in one place
+// (objects/capacity.go).
 func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 	root := gomod.RootForTest(t)
 	dir := filepath.Join(root, "functions", "pool-compose")
+	built := map[string]bool{"CapacityArgs": true, "PoolCapacityParameters": true}
 	var got []string
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -171,17 +174,16 @@ func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 			if !ok {
 				return true
 			}
+			var name string
 			switch ty := lit.Type.(type) {
 			case *ast.Ident:
-				ok = ty.Name == "CapacityArgs"
+				name = ty.Name
 			case *ast.SelectorExpr:
-				ok = ty.Sel.Name == "CapacityArgs"
-			default:
-				ok = false
+				name = ty.Sel.Name
 			}
-			if ok {
+			if built[name] {
 				rel, _ := filepath.Rel(dir, path)
-				got = append(got, filepath.ToSlash(rel))
+				got = append(got, name+" "+filepath.ToSlash(rel))
 			}
 			return true
 		})
@@ -190,7 +192,9 @@ func TestPoolCapacityArgumentsBuiltOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"decision/capacity.go"}, got); diff != "" {
-		t.Errorf("files with a CapacityArgs literal (-want +got):\n%s", diff)
+	want := []string{"CapacityArgs decision/capacity.go", "PoolCapacityParameters objects/capacity.go"}
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files with a CapacityArgs or PoolCapacityParameters literal (-want +got):\n%s", diff)
 	}
 }

@@ -20,8 +20,9 @@
 //   - workloads.go: the placeholder PriorityClass and the node agents'
 //     PriorityClass, the placeholder Deployment, the CapacityBuffer and its
 //     PodTemplate, and the storage agent DaemonSet.
-//   - capacity.go: the PoolCapacity managed resource and its
-//     unauthorized-executor policies.
+//   - capacity.go: the PoolCapacity managed resource, built from the
+//     capacity API's types (apis/capacity/v1alpha1) that its provider
+//     decodes, and the Pool's unauthorized-executor policies.
 //   - admission.go: the ValidatingAdmissionPolicy and binding that keep
 //     unattached QueryServices' executors off the pool's nodes.
 //
