@@ -296,3 +296,14 @@ func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTal
 	})
 	return out
 }
+
+// waitingGate is the gate executors wait at: the spec's executor gate, or
+// the well-known one when the spec names none (any longer), so that
+// executors gated before the pool stopped holding any back are still
+// released.
+func waitingGate(spec v1alpha1.PoolCapacityParameters) string {
+	if g := spec.ExecutorGate; g != "" {
+		return g
+	}
+	return qsv1alpha1.GateExecutor
+}

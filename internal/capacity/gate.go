@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
-	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
 
 // ExecutorGateBound is the longest a new executor waits at the executor
@@ -13,17 +12,6 @@ import (
 // whether or not the autoscaler has seen the lower count, so that an
 // autoscaler that is slow or gone delays a burst by at most this much.
 const ExecutorGateBound = 10 * time.Second
-
-// waitingGate is the gate executors wait at: the spec's executor gate, or
-// the well-known one when the spec names none (any longer), so that
-// executors gated before the pool stopped holding any back are still
-// released.
-func waitingGate(spec v1alpha1.PoolCapacityParameters) string {
-	if g := spec.ExecutorGate; g != "" {
-		return g
-	}
-	return qsv1alpha1.GateExecutor
-}
 
 // An ExecutorGate says which new pods the admission policy gates for the
 // pool: those created with every Selector label in one of Namespaces.

@@ -2,29 +2,17 @@ package poolcapacity
 
 import (
 	"context"
-	"time"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
-	"github.com/burstpool/burstpool/internal/capacity"
 )
-
-// A planned is what one reconcile's Observe computed for a PoolCapacity,
-// for Update in the same reconcile to apply: the plan, and the snapshot
-// and time it was computed from.
-type planned struct {
-	spec v1alpha1.PoolCapacityParameters
-	snap capacity.Snapshot
-	plan capacity.Plan
-	now  time.Time
-}
 
 // An actuator applies one part of a plan to the pool's cluster. due
 // reports whether it has anything to apply now; apply applies it and
 // returns what failed.
 type actuator struct {
 	name  string
-	due   func(e *external, cr *v1alpha1.PoolCapacity, p *planned) bool
-	apply func(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error
+	due   func(t target, cr *v1alpha1.PoolCapacity, p *planned) bool
+	apply func(ctx context.Context, t target, cr *v1alpha1.PoolCapacity, p *planned) []error
 }
 
 // actuators apply a plan, in this order: nodes are opened and placeholders
@@ -41,9 +29,9 @@ var actuators = []actuator{
 }
 
 // upToDate reports whether no actuator has anything to apply for p.
-func upToDate(e *external, cr *v1alpha1.PoolCapacity, p *planned) bool {
+func upToDate(t target, cr *v1alpha1.PoolCapacity, p *planned) bool {
 	for _, a := range actuators {
-		if a.due(e, cr, p) {
+		if a.due(t, cr, p) {
 			return false
 		}
 	}
@@ -52,11 +40,11 @@ func upToDate(e *external, cr *v1alpha1.PoolCapacity, p *planned) bool {
 
 // actuate applies p through every actuator that has something to apply,
 // in order, and returns what failed.
-func actuate(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error {
+func actuate(ctx context.Context, t target, cr *v1alpha1.PoolCapacity, p *planned) []error {
 	var errs []error
 	for _, a := range actuators {
-		if a.due(e, cr, p) {
-			errs = append(errs, a.apply(ctx, e, cr, p)...)
+		if a.due(t, cr, p) {
+			errs = append(errs, a.apply(ctx, t, cr, p)...)
 		}
 	}
 	return errs

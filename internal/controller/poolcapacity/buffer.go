@@ -17,21 +17,21 @@ import (
 // scalesBuffer reports whether the plan's buffer scale differs from the
 // one last applied for the PoolCapacity, or that one is older than
 // reassert.
-func scalesBuffer(e *external, cr *v1alpha1.PoolCapacity, p *planned) bool {
+func scalesBuffer(t target, cr *v1alpha1.PoolCapacity, p *planned) bool {
 	b := p.plan.Buffer
 	if b == nil {
 		return false
 	}
-	last, ok := e.buffers.get(cr.Name)
+	last, ok := t.buffers.get(cr.Name)
 	return !ok || last.value != *b || p.now.Sub(last.at) >= reassert
 }
 
 // applyBufferScale scales the pool's CapacityBuffer as the plan says.
-func applyBufferScale(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error {
+func applyBufferScale(ctx context.Context, t target, cr *v1alpha1.PoolCapacity, p *planned) []error {
 	b := *p.plan.Buffer
-	done, err := scaleBuffer(ctx, e.obs.Client(), b)
+	done, err := scaleBuffer(ctx, t.client, b)
 	if done {
-		e.buffers.set(cr.Name, b, p.now)
+		t.buffers.set(cr.Name, b, p.now)
 	}
 	if err != nil {
 		return []error{err}

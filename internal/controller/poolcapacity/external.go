@@ -18,26 +18,7 @@ import (
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 	"github.com/burstpool/burstpool/internal/cost"
-	"github.com/burstpool/burstpool/internal/watch"
 )
-
-// An external reports a pool's capacity from its cluster's snapshot, and
-// applies the plan computed from it. Each reconcile runs three phases:
-// Observe gathers (gather.go) and computes (capacity.Compute,
-// cost.Account), and writes the status; Update applies the plan through
-// the actuators (actuators.go), in their order. A PoolCapacity whose
-// management policies allow only Observe never acts on a pod or node.
-type external struct {
-	config string
-	obs    *watch.Observer
-	shared
-	// local is true when the pool's nodes are in the provider's own
-	// cluster, where its events can name them.
-	local bool
-
-	// planned is what Observe computed, for Update in the same reconcile.
-	planned *planned
-}
 
 // Observe gathers what the PoolCapacity's cluster holds, computes its
 // capacity and plan, and sets the capacity as status.atProvider; the
@@ -79,7 +60,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	e.planned = &planned{spec: spec, snap: g.snap, plan: res.Plan, now: now}
 	// An error makes Synced False; the status above is written all the
 	// same.
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate(e, cr, e.planned)},
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate(e.target(), cr, e.planned)},
 		utilerrors.NewAggregate(nonNil(g.summaryErr, costErr))
 }
 
@@ -92,7 +73,12 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	if e.planned == nil {
 		return managed.ExternalUpdate{}, nil
 	}
-	return managed.ExternalUpdate{}, utilerrors.NewAggregate(actuate(ctx, e, cr, e.planned))
+	return managed.ExternalUpdate{}, utilerrors.NewAggregate(actuate(ctx, e.target(), cr, e.planned))
+}
+
+// target is what the actuators apply this client's plans to.
+func (e *external) target() target {
+	return target{client: e.obs.Client(), local: e.local, shared: e.shared}
 }
 
 // Create does nothing: a PoolCapacity always exists once it is observed.

@@ -148,15 +148,6 @@ func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.Exec
 	return nil
 }
 
-// A gateState is what was last done about a PoolCapacity's executor
-// gate: the gate applied (nil: removed), or why it could not be.
-type gateState struct {
-	gate *capacity.ExecutorGate
-	// unavailable is the reason the last apply could not be made, reported
-	// once per change.
-	unavailable string
-}
-
 // bindsGate reports whether the plan's gate must be applied: it differs
 // from the gate last applied, or that is older than reassert. A gate
 // removed stays removed until one is wanted: most pools never have one,
@@ -165,8 +156,8 @@ type gateState struct {
 // reference has the garbage collector remove it with the PoolCapacity: a
 // PoolCapacity being deleted does not reach a workload cluster (Connect),
 // so a gate there could outlive it.
-func bindsGate(e *external, cr *v1alpha1.PoolCapacity, p *planned) bool {
-	return e.local && gateDue(e.gates, cr.Name, p.plan.Gate, p.now)
+func bindsGate(t target, cr *v1alpha1.PoolCapacity, p *planned) bool {
+	return t.local && gateDue(t.gates, cr.Name, p.plan.Gate, p.now)
 }
 
 func gateDue(m *memo[gateState], pc string, g *capacity.ExecutorGate, now time.Time) bool {
@@ -179,20 +170,20 @@ func gateDue(m *memo[gateState], pc string, g *capacity.ExecutorGate, now time.T
 
 // bindGate binds the plan's executor gate, or removes it, and warns once
 // per change when the cluster cannot have it.
-func bindGate(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error {
+func bindGate(ctx context.Context, t target, cr *v1alpha1.PoolCapacity, p *planned) []error {
 	g := p.plan.Gate
-	err := applyGate(ctx, e.obs.Client(), cr.Name, g, gateMeta(cr))
+	err := applyGate(ctx, t.client, cr.Name, g, gateMeta(cr))
 	switch {
 	case errors.Is(err, errGateUnavailable):
-		if gateRecord(e.gates, cr.Name, g, p.now, err.Error()) {
-			e.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
+		if gateRecord(t.gates, cr.Name, g, p.now, err.Error()) {
+			t.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
 				"new executors are not held back, so a burst into a CapacityBuffer can launch a node for the warm slots it takes, and an evicted executor's replacement can take the slot freed for another QueryService; "+
 					"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/rbac-executor-gate.yaml lets the provider bind one")))
 		}
 	case err != nil:
 		return []error{err}
 	default:
-		gateRecord(e.gates, cr.Name, g, p.now, "")
+		gateRecord(t.gates, cr.Name, g, p.now, "")
 	}
 	return nil
 }

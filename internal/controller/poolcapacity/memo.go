@@ -3,6 +3,8 @@ package poolcapacity
 import (
 	"sync"
 	"time"
+
+	"github.com/burstpool/burstpool/internal/capacity"
 )
 
 // A memo remembers, per PoolCapacity, what an actuator last applied to its
@@ -51,3 +53,12 @@ func (m *memo[T]) forget(pc string) {
 // thing is applied again, so that a value changed by hand or lost to a
 // restore comes back.
 const reassert = time.Minute
+
+// A gateState is what was last done about a PoolCapacity's executor
+// gate: the gate applied (nil: removed), or why it could not be.
+type gateState struct {
+	gate *capacity.ExecutorGate
+	// unavailable is the reason the last apply could not be made, reported
+	// once per change.
+	unavailable string
+}

@@ -15,14 +15,14 @@ import (
 	"github.com/burstpool/burstpool/internal/capacity"
 )
 
-func opensNodes(_ *external, _ *v1alpha1.PoolCapacity, p *planned) bool { return len(p.plan.Open) > 0 }
+func opensNodes(_ target, _ *v1alpha1.PoolCapacity, p *planned) bool { return len(p.plan.Open) > 0 }
 
 // openNodes opens the warm nodes the plan lists, and records an event for
 // each node opened.
-func openNodes(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *planned) []error {
+func openNodes(ctx context.Context, t target, cr *v1alpha1.PoolCapacity, p *planned) []error {
 	var errs []error
 	for _, o := range p.plan.Open {
-		done, err := openNode(ctx, e.obs.Client(), o)
+		done, err := openNode(ctx, t.client, o)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -33,13 +33,13 @@ func openNodes(ctx context.Context, e *external, cr *v1alpha1.PoolCapacity, p *p
 		if len(o.Cold) > 0 {
 			ev = event.Warning(event.Reason("NodeOpenedCold"), errors.New(o.Message()))
 		}
-		e.record.Event(cr, ev)
-		if e.local {
+		t.record.Event(cr, ev)
+		if t.local {
 			// The same event on the node, for kubectl describe node
 			// (which, as the kubelet does, names a node's events with
 			// the node's name for UID); a workload cluster's nodes are
 			// not in this cluster.
-			e.record.Event(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: o.Node, UID: types.UID(o.Node)}}, ev)
+			t.record.Event(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: o.Node, UID: types.UID(o.Node)}}, ev)
 		}
 	}
 	return errs

@@ -1,6 +1,15 @@
 // Package poolcapacity ships in the capacity provider: the PoolCapacity
-// controller, which observes each pool's nodes and executor pods and writes
-// what the pool holds into the PoolCapacity's status.
+// controller, which observes each pool's nodes and executor pods, writes
+// what the pool holds into the PoolCapacity's status, and applies what
+// the pool's settings ask of its cluster.
+//
+// It decides nothing itself. Each reconcile gathers (gather.go), has the
+// pure cores compute (capacity.Compute, cost.Account), writes the status
+// (external.go), and applies the plan through the actuators of
+// actuators.go, in their stated order, one file each: open.go,
+// placeholders.go, buffer.go, gate.go, release.go, evict.go. memo.go
+// remembers what each last applied; clusters.go and workload.go observe
+// and read the pools' clusters.
 package poolcapacity
 
 import (
@@ -157,37 +166,6 @@ type connector struct {
 	base    *rest.Config
 	usage   *resource.LegacyProviderConfigUsageTracker
 	shared
-}
-
-// shared is the state the connector hands every client it makes, so that
-// it lasts across reconciles: the observers, the eviction rate limit, and
-// the memos of what the actuators last applied.
-type shared struct {
-	record     event.Recorder
-	clusters   *clusters
-	metrics    *metrics.Metrics
-	clock      func() time.Time
-	evictions  *evictions
-	staleAfter time.Duration
-	// shed is the last over-share evictions let through; buffers the
-	// last CapacityBuffer scale; gates the last executor gate.
-	shed    *memo[[]capacity.Eviction]
-	buffers *memo[capacity.BufferScale]
-	gates   *memo[gateState]
-}
-
-// forget drops everything remembered of the PoolCapacity named pc.
-func (s shared) forget(pc string) {
-	s.clusters.forget(pc)
-	s.evictions.forget(pc)
-	s.shed.forget(pc)
-	s.buffers.forget(pc)
-	// The executor gate's policy and binding are the PoolCapacity's
-	// dependents: Kubernetes' garbage collector removes them.
-	s.gates.forget(pc)
-	if s.metrics != nil {
-		s.metrics.Forget(pc)
-	}
 }
 
 // ReasonClusterUnreachable is the Ready condition's reason while the

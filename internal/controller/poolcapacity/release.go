@@ -13,14 +13,14 @@ import (
 	"github.com/burstpool/burstpool/internal/capacity"
 )
 
-func releasesExecutors(_ *external, _ *v1alpha1.PoolCapacity, p *planned) bool {
+func releasesExecutors(_ target, _ *v1alpha1.PoolCapacity, p *planned) bool {
 	return p.plan.Release != nil
 }
 
 // releaseExecutors releases the executors the plan lets go from the
 // executor gate.
-func releaseExecutors(ctx context.Context, e *external, _ *v1alpha1.PoolCapacity, p *planned) []error {
-	return release(ctx, e.obs.Client(), p.plan.Release, p.now)
+func releaseExecutors(ctx context.Context, t target, _ *v1alpha1.PoolCapacity, p *planned) []error {
+	return release(ctx, t.client, p.plan.Release, p.now)
 }
 
 // bufferPoll is how often a release waiting for the buffer's autoscaler
