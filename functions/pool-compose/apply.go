@@ -167,106 +167,132 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 	}
 	m.text("nodePoolName", st.NodePoolName)
 	m.text("nodeClassName", st.NodeClassName)
-	setList(m, "allocations", st.Allocations, func(a poolv1alpha1.Allocation) *structpb.Value {
-		o := fields{}
-		o.set("queryService", queryServiceValue(a.QueryService))
-		o.counter("poolExecutors", a.PoolExecutors)
-		o.counter("regularExecutors", a.RegularExecutors)
-		o.time("allocatedAt", a.AllocatedAt)
-		return o.value()
-	})
-	setList(m, "cachedImages", st.CachedImages, func(c poolv1alpha1.CachedImage) *structpb.Value {
-		o := fields{}
-		o.set("image", structpb.NewStringValue(c.Image))
-		o.text("hash", c.Hash)
-		o.text("source", c.Source)
-		o.text("warmupStatus", string(c.WarmupStatus))
-		o.text("daemonSetName", c.DaemonSetName)
-		o.counter("nodesReady", c.NodesReady)
-		o.counter("nodesTotal", c.NodesTotal)
-		o.time("unusedSince", c.UnusedSince)
-		o.text("message", c.Message)
-		return o.value()
-	})
+	setList(m, "allocations", st.Allocations, allocationValue)
+	setList(m, "cachedImages", st.CachedImages, cachedImageValue)
 	setList(m, "attachedQueryServices", st.AttachedQueryServices, func(a poolv1alpha1.AttachedQueryService) *structpb.Value {
 		if v := prev.reuse(a); v != nil {
 			return v
 		}
-		o := fields{}
-		o.set("queryService", queryServiceValue(a.QueryService))
-		o.set("compatible", structpb.NewBoolValue(a.Compatible))
-		o.text("instanceType", a.InstanceType)
-		o.text("requiredCpu", a.RequiredCPU)
-		o.text("requiredMemory", a.RequiredMemory)
-		o.text("message", a.Message)
-		o.time("lastChecked", a.LastChecked)
-		o.set("attached", structpb.NewBoolValue(a.Attached))
-		if a.MaxPoolExecutors > 0 {
-			o.counter("maxPoolExecutors", a.MaxPoolExecutors)
-		}
-		return o.value()
+		return attachedValue(a)
 	})
 	if es := st.ExecutorScheduling; es != nil {
-		o := fields{}
-		o.set("labels", stringsValue(es.Labels))
-		o.set("nodeSelector", stringsValue(es.NodeSelector))
-		o.set("tolerations", listValue(es.Tolerations, func(t poolv1alpha1.Toleration) *structpb.Value {
-			to := fields{}
-			to.text("key", t.Key)
-			to.text("operator", t.Operator)
-			to.text("value", t.Value)
-			to.text("effect", t.Effect)
-			if t.TolerationSeconds != nil {
-				to.set("tolerationSeconds", structpb.NewNumberValue(float64(*t.TolerationSeconds)))
-			}
-			return to.value()
-		}))
-		if len(es.Annotations) > 0 {
-			o.set("annotations", stringsValue(es.Annotations))
-		}
-		m.set("executorScheduling", o.value())
+		m.set("executorScheduling", schedulingValue(es))
 	}
 	if sz := st.Sizing; sz != nil {
-		o := fields{}
-		o.flag("executorsHaveRun", sz.ExecutorsHaveRun)
-		o.text("kept", sz.Kept)
-		o.text("architecture", sz.Architecture)
-		o.text("architectureFrom", sz.ArchitectureFrom)
-		o.nonZero("executorsPerNode", sz.ExecutorsPerNode)
-		setList(o, "instanceTypes", sz.InstanceTypes, func(t poolv1alpha1.OfferedInstanceType) *structpb.Value {
-			to := fields{}
-			to.set("name", structpb.NewStringValue(t.Name))
-			to.nonZero("executorsPerNode", t.ExecutorsPerNode)
-			to.text("reason", t.Reason)
-			return to.value()
-		})
-		m.set("sizing", o.value())
+		m.set("sizing", sizingValue(sz))
 	}
-	setList(m, "executorFailures", st.ExecutorFailures, func(f poolv1alpha1.ExecutorFailureCount) *structpb.Value {
-		o := fields{}
-		o.set("reason", structpb.NewStringValue(f.Reason))
-		o.counter("count", f.Count)
-		return o.value()
-	})
-	setList(m, "unauthorizedExecutors", st.UnauthorizedExecutors, func(u poolv1alpha1.UnauthorizedExecutor) *structpb.Value {
-		o := fields{}
-		o.set("pod", structpb.NewStringValue(u.Pod))
-		o.set("namespace", structpb.NewStringValue(u.Namespace))
-		o.text("queryService", u.QueryService)
-		return o.value()
-	})
+	setList(m, "executorFailures", st.ExecutorFailures, failureCountValue)
+	setList(m, "unauthorizedExecutors", st.UnauthorizedExecutors, unauthorizedValue)
 	if c := st.Cost; c != nil {
 		m.set("cost", costValue(c))
 	}
 	if w := st.WarmCapacity; w != nil {
-		o := fields{}
-		o.text("method", w.Method)
-		o.counter("slots", w.Slots)
-		o.text("capacityBuffer", w.CapacityBuffer)
-		o.time("awaitingSince", w.AwaitingSince)
-		m.set("warmCapacity", o.value())
+		m.set("warmCapacity", warmCapacityValue(w))
 	}
 	return m.value()
+}
+
+func allocationValue(a poolv1alpha1.Allocation) *structpb.Value {
+	o := fields{}
+	o.set("queryService", queryServiceValue(a.QueryService))
+	o.counter("poolExecutors", a.PoolExecutors)
+	o.counter("regularExecutors", a.RegularExecutors)
+	o.time("allocatedAt", a.AllocatedAt)
+	return o.value()
+}
+
+func cachedImageValue(c poolv1alpha1.CachedImage) *structpb.Value {
+	o := fields{}
+	o.set("image", structpb.NewStringValue(c.Image))
+	o.text("hash", c.Hash)
+	o.text("source", c.Source)
+	o.text("warmupStatus", string(c.WarmupStatus))
+	o.text("daemonSetName", c.DaemonSetName)
+	o.counter("nodesReady", c.NodesReady)
+	o.counter("nodesTotal", c.NodesTotal)
+	o.time("unusedSince", c.UnusedSince)
+	o.text("message", c.Message)
+	return o.value()
+}
+
+func attachedValue(a poolv1alpha1.AttachedQueryService) *structpb.Value {
+	o := fields{}
+	o.set("queryService", queryServiceValue(a.QueryService))
+	o.set("compatible", structpb.NewBoolValue(a.Compatible))
+	o.text("instanceType", a.InstanceType)
+	o.text("requiredCpu", a.RequiredCPU)
+	o.text("requiredMemory", a.RequiredMemory)
+	o.text("message", a.Message)
+	o.time("lastChecked", a.LastChecked)
+	o.set("attached", structpb.NewBoolValue(a.Attached))
+	if a.MaxPoolExecutors > 0 {
+		o.counter("maxPoolExecutors", a.MaxPoolExecutors)
+	}
+	return o.value()
+}
+
+func schedulingValue(es *poolv1alpha1.ExecutorScheduling) *structpb.Value {
+	o := fields{}
+	o.set("labels", stringsValue(es.Labels))
+	o.set("nodeSelector", stringsValue(es.NodeSelector))
+	o.set("tolerations", listValue(es.Tolerations, tolerationValue))
+	if len(es.Annotations) > 0 {
+		o.set("annotations", stringsValue(es.Annotations))
+	}
+	return o.value()
+}
+
+func tolerationValue(t poolv1alpha1.Toleration) *structpb.Value {
+	o := fields{}
+	o.text("key", t.Key)
+	o.text("operator", t.Operator)
+	o.text("value", t.Value)
+	o.text("effect", t.Effect)
+	if t.TolerationSeconds != nil {
+		o.set("tolerationSeconds", structpb.NewNumberValue(float64(*t.TolerationSeconds)))
+	}
+	return o.value()
+}
+
+func sizingValue(sz *poolv1alpha1.SizingStatus) *structpb.Value {
+	o := fields{}
+	o.flag("executorsHaveRun", sz.ExecutorsHaveRun)
+	o.text("kept", sz.Kept)
+	o.text("architecture", sz.Architecture)
+	o.text("architectureFrom", sz.ArchitectureFrom)
+	o.nonZero("executorsPerNode", sz.ExecutorsPerNode)
+	setList(o, "instanceTypes", sz.InstanceTypes, func(t poolv1alpha1.OfferedInstanceType) *structpb.Value {
+		to := fields{}
+		to.set("name", structpb.NewStringValue(t.Name))
+		to.nonZero("executorsPerNode", t.ExecutorsPerNode)
+		to.text("reason", t.Reason)
+		return to.value()
+	})
+	return o.value()
+}
+
+func failureCountValue(f poolv1alpha1.ExecutorFailureCount) *structpb.Value {
+	o := fields{}
+	o.set("reason", structpb.NewStringValue(f.Reason))
+	o.counter("count", f.Count)
+	return o.value()
+}
+
+func unauthorizedValue(u poolv1alpha1.UnauthorizedExecutor) *structpb.Value {
+	o := fields{}
+	o.set("pod", structpb.NewStringValue(u.Pod))
+	o.set("namespace", structpb.NewStringValue(u.Namespace))
+	o.text("queryService", u.QueryService)
+	return o.value()
+}
+
+func warmCapacityValue(w *poolv1alpha1.WarmCapacityStatus) *structpb.Value {
+	o := fields{}
+	o.text("method", w.Method)
+	o.counter("slots", w.Slots)
+	o.text("capacityBuffer", w.CapacityBuffer)
+	o.time("awaitingSince", w.AwaitingSince)
+	return o.value()
 }
 
 // setList writes items, each encoded by encode, as a list, leaving out an
