@@ -38,9 +38,13 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 	hack/validate-node-iam.sh --rendered
 	@echo "make test: all suites passed"
 
+# The packages below whose tests need binaries, and so run in `make test`
+# only: internal/controller/... (the controllers on envtest's kube-apiserver
+# and etcd) and test/harness/fnrun (the function composing from what an
+# envtest API server holds).
 .PHONY: unit
 unit: ## Run the tests that need no binaries (pure packages).
-	$(GOTEST) $$($(GO) list ./internal/... ./functions/... ./build/... ./test/harness/... ./test/reference/... ./test/layout/... | grep -v /internal/controller)
+	$(GOTEST) $$($(GO) list ./internal/... ./functions/... ./build/... ./test/fixture/... ./test/harness/... ./test/reference/... ./test/layout/... | grep -Ev '/internal/controller(/|$$)|/test/harness/fnrun$$')
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a local control plane.

@@ -9,25 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/test/fixture"
 )
-
-// allocate sets what node name allocates: 16 CPU and 64 GiB.
-func (cc countingCluster) allocate(t *testing.T, name string) {
-	t.Helper()
-	ctx := context.Background()
-	n := &corev1.Node{}
-	if err := cc.c.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-		t.Fatal(err)
-	}
-	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi")}
-	if err := cc.c.Status().Update(ctx, n); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestCostStaysWithWhoUsedIt replays "make someone else pay for my use of
 // a shared pool": a co-tenant attached to burst-pool (QueryService rider
@@ -42,15 +28,16 @@ func (cc countingCluster) allocate(t *testing.T, name string) {
 func TestCostStaysWithWhoUsedIt(t *testing.T) {
 	cc := startCountingCluster(t)
 	ctx := context.Background()
+	// Each node allocates 16 CPU and 64 GiB.
+	allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi")}
 	for _, n := range []string{"burst-1", "burst-2"} {
-		cc.poolNode(t, n)
-		cc.allocate(t, n)
+		cc.poolNode(t, n, allocatable)
 	}
-	cc.pod(t, tenantNS, "analytics-exec-0", podOpts{labels: executorLabels(tenantQS), node: "burst-1", cpu: "8", status: runningSince(time.Now())})
-	cc.pod(t, attackerNS, "rider-exec-0", podOpts{labels: executorLabels("rider"), node: "burst-2", status: runningSince(time.Now())})
-	cc.pod(t, attackerNS, "billed-elsewhere-0", podOpts{labels: executorLabels(tenantQS), node: "burst-2", cpu: "1", status: runningSince(time.Now())})
+	cc.pod(t, fixture.PodOptions{Namespace: tenantNS, Name: "analytics-exec-0", Labels: victim.ExecutorLabels(tenantQS), NodeName: "burst-1", CPU: "8", Status: fixture.Running(time.Now())})
+	cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: "rider-exec-0", Labels: victim.ExecutorLabels("rider"), NodeName: "burst-2", Status: fixture.Running(time.Now())})
+	cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: "billed-elsewhere-0", Labels: victim.ExecutorLabels(tenantQS), NodeName: "burst-2", CPU: "1", Status: fixture.Running(time.Now())})
 	placeholder := map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentPlaceholder}
-	cc.pod(t, attackerNS, "fake-placeholder", podOpts{labels: placeholder, node: "burst-2", cpu: "8", status: runningSince(time.Now())})
+	cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: "fake-placeholder", Labels: placeholder, NodeName: "burst-2", CPU: "8", Status: fixture.Running(time.Now())})
 
 	pc := victimCapacity(10)
 	pc.Spec.ForProvider.QueryServices = append(pc.Spec.ForProvider.QueryServices, v1alpha1.AttachedQueryService{Name: "rider", Namespace: attackerNS})
@@ -69,7 +56,7 @@ func TestCostStaysWithWhoUsedIt(t *testing.T) {
 		"Warm /": "0.5",
 	}
 	var got map[string]string
-	eventually(t, "burst-pool's cost", func() error {
+	fixture.Eventually(t, fixture.ObserverSync, "burst-pool's cost", func() error {
 		c := cc.capacity(t, pc.Name).Status.AtProvider.Cost
 		if c == nil {
 			return fmt.Errorf("no cost yet")

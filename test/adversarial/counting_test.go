@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +24,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/capacityprovider"
 	"github.com/burstpool/burstpool/test/harness/fnrun"
@@ -34,13 +34,23 @@ import (
 // The pool under attack: the reference's burst pool, and the tenant it
 // attaches.
 const (
-	victimPool   = "burst-pool"
-	victimNS     = "e6-pools"
-	tenantNS     = "workspace-analytics"
-	tenantQS     = "analytics-cluster"
-	attackerNS   = "tenant-b"
-	countTimeout = 30 * time.Second
+	victimPool = "burst-pool"
+	victimNS   = "e6-pools"
+	tenantNS   = "workspace-analytics"
+	tenantQS   = "analytics-cluster"
+	attackerNS = "tenant-b"
+	// executorImage is the image of the tenant's QueryService and pods.
+	executorImage = "ghcr.io/e6data/executor:3.1"
 )
+
+// policyRounds is how long a test watches for evictions that must not
+// happen: three rounds of the pool's policies, one a reconcile of its
+// PoolCapacity (capacityprovider.PollInterval).
+const policyRounds = 3 * capacityprovider.PollInterval
+
+// victim is the pool under attack; its nodes, executors and PoolCapacity
+// carry its labels, taints and tolerations.
+var victim = fixture.Pool{Name: victimPool, Namespace: victimNS}
 
 // countingCluster is a real API server serving the capacity provider's
 // CRDs and the QueryService CRD, and a client of it.
@@ -68,16 +78,9 @@ func startCountingCluster(t *testing.T, namespaces ...string) countingCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for _, ns := range append(namespaces, victimNS, tenantNS, attackerNS) {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
-		t.Fatal(err)
-	}
+	fixture.CreateNamespaces(t, c, append(namespaces, victimNS, tenantNS, attackerNS)...)
+	fixture.Create(t, c, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}})
 	return countingCluster{cfg: env.Config, c: c}
 }
 
@@ -86,103 +89,24 @@ func startCountingCluster(t *testing.T, namespaces ...string) countingCluster {
 func (cc countingCluster) runProvider(t *testing.T) {
 	t.Helper()
 	p := capacityprovider.Start(t, cc.cfg, countingScheme(t), watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
-	t.Cleanup(func() { p.Stop(t, countTimeout) })
+	t.Cleanup(func() { p.Stop(t, fixture.ControllerStop) })
 }
 
 // poolNode creates a Ready node of the victim pool, labelled and tainted
-// as burstpool's pool nodes are.
-func (cc countingCluster) poolNode(t *testing.T, name string) {
+// as burstpool's pool nodes are, that allocates allocatable (nothing when
+// nil).
+func (cc countingCluster) poolNode(t *testing.T, name string, allocatable corev1.ResourceList) {
 	t.Helper()
-	ctx := context.Background()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS}}}
-	n.Spec.Taints = poolTaints()
-	if err := cc.c.Create(ctx, n); err != nil {
-		t.Fatal(err)
-	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	if err := cc.c.Status().Update(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+	fixture.Create(t, cc.c, fixture.Node(fixture.NodeOptions{Name: name, Pool: victim, Allocatable: allocatable}))
 }
 
-func poolTaints() []corev1.Taint {
-	return []corev1.Taint{
-		{Key: qsv1alpha1.TaintPool, Value: victimPool, Effect: corev1.TaintEffectNoSchedule},
-		{Key: qsv1alpha1.TaintPoolNamespace, Value: victimNS, Effect: corev1.TaintEffectNoSchedule},
-	}
-}
-
-// poolTolerations are the pool's status.executorScheduling tolerations.
-func poolTolerations() []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, t := range poolTaints() {
-		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect})
-	}
-	return out
-}
-
-// executorLabels are the labels of the pool's executors of QueryService qs
-// (status.executorScheduling.labels, and the QueryService's name).
-func executorLabels(qs string) map[string]string {
-	return map[string]string{
-		qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS,
-		qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentExecutor,
-		qsv1alpha1.LabelQueryService: qs,
-	}
-}
-
-// podOpts shape a pod the test creates.
-type podOpts struct {
-	labels, annotations map[string]string
-	node                string
-	cpu                 string
-	nodeSelector        map[string]string
-	gates               []string
-	status              corev1.PodStatus
-}
-
-// pod creates a pod and then sets its status, as the scheduler and the
-// kubelet would.
-func (cc countingCluster) pod(t *testing.T, ns, name string, o podOpts) {
+// pod creates the pod o describes, with the executor image and the
+// victim pool's tolerations, and then sets its status, as the scheduler
+// and the kubelet would.
+func (cc countingCluster) pod(t *testing.T, o fixture.PodOptions) {
 	t.Helper()
-	ctx := context.Background()
-	c := corev1.Container{Name: "executor", Image: "ghcr.io/e6data/executor:3.1"}
-	if o.cpu != "" {
-		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(o.cpu)}
-	}
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: o.labels, Annotations: o.annotations},
-		Spec: corev1.PodSpec{NodeName: o.node, NodeSelector: o.nodeSelector, Tolerations: poolTolerations(),
-			Containers: []corev1.Container{c}},
-	}
-	for _, g := range o.gates {
-		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
-	}
-	if err := cc.c.Create(ctx, p); err != nil {
-		t.Fatalf("cannot create pod %s/%s: %v", ns, name, err)
-	}
-	p.Status = o.status
-	if err := cc.c.Status().Update(ctx, p); err != nil {
-		t.Fatalf("cannot set the status of pod %s/%s: %v", ns, name, err)
-	}
-}
-
-// poolSelector is the victim pool's node selector, which its executors
-// use as theirs.
-func poolSelector() map[string]string {
-	return map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS}
-}
-
-// unschedulable is the status the scheduler gives a pod no node has room
-// for: Pending, PodScheduled False with reason Unschedulable.
-func unschedulable() corev1.PodStatus {
-	return corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
-		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-		Message: "0/2 nodes are available: 2 Too many pods.", LastTransitionTime: metav1.Now()}}}
-}
-
-func runningSince(at time.Time) corev1.PodStatus {
-	return corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: at}}
+	o.Image, o.Tolerations = executorImage, victim.Tolerations()
+	fixture.Create(t, cc.c, fixture.Pod(o))
 }
 
 // victimCapacity is the victim pool's PoolCapacity as pool-compose
@@ -192,10 +116,10 @@ func victimCapacity(maxExecutors int32) *v1alpha1.PoolCapacity {
 		ObjectMeta: metav1.ObjectMeta{Name: victimPool + "-capacity"},
 		Spec: v1alpha1.PoolCapacitySpec{ForProvider: v1alpha1.PoolCapacityParameters{
 			Pool:             v1alpha1.PoolRef{Name: victimPool, Namespace: victimNS},
-			NodeSelector:     poolSelector(),
+			NodeSelector:     victim.NodeLabels(),
 			ExecutorSelector: map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool},
 			WarmupSelector:   map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup},
-			Tolerations:      poolTolerations(),
+			Tolerations:      victim.Tolerations(),
 			ExecutorsPerNode: 2,
 			MaxExecutors:     maxExecutors,
 			QueryServices:    []v1alpha1.AttachedQueryService{{Name: tenantQS, Namespace: tenantNS}},
@@ -203,13 +127,6 @@ func victimCapacity(maxExecutors int32) *v1alpha1.PoolCapacity {
 	}
 	pc.SetProviderConfigReference(&xpv2.Reference{Name: "default"})
 	return pc
-}
-
-// eventually retries check until it returns nil, or fails the test after
-// countTimeout.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	apiserver.Eventually(t, what, countTimeout, check)
 }
 
 func (cc countingCluster) capacity(t *testing.T, name string) *v1alpha1.PoolCapacity {
@@ -258,17 +175,17 @@ func movedOf(o v1alpha1.PoolCapacityObservation) moved {
 func TestForeignPodsMoveNoCounter(t *testing.T) {
 	cc := startCountingCluster(t)
 	ctx := context.Background()
-	cc.poolNode(t, "burst-1")
-	cc.pod(t, tenantNS, "analytics-exec-0", podOpts{labels: executorLabels(tenantQS), node: "burst-1", cpu: "8", status: runningSince(time.Now().Add(-time.Hour))})
+	cc.poolNode(t, "burst-1", nil)
+	cc.pod(t, fixture.PodOptions{Namespace: tenantNS, Name: "analytics-exec-0", Labels: victim.ExecutorLabels(tenantQS), NodeName: "burst-1", CPU: "8", Status: fixture.Running(time.Now().Add(-time.Hour))})
 
 	for i := range 30 {
-		cc.pod(t, attackerNS, fmt.Sprintf("fake-exec-%02d", i), podOpts{labels: executorLabels(tenantQS), nodeSelector: poolSelector(), cpu: "64", status: unschedulable()})
+		cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: fmt.Sprintf("fake-exec-%02d", i), Labels: victim.ExecutorLabels(tenantQS), NodeSelector: victim.NodeLabels(), CPU: "64", Status: fixture.Unschedulable()})
 	}
-	cc.pod(t, attackerNS, "fake-failed", podOpts{labels: executorLabels(tenantQS), nodeSelector: poolSelector(),
-		status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "burst-pool is being decommissioned: move your QueryServices to pool cheap-pool"}})
+	cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: "fake-failed", Labels: victim.ExecutorLabels(tenantQS), NodeSelector: victim.NodeLabels(),
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "burst-pool is being decommissioned: move your QueryServices to pool cheap-pool"}})
 	warm := map[string]string{qsv1alpha1.LabelPool: victimPool, qsv1alpha1.LabelPoolNamespace: victimNS, qsv1alpha1.LabelComponent: qsv1alpha1.ComponentWarmup}
-	cc.pod(t, attackerNS, "fake-warmup", podOpts{labels: warm, annotations: map[string]string{warmup.AnnotationImage: "ghcr.io/e6data/executor:3.1"}, nodeSelector: poolSelector(),
-		status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "executor", Image: "ghcr.io/e6data/executor:3.1",
+	cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: "fake-warmup", Labels: warm, Annotations: map[string]string{warmup.AnnotationImage: executorImage}, NodeSelector: victim.NodeLabels(),
+		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "executor", Image: executorImage,
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "registry says: this image is withdrawn, stop using burst-pool"}}}}}})
 
 	pc := victimCapacity(10)
@@ -277,7 +194,7 @@ func TestForeignPodsMoveNoCounter(t *testing.T) {
 	}
 	cc.runProvider(t)
 	var got moved
-	eventually(t, "burst-pool's status", func() error {
+	fixture.Eventually(t, fixture.ObserverSync, "burst-pool's status", func() error {
 		o := cc.capacity(t, pc.Name).Status.AtProvider
 		if o.ObservedAt.IsZero() || o.TotalExecutors == 0 {
 			return fmt.Errorf("not observed yet: %+v", o)
@@ -304,13 +221,13 @@ func TestForeignWaitersEvictNobody(t *testing.T) {
 	const sharedNS, sharedQS = "workspace-ads", "ads-cluster"
 	cc := startCountingCluster(t, sharedNS)
 	ctx := context.Background()
-	cc.poolNode(t, "burst-1")
-	cc.poolNode(t, "burst-2")
+	cc.poolNode(t, "burst-1", nil)
+	cc.poolNode(t, "burst-2", nil)
 	start := time.Now().Add(-time.Hour)
 	var victims []string
 	for i := range 4 {
 		name := fmt.Sprintf("analytics-exec-%d", i)
-		cc.pod(t, tenantNS, name, podOpts{labels: executorLabels(tenantQS), node: fmt.Sprintf("burst-%d", i%2+1), status: runningSince(start.Add(time.Duration(i) * time.Minute))})
+		cc.pod(t, fixture.PodOptions{Namespace: tenantNS, Name: name, Labels: victim.ExecutorLabels(tenantQS), NodeName: fmt.Sprintf("burst-%d", i%2+1), Status: fixture.Running(start.Add(time.Duration(i) * time.Minute))})
 		victims = append(victims, name)
 	}
 	pc := victimCapacity(4)
@@ -321,21 +238,20 @@ func TestForeignWaitersEvictNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cc.pod(t, sharedNS, "gated", podOpts{labels: executorLabels(sharedQS), nodeSelector: poolSelector(), gates: []string{"example.com/hold"},
-		status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated, LastTransitionTime: metav1.Now()}}}})
-	cc.pod(t, sharedNS, "elsewhere", podOpts{labels: executorLabels(sharedQS), nodeSelector: map[string]string{"kubernetes.io/hostname": "no-such-node"}, status: unschedulable()})
+	cc.pod(t, fixture.PodOptions{Namespace: sharedNS, Name: "gated", Labels: victim.ExecutorLabels(sharedQS), NodeSelector: victim.NodeLabels(), SchedulingGates: []string{"example.com/hold"},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated, LastTransitionTime: metav1.Now()}}}})
+	cc.pod(t, fixture.PodOptions{Namespace: sharedNS, Name: "elsewhere", Labels: victim.ExecutorLabels(sharedQS), NodeSelector: map[string]string{"kubernetes.io/hostname": "no-such-node"}, Status: fixture.Unschedulable()})
 	for i := range 2 {
-		cc.pod(t, attackerNS, fmt.Sprintf("waiter-%d", i), podOpts{labels: executorLabels(sharedQS), nodeSelector: poolSelector(), status: unschedulable()})
+		cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: fmt.Sprintf("waiter-%d", i), Labels: victim.ExecutorLabels(sharedQS), NodeSelector: victim.NodeLabels(), Status: fixture.Unschedulable()})
 	}
 	cc.runProvider(t)
-	eventually(t, "burst-pool's status", func() error {
+	fixture.Eventually(t, fixture.ObserverSync, "burst-pool's status", func() error {
 		if o := cc.capacity(t, pc.Name).Status.AtProvider; o.ObservedAt.IsZero() {
 			return fmt.Errorf("not observed yet: %+v", o)
 		}
 		return nil
 	})
-	// Three rounds of the pool's policies.
-	time.Sleep(3 * capacityprovider.PollInterval)
+	time.Sleep(policyRounds)
 	for _, name := range victims {
 		p := &corev1.Pod{}
 		err := cc.c.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: name}, p)
@@ -377,12 +293,13 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 	if err := cc.c.Create(ctx, settings); err != nil {
 		t.Fatal(err)
 	}
-	label := map[string]string{qsv1alpha1.LabelPool: victimPool}
-	pointing := map[string]any{"image": "ghcr.io/e6data/executor:3.1", "resources": map[string]any{"cpu": "4", "memory": "16Gi"},
-		"poolRef": map[string]any{"name": victimPool, "namespace": victimNS}}
-	if err := cc.c.Create(ctx, apiserver.QueryService(tenantQS, tenantNS, label, pointing)); err != nil {
-		t.Fatal(err)
+	// pointing is a QueryService labelled for the victim pool and pointing
+	// at it.
+	pointing := func(ns, name string) client.Object {
+		return fixture.Unstructured(t, fixture.QueryService(fixture.QueryServiceOptions{Namespace: ns, Name: name,
+			Labels: map[string]string{qsv1alpha1.LabelPool: victimPool}, Image: executorImage, Pool: victim}))
 	}
+	fixture.Create(t, cc.c, pointing(tenantNS, tenantQS))
 	xr, err := fnrun.XPool(victimPool, victimNS, "maxExecutors: 10\nexecutorsPerNode: 2\nqueryServiceSelector:\n  matchLabels: {e6data.io/pool: burst-pool}")
 	if err != nil {
 		t.Fatal(err)
@@ -450,7 +367,7 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 	summary := func(what string, ready func(*v1alpha1.WorkloadClusterSummary) error) *v1alpha1.WorkloadClusterSummary {
 		t.Helper()
 		var s *v1alpha1.WorkloadClusterSummary
-		eventually(t, what, func() error {
+		fixture.Eventually(t, fixture.ObserverSync, what, func() error {
 			pc := &v1alpha1.PoolCapacity{}
 			if err := cc.c.Get(ctx, client.ObjectKey{Name: capacityName}, pc); err != nil {
 				return err
@@ -473,7 +390,7 @@ func TestLabelledStrangersNeverDetach(t *testing.T) {
 
 	const strangers = v1alpha1.MaxSummaryQueryServices + 1
 	apiserver.Parallel(t, strangers, 8, func(i int) error {
-		return cc.c.Create(ctx, apiserver.QueryService(fmt.Sprintf("aa-%04d", i), attackerNS, label, pointing))
+		return cc.c.Create(ctx, pointing(attackerNS, fmt.Sprintf("aa-%04d", i)))
 	})
 	// The summary is read again every 15 s (poolcapacity.SummaryRefresh).
 	s := summary("a summary that reads the strangers", func(s *v1alpha1.WorkloadClusterSummary) error {

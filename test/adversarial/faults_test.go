@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/fnrun"
 	"github.com/burstpool/burstpool/test/harness/gomod"
@@ -46,20 +46,6 @@ func startFaultCluster(t *testing.T) faultCluster {
 		t.Fatal(err)
 	}
 	return faultCluster{c: c, f: fnrun.Start(t)}
-}
-
-// create creates the objects of the YAML documents.
-func (fc faultCluster) create(t *testing.T, docs ...string) {
-	t.Helper()
-	for _, y := range docs {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if err := fc.c.Create(t.Context(), u); err != nil {
-			t.Fatalf("cannot create %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-	}
 }
 
 // faultPool is one pool as Crossplane holds it between reconciles: its
@@ -170,14 +156,16 @@ const remoteSpec = "maxExecutors: 8\nminExecutors: 2\nallowedQueryServices: [{na
 
 // analyticsQS is QueryService ns/analytics, whose executors use pool
 // ns/pool.
-func analyticsQS(ns, pool string) string {
-	return "apiVersion: e6data.io/v1alpha1\nkind: QueryService\nmetadata: {name: analytics, namespace: " + ns + "}\nspec:\n  executor:\n" +
-		"    image: registry.example.com/executor:1\n    resources: {cpu: \"4\", memory: 16Gi}\n    poolRef: {name: " + pool + "}\n"
+func analyticsQS(t *testing.T, ns, pool string) client.Object {
+	t.Helper()
+	return fixture.Unstructured(t, fixture.QueryService(fixture.QueryServiceOptions{Namespace: ns, Name: "analytics", Pool: fixture.Pool{Name: pool}}))
 }
 
-// settingsOf is an EnvironmentConfig named name with data (YAML).
-func settingsOf(name, data string) string {
-	return "apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata: {name: " + name + "}\ndata:\n" + data
+// settingsOf is an EnvironmentConfig named name with data (YAML, indented
+// two spaces).
+func settingsOf(t *testing.T, name, data string) client.Object {
+	t.Helper()
+	return decode(t, "apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata: {name: "+name+"}\ndata:\n"+data)
 }
 
 // TestFaultSettingsUnavailable replays the EnvironmentConfig that gave
@@ -190,9 +178,9 @@ func settingsOf(name, data string) string {
 // the API server.
 func TestFaultSettingsUnavailable(t *testing.T) {
 	fc := startFaultCluster(t)
-	fc.create(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: pools}",
-		settingsOf("burstpool", "  clusterName: mgmt\n  workloadCluster: {providerConfigName: west}\n"),
-		settingsOf("lke-settings", "  provisioning: {method: lke, clusterId: \"777\", manageNodePool: true}\n"))
+	fixture.Create(t, fc.c, fixture.Namespace("pools"),
+		settingsOf(t, "burstpool", "  clusterName: mgmt\n  workloadCluster: {providerConfigName: west}\n"),
+		settingsOf(t, "lke-settings", "  provisioning: {method: lke, clusterId: \"777\", manageNodePool: true}\n"))
 	lkeInput := maps.Clone(faultInput)
 	lkeInput["environmentConfig"] = map[string]any{"name": "lke-settings"}
 
@@ -200,7 +188,7 @@ func TestFaultSettingsUnavailable(t *testing.T) {
 	remote.workload = []any{workloadQS("analytics", "pools", "burst", "pools")}
 	lke := newFaultPool(t, "lke-burst", "pools", "maxExecutors: 8\nminExecutors: 2\nallowedQueryServices: [{name: analytics}]\n")
 	lke.input = lkeInput
-	fc.create(t, analyticsQS("pools", "lke-burst"))
+	fixture.Create(t, fc.c, analyticsQS(t, "pools", "lke-burst"))
 	for range 3 {
 		remote.reconcile(t, fc, nil)
 		lke.reconcile(t, fc, nil)
@@ -220,7 +208,7 @@ func TestFaultSettingsUnavailable(t *testing.T) {
 		}
 	}
 	del("burstpool")
-	fc.create(t, settingsOf("lke-settings-v2", "  provisioning: {method: lke, clusterId: \"777\", manageNodePool: true}\n"))
+	fixture.Create(t, fc.c, settingsOf(t, "lke-settings-v2", "  provisioning: {method: lke, clusterId: \"777\", manageNodePool: true}\n"))
 	del("lke-settings")
 
 	type got struct {
@@ -250,9 +238,9 @@ func TestFaultSettingsUnavailable(t *testing.T) {
 // The "name taken" verdict desired nothing, so Crossplane deleted them all.
 func TestFaultNameTakenAfterComposing(t *testing.T) {
 	fc := startFaultCluster(t)
-	fc.create(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}",
-		settingsOf("burstpool", "  clusterName: mgmt\n"),
-		analyticsQS("team-a", "burst"))
+	fixture.Create(t, fc.c, fixture.Namespace("team-a"),
+		settingsOf(t, "burstpool", "  clusterName: mgmt\n"),
+		analyticsQS(t, "team-a", "burst"))
 	p := newFaultPool(t, "burst", "team-a", "maxExecutors: 8\nminExecutors: 2\nallowedQueryServices: [{name: analytics}]\nprovisioning: {cloud: aws, method: karpenter}\n")
 	for range 3 {
 		p.reconcile(t, fc, nil)
@@ -264,10 +252,10 @@ func TestFaultNameTakenAfterComposing(t *testing.T) {
 	if err := fc.c.Create(t.Context(), capacity); err != nil {
 		t.Fatal(err)
 	}
-	fc.create(t, `apiVersion: scheduling.k8s.io/v1
+	fixture.Create(t, fc.c, decode(t, `apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: burst-placeholder, labels: {e6data.io/pool: burst, e6data.io/pool-namespace: team-b}}
-value: -10`)
+value: -10`))
 	before := maps.Clone(p.observed)
 	rsp := p.reconcile(t, fc, nil)
 	if lost := lostBy(before, rsp); len(lost) > 0 {
@@ -290,7 +278,7 @@ value: -10`)
 // pool hid or replaced another's objects in the workload cluster.
 func TestFaultRemoteNamesCollide(t *testing.T) {
 	fc := startFaultCluster(t)
-	fc.create(t, settingsOf("burstpool", "  clusterName: mgmt\n  workloadCluster: {providerConfigName: west}\n"))
+	fixture.Create(t, fc.c, settingsOf(t, "burstpool", "  clusterName: mgmt\n  workloadCluster: {providerConfigName: west}\n"))
 	names := func(name, ns string) map[string]bool {
 		p := newFaultPool(t, name, ns, remoteSpec)
 		p.workload = []any{workloadQS("analytics", ns, name, ns)}
@@ -328,7 +316,7 @@ func TestFaultRemoteNamesCollide(t *testing.T) {
 // selectors find on the workload cluster.
 func TestFaultRefusedRemotePoolEvicts(t *testing.T) {
 	fc := startFaultCluster(t)
-	fc.create(t, settingsOf("burstpool", "  clusterName: mgmt\n  workloadCluster: {providerConfigName: west}\n"))
+	fixture.Create(t, fc.c, settingsOf(t, "burstpool", "  clusterName: mgmt\n  workloadCluster: {providerConfigName: west}\n"))
 	p := newFaultPool(t, "burst", "pools", remoteSpec+"unauthorizedExecutors: Evict\nqueryServiceLimits: {maxPoolExecutors: 2, enforce: true}\n")
 	p.workload = []any{workloadQS("analytics", "pools", "burst", "pools")}
 	held := func(n string, u *unstructured.Unstructured) map[string]any {
@@ -362,8 +350,8 @@ func TestFaultRefusedRemotePoolEvicts(t *testing.T) {
 // current numbers.
 func TestFaultStaleCapacity(t *testing.T) {
 	fc := startFaultCluster(t)
-	fc.create(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: pools}", settingsOf("burstpool", "  clusterName: mgmt\n"),
-		analyticsQS("pools", "burst"))
+	fixture.Create(t, fc.c, fixture.Namespace("pools"), settingsOf(t, "burstpool", "  clusterName: mgmt\n"),
+		analyticsQS(t, "pools", "burst"))
 	p := newFaultPool(t, "burst", "pools", "maxExecutors: 8\nallowedQueryServices: [{name: analytics}]\nprovisioning: {cloud: aws, method: karpenter}\n")
 	const since = "2026-11-22T11:40:00Z"
 	stale := func(n string, u *unstructured.Unstructured) map[string]any {

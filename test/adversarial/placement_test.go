@@ -2,6 +2,7 @@ package adversarial
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 )
@@ -62,8 +64,17 @@ const (
 	// kubelet's own refusal (pkg/kubelet/lifecycle/predicate.go,
 	// UntoleratedTaint) is not what the test sees.
 	evictWindow = 45 * time.Second
-	// runWindow bounds the wait for a legitimate executor to run.
+	// runWindow bounds kwok marking the pool's new nodes Ready, and a
+	// legitimate executor being bound and run on one: the scheduler binds
+	// a pod it can place at once, and kwok runs a bound pod and readies a
+	// node within a second here; a minute leaves room for a control plane
+	// that has only just started.
 	runWindow = 60 * time.Second
+	// stayWindow is how long an executor that tolerates the pool's
+	// NoExecute taint is watched staying on its pool node: the
+	// taint-eviction controller deletes a pod that does not tolerate it as
+	// soon as it sees it (evictWindow), within a second here.
+	stayWindow = 5 * time.Second
 )
 
 // placement is the plane of the placement tests: a real API server,
@@ -171,11 +182,11 @@ func upPlacement(t *testing.T) *placement {
 		t.Fatal(err)
 	}
 
-	for _, ns := range []string{poolNS, attachedNS, hostileNS} {
-		if _, err := p.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	cl, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	fixture.CreateNamespaces(t, cl, poolNS, attachedNS, hostileNS)
 	for _, o := range []struct{ name, resource string }{
 		{"access-policy", "validatingadmissionpolicies"},
 		{"access-policy-binding", "validatingadmissionpolicybindings"},
@@ -224,27 +235,29 @@ func (p *placement) waitEnforced(t *testing.T) {
 	t.Helper()
 	ctx := t.Context()
 	probe := p.executor(hostileNS, hostileQS)
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, runWindow, true, func(ctx context.Context) (bool, error) {
+	fixture.Eventually(t, fixture.PolicyEnforced, "the rendered policy rejecting an executor of an unattached QueryService", func() error {
 		created, err := p.kube.CoreV1().Pods(hostileNS).Create(ctx, probe, metav1.CreateOptions{})
 		if err == nil {
 			_ = p.kube.CoreV1().Pods(hostileNS).Delete(ctx, created.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-			return false, nil
+			return fmt.Errorf("executor %s admitted", created.Name)
 		}
-		return kerrors.IsInvalid(err) || kerrors.IsForbidden(err), nil
-	}); err != nil {
-		t.Fatal("the rendered policy never rejected an executor of an unattached QueryService")
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, runWindow, true, func(ctx context.Context) (bool, error) {
+		if kerrors.IsInvalid(err) || kerrors.IsForbidden(err) {
+			return nil
+		}
+		return err
+	})
+	fixture.Eventually(t, runWindow, "kwok making the pool's nodes Ready", func() error {
 		for _, name := range poolNodes {
 			n, err := p.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !nodeReady(n) {
-				return false, nil
+			if err != nil {
+				return err
+			}
+			if !nodeReady(n) {
+				return fmt.Errorf("node %s is not Ready", name)
 			}
 		}
-		return true, nil
-	}); err != nil {
-		t.Fatal("kwok never made the pool's nodes Ready")
-	}
+		return nil
+	})
 }
 
 func nodeReady(n *corev1.Node) bool {
@@ -258,17 +271,7 @@ func nodeReady(n *corev1.Node) bool {
 
 // plainPod is a pod in ns that aims at nothing.
 func plainPod(ns, name string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken:  ptr.To(false),
-			TerminationGracePeriodSeconds: ptr.To[int64](0),
-			Containers: []corev1.Container{{
-				Name: "main", Image: "registry.example.com/executor:1",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-			}},
-		},
-	}
+	return fixture.Pod(fixture.PodOptions{Namespace: ns, Name: name, CPU: "100m", GracePeriodSeconds: ptr.To[int64](0)})
 }
 
 // executor is a pod of QueryService ns/qs that follows the pool's executor
@@ -331,7 +334,7 @@ func (p *placement) neverBinds(t *testing.T, ns, name string) {
 			t.Errorf("pod %s/%s was bound to pool node %s", ns, name, node)
 			return
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(fixture.PollInterval)
 	}
 }
 
@@ -339,16 +342,14 @@ func (p *placement) neverBinds(t *testing.T, ns, name string) {
 // or being deleted) within evictWindow.
 func (p *placement) goneFromPool(t *testing.T, ns, name string) {
 	t.Helper()
-	start := time.Now()
-	err := wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, evictWindow, true, func(ctx context.Context) (bool, error) {
-		node, _, err := p.onPool(ctx, ns, name)
-		return node == "", err
+	took := fixture.Eventually(t, evictWindow, fmt.Sprintf("pod %s/%s off the pool's nodes", ns, name), func() error {
+		node, _, err := p.onPool(t.Context(), ns, name)
+		if err == nil && node != "" {
+			return fmt.Errorf("bound to pool node %s", node)
+		}
+		return err
 	})
-	if err != nil {
-		t.Errorf("pod %s/%s is still bound to a pool node after %s", ns, name, evictWindow)
-		return
-	}
-	t.Logf("pod %s/%s off the pool's nodes after %s", ns, name, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("pod %s/%s off the pool's nodes after %s", ns, name, took.Round(100*time.Millisecond))
 }
 
 // refused reports whether the API server refused an attack's request at
@@ -398,14 +399,12 @@ func TestPlacement(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an executor of an attached QueryService was refused: %v", err)
 		}
-		if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, runWindow, true, func(ctx context.Context) (bool, error) {
+		fixture.Eventually(t, runWindow, fmt.Sprintf("the attached executor %s running on a pool node", pod.Name), func() (bool, error) {
 			got, err := p.kube.CoreV1().Pods(attachedNS).Get(ctx, pod.Name, metav1.GetOptions{})
 			return err == nil && got.Status.Phase == corev1.PodRunning && strings.HasPrefix(got.Spec.NodeName, "burst-pool-node-"), err
-		}); err != nil {
-			t.Fatalf("the attached executor %s never ran on a pool node", pod.Name)
-		}
+		})
 		// It tolerates the pool's NoExecute taint, so it stays.
-		time.Sleep(5 * time.Second)
+		time.Sleep(stayWindow)
 		if node, _, err := p.onPool(ctx, attachedNS, pod.Name); err != nil || node == "" {
 			t.Errorf("the attached executor %s left the pool's nodes (%v)", pod.Name, err)
 		}

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/fnrun"
 	"github.com/burstpool/burstpool/test/harness/gomod"
@@ -34,7 +36,7 @@ const (
 // (QueryServices, EnvironmentConfigs, Karpenter's and LKE's node pools for
 // detection, the Pool claim), creates the namespaces and objects, and
 // returns a client of it.
-func tenancyCluster(t *testing.T, objects ...string) client.Client {
+func tenancyCluster(t *testing.T, objects ...client.Object) client.Client {
 	t.Helper()
 	root := gomod.RootForTest(t)
 	up := filepath.Join(root, "test", "crds", "upstream")
@@ -51,19 +53,13 @@ func tenancyCluster(t *testing.T, objects ...string) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range []string{tenancyPoolNS, tenancyStrangerNS} {
-		objects = append([]string{"apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}"}, objects...)
-	}
-	for _, y := range objects {
-		if err := c.Create(t.Context(), tenancyObject(t, y)); err != nil {
-			t.Fatalf("cannot create %s: %v", y, err)
-		}
-	}
+	fixture.CreateNamespaces(t, c, tenancyPoolNS, tenancyStrangerNS)
+	fixture.Create(t, c, objects...)
 	return c
 }
 
-// tenancyObject decodes one YAML object.
-func tenancyObject(t *testing.T, y string) *unstructured.Unstructured {
+// decode decodes one YAML object.
+func decode(t *testing.T, y string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
@@ -74,30 +70,20 @@ func tenancyObject(t *testing.T, y string) *unstructured.Unstructured {
 
 // tenancySettings is the cluster's EnvironmentConfig: a kwok cluster with
 // Karpenter, and data appended (indented two spaces).
-func tenancySettings(data string) string {
-	return "apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata: {name: burstpool}\ndata:\n" +
-		"  provisioning: {cloud: kwok, method: karpenter}\n" + data
+func tenancySettings(t *testing.T, data string) client.Object {
+	t.Helper()
+	return settingsOf(t, "burstpool", "  provisioning: {cloud: kwok, method: karpenter}\n"+data)
 }
 
-// tenancyQS is a QueryService labelled for and pointing at the owner's
-// pool, or at poolRef ("ns/name") when given.
-func tenancyQS(name, ns, image, cpu, poolRef, extra string) string {
-	pns, pool := tenancyPoolNS, tenancyPool
-	if poolRef != "" {
-		pns, pool, _ = strings.Cut(poolRef, "/")
+// tenancyQS is the QueryService o describes, labelled for and pointing at
+// o.Pool, the owner's pool when o names none.
+func tenancyQS(t *testing.T, o fixture.QueryServiceOptions) client.Object {
+	t.Helper()
+	if o.Pool == (fixture.Pool{}) {
+		o.Pool = fixture.Pool{Name: tenancyPool, Namespace: tenancyPoolNS}
 	}
-	return fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: QueryService
-metadata:
-  name: %s
-  namespace: %s
-  labels: {e6data.io/pool: %s}
-spec:
-  executor:
-    image: %s
-    resources: {cpu: "%s", memory: 16Gi}
-    poolRef: {name: %s, namespace: %s}
-%s`, name, ns, pool, image, cpu, pool, pns, extra)
+	o.Labels = map[string]string{qsv1alpha1.LabelPool: o.Pool.Name}
+	return fixture.Unstructured(t, fixture.QueryService(o))
 }
 
 // tenancyCompose runs one composition of the owner's pool with spec as the
@@ -153,9 +139,9 @@ func warmedImages(desired map[string]*unstructured.Unstructured) []string {
 // reports it without its size.
 func TestStrangerCopyingTheLabelNeverAttaches(t *testing.T) {
 	c := tenancyCluster(t,
-		tenancySettings(""),
-		tenancyQS(tenancyOwnQS, tenancyPoolNS, tenancyOwnImage, "4", "", ""),
-		tenancyQS("copycat", tenancyStrangerNS, tenancyStrangerImage, "30", "", ""),
+		tenancySettings(t, ""),
+		tenancyQS(t, fixture.QueryServiceOptions{Namespace: tenancyPoolNS, Name: tenancyOwnQS, Image: tenancyOwnImage, CPU: "4"}),
+		tenancyQS(t, fixture.QueryServiceOptions{Namespace: tenancyStrangerNS, Name: "copycat", Image: tenancyStrangerImage, CPU: "30"}),
 	)
 	status, desired, _ := tenancyCompose(t, c, `maxExecutors: 4
 imageConfig: {autoCollectImages: true, pullSecret: {name: owner-registry}}
@@ -185,8 +171,8 @@ queryServiceSelector: {matchLabels: {e6data.io/pool: burst-pool}}`)
 // target.
 func TestClaimBeyondTheSettingsIsRefused(t *testing.T) {
 	c := tenancyCluster(t,
-		tenancySettings(""),
-		tenancyQS(tenancyOwnQS, tenancyPoolNS, tenancyOwnImage, "4", "", ""),
+		tenancySettings(t, ""),
+		tenancyQS(t, fixture.QueryServiceOptions{Namespace: tenancyPoolNS, Name: tenancyOwnQS, Image: tenancyOwnImage, CPU: "4"}),
 	)
 	const base = "maxExecutors: 4\nallowedQueryServices: [{name: analytics}]\n"
 	cases := map[string]struct {
@@ -242,10 +228,11 @@ func TestClaimBeyondTheSettingsIsRefused(t *testing.T) {
 // function anyway is refused on the claim and composes no placeholder
 // Deployment or NodePool of that size.
 func TestHugePoolIsRefused(t *testing.T) {
-	c := tenancyCluster(t, tenancySettings(""), tenancyQS(tenancyOwnQS, tenancyPoolNS, tenancyOwnImage, "4", "", ""))
+	c := tenancyCluster(t, tenancySettings(t, ""), tenancyQS(t, fixture.QueryServiceOptions{Namespace: tenancyPoolNS, Name: tenancyOwnQS, Image: tenancyOwnImage, CPU: "4"}))
 	const spec = "maxExecutors: 2147483647\nminExecutors: 2147483647\nallowedQueryServices: [{name: analytics}]"
 
-	claim := tenancyObject(t, "apiVersion: e6data.io/v1alpha1\nkind: Pool\nmetadata: {name: huge, namespace: "+tenancyPoolNS+"}\nspec: {maxExecutors: 2147483647, minExecutors: 2147483647, allowedQueryServices: [{name: analytics}]}")
+	claim := fixture.Pool{Name: "huge", Namespace: tenancyPoolNS}.Claim(map[string]any{
+		"maxExecutors": int64(2147483647), "minExecutors": int64(2147483647), "allowedQueryServices": []any{map[string]any{"name": "analytics"}}})
 	err := c.Create(t.Context(), claim)
 	if err == nil || !strings.Contains(err.Error(), "spec.maxExecutors") {
 		t.Errorf("the API server accepted a Pool of 2147483647 executors (error %v), want it refused on spec.maxExecutors", err)
@@ -273,8 +260,8 @@ func TestHugePoolIsRefused(t *testing.T) {
 // instance type, nor even that it exists: it reads as one that does not.
 func TestListingAStrangerByNameRevealsNothing(t *testing.T) {
 	c := tenancyCluster(t,
-		tenancySettings(""),
-		tenancyQS("secret", tenancyStrangerNS, tenancyStrangerImage, "30", tenancyStrangerNS+"/secret-pool", "    instanceType: r7gd.16xlarge\n"),
+		tenancySettings(t, ""),
+		tenancyQS(t, fixture.QueryServiceOptions{Namespace: tenancyStrangerNS, Name: "secret", Image: tenancyStrangerImage, CPU: "30", Pool: fixture.Pool{Name: "secret-pool", Namespace: tenancyStrangerNS}, InstanceType: "r7gd.16xlarge"}),
 	)
 	status, _, conds := tenancyCompose(t, c, fmt.Sprintf(`maxExecutors: 4
 inheritNodeConfigFrom: {name: secret, namespace: %s}

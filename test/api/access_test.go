@@ -2,20 +2,21 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/burstpool/burstpool/test/fixture"
 )
 
 // accessGolden is the function's rendering of the reference's 4.2 pool
@@ -52,22 +53,8 @@ func renderedObject(t *testing.T, path, name string) *unstructured.Unstructured 
 // executorPod is a pod in ns of QueryService qs (no label when empty) that
 // follows the pool's executor contract for pool pool in namespace poolNS.
 func executorPod(ns, qs, pool, poolNS string) *corev1.Pod {
-	labels := map[string]string{"e6data.io/pool": pool, "e6data.io/pool-namespace": poolNS, "e6data.io/executor-type": "pool"}
-	if qs != "" {
-		labels["e6data.io/query-service"] = qs
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "executor-", Namespace: ns, Labels: labels},
-		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken: ptr.To(false),
-			NodeSelector:                 map[string]string{"e6data.io/pool": pool, "e6data.io/pool-namespace": poolNS},
-			Tolerations: []corev1.Toleration{
-				{Key: "e6data.io/pool", Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule},
-				{Key: "e6data.io/pool-namespace", Operator: corev1.TolerationOpEqual, Value: poolNS, Effect: corev1.TaintEffectNoSchedule},
-			},
-			Containers: []corev1.Container{{Name: "executor", Image: "registry.example.com/executor:1"}},
-		},
-	}
+	p := fixture.Pool{Name: pool, Namespace: poolNS}
+	return fixture.Pod(fixture.PodOptions{Namespace: ns, GenerateName: "executor-", Labels: p.ExecutorLabels(qs), NodeSelector: p.NodeLabels(), Tolerations: p.Tolerations()})
 }
 
 // installAccessPolicy creates the namespaces and the rendered policy and
@@ -77,7 +64,7 @@ func installAccessPolicy(t *testing.T) error {
 	t.Helper()
 	ctx := context.Background()
 	for _, n := range []string{ns, "workspace-analytics-prod", "workspace-rogue"} {
-		createNamespace(t, n)
+		fixture.CreateNamespaces(t, c, n)
 		_, err := kube.CoreV1().ServiceAccounts(n).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 		if err != nil && !kerrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -95,19 +82,16 @@ func installAccessPolicy(t *testing.T) error {
 	}
 
 	rogue := executorPod("workspace-rogue", "rogue-cluster", "high-memory-pool", ns)
-	// The API server starts enforcing a new policy within a few seconds.
 	var rejected error
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	fixture.Eventually(t, fixture.PolicyEnforced, "the policy rejecting an executor of a QueryService the pool does not allow", func() error {
 		p, err := kube.CoreV1().Pods(rogue.Namespace).Create(ctx, rogue, metav1.CreateOptions{})
 		if err == nil {
 			_ = kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-			return false, nil
+			return fmt.Errorf("executor %s admitted", p.Name)
 		}
 		rejected = err
-		return true, nil
-	}); err != nil {
-		t.Fatal("the policy never rejected an executor of a QueryService the pool does not allow")
-	}
+		return nil
+	})
 	return rejected
 }
 

@@ -7,21 +7,23 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
@@ -29,6 +31,7 @@ import (
 
 var (
 	cfg    *rest.Config
+	c      client.Client
 	dyn    *dynamic.DynamicClient
 	kube   *kubernetes.Clientset
 	poolsR = schema.GroupVersionResource{Group: "e6data.io", Version: "v1alpha1", Resource: "pools"}
@@ -42,18 +45,13 @@ const ns = "e6-pools"
 func TestMain(m *testing.M) {
 	apiserver.Main(m, func(e *envtest.Environment) {
 		cfg = e.Config
+		var err error
+		if c, err = client.New(cfg, client.Options{}); err != nil {
+			panic(fmt.Sprintf("cannot create a client of the API server: %v", err))
+		}
 		dyn = dynamic.NewForConfigOrDie(cfg)
 		kube = kubernetes.NewForConfigOrDie(cfg)
 	}, filepath.Join("..", "..", "apis", "crds"), filepath.Join("..", "..", "examples", "crds"))
-}
-
-// createNamespace creates a namespace, ignoring that it may exist.
-func createNamespace(t *testing.T, name string) {
-	t.Helper()
-	_, err := kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("cannot create namespace %s: %v", name, err)
-	}
 }
 
 // readObjects reads every object of a (multi-document) YAML file.
@@ -75,7 +73,7 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 // repository, with strict field validation (what kubectl apply does): the
 // API server accepts it and stores every field it sets.
 func TestReferenceManifestsApplyAsWritten(t *testing.T) {
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	for _, m := range reference.Manifests {
 		t.Run(m.Section, func(t *testing.T) {
 			objs := readObjects(t, m.Path(filepath.Join("..", "..")))
@@ -113,7 +111,7 @@ func TestExamplesApplyAsWritten(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no example pools in examples/pools")
 	}
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			for _, u := range readObjects(t, f) {
@@ -126,7 +124,7 @@ func TestExamplesApplyAsWritten(t *testing.T) {
 // TestStrictValidationRejectsUnknownFields proves the checks above would
 // see a field the schema lacks.
 func TestStrictValidationRejectsUnknownFields(t *testing.T) {
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	u := pool("unknown-field", map[string]any{
 		"maxExecutors":         int64(5),
 		"allowedQueryServices": []any{map[string]any{"name": "qs"}},
@@ -171,7 +169,7 @@ func subset(got, want any) any {
 }
 
 func TestDefaults(t *testing.T) {
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	u := pool("defaults", map[string]any{
 		"maxExecutors":         int64(5),
 		"allowedQueryServices": []any{map[string]any{"name": "qs"}},
@@ -193,17 +191,13 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// pool is the Pool claim ns/name with spec.
 func pool(name string, spec map[string]any) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "e6data.io/v1alpha1",
-		"kind":       "Pool",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec":       spec,
-	}}
+	return fixture.Pool{Name: name, Namespace: ns}.Claim(spec)
 }
 
 func TestInvalidPoolsRejected(t *testing.T) {
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	allowed := []any{map[string]any{"name": "analytics-cluster", "namespace": "workspace-analytics-prod"}}
 	valid := func(extra map[string]any) map[string]any {
 		s := map[string]any{"maxExecutors": int64(10), "allowedQueryServices": allowed}
@@ -316,7 +310,7 @@ func TestInvalidPoolsRejected(t *testing.T) {
 }
 
 func TestConsistentInstanceConfigAccepted(t *testing.T) {
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	cases := map[string]map[string]any{
 		"aws":   {"instanceType": "r7gd.8xlarge", "instanceFamily": "r7gd"},
 		"gcp":   {"instanceType": "n2-highmem-16", "instanceFamily": "n2-highmem"},
@@ -333,7 +327,7 @@ func TestConsistentInstanceConfigAccepted(t *testing.T) {
 }
 
 func TestPrinterColumns(t *testing.T) {
-	createNamespace(t, ns)
+	fixture.CreateNamespaces(t, c, ns)
 	u := pool("columns", map[string]any{"maxExecutors": int64(3), "allowedQueryServices": []any{map[string]any{"name": "qs"}}})
 	if _, err := dyn.Resource(poolsR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -367,7 +361,7 @@ func TestQueryServicePreservesUnknownFields(t *testing.T) {
 	objs := readObjects(t, filepath.Join("..", "..", "examples", "queryservices.yaml"))
 	for _, u := range objs {
 		if u.GetKind() == "Namespace" {
-			createNamespace(t, u.GetName())
+			fixture.CreateNamespaces(t, c, u.GetName())
 		}
 	}
 	for _, u := range objs {

@@ -5,8 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/gomod"
 )
@@ -23,26 +23,12 @@ func TestComposeFetchesFromTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	for _, y := range []string{
-		"apiVersion: v1\nkind: Namespace\nmetadata: {name: pools}",
-		"apiVersion: apiextensions.crossplane.io/v1beta1\nkind: EnvironmentConfig\nmetadata: {name: burstpool}\ndata: {}",
-		`apiVersion: e6data.io/v1alpha1
-kind: QueryService
-metadata: {name: analytics, namespace: pools}
-spec:
-  executor:
-    image: registry.example.com/executor:1
-    resources: {cpu: "4", memory: 16Gi}
-    poolRef: {name: burst}`,
-	} {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Create(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-	}
+	settings := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{}}}
+	settings.SetAPIVersion("apiextensions.crossplane.io/v1beta1")
+	settings.SetKind("EnvironmentConfig")
+	settings.SetName("burstpool")
+	fixture.Create(t, c, fixture.Namespace("pools"), settings,
+		fixture.Unstructured(t, fixture.QueryService(fixture.QueryServiceOptions{Namespace: "pools", Name: "analytics", Pool: fixture.Pool{Name: "burst"}})))
 	xr, err := XPool("burst", "pools", "maxExecutors: 4\nallowedQueryServices: [{name: analytics}]\nprovisioning: {cloud: aws, method: karpenter}")
 	if err != nil {
 		t.Fatal(err)
