@@ -17,6 +17,7 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/cost"
 	"github.com/burstpool/burstpool/internal/watch"
+	"github.com/burstpool/burstpool/test/fixture"
 )
 
 const costPool = "priced"
@@ -32,17 +33,9 @@ func createPricedNode(t *testing.T, c client.Client, name string) {
 // spot, allocating 15 CPU and 120 GiB.
 func createNodeOf(t *testing.T, c client.Client, pool, name string) {
 	t.Helper()
-	ctx := context.Background()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		qsv1alpha1.LabelPool: pool, cost.LabelInstanceType: "r7gd.4xlarge", cost.LabelCapacityType: "spot"}}}
-	if err := c.Create(ctx, n); err != nil {
-		t.Fatalf("cannot create node %s: %v", name, err)
-	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "Test", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("15"), corev1.ResourceMemory: resource.MustParse("120Gi")}
-	if err := c.Status().Update(ctx, n); err != nil {
-		t.Fatalf("cannot set the status of node %s: %v", name, err)
-	}
+	fixture.Create(t, c, fixture.Node(fixture.NodeOptions{Name: name,
+		Labels:      map[string]string{qsv1alpha1.LabelPool: pool, cost.LabelInstanceType: "r7gd.4xlarge", cost.LabelCapacityType: "spot"},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("15"), corev1.ResourceMemory: resource.MustParse("120Gi")}}))
 }
 
 // createPricedExecutor creates a running executor of QueryService qs on
@@ -149,16 +142,16 @@ func TestCostAcrossRestart(t *testing.T) {
 	if got := first.ByNodeType[0].PricePerHour; got != "0.464436" {
 		t.Errorf("spot r7gd.4xlarge priced at %s/h, want 0.464436 (the aws catalog's on-demand price less the 0.6 spot discount)", got)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(secondApart)
 	createPricedExecutor(t, c, "team-a", "priced-sales-2", "sales", "priced-1")
 	mid := waitFor("0.75", first.AccountedUntil.Time)
 	p.stop(t)
 	running = false
 
 	// While the provider is down, an executor goes.
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(secondApart)
 	deletePod(t, c, "team-a", "priced-sales-2")
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(secondApart)
 
 	p = startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
 	running = true

@@ -401,7 +401,7 @@ func TestRunawayReplicaSet(t *testing.T) {
 			}
 			return nil
 		})
-		time.Sleep(5 * time.Second)
+		time.Sleep(quietLong)
 		if n := recreated.Load(); n != 0 {
 			t.Errorf("%d executors were removed although their PodDisruptionBudget allows no disruption", n)
 		}
@@ -510,7 +510,7 @@ func TestObserveOnlyActsOnNothing(t *testing.T) {
 		return nil
 	})
 	// Several reconciles at the fast watch's pace.
-	time.Sleep(5 * time.Second)
+	time.Sleep(quietLong)
 	intruder := &corev1.Pod{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "intruder"}, intruder); err != nil || intruder.DeletionTimestamp != nil {
 		t.Fatalf("the intruder was acted on under an Observe-only policy: %v (deletion %v)", err, intruder.DeletionTimestamp)

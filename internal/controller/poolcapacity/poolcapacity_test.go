@@ -27,13 +27,30 @@ import (
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/internal/watch"
-	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/capacityprovider"
 )
 
+const pool = "analytics"
+
+// The bounds of the package's waits. The provider under test reconciles
+// on watch events and every 1-2 s (the tests' poll intervals), so what the
+// API server holds shows in a PoolCapacity's status within seconds.
 const (
-	pool    = "analytics"
+	// timeout bounds every wait for the provider to act or report: a
+	// workload cluster summary is read again every 15 s
+	// (SummaryRefresh), so 30 s is two refreshes, with room for a loaded
+	// machine.
 	timeout = 30 * time.Second
+	// quietShort and quietLong are how long a test watches for something
+	// that must not happen (a buffer moved, a gate removed, an eviction):
+	// two reconciles at the poll interval, and several at the fast
+	// watch's pace for the eviction paths, which back off.
+	quietShort = 2 * time.Second
+	quietLong  = 5 * time.Second
+	// secondApart separates two events whose timestamps the API server
+	// keeps to the second (creation, a pod's start), so that they order.
+	secondApart = 1100 * time.Millisecond
 )
 
 func scheme(t *testing.T) *runtime.Scheme {
@@ -91,11 +108,14 @@ func (p *provider) stop(t *testing.T) {
 	p.Stop(t, timeout)
 }
 
-// eventually retries check until it returns nil or the timeout passes.
+// eventually retries check until it returns nil or timeout passes.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	apiserver.Eventually(t, what, timeout, check)
+	fixture.Eventually(t, timeout, what, check)
 }
+
+// testPool is the pool the package's tests observe.
+var testPool = fixture.Pool{Name: pool}
 
 // createKubeconfigSecret adds the API server user name, with cluster-admin
 // rights, and stores its kubeconfig under the key kubeconfig in the Secret
@@ -117,62 +137,32 @@ func createKubeconfigSecret(t *testing.T, c client.Client, name, secret string) 
 
 func createNamespace(t *testing.T, c client.Client, name string) {
 	t.Helper()
-	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !kerrors.IsAlreadyExists(err) {
-		t.Fatalf("cannot create namespace %s: %v", name, err)
-	}
+	fixture.CreateNamespaces(t, c, name)
 }
 
+// createNode creates a node of the test pool, Ready or not.
 func createNode(t *testing.T, c client.Client, name string, ready bool) {
 	t.Helper()
-	ctx := context.Background()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{qsv1alpha1.LabelPool: pool}}}
-	n.Spec.Taints = []corev1.Taint{{Key: qsv1alpha1.TaintPool, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
-	if err := c.Create(ctx, n); err != nil {
-		t.Fatalf("cannot create node %s: %v", name, err)
-	}
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "Test", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	if err := c.Status().Update(ctx, n); err != nil {
-		t.Fatalf("cannot set the status of node %s: %v", name, err)
-	}
+	fixture.Create(t, c, fixture.Node(fixture.NodeOptions{Name: name, Pool: testPool, ReadyStatus: status}))
 }
 
-func executorLabels(qs string) map[string]string {
-	return map[string]string{
-		qsv1alpha1.LabelPool:         pool,
-		qsv1alpha1.LabelQueryService: qs,
-		qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool,
-		qsv1alpha1.LabelComponent:    qsv1alpha1.ComponentExecutor,
-	}
-}
+func executorLabels(qs string) map[string]string { return testPool.ExecutorLabels(qs) }
 
-func running(started time.Time) corev1.PodStatus {
-	return corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: started}}
-}
+var running = fixture.Running
 
+// createPod creates an executor pod that asks for its pool's nodes, with
+// status as the scheduler and kubelet would write it.
 func createPod(t *testing.T, c client.Client, ns, name, node string, labels, annotations map[string]string, status corev1.PodStatus) {
 	t.Helper()
-	ctx := context.Background()
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
-		Spec: corev1.PodSpec{
-			NodeName: node,
-			// Executors ask for their pool's nodes.
-			NodeSelector: map[string]string{qsv1alpha1.LabelPool: labels[qsv1alpha1.LabelPool]},
-			Containers:   []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
-			Tolerations:  []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
-		},
-	}
-	if err := c.Create(ctx, p); err != nil {
-		t.Fatalf("cannot create pod %s/%s: %v", ns, name, err)
-	}
-	p.Status = status
-	if err := c.Status().Update(ctx, p); err != nil {
-		t.Fatalf("cannot set the status of pod %s/%s: %v", ns, name, err)
-	}
+	p := fixture.Pool{Name: labels[qsv1alpha1.LabelPool]}
+	fixture.Create(t, c, fixture.Pod(fixture.PodOptions{Namespace: ns, Name: name, Labels: labels, Annotations: annotations, NodeName: node,
+		NodeSelector: map[string]string{qsv1alpha1.LabelPool: p.Name},
+		Tolerations:  []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpExists}},
+		Status:       status}))
 }
 
 func deletePod(t *testing.T, c client.Client, ns, name string) {

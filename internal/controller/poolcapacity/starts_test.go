@@ -105,10 +105,10 @@ func TestStartsAcrossRestart(t *testing.T) {
 
 	// Creation timestamps are to the second: a second apart orders them.
 	createNodeOf(t, c, startsPool, "starting-1")
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(secondApart)
 	createStartingExecutor(t, c, "starting-0", "starting-1")
 	createStartingExecutor(t, c, "starting-1", "starting-2")
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(secondApart)
 	createNodeOf(t, c, startsPool, "starting-2")
 	runExecutor(t, c, "starting-0")
 	runExecutor(t, c, "starting-1")

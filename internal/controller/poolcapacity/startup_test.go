@@ -313,7 +313,7 @@ func TestBufferScale(t *testing.T) {
 	// Pods of a namespace no attached QueryService is in are anyone's.
 	createPod(t, c, "intruder-buf", "fake-1", "", exec, nil, corev1.PodStatus{Phase: corev1.PodPending})
 	createPod(t, c, "intruder-buf", "fake-2", "", exec, nil, corev1.PodStatus{Phase: corev1.PodPending})
-	time.Sleep(2 * time.Second) // several reconciles at the poll interval
+	time.Sleep(quietShort)
 	if got := bufferReplicas(t, c, ns, buffer); got != 1 {
 		t.Errorf("pending pods of an unattached namespace moved the buffer to %d replicas, want 1", got)
 	}
@@ -470,7 +470,7 @@ func TestExecutorGate(t *testing.T) {
 	})
 	// The autoscaler has not reported 1 yet (status.replicas is unset):
 	// the executor waits.
-	time.Sleep(time.Second)
+	time.Sleep(quietShort)
 	if got := podGates(t, c, ns, name); !cmp.Equal(got, gated) {
 		t.Fatalf("executor %s has gates %v before the buffer's autoscaler saw the lower count, want %v", name, got, gated)
 	}
@@ -497,7 +497,7 @@ func TestExecutorGate(t *testing.T) {
 	if got := createExecutor(t, c, ns, "sales-late", exec, ""); !cmp.Equal(got, gated) {
 		t.Fatalf("executor sales-late was admitted with gates %v, want %v", got, gated)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(quietShort)
 	if got := podGates(t, c, ns, "sales-late"); !cmp.Equal(got, gated) {
 		t.Fatalf("executor sales-late has gates %v 2 s after its creation, with the autoscaler behind, want %v", got, gated)
 	}

@@ -32,6 +32,8 @@ func installWorkloadCRDs(t *testing.T) {
 	}
 }
 
+// queryService is a QueryService in the raw shapes a workload cluster may
+// hold (quantities as strings or numbers), for the summary's reader.
 var queryService = apiserver.QueryService
 
 // TestReadSummary reads a workload cluster summary from a real API server:
