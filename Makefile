@@ -32,7 +32,9 @@ build: ## Build the function, the capacity provider and the helper binaries into
 .PHONY: test
 test: ## Run every test: unit, integration (real API server), render and end to end.
 	hack/tool.sh all
-	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m ./...
+	# -bench with -benchtime=1x runs every benchmark once beside the tests,
+	# in the same test binaries, so that none rots unseen.
+	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m -bench . -benchtime=1x ./...
 	hack/render.sh
 	hack/validate.sh apis/definition.yaml apis/composition.yaml crossplane.yaml package/function/crossplane.yaml package/provider/crossplane.yaml
 	hack/validate-node-iam.sh --rendered

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
 )
 
 // benchRequest is a kwok pool that allows every QueryService by selector,
@@ -60,6 +62,10 @@ func benchRequest(b testing.TB, n, images int, realistic bool) *fnv1.RunFunction
 	return req
 }
 
+// benchFixedObjects are the desired objects of a benchmark's pool besides
+// its warmup DaemonSets, by name.
+var benchFixedObjects = []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass"}
+
 // BenchmarkRunFunction runs RunFunction in process at 1 to 1000 attached
 // QueryServices and 1 or 20 warm images, checking each response.
 func BenchmarkRunFunction(b *testing.B) {
@@ -70,14 +76,23 @@ func BenchmarkRunFunction(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("qs=%d/images=%d", n, images), func(b *testing.B) {
 				req := benchRequest(b, n, images, false)
-				// capacity, nodeclass, nodepool, placeholder, priority class,
-				// the admission policy and its binding (unauthorized
-				// executors are denied by default) and one DaemonSet per
-				// image.
-				want := 7 + images
+				// The pool's fixed objects (its PoolCapacity, NodeClass and
+				// NodePool, the placeholders and their PriorityClass, the
+				// node agents' PriorityClass, and the admission policy and
+				// its binding: unauthorized executors are denied by
+				// default), and one warmup DaemonSet per image.
 				benchRunFunction(b, req, func(rsp *fnv1.RunFunctionResponse) {
-					if got := len(rsp.GetDesired().GetResources()); got != want {
-						b.Fatalf("%d desired objects, want %d", got, want)
+					var fixed []string
+					warmups := 0
+					for _, name := range desiredNames(rsp) {
+						if strings.HasPrefix(name, "warmup-") {
+							warmups++
+							continue
+						}
+						fixed = append(fixed, name)
+					}
+					if diff := cmp.Diff(benchFixedObjects, fixed); diff != "" || warmups != images {
+						b.Fatalf("desired objects: %d warmup DaemonSets, want %d; the others (-want +got):\n%s", warmups, images, diff)
 					}
 				})
 				b.ReportMetric(float64(n), "queryservices")
