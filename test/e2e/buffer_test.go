@@ -30,26 +30,39 @@ const warmAutoscalerTimeout = "30s"
 // warmSlots is the scenario pool's minExecutors, and the burst.
 const warmSlots = 2
 
-// TestCapacityBuffer runs the warm-slot scenario on a stack of its own
+// TestCapacityBuffer runs the warm-slot scenario on a plane of its own
 // whose Karpenter has its CapacityBuffer feature gate on: the pool's warm
 // slots are a CapacityBuffer that Karpenter provisions nodes for, and no
 // placeholder pod runs. It needs its own Karpenter because the gate is
-// process-wide and the shared stack's scenarios rely on placeholder pods
+// process-wide and the shared plane's scenarios rely on placeholder pods
 // (TestPool/WarmSlotPreempted, TestPool/Cost); TestPool/WarmSlotsGateOff
-// runs the same scenario on the shared stack, gate off.
+// runs the same scenario on the shared plane, gate off.
 func TestCapacityBuffer(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	start := time.Now()
-	cfg := stackConfig(t)
-	cfg.KarpenterEnv = []string{devplane.KarpenterGatesWithBuffer}
-	s := stackUp(t, cfg)
-	t.Logf("stack with Karpenter's CapacityBuffer gate on: up in %s", time.Since(start).Round(100*time.Millisecond))
-	applyFastComposition(t, ctx, s.Cluster.Config, cfg.Root)
-	// The opt-in role that lets the provider bind the executor gate, as
-	// docs/install.md says for pools whose warm slots a buffer holds.
-	mustApplyFile(t, ctx, s.Cluster.Config, cfg.Root, "deploy", "provider", "rbac-executor-gate.yaml")
-	t.Run("WarmSlotsGateOn", func(t *testing.T) { scenarioWarmSlots(t, ctx, s, "warm-gate-on", true) })
+	su := newSuite(t, bufferPlane)
+	if su.has(ownSettings) {
+		applyFastComposition(t, ctx, su.Cluster.Config, su.root)
+		// The opt-in role that lets the provider bind the executor gate,
+		// as docs/install.md says for pools whose warm slots a buffer
+		// holds.
+		mustApplyFile(t, ctx, su.Cluster.Config, su.root, "deploy", "provider", "rbac-executor-gate.yaml")
+	}
+	runScenarios(t, su, bufferScenarios)
+}
+
+// bufferPlane is the shared plane's stack with Karpenter's CapacityBuffer
+// gate on.
+var bufferPlane = plane{
+	configure: func(_ *testing.T, cfg *devplane.Config) {
+		cfg.KarpenterEnv = []string{devplane.KarpenterGatesWithBuffer}
+	},
+	caps: []capability{simulatedCloud, capacityBufferGate, ownSettings},
+}
+
+// bufferScenarios are TestCapacityBuffer's scenarios.
+var bufferScenarios = []scenario{
+	{name: "WarmSlotsGateOn", needs: []capability{simulatedCloud, capacityBufferGate, ownSettings}, namespaces: []string{"warm-gate-on"}, pools: []string{"warm-gate-on-pool"}, run: scenarioWarmSlotsGateOn},
 }
 
 // scenarioWarmSlots creates, in a namespace of its own named name, a
@@ -143,11 +156,11 @@ spec:
 			return ok, see("warmCapacity %+v, condition %s, buffer replicas %d, placeholder pods %d", *w, cond, replicas, pods)
 		}
 	}
-	took := eventually(t, 3*time.Minute, fmt.Sprintf("%d warm slots held", warmSlots), warmHeld(0))
+	took := eventually(t, waitNodes, fmt.Sprintf("%d warm slots held", warmSlots), warmHeld(0))
 	t.Logf("%s: claim -> %d warm slots held: %s", name, warmSlots, took.Round(10*time.Millisecond))
 	// Each warm slot is a warm node (one executor a node).
 	var warm []string
-	eventually(t, 3*time.Minute, "a Ready pool node per warm slot", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "a Ready pool node per warm slot", func(ctx context.Context) (bool, error) {
 		warm = nodeNames(readyNodes(poolNodes(t, ctx, c, pool)))
 		return len(warm) == warmSlots, see("ready pool nodes %v", warm)
 	})
@@ -155,7 +168,7 @@ spec:
 		// Karpenter's provisioner says the buffer's virtual pods fit the
 		// nodes it launched (pkg/controllers/provisioning/buffers.go,
 		// computeProvisioningCondition).
-		eventually(t, time.Minute, "the CapacityBuffer fits existing capacity", func(ctx context.Context) (bool, error) {
+		eventually(t, waitReconcile, "the CapacityBuffer fits existing capacity", func(ctx context.Context) (bool, error) {
 			cb, err := buffer(ctx, c, ns, pool+"-warm-slots")
 			if err != nil {
 				return false, err
@@ -164,7 +177,7 @@ spec:
 			return got == "True/FitsExistingCapacity", see("buffer condition Provisioning %s", got)
 		})
 		// The buffer asks only for the slots placeholders no longer hold.
-		took := eventually(t, 2*time.Minute, "one pool node a warm slot after the switch to the buffer", func(ctx context.Context) (bool, error) {
+		took := eventually(t, waitBufferSwitch, "one pool node a warm slot after the switch to the buffer", func(ctx context.Context) (bool, error) {
 			got := nodeNames(poolNodes(t, ctx, c, pool))
 			claims := nodeClaims(ctx, c, pool+"-nodepool")
 			return len(got) == warmSlots && len(claims) == warmSlots, see("pool nodes %v, NodeClaims %v, want %d", got, claims, warmSlots)
@@ -182,9 +195,9 @@ spec:
 	beforeBurst := launched()
 	admitted := recordAdmittedGates(t, ctx, cfg, ns, map[string]string{qsv1.LabelQueryService: qs})
 	mustCreate(t, ctx, c, devplane.ExecutorDeployment(ns, qs, "registry.example.com/e6data/executor:warm", warmSlots, "8", "60Gi", executorScheduling(t, c, ns, pool)))
-	took = waitExecutors(t, 2*time.Minute, "the burst's executors Running", c, ns, pool, warmSlots)
+	took = waitExecutors(t, waitWarmBurst, "the burst's executors Running", c, ns, pool, warmSlots)
 	t.Logf("%s: burst -> %d executors Running: %s", name, warmSlots, took.Round(10*time.Millisecond))
-	eventually(t, time.Minute, "the claim counts the burst and holds no warm slot beyond it", warmHeld(warmSlots))
+	eventually(t, waitStatus, "the claim counts the burst and holds no warm slot beyond it", warmHeld(warmSlots))
 	pods, err := podsOf(ctx, c, ns, map[string]string{qsv1.LabelQueryService: qs})
 	if err != nil {
 		t.Fatal(err)
@@ -226,11 +239,11 @@ spec:
 
 	// The burst ends; the warm slots are held again, on the warm nodes.
 	scaleExecutors(t, ctx, c, ns, qs, 0)
-	took = eventually(t, 2*time.Minute, "the warm slots held again after the burst", warmHeld(0))
+	took = eventually(t, waitStatus, "the warm slots held again after the burst", warmHeld(0))
 	t.Logf("%s: burst over -> %d warm slots held again: %s", name, warmSlots, took.Round(10*time.Millisecond))
 	// Back to one node a warm slot: with placeholders the same nodes;
 	// with a buffer, whose pods are virtual, Karpenter may keep any of them.
-	took = eventually(t, 2*time.Minute, "the pool back to one node a warm slot", func(ctx context.Context) (bool, error) {
+	took = eventually(t, waitStatus, "the pool back to one node a warm slot", func(ctx context.Context) (bool, error) {
 		got := nodeNames(poolNodes(t, ctx, c, pool))
 		if !gateOn {
 			return slices.Equal(got, warm), see("pool nodes %v, want the warm nodes %v", got, warm)
@@ -244,7 +257,7 @@ spec:
 
 	if !gateOn {
 		// Nothing acts on the buffer: after the bound the claim says so.
-		took = eventually(t, 2*time.Minute, "the claim says no autoscaler processed the CapacityBuffer", func(ctx context.Context) (bool, error) {
+		took = eventually(t, waitStatus, "the claim says no autoscaler processed the CapacityBuffer", func(ctx context.Context) (bool, error) {
 			u, _, err := readPool(ctx, s, ns, pool)
 			if err != nil {
 				return false, err
@@ -346,6 +359,12 @@ func mustCreate(t *testing.T, ctx context.Context, c client.Client, o client.Obj
 	if err := c.Create(ctx, o); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// scenarioWarmSlotsGateOn: on a plane whose Karpenter runs with the
+// CapacityBuffer gate on, the pool's CapacityBuffer holds the warm slots.
+func scenarioWarmSlotsGateOn(t *testing.T, ctx context.Context, e *env) {
+	scenarioWarmSlots(t, ctx, e.Stack, "warm-gate-on", true)
 }
 
 // scenarioWarmSlotsGateOff: on the shared stack, whose Karpenter runs with

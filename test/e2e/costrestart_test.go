@@ -66,12 +66,12 @@ spec:
 	if err := c.Create(ctx, devplane.ExecutorDeployment(ns, qs, "registry.example.com/e6data/executor:"+qs, 1, "1", "2Gi", sched)); err != nil {
 		t.Fatal(err)
 	}
-	waitExecutors(t, 3*time.Minute, "one executor Running", c, ns, pool, 1)
+	waitExecutors(t, waitNodes, "one executor Running", c, ns, pool, 1)
 
 	// Before: the executor's start is counted (StartSettle after it ran)
 	// and the cost counts the pool's one node.
 	var before capv1.PoolCapacityObservation
-	eventually(t, 2*time.Minute, "the provider counts the first executor's start, on a new node", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the provider counts the first executor's start, on a new node", func(ctx context.Context) (bool, error) {
 		var err error
 		before, err = atProvider(ctx, c, pool)
 		return err == nil && starts(before) == "NewNode=1" && before.Cost != nil && before.Cost.NodeSeconds != "0",
@@ -87,9 +87,9 @@ spec:
 	// A second executor changes the rates, so the restarted provider
 	// writes at once; it fits beside the first on the same node.
 	scaleExecutors(t, ctx, c, ns, qs, 2)
-	waitExecutors(t, 3*time.Minute, "two executors Running", c, ns, pool, 2)
+	waitExecutors(t, waitNodes, "two executors Running", c, ns, pool, 2)
 	var after capv1.PoolCapacityObservation
-	took := eventually(t, 2*time.Minute, "the restarted provider counts past the restart and the second executor's start, on the existing node", func(ctx context.Context) (bool, error) {
+	took := eventually(t, waitStatus, "the restarted provider counts past the restart and the second executor's start, on the existing node", func(ctx context.Context) (bool, error) {
 		var err error
 		after, err = atProvider(ctx, c, pool)
 		if err != nil || after.Cost == nil {
@@ -115,7 +115,7 @@ spec:
 
 	// The counters are the status's totals: after the restart they
 	// resume from them, not from zero.
-	eventually(t, 2*time.Minute, "the restarted provider's counters equal the status's totals", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the restarted provider's counters equal the status's totals", func(ctx context.Context) (bool, error) {
 		o, err := atProvider(ctx, c, pool)
 		if err != nil || o.Cost == nil {
 			return false, fmt.Errorf("no cost (%v)", err)
@@ -125,7 +125,7 @@ spec:
 		return math.Abs(got-want) < 1e-5 && got >= countersBefore,
 			fmt.Errorf("burstpool_pool_node_seconds_total %v (before the restart %v), status %v", got, countersBefore, want)
 	})
-	eventually(t, time.Minute, "burstpool_executor_start_seconds counts one start on each placement", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "burstpool_executor_start_seconds counts one start on each placement", func(ctx context.Context) (bool, error) {
 		m, err := scrape(ctx, s.MetricsAddr, "burstpool_executor_start_seconds_count")
 		if err != nil {
 			return false, err
@@ -136,7 +136,7 @@ spec:
 		return m[l("existing_node")] == 1 && m[l("new_node")] == 1, fmt.Errorf("counts %v", m)
 	})
 	var cost *poolv1.PoolCost
-	eventually(t, time.Minute, "the Pool's status.cost shows the starts beside the warm slots' rate", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "the Pool's status.cost shows the starts beside the warm slots' rate", func(ctx context.Context) (bool, error) {
 		_, st, err := readPool(ctx, s, ns, pool)
 		if err != nil || st.Cost == nil {
 			return false, fmt.Errorf("no status.cost (%v)", err)

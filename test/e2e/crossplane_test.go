@@ -115,7 +115,7 @@ func TestCrossplaneCore(t *testing.T) {
 		}
 		return condition(x, "Established") == "True", nil
 	})
-	if err := localcp.WaitEstablished(t.Context(), cp.Config, 30*time.Second, "xwidgets.e2e.burstpool.io"); err != nil {
+	if err := localcp.WaitEstablished(t.Context(), cp.Config, waitEstablished, "xwidgets.e2e.burstpool.io"); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("XRD -> Established with its CRD: %s", time.Since(start).Round(10*time.Millisecond))

@@ -37,6 +37,12 @@ var dumpKinds = []struct {
 	{"eks.amazonaws.com/v1", "NodeClass", false},
 	{"karpenter.k8s.gcp/v1alpha1", "GCENodeClass", false},
 	{"karpenter.azure.com/v1beta1", "AKSNodeClass", false},
+	// The cloud node groups and node pools of TestNodeGroupPool and
+	// TestLinodePool, and the provider-kubernetes Objects through which
+	// TestRemoteClusters' pools compose in their workload cluster.
+	{"eks.aws.upbound.io/v1beta1", "NodeGroup", false},
+	{"lke.linode.upbound.io/v1alpha1", "NodePool", false},
+	{"kubernetes.crossplane.io/v1alpha2", "Object", false},
 	{capacityAPI, "PoolCapacity", false},
 	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", false},
 	{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", false},
@@ -62,7 +68,7 @@ func dump(ctx context.Context, c client.Client, dir string, namespaces, pools []
 		return nil, err
 	}
 	var files []string
-	for _, k := range dumpKinds {
+	for i, k := range dumpKinds {
 		l := &unstructured.UnstructuredList{}
 		l.SetAPIVersion(k.apiVersion)
 		l.SetKind(k.kind + "List")
@@ -89,13 +95,28 @@ func dump(ctx context.Context, c client.Client, dir string, namespaces, pools []
 		if b.Len() == 0 {
 			continue
 		}
-		name := strings.ToLower(k.kind) + ".yaml"
+		name := dumpFile(i)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
 			return files, err
 		}
 		files = append(files, name)
 	}
 	return files, nil
+}
+
+// dumpFile is the name of the file that holds the objects of dumpKinds[i]:
+// <kind>.yaml, lower case, or <kind>.<group>.yaml when an earlier kind of
+// another group has the same name (Karpenter's NodePool, LKE's).
+func dumpFile(i int) string {
+	k := dumpKinds[i]
+	name := strings.ToLower(k.kind)
+	for _, o := range dumpKinds[:i] {
+		if o.kind == k.kind {
+			group, _, _ := strings.Cut(k.apiVersion, "/")
+			return name + "." + group + ".yaml"
+		}
+	}
+	return name + ".yaml"
 }
 
 // inDump reports whether o belongs in the dump of a scenario that owns

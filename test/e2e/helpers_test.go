@@ -84,6 +84,19 @@ func claimIn(ctx context.Context, s *devplane.Stack, ns, name string) (*unstruct
 	return s.Get(ctx, gvk(claimAPI, "Pool"), ns, name)
 }
 
+// compositeIn reads the composite of the Pool claim ns/name.
+func compositeIn(ctx context.Context, s *devplane.Stack, ns, name string) (*unstructured.Unstructured, error) {
+	p, err := claimIn(ctx, s, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	ref, _, _ := unstructured.NestedStringMap(p.Object, "spec", "resourceRef")
+	if ref["name"] == "" {
+		return nil, fmt.Errorf("pool %s/%s has no composite yet", ns, name)
+	}
+	return s.Get(ctx, gvk(ref["apiVersion"], ref["kind"]), "", ref["name"])
+}
+
 // readPool reads the Pool claim ns/name, and its status as the Pool API
 // types it.
 func readPool(ctx context.Context, s *devplane.Stack, ns, name string) (*unstructured.Unstructured, poolv1.PoolStatus, error) {

@@ -195,7 +195,7 @@ spec:
 	t.Logf("pools Pending after the role was deleted in %s", took.Round(100*time.Millisecond))
 	// Nothing composed is deleted: another reconcile later, the NodeClasses
 	// and NodePools are still there, unchanged.
-	time.Sleep(20 * time.Second)
+	time.Sleep(quietWindow)
 	for _, p := range pools {
 		if ok, err := nodeClassesSay(ctx, s, []string{p}, rotated, cluster); !ok {
 			t.Errorf("pool %s lost or changed its EC2NodeClass while Pending: %v", p, err)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/reference"
@@ -41,7 +40,7 @@ func kubectl(ctx context.Context, kubeconfig string, args ...string) (string, er
 	if err != nil {
 		return "", fmt.Errorf("cannot build kubectl (run `hack/tool.sh kubectl`): %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, kubectlTimeout)
 	defer cancel()
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // the pinned kubectl

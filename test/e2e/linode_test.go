@@ -18,7 +18,6 @@ import (
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
-	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
 )
@@ -41,12 +40,26 @@ const (
 // executors land there.
 func TestLinodePool(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	root := gomod.RootForTest(t)
-	crd := linodeCRD(t, root)
-	cfg := stackConfig(t)
-	cfg.SkipKarpenter, cfg.CRDs = true, []string{crd}
-	s := stackUp(t, cfg)
+	runScenarios(t, newSuite(t, linodePlane), linodeScenarios)
+}
+
+// linodePlane is a stack without Karpenter, with the LKE node pool CRD.
+var linodePlane = plane{
+	configure: func(t *testing.T, cfg *devplane.Config) {
+		cfg.SkipKarpenter, cfg.CRDs = true, []string{linodeCRD(t, cfg.Root)}
+	},
+	caps: []capability{linodeCloud},
+}
+
+// linodeScenarios are TestLinodePool's scenarios.
+var linodeScenarios = []scenario{
+	{name: "LKEReference", needs: []capability{linodeCloud}, namespaces: []string{poolNS, linodeNS}, pools: []string{linodePool}, run: scenarioLKEReference},
+}
+
+// scenarioLKEReference: the reference's 4.3 on LKE nodes (TestLinodePool).
+func scenarioLKEReference(t *testing.T, ctx context.Context, e *env) {
+	root := e.root
+	s := e.Stack
 	kc := s.Cluster.Kubeconfig
 	c := s.Client
 	m := reference.Manifests[2]

@@ -4,19 +4,21 @@
 // provider and Crossplane core, all local processes built from the module
 // proxy by hack/tool.sh.
 //
-// TestPool reaches its cluster through one seam (cluster_test.go): a local
-// control plane with burstpool installed, or, when
-// BURSTPOOL_E2E_KUBECONFIG names a kubeconfig, the cluster it reaches with
-// burstpool already installed. Each scenario names the capabilities it
-// needs beyond that (a simulated cloud, runtimes the suite may restart,
-// settings it may change); on a kubeconfig's cluster a scenario that needs
-// one is skipped with its name, on the local control plane every scenario
-// runs.
+// The suites of scenarios (TestPool, TestCapacityBuffer, TestNodeGroupPool,
+// TestLinodePool, TestRemoteClusters) reach their cluster through one seam
+// (cluster_test.go): a local control plane with burstpool installed, the
+// suite's plane, or, when BURSTPOOL_E2E_KUBECONFIG names a kubeconfig, the
+// cluster it reaches with burstpool already installed. Each scenario names
+// the capabilities it needs beyond that (a simulated cloud, runtimes the
+// suite may restart, settings it may change, Karpenter's CapacityBuffer
+// gate, a node-group or LKE cloud, workload clusters); on a kubeconfig's
+// cluster a scenario that needs one it lacks is skipped with its name, on
+// the local control plane every scenario runs.
 //
-// Each scenario is a function registered by one line in poolScenarios
-// (pool_test.go), with its body in a file of its own. It owns its
-// namespaces, QueryServices and Pool (names derived from the scenario's,
-// see newBurst) or, in the reference's fixed namespaces, pools and
+// Each scenario is a function registered by one line in its suite's list
+// (poolScenarios in pool_test.go for TestPool), with its body in a file
+// of its own. It owns its namespaces, QueryServices and Pool (names
+// derived from the scenario's, see newBurst) or, in the reference's fixed namespaces, pools and
 // QueryServices of names no other scenario uses; it creates what it needs,
 // cleans up, and depends on no other scenario having run, so
 // `go test -run 'TestPool/ScaleDown$' ./test/e2e/` runs one alone. The

@@ -32,16 +32,35 @@ const eksNodeGroupCRD = "eks.aws.upbound.io_nodegroups.yaml"
 // them it models). The pools reach Active with method node-group, their
 // warm slots and a burst of executors run on nodes the stand-in adds to the
 // composed node groups, and Suspend and Resume keep the group. It needs a
-// control plane without Karpenter, so it brings up its own.
+// control plane without Karpenter, so it has a plane of its own.
 func TestNodeGroupPool(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	cfg := stackConfig(t)
-	cfg.SkipKarpenter, cfg.CRDs = true, []string{filepath.Join(cfg.Root, filepath.FromSlash(schemacheck.UpstreamDir), eksNodeGroupCRD)}
-	s := stackUp(t, cfg)
+	runScenarios(t, newSuite(t, nodeGroupPlane), nodeGroupScenarios)
+}
+
+// nodeGroupPlane is a stack without Karpenter, with provider-aws's
+// NodeGroup CRD.
+var nodeGroupPlane = plane{
+	configure: func(_ *testing.T, cfg *devplane.Config) {
+		cfg.SkipKarpenter, cfg.CRDs = true, []string{filepath.Join(cfg.Root, filepath.FromSlash(schemacheck.UpstreamDir), eksNodeGroupCRD)}
+	},
+	caps: []capability{nodeGroupCloud, ownSettings},
+}
+
+// nodeGroupScenarios are TestNodeGroupPool's scenarios. NodeGroupReference
+// changes the cluster's settings, so it is exclusive.
+var nodeGroupScenarios = []scenario{
+	{name: "NodeGroupReference", needs: []capability{nodeGroupCloud, ownSettings}, exclusive: true,
+		namespaces: []string{poolNS, analyticsNS, reportingNS}, pools: []string{"burst-pool", "high-memory-pool", "prewarmed-pool"}, run: scenarioNodeGroupReference},
+}
+
+// scenarioNodeGroupReference: the reference's pools on EKS node groups
+// that the stand-in scales (TestNodeGroupPool).
+func scenarioNodeGroupReference(t *testing.T, ctx context.Context, e *env) {
+	s := e.Stack
 	c, kc := s.Client, s.Cluster.Kubeconfig
 	start := time.Now()
-	applySettings(t, ctx, s.Cluster.Config, cfg.Root, func(data map[string]any) {
+	applySettings(t, ctx, s.Cluster.Config, e.root, func(data map[string]any) {
 		data["clusterName"] = "e2e-eks"
 		data["nodeGroups"] = map[string]any{"eks": map[string]any{
 			"region": "us-east-1", "subnetIDs": []any{"subnet-0a1b2c3d"}, "nodeRoleARN": "arn:aws:iam::123456789012:role/e2e-eks-node",
@@ -61,13 +80,13 @@ func TestNodeGroupPool(t *testing.T) {
 		if pools[m.Section] == "" {
 			continue
 		}
-		if _, err := kubectl(ctx, kc, "apply", "-f", m.Path(cfg.Root)); err != nil {
+		if _, err := kubectl(ctx, kc, "apply", "-f", m.Path(e.root)); err != nil {
 			t.Fatalf("reference manifest %s: %v", m.Section, err)
 		}
 	}
 	for _, sec := range []string{"4.1", "4.2", "4.5"} {
 		pool := pools[sec]
-		eventually(t, 5*time.Minute, sec+" "+pool+" Active with method node-group", func(ctx context.Context) (bool, error) {
+		eventually(t, waitSlow, sec+" "+pool+" Active with method node-group", func(ctx context.Context) (bool, error) {
 			_, st, err := readPool(ctx, s, poolNS, pool)
 			if err != nil {
 				return false, err
@@ -81,7 +100,7 @@ func TestNodeGroupPool(t *testing.T) {
 	// burst-pool's warm slots (4.1's minExecutors) are placeholders the
 	// autoscaler launches nodes for; analytics-cluster's burst preempts
 	// them and, past them, gets nodes of its own.
-	eventually(t, 3*time.Minute, "burst-pool's warm slots on autoscaled r7gd.4xlarge nodes", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "burst-pool's warm slots on autoscaled r7gd.4xlarge nodes", func(ctx context.Context) (bool, error) {
 		ns, err := groupNodes(ctx, c, "burst-pool-nodegroup")
 		return err == nil && len(ns) > 0, fmt.Errorf("%d nodes (%v)", len(ns), err)
 	})
@@ -89,7 +108,7 @@ func TestNodeGroupPool(t *testing.T) {
 	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, "analytics-cluster", "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.217", burst, "8", "60Gi", executorScheduling(t, c, poolNS, "burst-pool"))); err != nil {
 		t.Fatal(err)
 	}
-	took := waitExecutors(t, 3*time.Minute, "analytics-cluster's burst Running on burst-pool's node group", c, analyticsNS, "burst-pool", burst)
+	took := waitExecutors(t, waitNodes, "analytics-cluster's burst Running on burst-pool's node group", c, analyticsNS, "burst-pool", burst)
 	t.Logf("4.1 burst of %d executors Running: %s", burst, took.Round(100*time.Millisecond))
 	pods := &corev1.PodList{}
 	mustList(t, ctx, c, pods, client.InNamespace(analyticsNS), client.MatchingLabels{"e6data.io/pool": "burst-pool"})
@@ -108,7 +127,7 @@ func TestNodeGroupPool(t *testing.T) {
 
 	// The capacity provider finds the group's nodes by the pool's labels,
 	// which the group puts on them.
-	eventually(t, statusBound, "burst-pool counts its node group's nodes and executors", func(ctx context.Context) (bool, error) {
+	eventually(t, waitStatus, "burst-pool counts its node group's nodes and executors", func(ctx context.Context) (bool, error) {
 		ns, err := groupNodes(ctx, c, "burst-pool-nodegroup")
 		if err != nil {
 			return false, err
@@ -132,7 +151,7 @@ func TestNodeGroupPool(t *testing.T) {
 		if err := c.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, fmt.Sprintf("burst-pool-nodegroup kept, held %t", suspend), func(ctx context.Context) (bool, error) {
+		eventually(t, waitStatus, fmt.Sprintf("burst-pool-nodegroup kept, held %t", suspend), func(ctx context.Context) (bool, error) {
 			g := &unstructured.Unstructured{}
 			g.SetAPIVersion("eks.aws.upbound.io/v1beta1")
 			g.SetKind("NodeGroup")
@@ -147,7 +166,7 @@ func TestNodeGroupPool(t *testing.T) {
 			return held == suspend && (grp.Min == 0) == suspend, fmt.Errorf("held %t, min %d", held, grp.Min)
 		})
 	}
-	t.Logf("TestNodeGroupPool: %s from the settings to Resume", time.Since(start).Round(100*time.Millisecond))
+	t.Logf("%s: %s from the settings to Resume", t.Name(), time.Since(start).Round(100*time.Millisecond))
 }
 
 // groupNodes are the names of the nodes of the node group named name.

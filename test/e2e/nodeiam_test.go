@@ -49,7 +49,7 @@ func testNodeIAM(t *testing.T, ctx context.Context, s *devplane.Stack, root stri
 		mustApplyFile(t, ctx, cfg, root, schemacheck.UpstreamDir, f)
 		names = append(names, strings.TrimSuffix(strings.SplitN(f, "_", 2)[1], ".yaml")+"."+strings.SplitN(f, "_", 2)[0])
 	}
-	if err := localcp.WaitEstablished(ctx, cfg, time.Minute, names...); err != nil {
+	if err := localcp.WaitEstablished(ctx, cfg, waitEstablished, names...); err != nil {
 		t.Fatal(err)
 	}
 	// The cluster's name and region, which node IAM needs, and the grant

@@ -215,12 +215,12 @@ func testTroubleshootingCommands(t *testing.T, ctx context.Context, s *devplane.
 	})
 
 	t.Run("WatchPool", func(t *testing.T) {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, watchWindow)
 		defer cancel()
 		out, _ := kubectl(wctx, kc, append(refCommand{line: "kubectl get pool -w"}.args(), ns...)...)
 		checkInReference(t, "kubectl get pool -w")
 		if !strings.Contains(out, "burst-pool") {
-			t.Errorf("kubectl get pool -w printed no burst-pool within 5s:\n%s", out)
+			t.Errorf("kubectl get pool -w printed no burst-pool within %s:\n%s", watchWindow, out)
 		}
 	})
 

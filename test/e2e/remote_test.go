@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
-	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
 )
@@ -29,43 +26,14 @@ import (
 // (the capacity provider retries a failed cluster after 5 s, doubling, so
 // after the 90 s this outage takes its next try may be 80 s away), plus
 // 25 s for the PoolCapacity, the Objects and the claim to be reconciled.
+// remoteOutage is how long west's API server is down: past the capacity
+// provider's first retries (5 s, doubling) and provider-kubernetes' poll,
+// so that both see the outage and back off.
 const (
 	remotePoll          = 15 * time.Second
 	remoteConvergeBound = remotePoll + 80*time.Second + 25*time.Second
+	remoteOutage        = time.Minute
 )
-
-// workloadPlane is a control plane without Crossplane that pools run in:
-// etcd, kube-apiserver, controller-manager, scheduler, kwok and Karpenter,
-// offering the catalog the function sizes from, with e6data's QueryService
-// CRD.
-type workloadPlane struct {
-	name    string
-	cluster *localcp.Cluster
-	client  client.Client
-}
-
-func startWorkloadPlane(ctx context.Context, root, dir, name string) (*workloadPlane, error) {
-	bins, err := localcp.ToolBinaries(ctx, root)
-	if err != nil {
-		return nil, err
-	}
-	types := filepath.Join(dir, "instance-types.json")
-	if err := devplane.WriteInstanceTypes(types, devplane.SimulatedCloud); err != nil {
-		return nil, err
-	}
-	c, err := localcp.Up(ctx, localcp.Config{Dir: filepath.Join(dir, "cluster"), Binaries: bins, StopWithParent: true, SkipCrossplane: true, InstanceTypesFile: types})
-	if err != nil {
-		return nil, fmt.Errorf("workload plane %s: %w", name, err)
-	}
-	w := &workloadPlane{name: name, cluster: c}
-	if w.client, err = client.New(c.Config, client.Options{}); err != nil {
-		return w, err
-	}
-	if err := localcp.ApplyFiles(ctx, c.Config, filepath.Join(root, "examples", "crds")); err != nil {
-		return w, err
-	}
-	return w, localcp.WaitEstablished(ctx, c.Config, time.Minute, "queryservices.e6data.io")
-}
 
 // TestRemoteClusters drives pools in two workload clusters, west and east,
 // from one management plane (Crossplane core, provider-kubernetes, the
@@ -80,56 +48,38 @@ func startWorkloadPlane(ctx context.Context, root, dir, name string) (*workloadP
 // removes west's objects and nodes.
 func TestRemoteClusters(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	root := gomod.RootForTest(t)
-	start := time.Now()
+	runScenarios(t, newSuite(t, remotePlane), remoteScenarios)
+}
 
-	// The three planes come up together.
-	var (
-		s          *devplane.Stack
-		west, east *workloadPlane
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	var mu sync.Mutex
-	var planes []*localcp.Cluster
-	for _, p := range []struct {
-		name string
-		dst  **workloadPlane
-	}{{"west", &west}, {"east", &east}} {
-		dir := t.TempDir()
-		g.Go(func() error {
-			w, err := startWorkloadPlane(gctx, root, dir, p.name)
-			if w != nil {
-				mu.Lock()
-				planes = append(planes, w.cluster)
-				mu.Unlock()
-			}
-			*p.dst = w
-			return err
-		})
-	}
-	mgmt := stackConfig(t)
-	mgmt.SkipKarpenter = true
-	g.Go(func() error {
-		var err error
-		s, err = devplane.Up(gctx, mgmt)
-		return err
-	})
-	err := g.Wait()
-	t.Cleanup(func() {
-		for _, c := range planes {
-			if c != nil {
-				_ = c.Down()
-			}
-		}
-	})
-	if s != nil {
-		downWithLogs(t, s)
-	}
-	if err != nil {
-		t.Fatalf("cannot bring the planes up: %v", err)
-	}
-	t.Logf("management plane and workload planes west and east up in %s", time.Since(start).Round(100*time.Millisecond))
+// remotePlane is the management plane, without Karpenter so that nothing
+// composed locally can work by accident, with the workload planes west
+// and east beside it; the three come up together.
+var remotePlane = plane{
+	configure: func(_ *testing.T, cfg *devplane.Config) { cfg.SkipKarpenter = true },
+	workloads: []string{"west", "east"},
+	caps:      []capability{workloadClusters, ownSettings},
+}
+
+// remoteScenarios are TestRemoteClusters' scenarios. WestAndEast changes
+// the management cluster's settings, so it is exclusive.
+var remoteScenarios = []scenario{
+	{name: "WestAndEast", needs: []capability{workloadClusters, ownSettings}, exclusive: true,
+		namespaces: []string{poolNS, analyticsNS, remoteEastNS}, pools: []string{remotePool}, run: scenarioWestAndEast},
+}
+
+// remotePool is the reference's basic burst pool, claimed for west in
+// poolNS and, under the same name, for east in remoteEastNS.
+const (
+	remotePool   = "burst-pool"
+	remoteEastNS = "e6-pools-east"
+)
+
+// scenarioWestAndEast: pools in west and east driven from the management
+// plane (TestRemoteClusters).
+func scenarioWestAndEast(t *testing.T, ctx context.Context, e *env) {
+	root := e.root
+	start := time.Now()
+	s, west, east := e.Stack, e.workload("west"), e.workload("east")
 
 	pk, err := s.InstallProviderKubernetes(ctx, []int{west.cluster.Ports["apiserver"], east.cluster.Ports["apiserver"]}, remotePoll)
 	if err != nil {
@@ -187,7 +137,7 @@ metadata: {name: `+poolNS+`}
 	if _, err := kubectl(ctx, s.Cluster.Kubeconfig, "apply", "-f", m.Path(root)); err != nil {
 		t.Fatal(err)
 	}
-	const pool = "burst-pool"
+	const pool = remotePool
 	wc := west.client
 	took := eventually(t, waitDisruption, "burst-pool's NodePool, NodeClass and warmup DaemonSets in west, marked as the pool's", func(ctx context.Context) (bool, error) {
 		if got, err := nodePoolOwner(ctx, wc, pool); err != nil || got != "mgmt/"+poolNS+"/"+pool {
@@ -241,7 +191,7 @@ metadata: {name: `+poolNS+`}
 	}
 
 	// (c) A pool of the same name in east leaves west alone.
-	const eastNS = "e6-pools-east"
+	const eastNS = remoteEastNS
 	if err := ensureNamespace(ctx, east.client, eastNS); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +230,7 @@ spec:
 	// (b) West's API server is down for 60 s.
 	restarted := make(chan error, 1)
 	down := time.Now()
-	go func() { restarted <- west.cluster.Restart("kube-apiserver", time.Minute) }()
+	go func() { restarted <- west.cluster.Restart("kube-apiserver", remoteOutage) }()
 	took = eventually(t, waitStatus, "the claim reports west unreachable, naming west and its ProviderConfig", func(ctx context.Context) (bool, error) {
 		p, err := claim(ctx, s, pool)
 		if err != nil {
@@ -329,7 +279,7 @@ spec:
 	if n := len(readyNodes(poolNodes(t, ctx, east.client, pool))); n != 1 {
 		t.Errorf("east has %d ready pool nodes after west's pool went, want 1", n)
 	}
-	t.Logf("TestRemoteClusters took %s", time.Since(start).Round(time.Second))
+	t.Logf("%s took %s", t.Name(), time.Since(start).Round(time.Second))
 }
 
 // countObjects counts provider-kubernetes' Objects.

@@ -23,7 +23,7 @@ import (
 // made for the active revision of the package kind/name (Function or
 // Provider): the one its revision controls.
 func packageDeployment(ctx context.Context, s *devplane.Stack, kind, name string) (*appsv1.Deployment, error) {
-	rev, err := devplane.ActiveRevision(ctx, s.Client, kind, name, 10*time.Second)
+	rev, err := devplane.ActiveRevision(ctx, s.Client, kind, name, waitQuick)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,8 @@ import (
 	"github.com/burstpool/burstpool/test/harness/gomod"
 )
 
-// scenario is one end-to-end scenario of TestPool. Its body creates what it
+// scenario is one end-to-end scenario of a suite (TestPool's
+// poolScenarios, or the scenarios of a suite with a plane of its own). Its body creates what it
 // needs (namespaces, QueryServices, a Pool, executors) under names derived
 // from its own, cleans up, and depends on no other scenario having run, so
 // `go test -run 'TestPool/Name$'` runs it alone.
@@ -52,7 +53,7 @@ type env struct {
 	owned      []string
 }
 
-// suite is what TestPool's scenarios share: the cluster, the locks of
+// suite is what a suite's scenarios share: the cluster, the locks of
 // scenario.lock and the fixtures several scenarios read.
 type suite struct {
 	*cluster
@@ -156,6 +157,13 @@ func (s *suite) runScenario(t *testing.T, sc scenario) {
 			dir := dumpDir(s.root, t.Name())
 			files, err := dump(ctx, s.Client, dir, e.namespaces, e.pools)
 			t.Log(describeDump(dir, files, err))
+			// What the scenario's pools composed in workload clusters,
+			// one folder each.
+			for _, w := range s.workloads {
+				wdir := filepath.Join(dir, w.name)
+				files, err := dump(ctx, w.client, wdir, e.namespaces, e.pools)
+				t.Log(describeDump(wdir, files, err))
+			}
 		}
 	}()
 	sc.run(t, t.Context(), e)
@@ -218,7 +226,9 @@ func referenceQueryServices(t *testing.T, ctx context.Context, kubeconfig string
 	}
 }
 
-func newSuite(t *testing.T) *suite {
+// newSuite reaches the cluster a suite's scenarios run on: the local
+// control plane p, or the kubeconfig's cluster (clusterUnderTest).
+func newSuite(t *testing.T, p plane) *suite {
 	t.Helper()
-	return &suite{cluster: clusterUnderTest(t), root: gomod.RootForTest(t)}
+	return &suite{cluster: clusterUnderTest(t, p), root: gomod.RootForTest(t)}
 }

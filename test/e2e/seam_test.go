@@ -46,6 +46,8 @@ func TestRequireSkipsOnKubeconfig(t *testing.T) {
 			needs: []capability{simulatedCloud}, wantSkipped: false},
 		"KubeconfigLacks": {reason: "a kubeconfig's cluster has no simulated cloud", k: &cluster{mode: "kubeconfig x"},
 			needs: []capability{simulatedCloud}, wantSkipped: true},
+		"KubeconfigLacksWorkloadClusters": {reason: "a kubeconfig's cluster has no workload clusters beside it", k: &cluster{mode: "kubeconfig x"},
+			needs: []capability{workloadClusters, ownSettings}, wantSkipped: true},
 	}
 	for name, tc := range cases {
 		var scenario *testing.T
@@ -101,5 +103,43 @@ func TestInDump(t *testing.T) {
 				t.Errorf("%s\ninDump: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestDumpFiles checks that each kind of a dump has a file of its own.
+func TestDumpFiles(t *testing.T) {
+	seen := map[string]string{}
+	for i, k := range dumpKinds {
+		f := dumpFile(i)
+		if other, ok := seen[f]; ok {
+			t.Errorf("%s %s and %s are both dumped to %s", k.apiVersion, k.kind, other, f)
+		}
+		seen[f] = k.apiVersion + " " + k.kind
+	}
+}
+
+// TestPlanesOfferWhatScenariosNeed checks that every scenario runs on its
+// suite's local control plane: require fails a scenario there when the
+// plane lacks a capability it needs.
+func TestPlanesOfferWhatScenariosNeed(t *testing.T) {
+	suites := map[string]struct {
+		p         plane
+		scenarios []scenario
+	}{
+		"TestPool":           {p: sharedPlane, scenarios: poolScenarios},
+		"TestCapacityBuffer": {p: bufferPlane, scenarios: bufferScenarios},
+		"TestNodeGroupPool":  {p: nodeGroupPlane, scenarios: nodeGroupScenarios},
+		"TestLinodePool":     {p: linodePlane, scenarios: linodeScenarios},
+		"TestRemoteClusters": {p: remotePlane, scenarios: remoteScenarios},
+	}
+	for name, s := range suites {
+		k := &cluster{mode: localMode, caps: s.p.caps}
+		for _, sc := range s.scenarios {
+			for _, c := range sc.needs {
+				if !k.has(c) {
+					t.Errorf("%s/%s needs %s, which its local control plane does not offer", name, sc.name, c)
+				}
+			}
+		}
 	}
 }

@@ -100,7 +100,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	// Settled: nobody is evicted any more (share-a's replacements wait,
 	// but share-a is at its share), and nothing else moved.
 	a0, _ := runningOf(ctx, c, shareFirst)
-	time.Sleep(15 * time.Second)
+	time.Sleep(quietWindow)
 	a1, _ := runningOf(ctx, c, shareFirst)
 	b1, _ := runningOf(ctx, c, shareNext)
 	if strings.Join(a0, ",") != strings.Join(a1, ",") || len(b1) != shareEach {

@@ -135,7 +135,7 @@ func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, e *env) {
 	}
 	warmup := map[string]string{qsv1.LabelPool: pool, qsv1.LabelComponent: qsv1.ComponentWarmup}
 	var pod corev1.Pod
-	eventually(t, 3*time.Minute, "a warmup pod bound to a new pool node", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "a warmup pod bound to a new pool node", func(ctx context.Context) (bool, error) {
 		pods, err := podsOf(ctx, c, warmStartNS, warmup)
 		for _, p := range pods {
 			if p.Spec.NodeName != "" {
@@ -182,7 +182,7 @@ func scenarioWarmBeforeSchedule(t *testing.T, ctx context.Context, e *env) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	took := waitExecutors(t, 2*time.Minute, "the executor Running once the pull ends", c, warmStartNS, pool, 1)
+	took := waitExecutors(t, waitStatus, "the executor Running once the pull ends", c, warmStartNS, pool, 1)
 	pods, err := podsOf(ctx, c, warmStartNS, executors)
 	if err != nil || len(pods) != 1 {
 		t.Fatalf("executor pods %d (%v), want 1", len(pods), err)
@@ -235,7 +235,7 @@ func scenarioGivebackLaunchesNoNode(t *testing.T, ctx context.Context, e *env) {
 	c := s.Client
 	startupPool(t, ctx, s, warmGivebackNS, pool, qs, 1)
 	placeholders := map[string]string{qsv1.LabelPool: pool, qsv1.LabelComponent: qsv1.ComponentPlaceholder}
-	eventually(t, 3*time.Minute, "the warm slot's placeholder Running on an open pool node", func(ctx context.Context) (bool, error) {
+	eventually(t, waitNodes, "the warm slot's placeholder Running on an open pool node", func(ctx context.Context) (bool, error) {
 		pods, err := podsOf(ctx, c, warmGivebackNS, placeholders)
 		for _, p := range pods {
 			n := &corev1.Node{}
@@ -260,7 +260,7 @@ func scenarioGivebackLaunchesNoNode(t *testing.T, ctx context.Context, e *env) {
 	if err := c.Create(ctx, devplane.ExecutorDeployment(warmGivebackNS, qs, "registry.example.com/e6data/executor:"+pool, 1, "2500m", "8Gi", sched)); err != nil {
 		t.Fatal(err)
 	}
-	took := waitExecutors(t, time.Minute, "the executor Running in the warm slot", c, warmGivebackNS, pool, 1)
+	took := waitExecutors(t, waitReconcile, "the executor Running in the warm slot", c, warmGivebackNS, pool, 1)
 	t.Logf("executor in the warm slot: %s", took.Round(10*time.Millisecond))
 	deadline := time.Now().Add(givebackQuietTime)
 	for time.Now().Before(deadline) {
@@ -275,14 +275,14 @@ func scenarioGivebackLaunchesNoNode(t *testing.T, ctx context.Context, e *env) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	pauseComposite(t, ctx, s, warmGivebackNS, pool, false)
-	eventually(t, time.Minute, "the pool gives the slot back: no placeholder left", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "the pool gives the slot back: no placeholder left", func(ctx context.Context) (bool, error) {
 		pods, err := podsOf(ctx, c, warmGivebackNS, placeholders)
 		return len(pods) == 0, fmt.Errorf("%d placeholders (%v)", len(pods), err)
 	})
 	if err := deleteExecutors(ctx, c, warmGivebackNS, qs); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the warm slot refilled once the executor is gone", func(ctx context.Context) (bool, error) {
+	eventually(t, waitReconcile, "the warm slot refilled once the executor is gone", func(ctx context.Context) (bool, error) {
 		pods, err := podsOf(ctx, c, warmGivebackNS, placeholders)
 		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
@@ -297,24 +297,16 @@ func scenarioGivebackLaunchesNoNode(t *testing.T, ctx context.Context, e *env) {
 // Pool claim ns/name: while it is set, Crossplane does not compose it.
 func pauseComposite(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name string, paused bool) {
 	t.Helper()
-	p, err := claimIn(ctx, s, ns, name)
+	xr, err := compositeIn(ctx, s, ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _, _ := unstructured.NestedStringMap(p.Object, "spec", "resourceRef")
-	if ref["name"] == "" {
-		t.Fatalf("Pool %s/%s has no composite yet", ns, name)
-	}
-	xr := &unstructured.Unstructured{}
-	xr.SetAPIVersion(ref["apiVersion"])
-	xr.SetKind(ref["kind"])
-	xr.SetName(ref["name"])
 	var v any
 	if paused {
 		v = "true"
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"crossplane.io/paused": v}}})
 	if err := s.Client.Patch(ctx, xr, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatalf("cannot set crossplane.io/paused=%t on %s %s: %v", paused, ref["kind"], ref["name"], err)
+		t.Fatalf("cannot set crossplane.io/paused=%t on %s %s: %v", paused, xr.GetKind(), xr.GetName(), err)
 	}
 }

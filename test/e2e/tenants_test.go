@@ -38,6 +38,20 @@ const (
 	tenantMemory = "4Gi"
 )
 
+// settledState waits until the state of pool ns/name (poolState) reads the
+// same twice, settleGap apart, and returns it.
+func settledState(t *testing.T, s *devplane.Stack, ns, name string) string {
+	t.Helper()
+	var state string
+	eventually(t, waitStatus, fmt.Sprintf("%s/%s settled (the same twice, %s apart)", ns, name, settleGap), func(ctx context.Context) (bool, error) {
+		a := poolState(t, ctx, s, ns, name)
+		time.Sleep(settleGap)
+		state = poolState(t, ctx, s, ns, name)
+		return a == state, fmt.Errorf("changing:\n%s\n%s", a, state)
+	})
+	return state
+}
+
 // poolState is what must not change about a pool while another tenant
 // acts: its nodes, its pods and where they run (its node agents by
 // DaemonSet), its NodePool's spec
@@ -91,13 +105,7 @@ func poolState(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name st
 func testSameNameRefused(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	cfg := s.Cluster.Config
 	c := s.Client
-	var before string
-	eventually(t, waitStatus, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
-		a := poolState(t, ctx, s, poolNS, "burst-pool")
-		time.Sleep(5 * time.Second)
-		before = poolState(t, ctx, s, poolNS, "burst-pool")
-		return a == before, fmt.Errorf("changing:\n%s\n%s", a, before)
-	})
+	before := settledState(t, s, poolNS, "burst-pool")
 	mustApply(t, ctx, cfg, fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata: {name: %[1]s}
@@ -124,7 +132,7 @@ spec:
 	t.Logf("second burst-pool refused on its claim: %s", took.Round(100*time.Millisecond))
 	// Give Crossplane, Karpenter and the provider time to act, had the
 	// refused pool composed anything.
-	time.Sleep(15 * time.Second)
+	time.Sleep(quietWindow)
 	if after := poolState(t, ctx, s, poolNS, "burst-pool"); after != before {
 		t.Errorf("e6-pools/burst-pool changed while tenant-b/burst-pool was refused:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
@@ -231,7 +239,7 @@ func testSecondTenantPool(t *testing.T, ctx context.Context, s *devplane.Stack, 
 	})
 	// Both pools in Evict mode have had time to act on any pod they took
 	// for unauthorized.
-	time.Sleep(15 * time.Second)
+	time.Sleep(quietWindow)
 
 	firstNodes, firstAfter := placement(t, ctx, c, first.poolNS, first.pool)
 	second, secondPods := placement(t, ctx, c, tenantNS, tenantPool)
@@ -361,13 +369,7 @@ func testPlacementAttacks(t *testing.T, ctx context.Context, s *devplane.Stack) 
 	// The second tenant's workspace, where its attack pods go.
 	mustApply(t, ctx, s.Cluster.Config, tenantQSManifest(tenantWS, tenantQS))
 	const pool = "burst-pool"
-	var before string
-	eventually(t, waitStatus, "e6-pools/burst-pool settled (the same twice, 5s apart)", func(ctx context.Context) (bool, error) {
-		a := poolState(t, ctx, s, poolNS, pool)
-		time.Sleep(5 * time.Second)
-		before = poolState(t, ctx, s, poolNS, pool)
-		return a == before, fmt.Errorf("changing:\n%s\n%s", a, before)
-	})
+	before := settledState(t, s, poolNS, pool)
 	nodes := &corev1.NodeList{}
 	mustList(t, ctx, c, nodes, identity(poolNS, pool))
 	if len(nodes.Items) == 0 {

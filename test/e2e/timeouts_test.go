@@ -7,7 +7,8 @@ import "time"
 // slowest a healthy cluster takes for what it bounds on a busy two-core
 // machine with scenarios running in parallel, with headroom; a scenario
 // that asserts how fast something happens says so with its own bound
-// (statusBound, shareBound, remoteConvergeBound, placementWindow).
+// (statusBound, shareBound, remoteConvergeBound, placementWindow,
+// watchWindow).
 const (
 	// waitQuick bounds what one controller does at once to an object that
 	// exists: a status written, a Node removed after its NodeClaim went.
@@ -29,6 +30,12 @@ const (
 	// waitStatus bounds a change showing on the claim: the function
 	// composes again (a watch event or Crossplane's poll) and the capacity
 	// provider observes the pool's nodes and pods, a few reconciles each.
+	// It is not statusBound, which asserts how soon a healthy plane shows
+	// executor changes: while the suite's other control planes start and
+	// run beside it on two cores, one of the provider's API requests can
+	// pass its deadline, and the count shows only after the provider's
+	// next try (TestNodeGroupPool/NodeGroupReference once ran out of a
+	// 10 s bound that way).
 	waitStatus = 2 * time.Minute
 
 	// waitNodes bounds executors running on nodes Karpenter launches, or
@@ -49,4 +56,50 @@ const (
 	// minutes), a suspended pool whose warm node must first be
 	// consolidated, node IAM objects deleted after the pool's nodes.
 	waitSlow = 5 * time.Minute
+
+	// waitEstablished bounds a CRD just applied turning Established: the
+	// API server's CRD controllers take a second on an idle machine, tens
+	// of seconds while several control planes start at once on two cores.
+	waitEstablished = time.Minute
+
+	// waitWarmBurst bounds a burst into warm slots running, without a
+	// node launched: with placeholders, a preemption and a bind each
+	// (waitReconcile); with a CapacityBuffer, the provider lowers the
+	// buffer, waits for Karpenter's next provisioning pass to report the
+	// lower count, and only then lifts the executor's gate, so two
+	// controllers in turn.
+	waitWarmBurst = 2 * time.Minute
+
+	// waitBufferSwitch bounds a pool's warm slots passing from
+	// placeholders to its CapacityBuffer: the provider raises the buffer
+	// once no placeholder holds the slots, Karpenter's next provisioning
+	// pass takes it up, and a node the placeholders left empty is
+	// consolidated (waitEmptyNode), one after the other.
+	waitBufferSwitch = 2 * time.Minute
+
+	// quietWindow is how long a scenario watches for what must not happen
+	// (a refused pool composing, a settled fair share moving, a Pending
+	// pool's objects deleted): longer than Karpenter's batch window (10 s
+	// at most), the provider's poll (2 s) and the function's period while
+	// Crossplane's watch circuit is open (5 s) together, so each of them
+	// has acted at least once in it.
+	quietWindow = 20 * time.Second
+
+	// settleGap is the gap between two reads of a pool's state that must
+	// match for it to count as settled: the function's period while the
+	// watch circuit is open (FollowInterval, 5 s,
+	// functions/pool-compose/decision/follow.go), which
+	// is longer than the provider's poll, so a pool still changing
+	// changes within it.
+	settleGap = 5 * time.Second
+
+	// kubectlTimeout bounds one kubectl command against the cluster under
+	// test: under a second when idle, as long as a reconcile
+	// (waitReconcile) when the API server is loaded.
+	kubectlTimeout = waitReconcile
+
+	// watchWindow is how long `kubectl get pool -w` runs: it prints the
+	// list it starts from at once, so this is kubectl's own start on a
+	// loaded machine.
+	watchWindow = 5 * time.Second
 )

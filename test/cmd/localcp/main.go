@@ -107,7 +107,7 @@ func up(args []string) error {
 	noKarpenter := fs.Bool("no-karpenter", false, "do not start Karpenter")
 	noCrossplane := fs.Bool("no-crossplane", false, "do not start Crossplane core")
 	types := fs.String("instance-types", "", "Karpenter kwok instance types file (INSTANCE_TYPES_FILE_PATH)")
-	timeout := fs.Duration("timeout", 2*time.Minute, "wait at most this long for each component")
+	timeout := fs.Duration("timeout", localcp.DefaultReadyTimeout, "wait at most this long for each component")
 	var forward, xpEnv listFlag
 	fs.Var(&forward, "forward", "host port Crossplane core reaches inside its network namespace (repeatable)")
 	fs.Var(&xpEnv, "crossplane-env", "KEY=VALUE added to Crossplane core's environment (repeatable)")

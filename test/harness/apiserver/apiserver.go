@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -15,6 +16,47 @@ import (
 // missingAssets says what to do when KUBEBUILDER_ASSETS is not set.
 const missingAssets = "KUBEBUILDER_ASSETS is not set; these tests need a real kube-apiserver and etcd.\n" +
 	"Build them once and point at them with: export KUBEBUILDER_ASSETS=$(hack/tool.sh envtest)   (from the repository root, or run make test)"
+
+// StartTimeout bounds each process of an API server (etcd, then
+// kube-apiserver) becoming ready, unless
+// KUBEBUILDER_CONTROLPLANE_START_TIMEOUT says otherwise. envtest's
+// default, 20 s, fits one API server on an idle machine, where
+// kube-apiserver is ready within a few seconds. `make test` runs the test
+// binaries of two packages at once (go test's -p, one per CPU on two
+// cores), and a package may start several servers at once (its parallel
+// tests), beside the end-to-end suite's control planes and a demo's that
+// may still be up; each start then waits its turn for the CPU many times
+// over, and a 20 s bound failed a test that passes in 9 s alone. Two
+// minutes is that with headroom; a server that is not ready by then has
+// failed.
+const StartTimeout = 2 * time.Minute
+
+// StopTimeout bounds each process of an API server stopping, unless
+// KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT says otherwise: on the loaded
+// machine StartTimeout describes, etcd and kube-apiserver may take longer
+// than envtest's default 20 s to flush and exit.
+const StopTimeout = time.Minute
+
+// envtest's own variables for the two bounds
+// (sigs.k8s.io/controller-runtime v0.23.1, pkg/envtest/server.go).
+const (
+	startTimeoutEnv = "KUBEBUILDER_CONTROLPLANE_START_TIMEOUT"
+	stopTimeoutEnv  = "KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT"
+)
+
+// environment is an API server serving the CRDs in crdDirs, started and
+// stopped within StartTimeout and StopTimeout unless envtest's variables
+// set them.
+func environment(crdDirs []string) *envtest.Environment {
+	env := &envtest.Environment{CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: true}
+	if os.Getenv(startTimeoutEnv) == "" {
+		env.ControlPlaneStartTimeout = StartTimeout
+	}
+	if os.Getenv(stopTimeoutEnv) == "" {
+		env.ControlPlaneStopTimeout = StopTimeout
+	}
+	return env
+}
 
 // Main is a TestMain: it starts one API server serving the CRDs in crdDirs
 // (relative to the test's package folder), hands it to started, runs the
@@ -30,7 +72,7 @@ func Main(m *testing.M, started func(*envtest.Environment), crdDirs ...string) {
 		fmt.Fprintln(os.Stderr, "FAIL:", missingAssets)
 		os.Exit(1)
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: true}
+	env := environment(crdDirs)
 	if _, err := env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: cannot start the API server:", err)
 		os.Exit(1)
@@ -51,7 +93,7 @@ func Start(t testing.TB, crdDirs ...string) *envtest.Environment {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal(missingAssets)
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: true}
+	env := environment(crdDirs)
 	if _, err := env.Start(); err != nil {
 		t.Fatalf("cannot start the API server: %v", err)
 	}

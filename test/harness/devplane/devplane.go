@@ -160,14 +160,14 @@ func MarkRuntime(ctx context.Context, c client.Client, kind, revision, endpoint,
 // looks for a revision's serving certificate. It returns the Secret's name.
 func RuntimeCerts(ctx context.Context, c client.Client, name, dir string) (string, error) {
 	ca := &corev1.Secret{}
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, coreCA, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, types.NamespacedName{Namespace: CrossplaneNS, Name: "crossplane-root-ca"}, ca); err != nil {
 			return false, nil //nolint:nilerr // core creates the CA at start; poll again
 		}
 		return len(ca.Data["tls.crt"]) > 0 && len(ca.Data["tls.key"]) > 0, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("crossplane-system/crossplane-root-ca has no CA after 60s (is Crossplane core running?): %w", err)
+		return "", fmt.Errorf("crossplane-system/crossplane-root-ca has no CA after %s (is Crossplane core running?): %w", coreCA, err)
 	}
 	if err := IssueServerCert(ca.Data["tls.crt"], ca.Data["tls.key"], dir, name, name+"."+CrossplaneNS); err != nil {
 		return "", err

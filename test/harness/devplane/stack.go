@@ -302,7 +302,7 @@ func (s *Stack) Install(ctx context.Context) error {
 			}
 			names = append(names, crd.Name)
 		}
-		return localcp.WaitEstablished(ctx, s.Cluster.Config, time.Minute, names...)
+		return localcp.WaitEstablished(ctx, s.Cluster.Config, crdEstablished, names...)
 	}); err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := localcp.WaitPort(ctx, addr, 30*time.Second); err != nil {
+		if err := localcp.WaitPort(ctx, addr, runtimeListening); err != nil {
 			return fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, s.Function.Tail(20))
 		}
 		return s.ConnectFunction(ctx)
@@ -381,13 +381,13 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		return localcp.WaitPort(ctx, s.MetricsAddr, 30*time.Second)
+		return localcp.WaitPort(ctx, s.MetricsAddr, runtimeListening)
 	}); err != nil {
 		return err
 	}
 
 	if err := step("wait for the Pool API (XRD xpools.e6data.io offered)", func() error {
-		return localcp.WaitEstablished(ctx, s.Cluster.Config, 3*time.Minute, "xpools.e6data.io", "pools.e6data.io")
+		return localcp.WaitEstablished(ctx, s.Cluster.Config, packageActive, "xpools.e6data.io", "pools.e6data.io")
 	}); err != nil {
 		return err
 	}
@@ -407,7 +407,7 @@ spec:
 // name as running outside the cluster, serving with a certificate written to
 // certs, and waits until the CRDs it owns are established.
 func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds ...string) error {
-	rev, err := ActiveRevision(ctx, s.Client, "Provider", name, 3*time.Minute)
+	rev, err := ActiveRevision(ctx, s.Client, "Provider", name, packageActive)
 	if err != nil {
 		return err
 	}
@@ -418,14 +418,14 @@ func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds
 	if err := MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret); err != nil {
 		return err
 	}
-	return localcp.WaitEstablished(ctx, s.Cluster.Config, 2*time.Minute, crds...)
+	return localcp.WaitEstablished(ctx, s.Cluster.Config, crdEstablished, crds...)
 }
 
 // ConnectFunction points the function's active revision at the local
 // function. Crossplane may create a new revision (for example after a
 // package update), so callers can repeat it.
 func (s *Stack) ConnectFunction(ctx context.Context) error {
-	rev, err := ActiveRevision(ctx, s.Client, "Function", FunctionName, 3*time.Minute)
+	rev, err := ActiveRevision(ctx, s.Client, "Function", FunctionName, packageActive)
 	if err != nil {
 		return err
 	}
@@ -462,7 +462,7 @@ func (s *Stack) StartFunction(ctx context.Context) error {
 	if err := s.save(); err != nil {
 		return err
 	}
-	return localcp.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), 30*time.Second)
+	return localcp.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), runtimeListening)
 }
 
 // Down stops the runtimes, the registry and the control plane.

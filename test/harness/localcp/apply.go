@@ -29,7 +29,7 @@ const FieldManager = "localcp"
 // Apply server-side applies every object of a multi-document YAML stream,
 // in order, taking ownership of conflicting fields. Namespaced objects
 // without a namespace go to "default". A kind the API server does not serve
-// yet (a CRD applied just before) is retried for up to 30 seconds.
+// yet (a CRD applied just before) is retried for up to kindServedTimeout.
 func Apply(ctx context.Context, cfg *rest.Config, manifests []byte) error {
 	objs, err := Decode(manifests)
 	if err != nil {
@@ -42,7 +42,7 @@ func Apply(ctx context.Context, cfg *rest.Config, manifests []byte) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(kindServedTimeout)
 	for _, o := range objs {
 		for {
 			err = applyOne(ctx, c, o)

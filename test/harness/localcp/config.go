@@ -175,9 +175,32 @@ type Config struct {
 	StopWithParent bool
 
 	// Timeout bounds the wait for each component to become ready.
-	// Default: 2 minutes.
+	// Default: DefaultReadyTimeout.
 	Timeout time.Duration
 }
+
+// DefaultReadyTimeout bounds the wait for each component of a control
+// plane to become ready. Alone on two cores, etcd and kube-apiserver are
+// ready within 10 s and each further component within seconds; but the
+// end-to-end suite starts several control planes at once (up to six
+// suites, one of them three planes), beside the envtest API servers of
+// the packages `go test ./...` runs in parallel and a demo's control
+// plane that may still be up, and each start then waits its turn for the
+// CPU many times over. Three minutes is that with headroom; a component
+// that is not ready by then has failed (its log tail is in the error).
+const DefaultReadyTimeout = 3 * time.Minute
+
+// readyCheckTimeout bounds one readiness check of a component (a GET of
+// its health endpoint): a check slower than this counts as not ready yet
+// and is tried again, so one request stalled on a loaded machine does
+// not hold up the wait.
+const readyCheckTimeout = 5 * time.Second
+
+// kindServedTimeout bounds how long Apply retries an object whose kind is
+// not served yet (its CRD applied a moment before, not yet Established):
+// the API server's CRD controllers serve it within seconds alone, tens of
+// seconds while several control planes start at once.
+const kindServedTimeout = time.Minute
 
 func (c *Config) defaults(ctx context.Context) error {
 	if c.Dir == "" {
@@ -194,7 +217,7 @@ func (c *Config) defaults(ctx context.Context) error {
 		}
 	}
 	if c.Timeout == 0 {
-		c.Timeout = 2 * time.Minute
+		c.Timeout = DefaultReadyTimeout
 	}
 	if c.KarpenterLogLevel == "" {
 		c.KarpenterLogLevel = "info"

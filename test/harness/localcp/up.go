@@ -151,7 +151,7 @@ func (u *upper) waitReady(ctx context.Context, p Process, check func(context.Con
 		if !p.alive() {
 			return fmt.Errorf("%s exited while starting; last lines of %s:\n%s", p.Name, p.Log, tail(p.Log, 40))
 		}
-		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		cctx, ccancel := context.WithTimeout(ctx, readyCheckTimeout)
 		last = check(cctx)
 		ccancel()
 		if last == nil {
