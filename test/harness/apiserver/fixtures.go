@@ -3,27 +3,11 @@ package apiserver
 import (
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 )
-
-// Eventually retries check every 200 ms until it returns nil, or fails the
-// test after timeout with what did not happen and check's last error.
-func Eventually(t testing.TB, what string, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s did not happen within %s: %v", what, timeout, err)
-}
 
 // QueryService is a QueryService namespace/name with labels and
 // spec.executor, for the QueryService CRD in examples/crds.
