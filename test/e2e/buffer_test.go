@@ -46,9 +46,9 @@ func TestCapacityBuffer(t *testing.T) {
 	s := stackUp(t, cfg)
 	t.Logf("stack with Karpenter's CapacityBuffer gate on: up in %s", time.Since(start).Round(100*time.Millisecond))
 	applyFastComposition(t, ctx, s.Cluster.Config, cfg.Root)
-	// The opt-in role that lets the provider bind the executor gate, as
-	// docs/install.md says for pools whose warm slots a buffer holds.
-	mustApplyFile(t, ctx, s.Cluster.Config, cfg.Root, "deploy", "provider", "rbac-executor-gate.yaml")
+	// The static executor gate policies, as docs/install.md says for pools
+	// whose warm slots a buffer holds.
+	mustApplyFile(t, ctx, s.Cluster.Config, cfg.Root, "deploy", "provider", "executor-gate.yaml")
 	t.Run("WarmSlotsGateOn", func(t *testing.T) { scenarioWarmSlots(t, ctx, s, "warm-gate-on", true) })
 }
 
