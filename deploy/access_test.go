@@ -14,10 +14,11 @@ import (
 )
 
 // denied is what the provider's service account must never be allowed, as
-// "scope group/resource verb" (scope is "cluster" or a namespace): reading
-// every Secret, changing pods and nodes, creating or deleting the objects
-// Crossplane composes, evicting unless rbac-evictions.yaml is applied, and
-// writing admission policies unless rbac-executor-gate.yaml is.
+// "scope group/resource verb [name]" (scope is "cluster" or a namespace):
+// reading every Secret, changing pods and nodes, creating or deleting the
+// objects Crossplane composes, evicting unless rbac-evictions.yaml is
+// applied, and writing any admission policy or binding, burstpool's own
+// static ones (executor-gate.yaml) included, or reading another.
 var denied = []string{
 	"cluster /secrets get",
 	"cluster /secrets list",
@@ -35,16 +36,29 @@ var denied = []string{
 	"crossplane-system /serviceaccounts/token create",
 	"cluster rbac.authorization.k8s.io/clusterrolebindings create",
 	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies create",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies patch burstpool-executor-gate",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies delete burstpool-executor-gate",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies patch other-policy",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies get other-policy",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicies list",
 	"cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings create",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings patch burstpool-executor-gate",
+	"cluster admissionregistration.k8s.io/mutatingadmissionpolicybindings delete burstpool-executor-gate",
+	"cluster admissionregistration.k8s.io/validatingadmissionpolicies create",
+	"cluster admissionregistration.k8s.io/validatingadmissionpolicies patch burstpool-executor-gate-guard",
+	"cluster admissionregistration.k8s.io/validatingadmissionpolicies delete burstpool-executor-gate-guard",
+	"cluster admissionregistration.k8s.io/validatingadmissionpolicybindings create",
+	"cluster admissionregistration.k8s.io/validatingadmissionpolicybindings patch burstpool-executor-gate-guard",
+	"cluster admissionregistration.k8s.io/validatingadmissionpolicybindings delete burstpool-executor-gate-guard",
 }
 
-// attributes turns "scope group/resource[/subresource] verb" into the
-// attributes of a SubjectAccessReview.
+// attributes turns "scope group/resource[/subresource] verb [name]" into
+// the attributes of a SubjectAccessReview.
 func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
 	t.Helper()
 	f := strings.Fields(s)
-	if len(f) != 3 {
-		t.Fatalf("%q: want scope group/resource verb", s)
+	if len(f) != 3 && len(f) != 4 {
+		t.Fatalf("%q: want scope group/resource verb [name]", s)
 	}
 	group, res, ok := strings.Cut(f[1], "/")
 	if !ok {
@@ -52,6 +66,9 @@ func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
 	}
 	res, sub, _ := strings.Cut(res, "/")
 	a := &authorizationv1.ResourceAttributes{Group: group, Resource: res, Subresource: sub, Verb: f[2]}
+	if len(f) == 4 {
+		a.Name = f[3]
+	}
 	if f[0] != "cluster" {
 		a.Namespace = f[0]
 	}
@@ -63,7 +80,7 @@ func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
 // to a real API server and asks it, with a SubjectAccessReview per
 // permission, what the account the DeploymentRuntimeConfig runs the
 // provider's pod under may do: everything on the allow-list (the roles
-// only; the opt-in roles are not applied), and nothing on the denied list.
+// only; the opt-in eviction role is not applied), and nothing on the denied list.
 // Kubernetes' RBAC authorizer answers (authorization.k8s.io/v1
 // SubjectAccessReview), so bindings to another account or namespace fail
 // here as they would in a cluster.
@@ -111,7 +128,7 @@ func TestProviderAccountAccess(t *testing.T) {
 	var want, got []string
 	for _, a := range allowed {
 		role, perm, _ := strings.Cut(a, ": ")
-		if role == "burstpool-capacity-evictor" || role == "burstpool-capacity-executor-gate" {
+		if role == "burstpool-capacity-evictor" {
 			continue
 		}
 		want = append(want, perm)

@@ -104,6 +104,8 @@ func (c *CLI) Run() error {
 		EvictionsPerMinute: c.MaxEvictionsPerMinute,
 		EvictionBurst:      c.EvictionBurst,
 		StaleAfter:         c.StaleAfter,
+		// The Pod's namespace, where its service account is.
+		ProviderNamespace: c.LeaderElectionNamespace,
 	}
 	if err := capacitycontroller.Setup(mgr, o); err != nil {
 		return err

@@ -72,7 +72,8 @@ func TestCapacityBufferComposed(t *testing.T) {
 		t.Errorf("processed buffer: the PoolCapacity's warmSlots.capacityBuffer is %s, want %s", got, want)
 	}
 	// A buffer that holds the slots has new executors admitted gated
-	// until its autoscaler has seen them (the provider binds the policy);
+	// until its autoscaler has seen them (the provider writes the gate's
+	// parameters);
 	// the probe does not.
 	gate := func(rsp *fnv1.RunFunctionResponse) string {
 		g, _, _ := unstructured.NestedString(desired(rsp, "capacity").Object, "spec", "forProvider", "executorGate")

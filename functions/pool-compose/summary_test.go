@@ -83,3 +83,52 @@ func TestTruncatedSummaryKeepsAttachments(t *testing.T) {
 		t.Errorf("no event says the summary was truncated:\n%s", ev)
 	}
 }
+
+// TestTruncatedSummaryDetachesNothing replays the same attack on a remote
+// pool whose status does not name its QueryServices (not written yet, or
+// lost), with the eviction policies in force: a truncated summary without
+// the pool's own QueryService emptied its PoolCapacity's queryServices,
+// so the capacity provider took its executors for unauthorized and
+// evicted them. A QueryService the observed PoolCapacity attaches stays
+// attached while the summary is truncated.
+func TestTruncatedSummaryDetachesNothing(t *testing.T) {
+	const spec = remotePool + "  unauthorizedExecutors: Evict\n  queryServiceLimits: {maxPoolExecutors: 2, enforce: true}\n"
+	own := qs("analytics", "team-a", "burst", "pools", "ghcr.io/e6data/executor:3.1", "4", "16Gi", nil)
+	s := scenario{XR: xpool("burst", "pools", spec), Environment: []string{remoteEnv}, QueryServices: []string{}}
+	rsp := s.run(t)
+	s.Observed = observeAs(t, rsp, summaryOf(t, []string{own}, kwokCRDs), nil)
+	rsp = s.run(t)
+	if diff := cmp.Diff([]string{"team-a/analytics"}, attachedTo(t, desired(rsp, "remote-capacity"))); diff != "" {
+		t.Fatalf("complete summary: attached (-want +got):\n%s", diff)
+	}
+
+	cases := map[string]struct {
+		reason string
+		status bool
+	}{
+		"StatusNamesIt":   {reason: "The previous status attaches the QueryService: it stays attached.", status: true},
+		"NoStatusWritten": {reason: "Only the observed PoolCapacity attaches the QueryService: it stays attached.", status: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cut := summaryOf(t, nil, kwokCRDs)
+			cut["truncated"] = true
+			s := s
+			if tc.status {
+				s.XR = withStatus(xpool("burst", "pools", spec), writtenStatus(t, status(rsp)))
+			}
+			s.Observed = observeAs(t, rsp, cut, nil)
+			got := s.run(t)
+			c := desired(got, "remote-capacity")
+			if diff := cmp.Diff([]string{"team-a/analytics"}, attachedTo(t, c)); diff != "" {
+				t.Errorf("%s\ntruncated summary: attached (-want +got):\n%s", tc.reason, diff)
+			}
+			if p, _, _ := unstructured.NestedString(c.Object, "spec", "forProvider", "policies", "unauthorizedExecutors"); p != "Evict" {
+				t.Errorf("%s\nthe PoolCapacity's unauthorizedExecutors policy is %q, want Evict (the case replayed)", tc.reason, p)
+			}
+			if got := conditions(got)["WorkloadSummaryComplete"]; got != "FALSE/WorkloadSummaryTruncated" {
+				t.Errorf("%s\nWorkloadSummaryComplete %s", tc.reason, got)
+			}
+		})
+	}
+}

@@ -88,12 +88,13 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	obs.Failures = t.failures.merged(prev.Failures)
 	obs.WarmupFailures = t.warmups.failures(prev.WarmupFailures)
 	obs.UnauthorizedExecutors, obs.UnauthorizedCount = unauthorized(obs.UnauthorizedExecutors)
+	obs.UnplaceableExecutors, obs.UnplaceableCount = unplaceables(obs.UnplaceableExecutors)
 
 	var plan Plan
 	plan.Open, obs.WarmingNodes = openings(spec, snap, t.pool, now)
 	obs.OpenedCold = openedCold(plan.Open, prev.OpenedCold, snap, t.pool, now)
 	if spec.WarmSlots != nil {
-		w := countWarmPods(spec, snap, t.pool, obs.OccupiedExecutors, t.poolNodes, t.attachedNS)
+		w := countWarmPods(spec, snap, t.pool, obs.OccupiedExecutors, t.poolNodes, t.attachedNS, t.place)
 		plan.Ungate = ungates(spec, w)
 		plan.Buffer = bufferScale(spec, w)
 	}

@@ -120,6 +120,10 @@ func TestOverShare(t *testing.T) {
 				p.MaxExecutors = 5
 			}), pods: full(2), want: evict("s3"),
 		},
+		"UnplaceableWaitersEvictNobody": {
+			reason: "Hostile tenant: two ads executors aim at the pool with an extra node selector no pool node matches; they could never take a freed slot, so no sales executor is evicted for them.",
+			spec:   params(shares(2, 2)), pods: append(full(0), executor("team-b", "a0", "analytics", "ads", extraSelector), executor("team-b", "a1", "analytics", "ads", extraSelector)),
+		},
 		"NotEnforced": {
 			reason: "Without enforceShares, shares are reported only.",
 			spec: params(shares(2, 2), func(p *v1alpha1.PoolCapacityParameters) {

@@ -39,6 +39,9 @@ type tally struct {
 	req requests
 	// poolNodes says, for each pool node, whether it gives slots.
 	poolNodes map[string]bool
+	// place tells whether a pod that asks for the pool's nodes could run
+	// on one of them.
+	place *placer
 	// attached tallies each attached QueryService; attachedNS holds their
 	// namespaces.
 	attached   map[qsKey]*qsTally
@@ -126,13 +129,16 @@ func count(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.Po
 // countNodes counts the pool's nodes and the slots they give: a Ready node
 // not being deleted gives executorsPerNode slots while it is schedulable,
 // or while the pool's executors tolerate its taints and it is not
-// cordoned.
+// cordoned. Every pool node, whatever its state, is a node a pod that
+// asks for the pool could be placed on (placer).
 func (t *tally) countNodes(spec v1alpha1.PoolCapacityParameters, snap Snapshot) {
 	var slots int64
+	var nodes []*Node
 	snap.Nodes(t.pool, func(n *Node) bool {
 		if !matches(spec.NodeSelector, n.Labels) {
 			return true
 		}
+		nodes = append(nodes, n)
 		t.poolNodes[n.Name] = false
 		if !n.Ready || n.Deleting {
 			t.obs.Nodes.NotReady++
@@ -145,6 +151,7 @@ func (t *tally) countNodes(spec v1alpha1.PoolCapacityParameters, snap Snapshot) 
 		}
 		return true
 	})
+	t.place = newPlacer(spec, nodes)
 	t.obs.TotalExecutors = int32(min(slots, int64(spec.MaxExecutors)))
 	if spec.Suspend {
 		t.obs.TotalExecutors = 0
@@ -169,10 +176,11 @@ func counts(p *Pod, o placement, attachedNS map[string]bool) bool {
 	return o.onPool || (attachedNS[p.Namespace] && (p.NodeName == "" || o.nodeLost))
 }
 
-// waits reports whether an unbound pending executor waits for room on the
-// pool: it asks for the pool's nodes (aims) and the scheduler found none
-// with room (Unschedulable). A pod held by scheduling gates, not yet tried,
-// or aiming at other nodes waits for nothing the pool could give. This is
+// waits reports whether an unbound pending executor that could run on a
+// pool node (placer) waits for room on the pool: it asks for the pool's
+// nodes (aims) and the scheduler found none with room (Unschedulable). A
+// pod held by scheduling gates, not yet tried, or aiming at other nodes
+// waits for nothing the pool could give. This is
 // the test Karpenter's provisioner applies before it launches nodes for a
 // pod (kubernetes-sigs/karpenter pkg/utils/pod/scheduling.go,
 // FailedToSchedule: PodScheduled False with reason Unschedulable).
@@ -192,6 +200,16 @@ func (t *tally) executor(spec v1alpha1.PoolCapacityParameters, p *Pod, o placeme
 	a, ok := t.attached[qsKey{p.Namespace, qs}]
 	if p.State != PodPending && p.State != PodRunning && p.State != PodDeleted {
 		return
+	}
+	if p.State == PodPending && p.NodeName == "" && aims(spec, p.Aim) {
+		if why := t.place.unplaceable(p.Aim); why != "" {
+			// It asks for the pool's nodes but could run on none of
+			// them: it waits for nothing the pool can give, and is
+			// listed, not counted.
+			t.obs.UnplaceableExecutors = append(t.obs.UnplaceableExecutors,
+				v1alpha1.UnplaceableExecutor{Pod: p.Name, Namespace: p.Namespace, QueryService: qs, Reason: why})
+			return
+		}
 	}
 	if ok {
 		a.present = true
@@ -247,16 +265,22 @@ func (t *tally) requested() *v1alpha1.Requested {
 // unauthorized sorts the unauthorized executors and keeps the first
 // MaxUnauthorized; the count counts them all.
 func unauthorized(list []v1alpha1.UnauthorizedExecutor) ([]v1alpha1.UnauthorizedExecutor, int32) {
+	return firstByPod(list, MaxUnauthorized, func(u v1alpha1.UnauthorizedExecutor) PodKey { return PodKey{u.Namespace, u.Pod} })
+}
+
+// firstByPod sorts list by the namespace and name of its pods and keeps
+// the first limit; the count counts them all.
+func firstByPod[T any](list []T, limit int, key func(T) PodKey) ([]T, int32) {
 	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
+		a, b := key(list[i]), key(list[j])
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		return a.Pod < b.Pod
+		return a.Name < b.Name
 	})
 	n := int32(len(list))
-	if len(list) > MaxUnauthorized {
-		list = list[:MaxUnauthorized]
+	if len(list) > limit {
+		list = list[:limit]
 	}
 	return list, n
 }

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -157,13 +158,29 @@ type Disruption struct {
 	At      time.Time
 }
 
-// An Aim is what of a pod's spec decides which nodes it may go to.
+// An Aim is what of a pod's spec decides which nodes it may go to. Pods
+// that ask for the same nodes may share one Aim, so it is never modified.
 type Aim struct {
-	// NodeSelector is spec.nodeSelector, with the single-valued In
-	// requirements of its one required node-affinity term, if it has
-	// exactly one.
+	// NodeSelector is spec.nodeSelector.
 	NodeSelector map[string]string
-	Tolerations  []corev1.Toleration
+	// Affinity is the required node affinity (requiredDuringScheduling
+	// IgnoredDuringExecution): its terms, of which one must hold; nil when
+	// the pod requires none.
+	Affinity    []Term
+	Tolerations []corev1.Toleration
+}
+
+// A Term is a node selector term: every requirement holds of a node it
+// matches, and a term without requirements matches none.
+type Term []Requirement
+
+// A Requirement is a node selector requirement on a node label, or, from
+// matchFields, on a node field (Field; only metadata.name exists).
+type Requirement struct {
+	Key      string
+	Operator corev1.NodeSelectorOperator
+	Values   []string
+	Field    bool
 }
 
 // Key returns the pod's key.
@@ -244,13 +261,26 @@ func tolerates(tol corev1.Toleration, t Taint) bool {
 	return false
 }
 
-// aims reports whether an unbound pod asks for the pool's nodes: its node
-// selector holds the pool's, and it tolerates every taint the pool's
+// aims reports whether an unbound pod asks for the pool's nodes: every
+// node it may go to carries the pool's node selector (its node selector
+// holds it, or each of its required node-affinity terms pins the missing
+// labels with a single-valued In), and it tolerates every taint the pool's
 // executors are given tolerations for (PoolCapacity
 // spec.forProvider.tolerations, the Pool's status.executorScheduling).
+// Whether a pool node would take it is placer's to say.
 func aims(spec v1alpha1.PoolCapacityParameters, a *Aim) bool {
-	if a == nil || !matches(spec.NodeSelector, a.NodeSelector) {
+	if a == nil {
 		return false
+	}
+	for k, v := range spec.NodeSelector {
+		got, ok := a.NodeSelector[k]
+		switch {
+		case ok && got != v:
+			return false
+		case ok:
+		case len(a.Affinity) == 0 || slices.ContainsFunc(a.Affinity, func(t Term) bool { return !t.pins(k, v) }):
+			return false
+		}
 	}
 	taints := make([]Taint, 0, len(spec.Tolerations))
 	for _, tol := range spec.Tolerations {

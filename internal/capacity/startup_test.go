@@ -277,6 +277,12 @@ func TestBufferScale(t *testing.T) {
 			pods:   []*Pod{executor("intruder", "e1", "analytics", "sales"), executor("intruder", "e2", "analytics", "sales")},
 			want:   scale(2),
 		},
+		"UnplaceableWaitersLeaveTheBuffer": {
+			reason: "Hostile tenant: executors of an attached QueryService that ask for the pool with a node selector no pool node matches will never take a slot, so the buffer keeps every slot.",
+			spec:   params(withWarmSlots(2), withBuffer(true)),
+			pods:   []*Pod{executor("team-a", "e1", "analytics", "sales", extraSelector), executor("team-a", "e2", "analytics", "sales", extraSelector, gatedAt(t0))},
+			want:   scale(2),
+		},
 		"PlaceholdersStillHoldSlots": {
 			reason: "The buffer takes over from placeholders: one still runs, so the buffer asks for the other slot only, and no node is launched for a slot a placeholder holds.",
 			spec:   params(withWarmSlots(2), withBuffer(true)),
@@ -449,6 +455,14 @@ func TestExecutorGate(t *testing.T) {
 			spec:   params(shares(1, 1), withExecutorGate, maxExecutors(2)),
 			pods: []*Pod{executor("team-a", "e0", "analytics", "sales", running("n1")), executor("team-a", "e1", "analytics", "sales", running("n1")),
 				executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("intruder", "w1", "analytics", "ads")},
+			wantGate:    bound,
+			wantRelease: &Release{Now: []Ungate{let("team-a", "e2")}},
+		},
+		"UnplaceableWaiterHoldsNobody": {
+			reason: "Hostile tenant: ads' waiting executors ask for the pool with a node selector no pool node matches; they wait for nothing the pool can give, so sales' new executor is not held back for them.",
+			spec:   params(shares(1, 1), withExecutorGate, maxExecutors(2)),
+			pods: []*Pod{executor("team-a", "e0", "analytics", "sales", running("n1")), executor("team-a", "e1", "analytics", "sales", running("n1")),
+				executor("team-a", "e2", "analytics", "sales", gatedAt(t0)), executor("team-b", "w1", "analytics", "ads", extraSelector), executor("team-b", "w2", "analytics", "ads", extraSelector)},
 			wantGate:    bound,
 			wantRelease: &Release{Now: []Ungate{let("team-a", "e2")}},
 		},

@@ -21,7 +21,8 @@ type warmPods struct {
 	// wanted is how many warm slots the pool wants held now: its slots
 	// less the executors that occupy a slot or wait unbound for the
 	// pool's nodes, which a free slot is about to take. An unbound pod
-	// counts only in the namespace of an attached QueryService, as
+	// counts only when it could run on a pool node (placer), and only in
+	// the namespace of an attached QueryService, as
 	// Compute counts executors (counts): anyone may create pods with the
 	// pool's labels in a namespace of their own, and they must not empty
 	// another tenant's warm slots.
@@ -40,10 +41,11 @@ type warmPods struct {
 	leaving int32
 }
 
-// countWarmPods counts the pool's pods for its warm slots; poolNodes and
-// attachedNS are Compute's pool nodes and the namespaces of the attached
-// QueryServices.
-func countWarmPods(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32, poolNodes, attachedNS map[string]bool) warmPods {
+// countWarmPods counts the pool's pods for its warm slots; poolNodes,
+// attachedNS and place are Compute's pool nodes, the namespaces of the
+// attached QueryServices and what tells whether a pod could run on a pool
+// node.
+func countWarmPods(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool string, occupied int32, poolNodes, attachedNS map[string]bool, place *placer) warmPods {
 	w := spec.WarmSlots
 	c := warmPods{wanted: w.Slots - occupied}
 	snap.Pods(pool, func(p *Pod) bool {
@@ -57,7 +59,7 @@ func countWarmPods(spec v1alpha1.PoolCapacityParameters, snap Snapshot, pool str
 				c.leaving++
 			}
 		case executor:
-			if p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) {
+			if p.NodeName == "" && p.State == PodPending && attachedNS[p.Namespace] && aims(spec, p.Aim) && place.unplaceable(p.Aim) == "" {
 				c.wanted--
 			}
 		case p.State != PodPending && p.State != PodRunning:

@@ -16,7 +16,7 @@ import (
 func TestRecordAndForget(t *testing.T) {
 	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "analytics", Namespace: "team-a"}, MaxExecutors: 10}
 	res := capacity.Result{WarmImagesReady: 2, Observation: v1alpha1.PoolCapacityObservation{
-		TotalExecutors: 8, AvailableExecutors: 3, OccupiedExecutors: 5, PendingExecutors: 1,
+		TotalExecutors: 8, AvailableExecutors: 3, OccupiedExecutors: 5, PendingExecutors: 1, UnplaceableCount: 3,
 		Allocations: []v1alpha1.Allocation{{QueryService: "sales", Namespace: "team-a", PoolExecutors: 5, RegularExecutors: 2, PendingExecutors: 1, MaxPoolExecutors: 4}},
 		Failures:    []v1alpha1.Failure{{Pod: "p", Namespace: "team-a", Reason: v1alpha1.FailureOOMKilled}},
 	}}
@@ -49,6 +49,15 @@ burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_
 burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_service="sales",query_service_namespace="team-a",type="share"} 4
 `,
 		},
+		"Unplaceable": {
+			reason: "Record sets the count of executors that could run on no pool node, listed or not.",
+			names:  []string{"burstpool_pool_unplaceable_executors"},
+			want: `
+# HELP burstpool_pool_unplaceable_executors Pending pool executors that ask for the pool's nodes but could run on none of them: they count for nothing.
+# TYPE burstpool_pool_unplaceable_executors gauge
+burstpool_pool_unplaceable_executors{pool="analytics",pool_namespace="team-a"} 3
+`,
+		},
 		"RePointed": {
 			reason:  "A PoolCapacity that now reports another Pool drops the old Pool's series.",
 			repoint: true,
@@ -62,7 +71,7 @@ burstpool_pool_max_executors{pool="analytics-2",pool_namespace="team-a"} 10
 		"Forgotten": {
 			reason: "Forget drops every series of the pool.",
 			forget: true,
-			names:  []string{"burstpool_pool_executors", "burstpool_queryservice_executors", "burstpool_pool_executor_failures"},
+			names:  []string{"burstpool_pool_executors", "burstpool_queryservice_executors", "burstpool_pool_executor_failures", "burstpool_pool_unplaceable_executors"},
 			want:   "",
 		},
 	}

@@ -130,34 +130,50 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 	return out
 }
 
-// aim returns which nodes a pod asks for: its node selector, with the
-// single-valued In requirements of its required node affinity when that
-// has exactly one term (the terms are ORed, so with more no label is
-// required of every node), and its tolerations.
+// aim returns which nodes a pod asks for: its node selector, its required
+// node affinity and its tolerations, with interned strings, and the one
+// copy of them that every pod asking for the same (the executors of one
+// template) shares.
 func aim(spec *corev1.PodSpec) *capacity.Aim {
-	a := &capacity.Aim{NodeSelector: internLabels(spec.NodeSelector), Tolerations: spec.Tolerations}
-	na := spec.Affinity
-	if na == nil || na.NodeAffinity == nil || na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return a
-	}
-	terms := na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) != 1 {
-		return a
-	}
-	for _, r := range terms[0].MatchExpressions {
-		if r.Operator != corev1.NodeSelectorOpIn || len(r.Values) != 1 {
-			continue
+	a := &capacity.Aim{NodeSelector: internLabels(spec.NodeSelector)}
+	if na := spec.Affinity; na != nil && na.NodeAffinity != nil && na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms := na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		a.Affinity = make([]capacity.Term, 0, len(terms))
+		for _, t := range terms {
+			term := make(capacity.Term, 0, len(t.MatchExpressions)+len(t.MatchFields))
+			for _, r := range t.MatchExpressions {
+				term = append(term, requirement(r, false))
+			}
+			for _, r := range t.MatchFields {
+				term = append(term, requirement(r, true))
+			}
+			a.Affinity = append(a.Affinity, term)
 		}
-		if a.NodeSelector == nil {
-			a.NodeSelector = map[string]string{}
-		}
-		if v, ok := a.NodeSelector[r.Key]; ok && v != r.Values[0] {
-			// Contradicts the node selector: no node has both.
-			return &capacity.Aim{Tolerations: spec.Tolerations}
-		}
-		a.NodeSelector[intern(r.Key)] = intern(r.Values[0])
 	}
-	return a
+	if len(spec.Tolerations) > 0 {
+		a.Tolerations = make([]corev1.Toleration, 0, len(spec.Tolerations))
+		for _, t := range spec.Tolerations {
+			tol := corev1.Toleration{Key: intern(t.Key), Operator: corev1.TolerationOperator(intern(string(t.Operator))),
+				Value: intern(t.Value), Effect: corev1.TaintEffect(intern(string(t.Effect)))}
+			if t.TolerationSeconds != nil {
+				s := *t.TolerationSeconds
+				tol.TolerationSeconds = &s
+			}
+			a.Tolerations = append(a.Tolerations, tol)
+		}
+	}
+	return aims.intern(a)
+}
+
+func requirement(r corev1.NodeSelectorRequirement, field bool) capacity.Requirement {
+	out := capacity.Requirement{Key: intern(r.Key), Operator: corev1.NodeSelectorOperator(intern(string(r.Operator))), Field: field}
+	if len(r.Values) > 0 {
+		out.Values = make([]string, len(r.Values))
+		for i, v := range r.Values {
+			out.Values[i] = intern(v)
+		}
+	}
+	return out
 }
 
 // requests returns the CPU (in millicores) and memory (in bytes) a pod

@@ -140,7 +140,7 @@ func TestPod(t *testing.T) {
 				Disruption: &capacity.Disruption{Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", At: start.Add(time.Minute)}},
 		},
 		"UnschedulablePod": {
-			reason: "An unbound pending pod keeps what it asks for (its node selector, with its one required node-affinity term's single-valued In requirements, and its tolerations) and whether the scheduler found it no room.",
+			reason: "An unbound pending pod keeps what it asks for (its node selector, its required node-affinity terms and its tolerations) and whether the scheduler found it no room.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "u", Labels: labels, CreationTimestamp: start},
 				Spec: corev1.PodSpec{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"}, Tolerations: tolerations,
 					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
@@ -149,25 +149,35 @@ func TestPod(t *testing.T) {
 					}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}}},
 			want: capacity.Pod{Namespace: "ns", Name: "u", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Unschedulable: true,
-				Aim: &capacity.Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p", qsv1alpha1.LabelPoolNamespace: "team-a"}, Tolerations: tolerations}},
+				Aim: &capacity.Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"}, Tolerations: tolerations, Affinity: []capacity.Term{{
+					{Key: qsv1alpha1.LabelPoolNamespace, Operator: corev1.NodeSelectorOpIn, Values: []string{"team-a"}},
+					{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}},
+				}}}},
 		},
 		"GatedPod": {
-			reason: "A pod held by a scheduling gate (PodScheduled False, SchedulingGated) is not unschedulable; two affinity terms (ORed) require no label; its gates are kept.",
+			reason: "A pod held by a scheduling gate (PodScheduled False, SchedulingGated) is not unschedulable; every affinity term is kept, match fields too; its gates are kept.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g", Labels: labels, CreationTimestamp: start},
 				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "hold"}},
 					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"p"}}}},
-						corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}})},
+						corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpExists}},
+							MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"n1"}}}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 					{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated}}}},
-			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Aim: &capacity.Aim{}, Gates: []string{"hold"}},
+			want: capacity.Pod{Namespace: "ns", Name: "g", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Gates: []string{"hold"},
+				Aim: &capacity.Aim{Affinity: []capacity.Term{
+					{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"p"}}},
+					{{Key: "zone", Operator: corev1.NodeSelectorOpExists}, {Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"n1"}, Field: true}},
+				}}},
 		},
 		"ContradictoryAffinity": {
-			reason: "A node-affinity requirement that contradicts the node selector asks for no node at all.",
+			reason: "A node-affinity requirement that contradicts the node selector is kept as it is: the capacity core finds that no node has both.",
 			pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", Labels: labels, CreationTimestamp: start},
 				Spec: corev1.PodSpec{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"},
 					Affinity: affinity(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"q"}}}})},
 				Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{unschedulable}}},
-			want: capacity.Pod{Namespace: "ns", Name: "c", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Unschedulable: true, Aim: &capacity.Aim{}},
+			want: capacity.Pod{Namespace: "ns", Name: "c", Pool: "p", Labels: labels, State: capacity.PodPending, Started: start.Time, Created: start.Time, Unschedulable: true,
+				Aim: &capacity.Aim{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "p"},
+					Affinity: []capacity.Term{{{Key: qsv1alpha1.LabelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"q"}}}}}},
 		},
 		"BoundPendingPod": {
 			reason: "A bound pod keeps no aim: where it runs is decided.",
@@ -187,5 +197,22 @@ func TestPod(t *testing.T) {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestAimsShared checks that pods asking for the same nodes share one Aim,
+// and pods asking for other nodes do not.
+func TestAimsShared(t *testing.T) {
+	a, b, c := executorPod(1, ""), executorPod(2, ""), executorPod(3, "")
+	c.Spec.NodeSelector = map[string]string{qsv1alpha1.LabelPool: "burst-pool", qsv1alpha1.LabelPoolNamespace: "e6-pools", "zone": "a"}
+	pa, pb, pc := Pod(a), Pod(b), Pod(c)
+	if pa.Aim == nil || pa.Aim != pb.Aim {
+		t.Errorf("two executors of one template keep two Aims: %p and %p", pa.Aim, pb.Aim)
+	}
+	if pc.Aim == pa.Aim {
+		t.Errorf("an executor with another node selector shares the Aim of one without it")
+	}
+	if diff := cmp.Diff(a.Spec.Tolerations, pa.Aim.Tolerations); diff != "" {
+		t.Errorf("tolerations (-pod +aim):\n%s", diff)
 	}
 }

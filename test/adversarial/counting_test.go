@@ -3,6 +3,7 @@ package adversarial
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -73,7 +74,10 @@ func countingScheme(t *testing.T) *runtime.Scheme {
 func startCountingCluster(t *testing.T, namespaces ...string) countingCluster {
 	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	env := apiserver.Start(t, fnrun.CRDPaths(gomod.RootForTest(t))...)
+	root := gomod.RootForTest(t)
+	// The CapacityBuffer a pool's warm slots may be held by, beside the
+	// CRDs the function reads.
+	env := apiserver.Start(t, append(fnrun.CRDPaths(root), filepath.Join(root, "test", "crds", "upstream", "autoscaling.x-k8s.io_capacitybuffers.yaml"))...)
 	c, err := client.New(env.Config, client.Options{Scheme: countingScheme(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -218,25 +222,8 @@ func TestForeignPodsMoveNoCounter(t *testing.T) {
 // ones in a foreign namespace. None of them waits for the pool, so no
 // round evicts anything.
 func TestForeignWaitersEvictNobody(t *testing.T) {
-	const sharedNS, sharedQS = "workspace-ads", "ads-cluster"
 	cc := startCountingCluster(t, sharedNS)
-	ctx := context.Background()
-	cc.poolNode(t, "burst-1", nil)
-	cc.poolNode(t, "burst-2", nil)
-	start := time.Now().Add(-time.Hour)
-	var victims []string
-	for i := range 4 {
-		name := fmt.Sprintf("analytics-exec-%d", i)
-		cc.pod(t, fixture.PodOptions{Namespace: tenantNS, Name: name, Labels: victim.ExecutorLabels(tenantQS), NodeName: fmt.Sprintf("burst-%d", i%2+1), Status: fixture.Running(start.Add(time.Duration(i) * time.Minute))})
-		victims = append(victims, name)
-	}
-	pc := victimCapacity(4)
-	fp := &pc.Spec.ForProvider
-	fp.QueryServices = []v1alpha1.AttachedQueryService{{Name: tenantQS, Namespace: tenantNS, MaxPoolExecutors: 2}, {Name: sharedQS, Namespace: sharedNS, MaxPoolExecutors: 2}}
-	fp.Policies.EnforceShares = true
-	if err := cc.c.Create(ctx, pc); err != nil {
-		t.Fatal(err)
-	}
+	pc, victims := cc.sharedPool(t, nil)
 
 	cc.pod(t, fixture.PodOptions{Namespace: sharedNS, Name: "gated", Labels: victim.ExecutorLabels(sharedQS), NodeSelector: victim.NodeLabels(), SchedulingGates: []string{"example.com/hold"},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated, LastTransitionTime: metav1.Now()}}}})
@@ -244,22 +231,37 @@ func TestForeignWaitersEvictNobody(t *testing.T) {
 	for i := range 2 {
 		cc.pod(t, fixture.PodOptions{Namespace: attackerNS, Name: fmt.Sprintf("waiter-%d", i), Labels: victim.ExecutorLabels(sharedQS), NodeSelector: victim.NodeLabels(), Status: fixture.Unschedulable()})
 	}
+	cc.runPolicyRounds(t, pc.Name)
+	cc.noneEvicted(t, tenantNS, victims, "pods that do not wait for the pool")
+}
+
+// runPolicyRounds runs the capacity provider, waits for its first
+// observation of the PoolCapacity pc, and then for three rounds of its
+// policies.
+func (cc countingCluster) runPolicyRounds(t *testing.T, pc string) {
+	t.Helper()
 	cc.runProvider(t)
-	fixture.Eventually(t, fixture.ObserverSync, "burst-pool's status", func() error {
-		if o := cc.capacity(t, pc.Name).Status.AtProvider; o.ObservedAt.IsZero() {
+	fixture.Eventually(t, fixture.ObserverSync, pc+"'s status", func() error {
+		if o := cc.capacity(t, pc).Status.AtProvider; o.ObservedAt.IsZero() {
 			return fmt.Errorf("not observed yet: %+v", o)
 		}
 		return nil
 	})
 	time.Sleep(policyRounds)
-	for _, name := range victims {
+}
+
+// noneEvicted fails t for each executor of names in ns that is gone or
+// terminating, evicted for what why says.
+func (cc countingCluster) noneEvicted(t *testing.T, ns string, names []string, why string) {
+	t.Helper()
+	for _, name := range names {
 		p := &corev1.Pod{}
-		err := cc.c.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: name}, p)
+		err := cc.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p)
 		switch {
 		case err != nil:
-			t.Errorf("executor %s/%s is gone: %v", tenantNS, name, err)
+			t.Errorf("executor %s/%s is gone: %v", ns, name, err)
 		case p.DeletionTimestamp != nil:
-			t.Errorf("executor %s/%s was evicted for pods that do not wait for the pool", tenantNS, name)
+			t.Errorf("executor %s/%s was evicted for %s", ns, name, why)
 		}
 	}
 }

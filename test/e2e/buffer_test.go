@@ -43,10 +43,9 @@ func TestCapacityBuffer(t *testing.T) {
 	su := newSuite(t, bufferPlane)
 	if su.has(ownSettings) {
 		applyFastComposition(t, ctx, su.Cluster.Config, su.root)
-		// The opt-in role that lets the provider bind the executor gate,
-		// as docs/install.md says for pools whose warm slots a buffer
-		// holds.
-		mustApplyFile(t, ctx, su.Cluster.Config, su.root, "deploy", "provider", "rbac-executor-gate.yaml")
+		// The static executor gate policies, as docs/install.md says for
+		// pools whose warm slots a buffer holds.
+		mustApplyFile(t, ctx, su.Cluster.Config, su.root, "deploy", "provider", "executor-gate.yaml")
 	}
 	runScenarios(t, su, bufferScenarios)
 }

@@ -49,7 +49,7 @@ func testFairShare(t *testing.T, ctx context.Context, s *devplane.Stack) {
 	mustApplyFile(t, ctx, cfg, gomod.RootForTest(t), "deploy", "provider", "rbac-evictions.yaml")
 	// And the executor gate, with which the provider holds back share-a's
 	// replacements while share-b waits below its share (docs/tenants.md).
-	mustApplyFile(t, ctx, cfg, gomod.RootForTest(t), "deploy", "provider", "rbac-executor-gate.yaml")
+	mustApplyFile(t, ctx, cfg, gomod.RootForTest(t), "deploy", "provider", "executor-gate.yaml")
 	c := s.Client
 	mustApply(t, ctx, cfg, qsManifest(shareFirst, sharePool, "2", "4Gi"))
 	mustApply(t, ctx, cfg, qsManifest(shareNext, sharePool, "2", "4Gi"))

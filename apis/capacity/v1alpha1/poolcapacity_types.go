@@ -143,9 +143,10 @@ type PoolCapacityParameters struct {
 	// while shares are enforced, an executor of a QueryService at or
 	// above its share while another below its share waits, so that it
 	// does not take the slot an eviction freed for the waiter. The
-	// provider binds an admission policy that adds the gate to executor
-	// pods created in the attached QueryServices' namespaces, only in its
-	// own cluster.
+	// provider writes an ExecutorGate, the parameters with which the
+	// static admission policies of deploy/provider/executor-gate.yaml add
+	// the gate to executor pods created in the attached QueryServices'
+	// namespaces, only in its own cluster.
 	// +optional
 	ExecutorGate string `json:"executorGate,omitempty"`
 
@@ -350,6 +351,22 @@ type UnauthorizedExecutor struct {
 	QueryService string `json:"queryService,omitempty"`
 }
 
+// UnplaceableExecutor is a pending executor that asks for the pool's nodes
+// but could run on none of them were there room: its node selector, its
+// required node affinity or its tolerations rule out every pool node.
+type UnplaceableExecutor struct {
+	// Pod is the executor pod's name.
+	Pod string `json:"pod"`
+	// Namespace of the pod.
+	Namespace string `json:"namespace"`
+	// QueryService named by the pod's labels.
+	// +optional
+	QueryService string `json:"queryService,omitempty"`
+	// Reason says what of the pod rules out the pool's nodes, for example
+	// "nodeSelector e6data.io/x=y matches no pool node".
+	Reason string `json:"reason"`
+}
+
 // Requested is what the pool's executors request.
 type Requested struct {
 	// CPU requested by the executors.
@@ -409,6 +426,16 @@ type PoolCapacityObservation struct {
 	// UnauthorizedCount counts every unauthorized executor, listed or not.
 	// +optional
 	UnauthorizedCount int32 `json:"unauthorizedCount,omitempty"`
+	// UnplaceableExecutors lists pending pool executors that could run on
+	// no pool node were there room, by namespace and name, at most 20.
+	// They count for nothing: not pending, not waiting for a share, not
+	// taking a warm slot.
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	UnplaceableExecutors []UnplaceableExecutor `json:"unplaceableExecutors,omitempty"`
+	// UnplaceableCount counts every unplaceable executor, listed or not.
+	// +optional
+	UnplaceableCount int32 `json:"unplaceableCount,omitempty"`
 	// ObservedAt is when any of the above last changed.
 	// +optional
 	ObservedAt metav1.Time `json:"observedAt,omitempty"`

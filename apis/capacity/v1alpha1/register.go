@@ -37,10 +37,14 @@ var (
 	ProviderConfigUsageGroupVersionKind     = SchemeGroupVersion.WithKind(ProviderConfigUsageKind)
 	ProviderConfigUsageListKind             = reflect.TypeOf(ProviderConfigUsageList{}).Name()
 	ProviderConfigUsageListGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigUsageListKind)
+
+	ExecutorGateKind             = reflect.TypeOf(ExecutorGate{}).Name()
+	ExecutorGateGroupVersionKind = SchemeGroupVersion.WithKind(ExecutorGateKind)
 )
 
 func init() {
 	SchemeBuilder.Register(&PoolCapacity{}, &PoolCapacityList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{})
+	SchemeBuilder.Register(&ExecutorGate{}, &ExecutorGateList{})
 }

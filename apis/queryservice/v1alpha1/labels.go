@@ -54,11 +54,11 @@ const (
 
 	// GateExecutor is the scheduling gate a pool's new executors are
 	// admitted with while the pool may hold some back (a CapacityBuffer
-	// holds its warm slots, or its shares are enforced): an admission
-	// policy the capacity provider binds adds it, and the provider removes
-	// it once the pool can give the executor a slot without launching a
-	// node for the warm slot it takes or taking a slot freed for another
-	// QueryService's waiting executor.
+	// holds its warm slots, or its shares are enforced): a static
+	// admission policy the capacity provider parameterises per pool adds
+	// it, and only the provider removes it, once the pool can give the
+	// executor a slot without launching a node for the warm slot it takes
+	// or taking a slot freed for another QueryService's waiting executor.
 	GateExecutor = "e6data.io/pool-slot"
 
 	// AnnotationReplicasOwner marks a pool's CapacityBuffer whose

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -87,10 +88,25 @@ func newlyTargets(pool, ns string) string {
 	return fmt.Sprintf("request.operation != 'UPDATE' || (!has(object.metadata.deletionTimestamp) && (!(%s) || (has(oldObject.spec.schedulingGates) && size(oldObject.spec.schedulingGates) > 0)))", targetsPool(pool, ns, "oldObject"))
 }
 
+// missingLabels is the CEL list of the labels of want ("key=value", sorted
+// by key) that pod object does not carry with their value.
+func missingLabels(want map[string]string) string {
+	pairs := make([]string, 0, len(want))
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		pairs = append(pairs, fmt.Sprintf("[%s, %s]", celString(k), celString(want[k])))
+	}
+	return fmt.Sprintf("[%s].filter(l, !has(object.metadata.labels) || !(l[0] in object.metadata.labels) || object.metadata.labels[l[0]] != l[1]).map(l, l[0] + '=' + l[1])",
+		strings.Join(pairs, ", "))
+}
+
 // AccessPolicy returns the ValidatingAdmissionPolicy that lets onto the
 // pool's nodes only executors of attached QueryServices (a pod's
 // QueryService is its namespace and e6data.io/query-service label) and the
 // pool's own placeholder, warmup and storage agent pods in its namespace.
+// An executor of an attached QueryService must also carry the pool's
+// executor labels (status.executorScheduling.labels), by which the pool
+// counts, gates, shares and charges it: one without them would run on the
+// pool uncounted, its cost booked as the pool's waste.
 func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 	allowed := make([]string, 0, len(a.Allowed))
 	for _, q := range slices.Sorted(slices.Values(a.Allowed)) {
@@ -110,6 +126,10 @@ func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 		"'. To be allowed, ask the pool owners to add the QueryService to spec.allowedQueryServices of pool %s (or to label it to match spec.queryServiceSelector), set its spec.executor.poolRef to {name: %s, namespace: %s}, and label its executor pods %s=<QueryService name>'",
 		id, qsv1alpha1.LabelQueryService, id, a.Pool, a.Namespace, qsv1alpha1.LabelQueryService)
 
+	executor := WithIdentity(a.Pool, a.Namespace, qsv1alpha1.LabelExecutorType, qsv1alpha1.ExecutorTypePool)
+	unlabelledMsg := fmt.Sprintf("'pool %s counts, gates, shares and charges its executors by their labels, and this executor of QueryService ' + variables.queryService + "+
+		"' lacks ' + variables.missingLabels.join(', ') + '. Label the executor pods the QueryService runs on the pool with every label of status.executorScheduling.labels of the Pool'", id)
+
 	u := New(admissionAPIVersion, "ValidatingAdmissionPolicy", AccessPolicyName(a.Pool, a.Namespace), "", Identity(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
 		"failurePolicy": "Fail",
@@ -120,12 +140,23 @@ func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 			map[string]any{"name": "targets-pool", "expression": targetsPool(a.Pool, a.Namespace, "object")},
 			map[string]any{"name": "newly-targets-pool", "expression": newlyTargets(a.Pool, a.Namespace)},
 		},
-		"variables": []any{map[string]any{"name": "queryService", "expression": key}},
-		"validations": []any{map[string]any{
-			"expression":        fmt.Sprintf("variables.queryService in [%s] || (%s)", strings.Join(allowed, ", "), ownPod),
-			"messageExpression": msg,
-			"reason":            "Forbidden",
-		}},
+		"variables": []any{
+			map[string]any{"name": "queryService", "expression": key},
+			map[string]any{"name": "missingLabels", "expression": missingLabels(executor)},
+		},
+		"validations": []any{
+			map[string]any{
+				"expression":        fmt.Sprintf("variables.queryService in [%s] || (%s)", strings.Join(allowed, ", "), ownPod),
+				"messageExpression": msg,
+				"reason":            "Forbidden",
+			},
+			// Checked once the first holds: an attached QueryService's pod.
+			map[string]any{
+				"expression":        fmt.Sprintf("!(variables.queryService in [%s]) || size(variables.missingLabels) == 0 || (%s)", strings.Join(allowed, ", "), ownPod),
+				"messageExpression": unlabelledMsg,
+				"reason":            "Forbidden",
+			},
+		},
 	}
 	return u
 }

@@ -46,7 +46,7 @@ func Compose(in decision.Input, pc string, query *capv1alpha1.WorkloadClusterQue
 	qss, crds, truncated, ok := Summary(in.Observed[objects.ComposedRemoteCapacity])
 	var kept []string
 	if truncated {
-		qss, kept = KeepAttached(qss, in.Previous.AttachedQueryServices, in.Spec.QueryServiceSelector, in.Pool, in.Namespace)
+		qss, kept = KeepAttached(qss, in.Previous.AttachedQueryServices, in.Observed[objects.ComposedRemoteCapacity], in.Spec.QueryServiceSelector, in.Pool, in.Namespace)
 	}
 	rin.QueryServices, rin.CRDs = qss, crds
 	waiting := !ok && !in.Deleting

@@ -80,37 +80,86 @@ func Summary(capacity *structpb.Struct) (qss []decision.QueryService, crds map[s
 }
 
 // KeepAttached returns qss with the QueryServices the pool attached before
-// (previous, its status.attachedQueryServices) that a truncated summary
-// leaves out, rebuilt from what that status says of them (instance type,
-// requests) with the labels sel pins and a poolRef naming the pool, so that
-// they attach as before; kept names them. A QueryService missing from a
-// truncated summary may still exist: the summary lists at most 1,000, and
-// anyone may label a QueryService of their own to fill them.
-func KeepAttached(qss []decision.QueryService, previous []poolv1alpha1.AttachedQueryService, sel *metav1.LabelSelector, pool, ns string) (out []decision.QueryService, kept []string) {
+// that a truncated summary leaves out, so that they attach as before;
+// kept names them. The pool attached a QueryService before when its
+// previous status (previous, status.attachedQueryServices) says so, or
+// when the observed PoolCapacity (capacity) lists it in
+// spec.forProvider.queryServices: a status not written yet, or written
+// without it, detaches nothing. Each is rebuilt from what that status says
+// of it (instance type, requests), or else from what the PoolCapacity
+// says (its regular executors), with labels sel selects and a poolRef
+// naming the pool. A QueryService missing from a truncated summary may
+// still exist: the summary lists at most 1,000, and anyone may label a
+// QueryService of their own to fill them.
+func KeepAttached(qss []decision.QueryService, previous []poolv1alpha1.AttachedQueryService, capacity *structpb.Struct, sel *metav1.LabelSelector, pool, ns string) (out []decision.QueryService, kept []string) {
 	have := make(map[string]bool, len(qss))
 	for _, q := range qss {
 		have[q.Namespace+"/"+q.Name] = true
 	}
 	out = qss
-	for _, a := range previous {
-		r := a.QueryService
-		k := r.Namespace + "/" + r.Name
-		if !a.Attached || have[k] {
-			continue
+	keep := func(name, namespace string) *decision.QueryService {
+		k := namespace + "/" + name
+		if have[k] {
+			return nil
 		}
 		have[k] = true
-		q := decision.QueryService{Name: r.Name, Namespace: r.Namespace, Labels: decision.Labels{}}
-		for k, v := range decision.SelectorLabels(sel) {
-			q.Labels[k] = structpb.NewStringValue(v)
-		}
-		e := &q.Spec.Executor
-		e.InstanceType, e.PoolRef = a.InstanceType, &qsv1alpha1.PoolReference{Name: pool, Namespace: ns}
-		e.Resources.CPU = observed.Quantity(structpb.NewStringValue(a.RequiredCPU))
-		e.Resources.Memory = observed.Quantity(structpb.NewStringValue(a.RequiredMemory))
+		q := decision.QueryService{Name: name, Namespace: namespace, Labels: selected(sel)}
+		q.Spec.Executor.PoolRef = &qsv1alpha1.PoolReference{Name: pool, Namespace: ns}
 		out = append(out, q)
 		kept = append(kept, k)
+		return &out[len(out)-1]
+	}
+	for _, a := range previous {
+		if !a.Attached {
+			continue
+		}
+		if q := keep(a.QueryService.Name, a.QueryService.Namespace); q != nil {
+			e := &q.Spec.Executor
+			e.InstanceType = a.InstanceType
+			e.Resources.CPU = observed.Quantity(structpb.NewStringValue(a.RequiredCPU))
+			e.Resources.Memory = observed.Quantity(structpb.NewStringValue(a.RequiredMemory))
+		}
+	}
+	for _, v := range observed.Field(capacity, "spec", "forProvider", "queryServices").GetListValue().GetValues() {
+		c := v.GetStructValue()
+		name, namespace := observed.String(c, "name"), observed.String(c, "namespace")
+		if name == "" || namespace == "" {
+			continue
+		}
+		if q := keep(name, namespace); q != nil {
+			if r := observed.Field(c, "regularExecutors"); r != nil {
+				n := int32(observed.Number(r))
+				q.Spec.Executor.Replicas = &n
+			}
+		}
 	}
 	return out, kept
+}
+
+// selected returns labels that sel selects: its matchLabels, the first
+// value of each In requirement and an empty value for each Exists
+// requirement on a key not set already. NotIn and DoesNotExist hold of
+// labels that lack their key.
+func selected(sel *metav1.LabelSelector) decision.Labels {
+	out := decision.Labels{}
+	if sel == nil {
+		return out
+	}
+	for k, v := range sel.MatchLabels {
+		out[k] = structpb.NewStringValue(v)
+	}
+	for _, e := range sel.MatchExpressions {
+		if _, set := out[e.Key]; set {
+			continue
+		}
+		switch {
+		case e.Operator == metav1.LabelSelectorOpIn && len(e.Values) > 0:
+			out[e.Key] = structpb.NewStringValue(e.Values[0])
+		case e.Operator == metav1.LabelSelectorOpExists:
+			out[e.Key] = structpb.NewStringValue("")
+		}
+	}
+	return out
 }
 
 // summaryCondition says whether the workload cluster summary is complete,

@@ -2,7 +2,6 @@ package poolcapacity
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,135 +23,110 @@ import (
 	"github.com/burstpool/burstpool/internal/capacity"
 )
 
-// The executor gate is a MutatingAdmissionPolicy and its binding, one pair
-// per PoolCapacity, in the cluster where the pool's executors run.
-// MutatingAdmissionPolicy is admissionregistration.k8s.io/v1 from
+// The executor gate's admission policies are static: a
+// MutatingAdmissionPolicy that adds the gate to new executors and a
+// ValidatingAdmissionPolicy that keeps it from being walked around, with
+// their bindings, which the platform applies once
+// (deploy/provider/executor-gate.yaml). Their parameter is an ExecutorGate,
+// one per PoolCapacity that holds executors back, which is all the provider
+// writes. MutatingAdmissionPolicy is admissionregistration.k8s.io/v1 from
 // Kubernetes 1.36 (KEP-3962; the MutatingAdmissionPolicy feature gate is GA
 // and on by default there). The API server applies it in-process: there is
 // no webhook to serve and no certificate to rotate.
-var (
-	gatePolicyGVK  = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicy"}
-	gateBindingGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicyBinding"}
-)
+var gatePolicyGVK = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicy"}
 
-// gateFieldOwner is the field manager of the gate's policy and binding.
+// gatePolicyName is the name of the static MutatingAdmissionPolicy that
+// adds the executor gate, and of its binding.
+const gatePolicyName = "burstpool-executor-gate"
+
+// gateFieldOwner is the field manager of the ExecutorGates.
 const gateFieldOwner = "burstpool-capacity"
 
-// gateName is the name of the PoolCapacity's policy and of its binding.
-// PoolCapacities are cluster-scoped, so their names are unique.
-func gateName(pc string) string { return "burstpool-executor-gate-" + pc }
-
-// gatePolicy is the admission policy that adds the gate g to a pod created
-// unbound. A pod created with spec.nodeName is left alone: Kubernetes
-// refuses scheduling gates on a bound pod. failurePolicy Ignore admits the
-// pod ungated if the policy cannot be evaluated: the pod may then launch
-// a node, but it is never refused.
-func gatePolicy(name, g string, m gateObjectMeta) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"matchConstraints": map[string]any{
-				"resourceRules": []any{map[string]any{
-					"apiGroups": []any{""}, "apiVersions": []any{"v1"},
-					"operations": []any{"CREATE"}, "resources": []any{"pods"},
-				}},
-			},
-			"matchConditions": []any{map[string]any{
-				"name":       "unbound",
-				"expression": "!has(object.spec.nodeName) || object.spec.nodeName == ''",
-			}},
-			"failurePolicy":      "Ignore",
-			"reinvocationPolicy": "Never",
-			"mutations": []any{map[string]any{
-				"patchType": "ApplyConfiguration",
-				"applyConfiguration": map[string]any{
-					// schedulingGates is a list map keyed by name: the apply
-					// adds the gate beside any the pod has.
-					"expression": fmt.Sprintf("Object{spec: Object.spec{schedulingGates: [Object.spec.schedulingGates{name: %q}]}}", g),
-				},
-			}},
+// executorGate is the PoolCapacity pc's ExecutorGate, named after it
+// (PoolCapacities are cluster-scoped, so their names are unique): the
+// parameters with which the static policies gate the pods g selects, every
+// selector label in one of g's namespaces, and let the provider of
+// namespace providerNS alone release them.
+func executorGate(pc string, pool v1alpha1.PoolRef, g capacity.ExecutorGate, providerNS string, m gateObjectMeta) (*unstructured.Unstructured, error) {
+	eg := &v1alpha1.ExecutorGate{
+		ObjectMeta: metav1.ObjectMeta{Name: pc},
+		Spec: v1alpha1.ExecutorGateSpec{
+			Pool: pool, Gate: g.Gate, Namespaces: g.Namespaces, Selector: g.Selector, ProviderNamespace: providerNS,
 		},
-	}}
-	u.SetGroupVersionKind(gatePolicyGVK)
-	m.set(u)
-	return u
-}
-
-// gatePolicyBinding binds the policy name to the pods g selects: every selector
-// label, in one of g's namespaces (each namespace carries its name as the
-// label kubernetes.io/metadata.name).
-func gatePolicyBinding(name string, g capacity.ExecutorGate, m gateObjectMeta) *unstructured.Unstructured {
-	ns := make([]any, 0, len(g.Namespaces))
-	for _, n := range g.Namespaces {
-		ns = append(ns, n)
 	}
-	labels := make(map[string]any, len(g.Selector))
-	for k, v := range g.Selector {
-		labels[k] = v
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(eg)
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot convert ExecutorGate %s", pc)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"policyName": name,
-			"matchResources": map[string]any{
-				"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{
-					"key": "kubernetes.io/metadata.name", "operator": "In", "values": ns,
-				}}},
-				"objectSelector": map[string]any{"matchLabels": labels},
-			},
-		},
-	}}
-	u.SetGroupVersionKind(gateBindingGVK)
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(v1alpha1.ExecutorGateGroupVersionKind)
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	m.set(u)
-	return u
+	return u, nil
 }
 
 // errGateUnavailable marks a gate the cluster cannot have: it serves no
-// MutatingAdmissionPolicy, or the provider may not write one (the opt-in
-// role deploy/provider/rbac-executor-gate.yaml is not bound).
+// MutatingAdmissionPolicy, the static policies of
+// deploy/provider/executor-gate.yaml are not applied, or the provider may
+// not write ExecutorGates.
 var errGateUnavailable = errors.New("executor gate unavailable")
 
-// applyGate binds the gate g for the PoolCapacity pc, or removes the policy
-// and binding when g is nil. Policy first, so that the binding never names
-// a policy that is not there; removal the other way round.
-func applyGate(ctx context.Context, c client.Client, pc string, g *capacity.ExecutorGate, m gateObjectMeta) error {
-	name := gateName(pc)
+// applyGate writes the ExecutorGate of g for the PoolCapacity pc, or
+// removes it when g is nil, and checks that the static policy it
+// parameterises is there to gate executors.
+func applyGate(ctx context.Context, c client.Client, pc string, pool v1alpha1.PoolRef, g *capacity.ExecutorGate, providerNS string, m gateObjectMeta) error {
 	if g == nil {
-		for _, gvk := range []schema.GroupVersionKind{gateBindingGVK, gatePolicyGVK} {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(gvk)
-			u.SetName(name)
-			err := c.Delete(ctx, u)
-			switch {
-			// A provider that may not write policies, or a cluster that
-			// serves none, has none of its own to remove.
-			case err == nil, kerrors.IsNotFound(err), meta.IsNoMatchError(err), kerrors.IsForbidden(err):
-			default:
-				return errors.Wrapf(err, "cannot delete %s %s", gvk.Kind, name)
-			}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha1.ExecutorGateGroupVersionKind)
+		u.SetName(pc)
+		err := c.Delete(ctx, u)
+		switch {
+		// A provider that may not write ExecutorGates, or a cluster
+		// without their CRD, has none of its own to remove.
+		case err == nil, kerrors.IsNotFound(err), meta.IsNoMatchError(err), kerrors.IsForbidden(err):
+			return nil
+		default:
+			return errors.Wrapf(err, "cannot delete ExecutorGate %s", pc)
 		}
-		return nil
 	}
 	if errs := validation.IsQualifiedName(g.Gate); len(errs) > 0 {
 		return errors.Errorf("executor gate %q is not a qualified name: %s", g.Gate, strings.Join(errs, "; "))
 	}
-	for _, u := range []*unstructured.Unstructured{gatePolicy(name, g.Gate, m), gatePolicyBinding(name, *g, m)} {
-		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(gateFieldOwner), client.ForceOwnership)
-		switch {
-		case err == nil:
-		case meta.IsNoMatchError(err), kerrors.IsNotFound(err), kerrors.IsForbidden(err):
-			return errors.Wrap(errGateUnavailable, err.Error())
-		default:
-			return errors.Wrapf(err, "cannot apply %s %s", u.GetKind(), name)
-		}
+	u, err := executorGate(pc, pool, *g, providerNS, m)
+	if err != nil {
+		return err
 	}
-	return nil
+	err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(gateFieldOwner), client.ForceOwnership)
+	switch {
+	case err == nil:
+	case meta.IsNoMatchError(err), kerrors.IsForbidden(err):
+		return errors.Wrap(errGateUnavailable, err.Error())
+	default:
+		return errors.Wrapf(err, "cannot apply ExecutorGate %s", pc)
+	}
+	// The ExecutorGate gates nothing without the static policy: a cluster
+	// that serves none, or one where it was not applied, is told of.
+	pol := &unstructured.Unstructured{}
+	pol.SetGroupVersionKind(gatePolicyGVK)
+	err = c.Get(ctx, client.ObjectKey{Name: gatePolicyName}, pol)
+	switch {
+	case err == nil:
+		return nil
+	case meta.IsNoMatchError(err):
+		return errors.Wrap(errGateUnavailable, "the cluster serves no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy")
+	case kerrors.IsNotFound(err):
+		return errors.Wrapf(errGateUnavailable, "MutatingAdmissionPolicy %s is missing (deploy/provider/executor-gate.yaml)", gatePolicyName)
+	case kerrors.IsForbidden(err):
+		return errors.Wrap(errGateUnavailable, err.Error())
+	default:
+		return errors.Wrapf(err, "cannot get MutatingAdmissionPolicy %s", gatePolicyName)
+	}
 }
 
 // bindsGate reports whether the plan's gate must be applied: it differs
 // from the gate last applied, or that is older than reassert. A gate
 // removed stays removed until one is wanted: most pools never have one,
-// and checking again would cost each of them two requests a minute. The
+// and checking again would cost each of them a request a minute. The
 // gate is bound only in the PoolCapacity's own cluster, where its owner
 // reference has the garbage collector remove it with the PoolCapacity: a
 // PoolCapacity being deleted does not reach a workload cluster (Connect),
@@ -172,13 +147,13 @@ func gateDue(m *memo[gateState], pc string, g *capacity.ExecutorGate, now time.T
 // per change when the cluster cannot have it.
 func bindGate(ctx context.Context, t target, cr *v1alpha1.PoolCapacity, p *planned) []error {
 	g := p.plan.Gate
-	err := applyGate(ctx, t.client, cr.Name, g, gateMeta(cr))
+	err := applyGate(ctx, t.client, cr.Name, cr.Spec.ForProvider.Pool, g, t.namespace, gateMeta(cr))
 	switch {
 	case errors.Is(err, errGateUnavailable):
 		if gateRecord(t.gates, cr.Name, g, p.now, err.Error()) {
 			t.record.Event(cr, event.Warning(event.Reason("ExecutorGateUnavailable"), errors.Wrap(err,
 				"new executors are not held back, so a burst into a CapacityBuffer can launch a node for the warm slots it takes, and an evicted executor's replacement can take the slot freed for another QueryService; "+
-					"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/rbac-executor-gate.yaml lets the provider bind one")))
+					"Kubernetes 1.36 serves MutatingAdmissionPolicy, and deploy/provider/executor-gate.yaml holds the policies that gate executors")))
 		}
 	case err != nil:
 		return []error{err}

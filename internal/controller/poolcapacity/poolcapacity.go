@@ -74,6 +74,11 @@ type Options struct {
 	// PoolCapacity's Stale condition turns True; DefaultStaleAfter if
 	// zero.
 	StaleAfter time.Duration
+
+	// ProviderNamespace is the namespace of the provider's service account
+	// provider-burstpool, which the executor gate's guard lets remove the
+	// gate; v1alpha1.DefaultProviderNamespace if empty.
+	ProviderNamespace string
 }
 
 // DefaultStaleAfter is the default of Options.StaleAfter.
@@ -95,6 +100,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.StaleAfter <= 0 {
 		o.StaleAfter = DefaultStaleAfter
 	}
+	if o.ProviderNamespace == "" {
+		o.ProviderNamespace = v1alpha1.DefaultProviderNamespace
+	}
 	cs := newClusters(o.Watch, o.Metrics, ctrl.Log.WithName("observer"))
 	if err := mgr.Add(cs); err != nil {
 		return errors.Wrap(err, "cannot add the pool observers to the manager")
@@ -112,6 +120,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			clock:      o.Clock,
 			evictions:  newEvictions(o.EvictionsPerMinute, o.EvictionBurst),
 			staleAfter: o.StaleAfter,
+			namespace:  o.ProviderNamespace,
 			shed:       newMemo[[]capacity.Eviction](),
 			buffers:    newMemo[capacity.BufferScale](),
 			gates:      newMemo[gateState](),

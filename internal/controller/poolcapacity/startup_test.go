@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -403,16 +404,19 @@ func podGates(t *testing.T, c client.Client, ns, name string) []string {
 }
 
 // TestExecutorGate runs the provider on a real API server, which applies
-// the MutatingAdmissionPolicy the provider binds (Kubernetes 1.36 serves
-// admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, on by default).
+// the static MutatingAdmissionPolicy of deploy/provider/executor-gate.yaml
+// (Kubernetes 1.36 serves admissionregistration.k8s.io/v1
+// MutatingAdmissionPolicy, on by default) with the ExecutorGate the
+// provider writes as its parameter. Until the platform applies the static
+// policies the PoolCapacity says so in an ExecutorGateUnavailable event.
 // While the pool's CapacityBuffer holds its warm slots, an executor created
 // in an attached QueryService's namespace is admitted with the gate, and
 // released only once the buffer's autoscaler reports the lower count
 // (status.replicas), or at the bound: an executor that took a warm slot
 // before the autoscaler saw the buffer lowered would have it restore the
-// slot's room on a new node. Pods of other namespaces, and pods created
-// bound, are admitted as they are; when the buffer stops holding the slots
-// the policy goes.
+// slot's room on a new node. Pods of other namespaces are admitted as they
+// are, and an executor created bound is refused; when the buffer stops
+// holding the slots the ExecutorGate goes.
 func TestExecutorGate(t *testing.T) {
 	const (
 		ns, stranger, gatePool, buffer = "team-gate", "intruder-gate", "gated", "gated-warm-slots"
@@ -420,14 +424,37 @@ func TestExecutorGate(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, ns, stranger)
 	ensureLocalProviderConfig(t, c)
+	// The platform has not applied the static policies yet.
+	deleteExecutorGatePolicies(t, c)
 	createBuffer(t, c, ns, buffer)
 	pc := bufferedPoolCapacity("gated", ns, gatePool, v1alpha1.WarmBuffer{Name: buffer, Holds: true})
 	pc.Spec.ForProvider.ExecutorGate = qsv1alpha1.GateExecutor
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	p := startProvider(t, watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
+	// The provider runs under its service account's name, which the
+	// static guard lets release executors (with an administrator's rights:
+	// TestLeastPrivilege runs it with the shipped roles).
+	p := startProviderAs(t, providerIdentity(t), watch.Options{Watch: true, PollInterval: time.Second, BatchWindow: 20 * time.Millisecond})
 	defer p.stop(t)
+
+	eventually(t, "an ExecutorGateUnavailable event naming the missing static policy", func() error {
+		l := &corev1.EventList{}
+		if err := c.List(ctx, l); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Name == "gated" && e.Reason == "ExecutorGateUnavailable" && strings.Contains(e.Message, "MutatingAdmissionPolicy burstpool-executor-gate is missing") {
+				return nil
+			}
+		}
+		var seen []string
+		for _, e := range l.Items {
+			seen = append(seen, e.InvolvedObject.Name+" "+e.Reason+": "+e.Message)
+		}
+		return fmt.Errorf("no ExecutorGateUnavailable event on PoolCapacity gated among %q", seen)
+	})
+	applyExecutorGatePolicies(t, c)
 
 	exec := executorLabels("sales")
 	exec[qsv1alpha1.LabelPool] = gatePool
@@ -448,19 +475,22 @@ func TestExecutorGate(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// The policy carries the pool's identity and is the PoolCapacity's
-	// dependent, for the garbage collector.
-	pol := &unstructured.Unstructured{}
-	pol.SetAPIVersion("admissionregistration.k8s.io/v1")
-	pol.SetKind("MutatingAdmissionPolicy")
-	if err := c.Get(ctx, client.ObjectKey{Name: "burstpool-executor-gate-gated"}, pol); err != nil {
+	// The ExecutorGate carries the pool's identity and is the
+	// PoolCapacity's dependent, for the garbage collector.
+	eg := &v1alpha1.ExecutorGate{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "gated"}, eg); err != nil {
 		t.Fatal(err)
 	}
-	if got := pol.GetLabels()[qsv1alpha1.LabelPool]; got != gatePool {
-		t.Errorf("the policy's label %s is %q, want %q", qsv1alpha1.LabelPool, got, gatePool)
+	if got := eg.Labels[qsv1alpha1.LabelPool]; got != gatePool {
+		t.Errorf("the ExecutorGate's label %s is %q, want %q", qsv1alpha1.LabelPool, got, gatePool)
 	}
-	if refs := pol.GetOwnerReferences(); len(refs) != 1 || refs[0].Kind != "PoolCapacity" || refs[0].Name != "gated" {
-		t.Errorf("the policy's owners are %v, want PoolCapacity gated", refs)
+	if refs := eg.GetOwnerReferences(); len(refs) != 1 || refs[0].Kind != "PoolCapacity" || refs[0].Name != "gated" {
+		t.Errorf("the ExecutorGate's owners are %v, want PoolCapacity gated", refs)
+	}
+	wantSpec := v1alpha1.ExecutorGateSpec{Pool: pc.Spec.ForProvider.Pool, Gate: qsv1alpha1.GateExecutor, Namespaces: []string{ns},
+		Selector: pc.Spec.ForProvider.ExecutorSelector, ProviderNamespace: v1alpha1.DefaultProviderNamespace}
+	if diff := cmp.Diff(wantSpec, eg.Spec); diff != "" {
+		t.Errorf("the ExecutorGate's spec: -want, +got:\n%s", diff)
 	}
 	eventually(t, "the buffer lowered for the gated executor", func() error {
 		if got := bufferReplicas(t, c, ns, buffer); got != 1 {
@@ -483,13 +513,17 @@ func TestExecutorGate(t *testing.T) {
 	})
 
 	// A pod with the executor's labels in a namespace no attached
-	// QueryService is in takes no warm slot: admitted as it is. So is a
-	// pod created bound (Kubernetes refuses gates on a bound pod).
+	// QueryService is in takes no warm slot: admitted as it is. An
+	// executor created bound would skip the gate: refused.
 	if got := createExecutor(t, c, stranger, "fake-1", exec, ""); len(got) > 0 {
 		t.Errorf("a pod of unattached namespace %s was admitted with gates %v", stranger, got)
 	}
-	if got := createExecutor(t, c, ns, "bound-1", exec, "some-node"); len(got) > 0 {
-		t.Errorf("a pod created bound was admitted with gates %v", got)
+	bound := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bound-1", Labels: exec},
+		Spec:       corev1.PodSpec{NodeName: "some-node", Containers: []corev1.Container{{Name: "executor", Image: "e6/exec:1"}}},
+	}
+	if err := c.Create(ctx, bound); err == nil || !strings.Contains(err.Error(), "cannot be created bound to a node") {
+		t.Errorf("an executor created bound: %v, want refused as created bound", err)
 	}
 
 	// The autoscaler never reports the next count: the executor goes at
@@ -508,24 +542,27 @@ func TestExecutorGate(t *testing.T) {
 		return nil
 	})
 
-	// Placeholders hold the slots: the policy and its binding go, and
-	// executors are admitted ungated.
+	// Placeholders hold the slots: the ExecutorGate goes, and executors
+	// are admitted ungated.
 	update(t, c, "gated", func(pc *v1alpha1.PoolCapacity) {
 		pc.Spec.ForProvider.WarmSlots.CapacityBuffer.Holds = false
 		pc.Spec.ForProvider.ExecutorGate = ""
 	})
-	eventually(t, "the executor gate removed", func() error {
-		for _, kind := range []string{"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
-			u := &unstructured.Unstructured{}
-			u.SetAPIVersion("admissionregistration.k8s.io/v1")
-			u.SetKind(kind)
-			err := c.Get(ctx, client.ObjectKey{Name: "burstpool-executor-gate-gated"}, u)
-			if err == nil {
-				return fmt.Errorf("%s burstpool-executor-gate-gated is still there", kind)
-			}
-			if !kerrors.IsNotFound(err) {
-				return err
-			}
+	eventually(t, "the ExecutorGate removed", func() error {
+		err := c.Get(ctx, client.ObjectKey{Name: "gated"}, &v1alpha1.ExecutorGate{})
+		if err == nil {
+			return fmt.Errorf("ExecutorGate gated is still there")
+		}
+		if !kerrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	eventually(t, "an executor admitted ungated", func() error {
+		n := fmt.Sprintf("sales-free-%d", time.Now().UnixNano())
+		if got := createExecutor(t, c, ns, n, exec, ""); len(got) > 0 {
+			deletePod(t, c, ns, n)
+			return fmt.Errorf("executor %s admitted with gates %v", n, got)
 		}
 		return nil
 	})

@@ -23,6 +23,9 @@ type shared struct {
 	clock      func() time.Time
 	evictions  *evictions
 	staleAfter time.Duration
+	// namespace is the provider's own namespace, which each ExecutorGate
+	// names as the one whose provider-burstpool may release executors.
+	namespace string
 	// shed is the last over-share evictions let through; buffers the
 	// last CapacityBuffer scale; gates the last executor gate.
 	shed    *memo[[]capacity.Eviction]
@@ -36,8 +39,8 @@ func (s shared) forget(pc string) {
 	s.evictions.forget(pc)
 	s.shed.forget(pc)
 	s.buffers.forget(pc)
-	// The executor gate's policy and binding are the PoolCapacity's
-	// dependents: Kubernetes' garbage collector removes them.
+	// The executor gate's ExecutorGate is the PoolCapacity's dependent:
+	// Kubernetes' garbage collector removes it.
 	s.gates.forget(pc)
 	if s.metrics != nil {
 		s.metrics.Forget(pc)

@@ -63,9 +63,9 @@ func newBench(ctx context.Context, s *devplane.Stack, root string, cloud burst.C
 		return nil, err
 	}
 	if buffer {
-		// The opt-in role with which the provider binds the executor
-		// gate, as docs/install.md says for such pools.
-		raw, err := os.ReadFile(filepath.Join(root, "deploy", "provider", "rbac-executor-gate.yaml"))
+		// The static executor gate policies, as docs/install.md says for
+		// such pools.
+		raw, err := os.ReadFile(filepath.Join(root, "deploy", "provider", "executor-gate.yaml"))
 		if err != nil {
 			return nil, err
 		}
