@@ -268,23 +268,6 @@ func unauthorized(list []v1alpha1.UnauthorizedExecutor) ([]v1alpha1.Unauthorized
 	return firstByPod(list, MaxUnauthorized, func(u v1alpha1.UnauthorizedExecutor) PodKey { return PodKey{u.Namespace, u.Pod} })
 }
 
-// firstByPod sorts list by the namespace and name of its pods and keeps
-// the first limit; the count counts them all.
-func firstByPod[T any](list []T, limit int, key func(T) PodKey) ([]T, int32) {
-	sort.Slice(list, func(i, j int) bool {
-		a, b := key(list[i]), key(list[j])
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
-	n := int32(len(list))
-	if len(list) > limit {
-		list = list[:limit]
-	}
-	return list, n
-}
-
 // allocations is status.atProvider.allocations: one per attached
 // QueryService, dated from the previous status while it keeps executors.
 func allocations(spec v1alpha1.PoolCapacityParameters, attached map[qsKey]*qsTally, prev v1alpha1.PoolCapacityObservation, now time.Time) []v1alpha1.Allocation {

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -308,4 +309,21 @@ func matches(sel, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// firstByPod sorts list by the namespace and name of its pods and keeps
+// the first limit; the count counts them all.
+func firstByPod[T any](list []T, limit int, key func(T) PodKey) ([]T, int32) {
+	sort.Slice(list, func(i, j int) bool {
+		a, b := key(list[i]), key(list[j])
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	n := int32(len(list))
+	if len(list) > limit {
+		list = list[:limit]
+	}
+	return list, n
 }
