@@ -85,7 +85,7 @@ func nodeClassKindOf(d Detection) objects.NodeClassKind {
 // e6data.io/warming={pool}:NoSchedule, while the pool warms images and
 // warmup.openAfter is not zero: warmup pods tolerate it, executors and
 // placeholders do not, and the capacity provider removes it once the
-// node's images are warm or openAfter has passed (startup.go of package
+// node's images are warm or openAfter has passed (taints.go of package
 // internal/capacity). Karpenter launches nodes for pods that do not
 // tolerate a startup taint (sigs.k8s.io/karpenter@v1.14.1
 // pkg/apis/v1/nodepool.go, StartupTaints: "ignored for provisioning

@@ -42,10 +42,10 @@ type CapacityArgs struct {
 	// Pricing is the settings' capacity.pricing, written only when set.
 	Pricing *capv1alpha1.Pricing
 	// Startup, when set, has the provider open the pool's new nodes once
-	// its warm images are on them (startup.go).
+	// its warm images are on them (internal/capacity/taints.go).
 	Startup *capv1alpha1.Startup
 	// WarmSlots are the warm slots the provider releases placeholders for
-	// (startup.go).
+	// (internal/capacity/warm.go).
 	WarmSlots int32
 	// WarmBuffer, when set, names the pool's CapacityBuffer, whose
 	// replicas the provider keeps at the warm slots the pool still wants.
