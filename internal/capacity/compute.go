@@ -63,11 +63,6 @@ type Plan struct {
 	Evict []Eviction
 }
 
-// Empty reports whether the plan changes nothing.
-func (p Plan) Empty() bool {
-	return len(p.Open) == 0 && len(p.Ungate) == 0 && p.Buffer == nil && p.Gate == nil && p.Release == nil && len(p.Evict) == 0
-}
-
 // Compute returns the observed capacity of the pool spec describes, as snap
 // holds it, and the plan for its cluster. prev is the current
 // status.atProvider: allocation times and failure times are carried over
