@@ -105,6 +105,11 @@ verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed
 bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors (minutes; prints a table).
 	BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/
 
+.PHONY: soak
+soak: ## Burst several pools at random for SOAK_ARGS' --duration (default 10m) while the leading provider replica is killed every 90 s; prints RSS over time and checks counts, cost and composed objects at the end.
+	hack/tool.sh all
+	$(GO) run ./test/cmd/soak --dir $(OUTPUT)/soak $(SOAK_ARGS)
+
 .PHONY: bench-burst
 bench-burst: ## Measure burst latency (executor pod to Running) on the local control plane with modelled node launch and image pull, cold vs pools with and without warm slots (minutes; prints a table).
 	hack/tool.sh all

@@ -202,7 +202,12 @@ func TestProviderRBACAllowList(t *testing.T) {
 // deploymentTemplate.spec.template.spec.serviceAccountName, not
 // serviceAccountTemplate.metadata.name (which makes the package manager
 // own the account; Crossplane's runtime docs advise against it); and the
-// file ships that account.
+// file ships that account. The provider runs highly available: two
+// replicas (Crossplane keeps the template's replicas, defaulting only an
+// unset count to 1: v2.4.0 internal/controller/pkg/runtime,
+// DeploymentWithOptionalReplicas), spread over nodes, never on a pool
+// node, and a PodDisruptionBudget that selects the template's pods and
+// keeps one.
 func TestRuntimeConfig(t *testing.T) {
 	reg, err := schemacheck.Upstream()
 	if err != nil {
@@ -215,8 +220,16 @@ func TestRuntimeConfig(t *testing.T) {
 		PodServiceAccount string
 		TemplateAccount   string
 		ServiceAccounts   []string
+		Replicas          int64
+		SpreadOverNodes   bool
+		OffPoolNodes      bool
+		// DisruptionBudget is the PDB's minAvailable, when its selector
+		// matches the template's labels.
+		DisruptionBudget int64
 	}
 	var got summary
+	var podLabels, pdbSel map[string]string
+	var pdbMin int64
 	for _, u := range objects(t, "runtimeconfig.yaml") {
 		if err := reg.Validate(u); err != nil {
 			t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
@@ -233,6 +246,31 @@ func TestRuntimeConfig(t *testing.T) {
 			got.RuntimeConfig = u.GetName()
 			got.PodServiceAccount, _, _ = unstructured.NestedString(u.Object, "spec", "deploymentTemplate", "spec", "template", "spec", "serviceAccountName")
 			got.TemplateAccount, _, _ = unstructured.NestedString(u.Object, "spec", "serviceAccountTemplate", "metadata", "name")
+			got.Replicas, _, _ = unstructured.NestedInt64(u.Object, "spec", "deploymentTemplate", "spec", "replicas")
+			podLabels, _, _ = unstructured.NestedStringMap(u.Object, "spec", "deploymentTemplate", "spec", "template", "metadata", "labels")
+			spread, _, _ := unstructured.NestedSlice(u.Object, "spec", "deploymentTemplate", "spec", "template", "spec", "topologySpreadConstraints")
+			for _, c := range spread {
+				c := c.(map[string]any)
+				sel, _, _ := unstructured.NestedStringMap(c, "labelSelector", "matchLabels")
+				if c["topologyKey"] == "kubernetes.io/hostname" && c["whenUnsatisfiable"] == "DoNotSchedule" && len(sel) > 0 && subset(sel, podLabels) {
+					got.SpreadOverNodes = true
+				}
+			}
+			terms, _, _ := unstructured.NestedSlice(u.Object, "spec", "deploymentTemplate", "spec", "template", "spec", "affinity", "nodeAffinity",
+				"requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+			got.OffPoolNodes = len(terms) > 0
+			for _, term := range terms {
+				exprs, _, _ := unstructured.NestedSlice(term.(map[string]any), "matchExpressions")
+				if !slices.ContainsFunc(exprs, func(e any) bool {
+					m := e.(map[string]any)
+					return m["key"] == "e6data.io/pool" && m["operator"] == "DoesNotExist"
+				}) {
+					got.OffPoolNodes = false
+				}
+			}
+		case "policy/v1 PodDisruptionBudget":
+			pdbSel, _, _ = unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
+			pdbMin, _, _ = unstructured.NestedInt64(u.Object, "spec", "minAvailable")
 		case "v1 ServiceAccount":
 			got.ServiceAccounts = append(got.ServiceAccounts, u.GetNamespace()+"/"+u.GetName())
 		default:
@@ -245,15 +283,39 @@ func TestRuntimeConfig(t *testing.T) {
 		RuntimeConfig:     "provider-burstpool",
 		PodServiceAccount: providerSA,
 		ServiceAccounts:   []string{providerNamespace + "/" + providerSA},
+		Replicas:          2,
+		SpreadOverNodes:   true,
+		OffPoolNodes:      true,
+		DisruptionBudget:  1,
+	}
+	if len(pdbSel) > 0 && subset(pdbSel, podLabels) {
+		got.DisruptionBudget = pdbMin
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("runtimeconfig.yaml: -want, +got:\n%s", diff)
 	}
 }
 
+// subset reports whether every label of sel is in labels.
+func subset(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // configurationProvider returns the package of the Provider that the
 // burstpool Configuration (crossplane.yaml) depends on.
 func configurationProvider(t *testing.T) string {
+	t.Helper()
+	return configurationDependency(t, "Provider").Package
+}
+
+// configurationDependency returns the burstpool Configuration's
+// (crossplane.yaml's) dependency of kind.
+func configurationDependency(t *testing.T, kind string) pkgmeta.Dependency {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "crossplane.yaml"))
 	if err != nil {
@@ -264,10 +326,10 @@ func configurationProvider(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, d := range deps {
-		if d.Kind == "Provider" {
-			return d.Package
+		if d.Kind == kind {
+			return d
 		}
 	}
-	t.Fatal("crossplane.yaml depends on no Provider")
-	return ""
+	t.Fatalf("crossplane.yaml depends on no %s", kind)
+	return pkgmeta.Dependency{}
 }

@@ -26,7 +26,8 @@
 # Runtime images are built by build/cmd/imagebuild, without a container engine:
 # static binaries (CGO_ENABLED=0, -trimpath, -s -w) on an empty base, user
 # 65532:65532, the program at /usr/local/bin/<package name> as entrypoint
-# and the warmup helper ./cmd/warm at /warm. They are written next to the
+# and the warmup helper ./cmd/warm at /warm (the provider's also the fail-safe
+# ./cmd/failsafe at /failsafe). They are written next to the
 # packages in ${OUTPUT}/images/<name>-<arch>.tar. Timestamps come from
 # SOURCE_DATE_EPOCH (default: the time of the last commit), so rebuilding
 # the same tree gives byte-identical packages.
@@ -132,6 +133,9 @@ runtime() {
 	local -a args=()
 	case $1 in
 	function-*) [ -z "$registry" ] || args=(-ldflags "-X main.defaultHelperImage=$registry/warm:$version") ;;
+	# The provider's image also carries the fail-safe that
+	# deploy/provider/failsafe.yaml runs beside it.
+	provider-*) args=(-extra /failsafe=./cmd/failsafe) ;;
 	esac
 	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm "${args[@]}" \
 		-platform "$platforms" -out "$images" -created "$created" \

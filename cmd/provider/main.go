@@ -49,6 +49,11 @@ type CLI struct {
 	StaleAfter              time.Duration `default:"5m" help:"How long a pool's cluster may go unobserved (watch and relists failing) before its PoolCapacity's Stale condition turns True."`
 	LeaderElection          bool          `default:"true" negatable:"" help:"Elect a leader through a Lease, so that only one replica acts at a time (--no-leader-election for a single process run by hand)."`
 	LeaderElectionNamespace string        `env:"POD_NAMESPACE" help:"Namespace of the leader election Lease; in a Pod, the Pod's namespace."`
+	// A standby takes over a leader that stopped without giving the Lease
+	// up (killed, its node lost) within LeaseDuration + RetryPeriod; docs/capacity.md states the bound.
+	LeaseDuration time.Duration `default:"8s" help:"How long a standby waits, after the leader's last renewal, before it takes the Lease."`
+	RenewDeadline time.Duration `default:"6s" help:"How long the leader keeps retrying to renew the Lease before it stops acting (and the process exits, to be restarted as a standby)."`
+	RetryPeriod   time.Duration `default:"1s" help:"How often replicas try to take or renew the Lease."`
 }
 
 // Run runs the provider until the process is stopped.
@@ -75,6 +80,9 @@ func (c *CLI) Run() error {
 		// Lease up at once: a restarted or rolled provider acts without
 		// waiting for the Lease to expire.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &c.LeaseDuration,
+		RenewDeadline:                 &c.RenewDeadline,
+		RetryPeriod:                   &c.RetryPeriod,
 		Cache:                         cache.Options{SyncPeriod: &c.SyncPeriod},
 	})
 	if err != nil {

@@ -24,6 +24,8 @@ import (
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/fixture"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/gomod"
 	"github.com/burstpool/burstpool/test/harness/localcp"
@@ -51,6 +53,9 @@ const (
 // provider is the provider's service account.
 type admissionCluster struct {
 	admin, tenant, provider client.Client
+	env                     *envtest.Environment
+	// as is a client that acts as user, in groups.
+	as func(user string, groups ...string) client.Client
 }
 
 // startAdmissionCluster starts it; it stops when t ends.
@@ -80,6 +85,8 @@ func startAdmissionCluster(t *testing.T) admissionCluster {
 		admin:    as(""),
 		tenant:   as(tenantUser),
 		provider: as(providerUser, "system:serviceaccounts", "system:serviceaccounts:crossplane-system"),
+		env:      env,
+		as:       as,
 	}
 	fixture.CreateNamespaces(t, ac.admin, poolNS, attachedNS, "crossplane-system")
 	fixture.Create(t, ac.admin,

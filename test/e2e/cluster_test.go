@@ -66,6 +66,11 @@ const (
 	// without Crossplane, with Karpenter's kwok provider) that the suite
 	// reaches and whose API servers it may restart.
 	workloadClusters capability = "WorkloadClusters"
+	// highlyAvailable: the capacity provider runs as two replicas that
+	// elect a leader, each started again when it exits, with the
+	// fail-safe beside them (Stack.Replicas, Stack.Failsafe), which the
+	// suite may kill and hold down.
+	highlyAvailable capability = "HighlyAvailable"
 )
 
 // cluster is the cluster under test: the one seam through which scenarios

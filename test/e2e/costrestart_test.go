@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -149,17 +147,7 @@ spec:
 
 // atProvider reads the status.atProvider of pool's PoolCapacity.
 func atProvider(ctx context.Context, c client.Client, pool string) (capv1.PoolCapacityObservation, error) {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(capacityAPI)
-	u.SetKind("PoolCapacity")
-	if err := c.Get(ctx, client.ObjectKey{Name: pool + "-capacity"}, u); err != nil {
-		return capv1.PoolCapacityObservation{}, err
-	}
-	pc := &capv1.PoolCapacity{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pc); err != nil {
-		return capv1.PoolCapacityObservation{}, err
-	}
-	return pc.Status.AtProvider, nil
+	return devplane.CapacityObservation(ctx, c, pool)
 }
 
 // starts says how many executor starts o counts per placement.

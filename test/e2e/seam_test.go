@@ -131,6 +131,7 @@ func TestPlanesOfferWhatScenariosNeed(t *testing.T) {
 		"TestNodeGroupPool":  {p: nodeGroupPlane, scenarios: nodeGroupScenarios},
 		"TestLinodePool":     {p: linodePlane, scenarios: linodeScenarios},
 		"TestRemoteClusters": {p: remotePlane, scenarios: remoteScenarios},
+		"TestProviderFaults": {p: haPlane, scenarios: haScenarios},
 	}
 	for name, s := range suites {
 		k := &cluster{mode: localMode, caps: s.p.caps}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"maps"
 
+	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -107,4 +110,20 @@ func ScaleExecutors(ctx context.Context, c client.Client, ns, qs string, n int32
 	}
 	d.Spec.Replicas = &n
 	return c.Update(ctx, d)
+}
+
+// CapacityObservation reads status.atProvider of the PoolCapacity the
+// function composes for pool (named <pool>-capacity).
+func CapacityObservation(ctx context.Context, c client.Client, pool string) (capv1.PoolCapacityObservation, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(capv1.SchemeGroupVersion.String())
+	u.SetKind("PoolCapacity")
+	if err := c.Get(ctx, client.ObjectKey{Name: pool + "-capacity"}, u); err != nil {
+		return capv1.PoolCapacityObservation{}, err
+	}
+	pc := &capv1.PoolCapacity{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pc); err != nil {
+		return capv1.PoolCapacityObservation{}, err
+	}
+	return pc.Status.AtProvider, nil
 }

@@ -51,13 +51,19 @@ func ApplyProviderManifests(ctx context.Context, cfg *rest.Config, root string) 
 // lifetime) and writes a kubeconfig at path that authenticates with it, so
 // the provider runs with the shipped roles and nothing else.
 func ProviderKubeconfig(ctx context.Context, c client.Client, cfg *rest.Config, path string, lifetimeSeconds int64) error {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ProviderServiceAccount, Namespace: CrossplaneNS}}
+	return AccountKubeconfig(ctx, c, cfg, ProviderServiceAccount, path, lifetimeSeconds)
+}
+
+// AccountKubeconfig does what ProviderKubeconfig does for the service
+// account name of CrossplaneNS.
+func AccountKubeconfig(ctx context.Context, c client.Client, cfg *rest.Config, name, path string, lifetimeSeconds int64) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: CrossplaneNS}}
 	if err := c.Create(ctx, sa); err != nil && !kerrors.IsAlreadyExists(err) {
-		return fmt.Errorf("cannot create service account %s/%s: %w", CrossplaneNS, ProviderServiceAccount, err)
+		return fmt.Errorf("cannot create service account %s/%s: %w", CrossplaneNS, name, err)
 	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(lifetimeSeconds)}}
 	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
-		return fmt.Errorf("cannot get a token of service account %s/%s: %w", CrossplaneNS, ProviderServiceAccount, err)
+		return fmt.Errorf("cannot get a token of service account %s/%s: %w", CrossplaneNS, name, err)
 	}
 	ca := cfg.CAData
 	if len(ca) == 0 && cfg.CAFile != "" {
@@ -69,8 +75,8 @@ func ProviderKubeconfig(ctx context.Context, c client.Client, cfg *rest.Config, 
 	}
 	kc, err := clientcmd.Write(clientcmdapi.Config{
 		Clusters:       map[string]*clientcmdapi.Cluster{"local": {Server: cfg.Host, CertificateAuthorityData: ca}},
-		AuthInfos:      map[string]*clientcmdapi.AuthInfo{ProviderServiceAccount: {Token: tr.Status.Token}},
-		Contexts:       map[string]*clientcmdapi.Context{"local": {Cluster: "local", AuthInfo: ProviderServiceAccount}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{name: {Token: tr.Status.Token}},
+		Contexts:       map[string]*clientcmdapi.Context{"local": {Cluster: "local", AuthInfo: name}},
 		CurrentContext: "local",
 	})
 	if err != nil {

@@ -67,6 +67,16 @@ type Config struct {
 	// burstpool, for example the LKE node pool CRD that makes detection
 	// find Linode.
 	CRDs []string
+	// ProviderReplicas runs the capacity provider as that many processes
+	// electing a leader (Stack.Replicas), each started again after
+	// RestartDelay when it exits, as Deployment replicas are; 0 or 1 runs
+	// one process (Stack.Provider), which stays down when it exits.
+	ProviderReplicas int
+	// Failsafe runs the fail-safe of deploy/provider/failsafe.yaml
+	// (Stack.Failsafe) as its service account, with that file's roles and
+	// admission policy applied (its Deployment left out: the simulated
+	// nodes run no container).
+	Failsafe bool
 }
 
 // SimulatedCloud is the catalog the local control plane offers by default:
@@ -98,8 +108,17 @@ const KarpenterGatesWithBuffer = "FEATURE_GATES=NodeRepair=false,ReservedCapacit
 type Stack struct {
 	Cluster *localcp.Cluster
 	Client  client.Client
-	// Function and Provider are the local runtimes of the packages.
+	// Function and Provider are the local runtimes of the packages. With
+	// Config.ProviderReplicas above 1, Provider is the first replica's
+	// first process and Replicas holds them all.
 	Function, Provider *Proc
+	Replicas           []*Replica
+	// Failsafe is the fail-safe's process, with Config.Failsafe, serving
+	// metrics at FailsafeMetricsAddr.
+	Failsafe            *Proc
+	FailsafeMetricsAddr string
+	// stopSupervising ends the replicas' supervision.
+	stopSupervising context.CancelFunc
 
 	cfg            Config
 	bin            string
@@ -189,7 +208,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}()
 	step, bin := s.step, s.bin
 	if err := step("build burstpool binaries", func() error {
-		return goBuild(ctx, cfg.Root, bin, "./functions/pool-compose", "./cmd/provider", "./test/cmd/localcp")
+		return goBuild(ctx, cfg.Root, bin, "./functions/pool-compose", "./cmd/provider", "./cmd/failsafe", "./test/cmd/localcp")
 	}); err != nil {
 		return nil, err
 	}
@@ -367,23 +386,43 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err := ProviderKubeconfig(ctx, s.Client, s.Cluster.Config, kubeconfig, 7*24*3600); err != nil {
 			return err
 		}
+		// Elected through a Lease in Crossplane's namespace, as in a Pod,
+		// with the shipped Role's rights on Leases.
+		args := []string{"--poll-interval", "10s", "--leader-election-namespace", CrossplaneNS}
+		env, path := []string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider")
+		if cfg.ProviderReplicas > 1 {
+			sctx, cancel := context.WithCancel(context.Background())
+			s.stopSupervising = cancel
+			if err := s.startReplicas(sctx, cfg.ProviderReplicas, filepath.Join(cfg.Dir, "logs"), env, path, args...); err != nil {
+				return err
+			}
+			s.Provider, s.MetricsAddr = s.Replicas[0].Proc(), s.Replicas[0].MetricsAddr
+			for _, r := range s.Replicas {
+				if err := localcp.WaitPort(ctx, r.MetricsAddr, runtimeListening); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		ports, err := localcp.FreePorts(2)
 		if err != nil {
 			return err
 		}
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent,
-			[]string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider"), "--poll-interval", "10s",
-			"--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
-			// Elected through a Lease in Crossplane's namespace, as in a
-			// Pod, with the shipped Role's rights on Leases.
-			"--leader-election-namespace", CrossplaneNS)
+		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent, env, path,
+			append(args, "--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))...)
 		if err != nil {
 			return err
 		}
 		return localcp.WaitPort(ctx, s.MetricsAddr, runtimeListening)
 	}); err != nil {
 		return err
+	}
+
+	if cfg.Failsafe {
+		if err := step("start the fail-safe (deploy/provider/failsafe.yaml, its Deployment as a local process)", s.startFailsafe); err != nil {
+			return err
+		}
 	}
 
 	if err := step("wait for the Pool API (XRD xpools.e6data.io offered)", func() error {
@@ -468,7 +507,10 @@ func (s *Stack) StartFunction(ctx context.Context) error {
 // Down stops the runtimes, the registry and the control plane.
 func (s *Stack) Down() error {
 	var errs []error
-	for _, p := range []*Proc{s.Provider, s.Function} {
+	if s.stopSupervising != nil {
+		s.stopSupervising()
+	}
+	for _, p := range s.runtimes() {
 		if p != nil {
 			errs = append(errs, p.Stop(10*time.Second))
 		}
@@ -490,7 +532,7 @@ type stackState struct {
 
 func (s *Stack) save() error {
 	st := stackState{}
-	for _, p := range []*Proc{s.Function, s.Provider} {
+	for _, p := range s.runtimes() {
 		if p != nil {
 			st.Processes = append(st.Processes, p.Process)
 		}
@@ -542,4 +584,17 @@ func WriteInstanceTypes(path string, cloud sizing.Cloud) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o600)
+}
+
+// runtimes are the stack's own processes: the function, the provider (or
+// each replica's current process) and the fail-safe.
+func (s *Stack) runtimes() []*Proc {
+	ps := []*Proc{s.Function}
+	if len(s.Replicas) == 0 {
+		ps = append(ps, s.Provider)
+	}
+	for _, r := range s.Replicas {
+		ps = append(ps, r.Proc())
+	}
+	return append(ps, s.Failsafe)
 }

@@ -304,3 +304,21 @@ func TailLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Alive reports whether p's process, or any process of its group, still
+// runs.
+func (p Process) Alive() bool { return p.groupAlive() }
+
+// Kill ends p's process group with SIGKILL at once, as a lost node or the
+// OOM killer would: the process cleans nothing up (a leader keeps its
+// Lease until it expires).
+func (p Process) Kill() error {
+	if p.PID <= 0 || !p.groupAlive() {
+		return nil
+	}
+	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+	if waitGone(p, 5*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("%s (pid %d) is still running after SIGKILL", p.Name, p.PID)
+}
