@@ -33,6 +33,7 @@ build: ## Build the function, the capacity provider and the helper binaries into
 test: ## Run every test: unit, integration (real API server), render and end to end.
 	hack/tool.sh all
 	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m ./...
+	$(MAKE) --no-print-directory promrules
 	# Every benchmark once, so that none rots unseen. Apart from the run
 	# above: go test runs test binaries one at a time when -bench is set.
 	$(GOTEST) -run '^$$' -bench . -benchtime=1x $(BENCHPKG)
@@ -48,6 +49,14 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 .PHONY: unit
 unit: ## Run the tests that need no binaries (pure packages).
 	$(GOTEST) $$($(GO) list ./internal/... ./functions/... ./build/... ./test/fixture/... ./test/harness/... ./test/reference/... ./test/layout/... | grep -Ev '/internal/controller(/|$$)|/test/harness/fnrun$$')
+	$(MAKE) --no-print-directory promrules
+
+# test/promrules is a module of its own: Prometheus's go.mod would raise
+# the Kubernetes, gRPC and OpenTelemetry versions the shipped binaries
+# build with.
+.PHONY: promrules
+promrules: ## Load the example PrometheusRule into Prometheus's rule checker (rulefmt, the PromQL parser).
+	cd test/promrules && $(GOTEST) ./...
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a local control plane.
@@ -95,6 +104,7 @@ lint: ## Run golangci-lint (.golangci.yml).
 .PHONY: verify
 verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed.
 	$(GO) mod tidy
+	cd test/promrules && $(GO) mod tidy && $(GO) vet ./...
 	$(GO) generate ./...
 	$(GO) vet ./...
 	$$(hack/tool.sh golangci-lint) run ./...

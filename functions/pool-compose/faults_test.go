@@ -235,6 +235,60 @@ func TestStaleCapacityIsUnknown(t *testing.T) {
 	}
 }
 
+// TestOverdueBlocksBursts checks that what the PoolCapacity says is
+// overdue (executors at the executor gate, nodes closed past openAfter)
+// reaches the Pool as its BurstsUnblocked condition, naming the nodes.
+func TestOverdueBlocksBursts(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		overdue  map[string]any
+		stale    bool
+		want     string
+		wantText string
+	}{
+		"NothingOverdue": {
+			reason: "A PoolCapacity that reports nothing overdue: True.",
+			want:   "TRUE/NothingOverdue",
+		},
+		"Overdue": {
+			reason:   "Executors gated and a node closed past their bounds: False, naming the node.",
+			overdue:  map[string]any{"executors": int64(2), "nodes": int64(1), "nodeNames": []any{"ip-10-0-1-7"}},
+			want:     "FALSE/ExecutorsGatedPastBound",
+			wantText: "1 pool node(s) still carry the startup taint e6data.io/warming well past warmup.openAfter: ip-10-0-1-7",
+		},
+		"StaleOverdue": {
+			reason:  "A stale PoolCapacity's figures, overdue ones included, are not current: Unknown.",
+			overdue: map[string]any{"executors": int64(2)},
+			stale:   true,
+			want:    "UNKNOWN/CapacityNotCurrent",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs}
+			s.Observed = observe(t, s.run(t), func(n string, u *unstructured.Unstructured) map[string]any {
+				st := healthy(3, 4)(n, u)
+				if n == "capacity" {
+					if tc.overdue != nil {
+						st["atProvider"].(map[string]any)["overdue"] = tc.overdue
+					}
+					if tc.stale {
+						st["conditions"] = []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Stale", "status": "True", "reason": "ObserverBehind"}}
+					}
+				}
+				return st
+			})
+			rsp := s.run(t)
+			if got := conditions(rsp)[decision.CondBurstsUnblocked]; got != tc.want {
+				t.Errorf("%s\nBurstsUnblocked %s, want %s", tc.reason, got, tc.want)
+			}
+			if msg := conditionMessage(rsp, decision.CondBurstsUnblocked); !strings.Contains(msg, tc.wantText) {
+				t.Errorf("%s\nBurstsUnblocked message %q does not contain %q", tc.reason, msg, tc.wantText)
+			}
+		})
+	}
+}
+
 // TestExistingNamesKept checks the move to names that hold the pool's
 // namespace: an object composed under the earlier names keeps its name.
 // Renaming a composed object makes Crossplane delete it and create

@@ -71,8 +71,8 @@ type Plan struct {
 // status keeps.
 //
 // It counts once (count.go), then decides, in this order: the
-// observation, the startup taints, the warm slots, the executor gate and
-// the evictions.
+// observation, the startup taints, the warm slots, the executor gate, what
+// of the last two is overdue (overdue.go) and the evictions.
 func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.PoolCapacityObservation, now time.Time) Result {
 	now = now.UTC().Truncate(time.Second)
 	t := count(spec, snap, prev, now)
@@ -95,6 +95,7 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	}
 	plan.Gate = executorGate(spec, t.attachedNS)
 	plan.Release = releases(spec, t.waiting, plan.Buffer, t.attachedNS, sharesHold(spec, t.attached, obs.OccupiedExecutors), now)
+	obs.Overdue = overdue(spec, t.waiting, plan.Release, plan.Open, t.attachedNS, now)
 	plan.Evict = append(policyEvictions(spec, t.evictable), overShare(spec, t.attached, obs.OccupiedExecutors)...)
 	if spec.Suspend {
 		plan.Evict = nil

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,11 +13,74 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 )
+
+// failsafeSeries are the series the fail-safe (internal/failsafe)
+// exports, with their label names, which the alerts read beside the
+// provider's: executors it released from the executor gate and nodes whose
+// startup taint it lifted because the provider had not, and when it last
+// completed a pass.
+var failsafeSeries = map[string][]string{
+	"burstpool_failsafe_executors_released_total":    {labelPool, labelNamespace},
+	"burstpool_failsafe_nodes_opened_total":          {labelPool, labelNamespace},
+	"burstpool_failsafe_last_pass_timestamp_seconds": nil,
+}
+
+// providerLease is the provider's leader-election Lease
+// (cmd/provider: LeaderElectionID), the name label of its
+// leader_election_master_status.
+const providerLease = "provider-burstpool-capacity"
+
+// leaderSeries returns the leader-election series the provider's registry
+// (controller-runtime's metrics.Registry) reports, with their label names,
+// once a leader elector for the provider's Lease exists: controller-runtime
+// registers leader_election_master_status{name} and client-go sets it to 0
+// when the elector is made, 1 while it leads
+// (sigs.k8s.io/controller-runtime v0.23.1 pkg/metrics/leaderelection.go;
+// k8s.io/client-go v0.35.3 tools/leaderelection/leaderelection.go,
+// NewLeaderElector).
+func leaderSeries(t *testing.T) map[string][]string {
+	t.Helper()
+	lock := &resourcelock.LeaseLock{LockConfig: resourcelock.ResourceLockConfig{Identity: "standby"}}
+	if _, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: lock, Name: providerLease, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		Callbacks: leaderelection.LeaderCallbacks{OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "leader_election_") {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			var labels []string
+			lease := false
+			for _, l := range s.GetLabel() {
+				labels = append(labels, l.GetName())
+				lease = lease || (l.GetName() == "name" && l.GetValue() == providerLease)
+			}
+			if lease {
+				out[mf.GetName()] = labels
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("controller-runtime's registry reports no leader_election_ series for the Lease %s", providerLease)
+	}
+	return out
+}
 
 // registered returns every series name the provider exports, with its
 // label names, as a registry holding one of each reports them.
@@ -126,7 +190,8 @@ func examples(t *testing.T) (rules, alerts []string, exprs []expression) {
 }
 
 var (
-	reSeries   = regexp.MustCompile(`\b(burstpool_[a-z0-9_]+)\s*(\{[^}]*\})?`)
+	reSeries   = regexp.MustCompile(`\b(burstpool_[a-z0-9_]+|leader_election_[a-z0-9_]+)\s*(\{[^}]*\})?`)
+	reLease    = regexp.MustCompile(`\bname\s*=\s*"([^"]*)"`)
 	reMatcher  = regexp.MustCompile(`([a-z_][a-z0-9_]*)\s*(=~|!=|!~|=)`)
 	reGrouping = regexp.MustCompile(`\b(?:by|on|without|ignoring|group_left|group_right)\s*\(([^)]*)\)`)
 	reLegend   = regexp.MustCompile(`\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}`)
@@ -135,24 +200,39 @@ var (
 )
 
 // TestExpressionsUseRegisteredMetrics checks every expression of the
-// example dashboard and rules against the series the provider registers:
-// each burstpool_ series exists, its matchers name its labels, and the
-// labels an expression groups, joins or shows by belong to its series.
+// example dashboard and rules against the series the provider registers,
+// the fail-safe's (failsafeSeries) and the provider's leader-election
+// series: each burstpool_ and leader_election_ series exists, its matchers
+// name its labels (and the provider's Lease), and the labels an expression
+// groups, joins or shows by belong to its series.
 func TestExpressionsUseRegisteredMetrics(t *testing.T) {
 	reg := registered(t)
+	for _, more := range []map[string][]string{failsafeSeries, leaderSeries(t)} {
+		for name, labels := range more {
+			if _, ok := reg[name]; ok {
+				t.Errorf("%s is registered by the provider and declared as another component's", name)
+			}
+			reg[name] = labels
+		}
+	}
 	rules, alerts, exprs := examples(t)
 	for _, e := range exprs {
 		var labels []string
 		for _, m := range reSeries.FindAllStringSubmatch(e.expr, -1) {
 			ls, ok := reg[m[1]]
 			if !ok {
-				t.Errorf("%s: %s is not a series the provider registers", e.where, m[1])
+				t.Errorf("%s: %s is not a series the provider, the fail-safe or leader election exports", e.where, m[1])
 				continue
 			}
 			labels = append(labels, ls...)
 			for _, mm := range reMatcher.FindAllStringSubmatch(m[2], -1) {
 				if !slices.Contains(ls, mm[1]) {
 					t.Errorf("%s: %s has no label %q (it has %v)", e.where, m[1], mm[1], ls)
+				}
+			}
+			if strings.HasPrefix(m[1], "leader_election_") {
+				if l := reLease.FindStringSubmatch(m[2]); l == nil || l[1] != providerLease {
+					t.Errorf("%s: %s%s does not select the provider's Lease (name=%q)", e.where, m[1], m[2], providerLease)
 				}
 			}
 		}
@@ -179,7 +259,8 @@ func TestExpressionsUseRegisteredMetrics(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"BurstpoolProviderDown", "BurstpoolPoolStatusStale", "BurstpoolExecutorFailureRateHigh", "BurstpoolEvictions", "BurstpoolEvictionsBlocked"} {
+	for _, want := range []string{"BurstpoolProviderDown", "BurstpoolPoolStatusStale", "BurstpoolExecutorFailureRateHigh", "BurstpoolEvictions", "BurstpoolEvictionsBlocked",
+		"BurstpoolProviderNoLeader", "BurstpoolExecutorsGatedPastBound", "BurstpoolNodesWarmingPastOpenAfter", "BurstpoolFailsafeDown"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("the PrometheusRule has no alert %s (it has %v)", want, alerts)
 		}

@@ -43,6 +43,8 @@ type Metrics struct {
 	requestedMem *prometheus.GaugeVec
 	unauthorized *prometheus.GaugeVec
 	unplaceable  *prometheus.GaugeVec
+	overdueExecs *prometheus.GaugeVec
+	overdueNodes *prometheus.GaugeVec
 	qsExecutors  *prometheus.GaugeVec
 	evictions    *prometheus.CounterVec
 	blocked      *prometheus.CounterVec
@@ -94,6 +96,8 @@ func New(reg prometheus.Registerer) *Metrics {
 		requestedMem: gauge("burstpool_pool_requested_memory_bytes", "Memory the pool's occupied, draining and pending executors request.", pool()),
 		unauthorized: gauge("burstpool_pool_unauthorized_executors", "Pool executors of QueryServices not attached to the pool.", pool()),
 		unplaceable:  gauge("burstpool_pool_unplaceable_executors", "Pending pool executors that ask for the pool's nodes but could run on none of them: they count for nothing.", pool()),
+		overdueExecs: gauge("burstpool_pool_overdue_executors", "Pool executors still at the executor gate more than its bound plus a slack after their creation (status.atProvider.overdue.executors): their release is failing.", pool()),
+		overdueNodes: gauge("burstpool_pool_overdue_nodes", "Ready pool nodes still carrying the startup taint more than startup.openAfter plus a slack after their creation (status.atProvider.overdue.nodes): their opening is failing.", pool()),
 		qsExecutors:  gauge("burstpool_queryservice_executors", "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).", pool(labelQS, labelQSNS, labelType)),
 		evictions:    counter("burstpool_pool_evictions_total", "Pods deleted by the pool's policies, by reason.", pool(labelReason)),
 		blocked:      counter("burstpool_pool_evictions_blocked_total", "Evictions a PodDisruptionBudget refused, by reason.", pool(labelReason)),
@@ -143,6 +147,12 @@ func (m *Metrics) Record(name string, spec v1alpha1.PoolCapacityParameters, res 
 	m.warmFailing.WithLabelValues(p, ns).Set(float64(len(o.WarmupFailures)))
 	m.unauthorized.WithLabelValues(p, ns).Set(float64(o.UnauthorizedCount))
 	m.unplaceable.WithLabelValues(p, ns).Set(float64(o.UnplaceableCount))
+	var late v1alpha1.Overdue
+	if o.Overdue != nil {
+		late = *o.Overdue
+	}
+	m.overdueExecs.WithLabelValues(p, ns).Set(float64(late.Executors))
+	m.overdueNodes.WithLabelValues(p, ns).Set(float64(late.Nodes))
 
 	byReason := make(map[v1alpha1.FailureReason]int, len(v1alpha1.FailureReasons))
 	for _, r := range v1alpha1.FailureReasons {
@@ -209,7 +219,7 @@ func (m *Metrics) Forget(name string) {
 func (m *Metrics) forgetPool(p v1alpha1.PoolRef) {
 	l := prometheus.Labels{labelPool: p.Name, labelNamespace: p.Namespace}
 	for _, v := range []*prometheus.GaugeVec{m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures,
-		m.unauthorized, m.unplaceable, m.qsExecutors, m.observed, m.requestedCPU, m.requestedMem} {
+		m.unauthorized, m.unplaceable, m.overdueExecs, m.overdueNodes, m.qsExecutors, m.observed, m.requestedCPU, m.requestedMem} {
 		v.DeletePartialMatch(l)
 	}
 	for _, v := range []*prometheus.CounterVec{m.evictions, m.blocked, m.failuresAll} {

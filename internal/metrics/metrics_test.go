@@ -19,11 +19,13 @@ func TestRecordAndForget(t *testing.T) {
 		TotalExecutors: 8, AvailableExecutors: 3, OccupiedExecutors: 5, PendingExecutors: 1, UnplaceableCount: 3,
 		Allocations: []v1alpha1.Allocation{{QueryService: "sales", Namespace: "team-a", PoolExecutors: 5, RegularExecutors: 2, PendingExecutors: 1, MaxPoolExecutors: 4}},
 		Failures:    []v1alpha1.Failure{{Pod: "p", Namespace: "team-a", Reason: v1alpha1.FailureOOMKilled}},
+		Overdue:     &v1alpha1.Overdue{Executors: 2, Nodes: 1, NodeNames: []string{"n1"}},
 	}}
 	cases := map[string]struct {
 		reason  string
 		forget  bool
 		repoint bool
+		onTime  bool
 		names   []string
 		want    string
 	}{
@@ -58,6 +60,31 @@ burstpool_queryservice_executors{pool="analytics",pool_namespace="team-a",query_
 burstpool_pool_unplaceable_executors{pool="analytics",pool_namespace="team-a"} 3
 `,
 		},
+		"Overdue": {
+			reason: "Record sets the executors and nodes overdue.",
+			names:  []string{"burstpool_pool_overdue_executors", "burstpool_pool_overdue_nodes"},
+			want: `
+# HELP burstpool_pool_overdue_executors Pool executors still at the executor gate more than its bound plus a slack after their creation (status.atProvider.overdue.executors): their release is failing.
+# TYPE burstpool_pool_overdue_executors gauge
+burstpool_pool_overdue_executors{pool="analytics",pool_namespace="team-a"} 2
+# HELP burstpool_pool_overdue_nodes Ready pool nodes still carrying the startup taint more than startup.openAfter plus a slack after their creation (status.atProvider.overdue.nodes): their opening is failing.
+# TYPE burstpool_pool_overdue_nodes gauge
+burstpool_pool_overdue_nodes{pool="analytics",pool_namespace="team-a"} 1
+`,
+		},
+		"NothingOverdue": {
+			reason: "A pool with nothing overdue reports 0, not no series, so an alert can tell it from a pool not observed.",
+			onTime: true,
+			names:  []string{"burstpool_pool_overdue_executors", "burstpool_pool_overdue_nodes"},
+			want: `
+# HELP burstpool_pool_overdue_executors Pool executors still at the executor gate more than its bound plus a slack after their creation (status.atProvider.overdue.executors): their release is failing.
+# TYPE burstpool_pool_overdue_executors gauge
+burstpool_pool_overdue_executors{pool="analytics",pool_namespace="team-a"} 0
+# HELP burstpool_pool_overdue_nodes Ready pool nodes still carrying the startup taint more than startup.openAfter plus a slack after their creation (status.atProvider.overdue.nodes): their opening is failing.
+# TYPE burstpool_pool_overdue_nodes gauge
+burstpool_pool_overdue_nodes{pool="analytics",pool_namespace="team-a"} 0
+`,
+		},
 		"RePointed": {
 			reason:  "A PoolCapacity that now reports another Pool drops the old Pool's series.",
 			repoint: true,
@@ -71,15 +98,20 @@ burstpool_pool_max_executors{pool="analytics-2",pool_namespace="team-a"} 10
 		"Forgotten": {
 			reason: "Forget drops every series of the pool.",
 			forget: true,
-			names:  []string{"burstpool_pool_executors", "burstpool_queryservice_executors", "burstpool_pool_executor_failures", "burstpool_pool_unplaceable_executors"},
-			want:   "",
+			names: []string{"burstpool_pool_executors", "burstpool_queryservice_executors", "burstpool_pool_executor_failures", "burstpool_pool_unplaceable_executors",
+				"burstpool_pool_overdue_executors", "burstpool_pool_overdue_nodes"},
+			want: "",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			m := New(reg)
-			m.Record("analytics", spec, res, time.Unix(100, 0))
+			r := res
+			if tc.onTime {
+				r.Observation.Overdue = nil
+			}
+			m.Record("analytics", spec, r, time.Unix(100, 0))
 			if tc.forget {
 				m.Forget("analytics")
 			}

@@ -246,6 +246,28 @@ type ColdNode struct {
 	OpenedAt metav1.Time `json:"openedAt"`
 }
 
+// Overdue is what the provider should have changed by now and has not:
+// bursts that wait on it past their bound.
+type Overdue struct {
+	// Executors counts pool executors of the attached QueryServices'
+	// namespaces that still carry the executor gate more than the gate's
+	// bound (10s) plus a slack (20s) after their creation, though the
+	// pool holds them back for nothing (executors it holds for the
+	// shares of other QueryServices are not overdue).
+	// +optional
+	Executors int32 `json:"executors,omitempty"`
+	// Nodes counts Ready pool nodes, not being deleted, that still carry
+	// the startup taint more than startup.openAfter plus the same slack
+	// after their creation.
+	// +optional
+	Nodes int32 `json:"nodes,omitempty"`
+	// NodeNames names those nodes, longest closed first, at most 10.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	NodeNames []string `json:"nodeNames,omitempty"`
+}
+
 // NodeCounts counts the pool's nodes.
 type NodeCounts struct {
 	// Ready nodes.
@@ -418,6 +440,12 @@ type PoolCapacityObservation struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	OpenedCold []ColdNode `json:"openedCold,omitempty"`
+	// Overdue counts what the provider changes within a bound and has
+	// not changed well past it: executors still at the executor gate and
+	// pool nodes still closed by the startup taint. Unset while nothing
+	// is overdue.
+	// +optional
+	Overdue *Overdue `json:"overdue,omitempty"`
 	// UnauthorizedExecutors lists pool executors of QueryServices that are
 	// not attached, by namespace and name, at most 20.
 	// +kubebuilder:validation:MaxItems=20

@@ -42,7 +42,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	st := a.Status
 	st.NodePoolName, st.NodeClassName = a.Nodes.NodePoolName, a.Nodes.NodeClassName
 	observedStatus(&st, in.Previous, a.Nodes.Size, currentCapacity(f))
-	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity, f.CapacityStale))
+	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity, f.CapacityStale), burstsCondition(currentCapacity(f)))
 	st.CachedImages = a.Warm.Images
 	st.Sizing = sizingStatus(in, f.ExecutorsHaveRun, a.Nodes)
 	if !a.Taken {
@@ -88,7 +88,7 @@ func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (p
 	st.Sizing = in.Previous.Sizing
 	st.ExecutorScheduling = in.Previous.ExecutorScheduling
 	st.Phase, st.Message = phase(PhaseInput{Problem: p})
-	return st, Outcome{Conditions: []Condition{capacityCondition(f.Capacity, f.CapacityStale)}}
+	return st, Outcome{Conditions: []Condition{capacityCondition(f.Capacity, f.CapacityStale), burstsCondition(currentCapacity(f))}}
 }
 
 // observedStatus fills the instance type (size's, else the previous one)
@@ -141,6 +141,50 @@ func capacityCondition(o *CapacityObservation, stale *Staleness) Condition {
 		return Condition{Type: CondCapacityKnown, Status: metav1.ConditionTrue, Reason: "Observed"}
 	}
 	return Condition{Type: CondCapacityKnown, Status: metav1.ConditionFalse, Reason: "NotObservedYet", Message: "the PoolCapacity has not reported the pool's nodes and executors yet"}
+}
+
+// Reasons of the BurstsUnblocked condition.
+const (
+	reasonNothingOverdue     = "NothingOverdue"
+	reasonExecutorsGated     = "ExecutorsGatedPastBound"
+	reasonNodesWarming       = "NodesWarmingPastOpenAfter"
+	reasonCapacityNotCurrent = "CapacityNotCurrent"
+)
+
+// burstsCondition says whether the pool's bursts wait on the capacity
+// provider past their bounds, from the PoolCapacity's
+// status.atProvider.overdue: executors still at the executor gate past its
+// bound first (they are what a burst waits for), then pool nodes still
+// closed past warmup.openAfter. Unknown while the PoolCapacity's figures
+// are not current (o is nil); its CapacityObserved condition says why.
+func burstsCondition(o *CapacityObservation) Condition {
+	if o == nil {
+		return Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionUnknown, Reason: reasonCapacityNotCurrent,
+			Message: "whether executors or pool nodes wait on the capacity provider past their bounds is not known while the PoolCapacity's figures are not current: see the CapacityObserved condition"}
+	}
+	late := o.Overdue
+	if late == nil || (late.Executors == 0 && late.Nodes == 0) {
+		return Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionTrue, Reason: reasonNothingOverdue}
+	}
+	var what, fix []string
+	reason := reasonNodesWarming
+	if late.Executors > 0 {
+		reason = reasonExecutorsGated
+		what = append(what, fmt.Sprintf("%d executor(s) still carry the scheduling gate %s well past the bound at which the capacity provider releases them",
+			late.Executors, qsv1alpha1.GateExecutor))
+		fix = append(fix, "delete the pool's ExecutorGate and remove the gate from each waiting executor (docs/capacity.md, If the provider stops)")
+	}
+	if late.Nodes > 0 {
+		nodes := strings.Join(late.NodeNames, ", ")
+		if more := int(late.Nodes) - len(late.NodeNames); more > 0 {
+			nodes += fmt.Sprintf(" and %d more", more)
+		}
+		what = append(what, fmt.Sprintf("%d pool node(s) still carry the startup taint %s well past warmup.openAfter: %s", late.Nodes, qsv1alpha1.TaintWarming, nodes))
+		fix = append(fix, fmt.Sprintf("open each node with kubectl taint node <node> %s-", qsv1alpha1.TaintWarming))
+	}
+	return Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionFalse, Reason: reason, Message: strings.Join(what, "; ") +
+		": check that the capacity provider runs and one replica holds its Lease provider-burstpool-capacity, and the PoolCapacity's Synced condition; to unblock the burst now, " +
+		strings.Join(fix, ", and ")}
 }
 
 // reportQueryServices reports each QueryService the pool knows of, with

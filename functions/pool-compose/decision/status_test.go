@@ -125,3 +125,62 @@ func TestPhase(t *testing.T) {
 		})
 	}
 }
+
+// TestBurstsCondition: the pool's BurstsUnblocked condition, from what the
+// PoolCapacity says is overdue.
+func TestBurstsCondition(t *testing.T) {
+	observed := func(late *capv1alpha1.Overdue) *CapacityObservation {
+		return &CapacityObservation{capv1alpha1.PoolCapacityObservation{Overdue: late}}
+	}
+	const check = ": check that the capacity provider runs and one replica holds its Lease provider-burstpool-capacity, and the PoolCapacity's Synced condition; to unblock the burst now, "
+	const fixExecutors = "delete the pool's ExecutorGate and remove the gate from each waiting executor (docs/capacity.md, If the provider stops)"
+	const fixNodes = "open each node with kubectl taint node <node> e6data.io/warming-"
+	cases := map[string]struct {
+		reason string
+		o      *CapacityObservation
+		want   Condition
+	}{
+		"NotCurrent": {
+			reason: "Before the PoolCapacity reports, or while its figures are stale, nobody knows: Unknown, pointing at CapacityObserved.",
+			want: Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionUnknown, Reason: "CapacityNotCurrent",
+				Message: "whether executors or pool nodes wait on the capacity provider past their bounds is not known while the PoolCapacity's figures are not current: see the CapacityObserved condition"},
+		},
+		"NothingOverdue": {
+			reason: "Nothing overdue: True.",
+			o:      observed(nil),
+			want:   Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionTrue, Reason: "NothingOverdue"},
+		},
+		"ExecutorsGated": {
+			reason: "Executors still gated past the bound: False, with their count, what to check and how to release them.",
+			o:      observed(&capv1alpha1.Overdue{Executors: 3}),
+			want: Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionFalse, Reason: "ExecutorsGatedPastBound",
+				Message: "3 executor(s) still carry the scheduling gate e6data.io/pool-slot well past the bound at which the capacity provider releases them" + check + fixExecutors},
+		},
+		"NodesWarming": {
+			reason: "Nodes still closed past openAfter: False, naming them, and how to open one.",
+			o:      observed(&capv1alpha1.Overdue{Nodes: 2, NodeNames: []string{"n2", "n1"}}),
+			want: Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionFalse, Reason: "NodesWarmingPastOpenAfter",
+				Message: "2 pool node(s) still carry the startup taint e6data.io/warming well past warmup.openAfter: n2, n1" + check + fixNodes},
+		},
+		"NodesBeyondTheList": {
+			reason: "More nodes overdue than the PoolCapacity names: the rest are counted.",
+			o:      observed(&capv1alpha1.Overdue{Nodes: 12, NodeNames: []string{"n1", "n2"}}),
+			want: Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionFalse, Reason: "NodesWarmingPastOpenAfter",
+				Message: "12 pool node(s) still carry the startup taint e6data.io/warming well past warmup.openAfter: n1, n2 and 10 more" + check + fixNodes},
+		},
+		"Both": {
+			reason: "Executors and nodes overdue: the executors' reason (what the burst waits for), and both in the message.",
+			o:      observed(&capv1alpha1.Overdue{Executors: 1, Nodes: 1, NodeNames: []string{"n1"}}),
+			want: Condition{Type: CondBurstsUnblocked, Status: metav1.ConditionFalse, Reason: "ExecutorsGatedPastBound",
+				Message: "1 executor(s) still carry the scheduling gate e6data.io/pool-slot well past the bound at which the capacity provider releases them; " +
+					"1 pool node(s) still carry the startup taint e6data.io/warming well past warmup.openAfter: n1" + check + fixExecutors + ", and " + fixNodes},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, burstsCondition(tc.o)); diff != "" {
+				t.Errorf("%s\ncondition (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -69,6 +69,9 @@ const (
 	CondPullSecrets   = "ImagePullSecretsUsable"
 	CondSuspended     = "Suspended"
 	CondCapacityKnown = "CapacityObserved"
+	// CondBurstsUnblocked says whether executors or pool nodes wait on
+	// the capacity provider past their bounds (burstsCondition).
+	CondBurstsUnblocked = "BurstsUnblocked"
 )
 
 // readyOf converts a readiness.
