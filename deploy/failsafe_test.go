@@ -1,9 +1,13 @@
 package deploy
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -100,6 +104,22 @@ func TestFailsafeManifest(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("failsafe.yaml: -want, +got:\n%s", diff)
+	}
+
+	// examples/monitoring's PodMonitor for the fail-safe selects its pods
+	// and scrapes the port it serves metrics on.
+	raw, err := os.ReadFile(filepath.Join("..", "examples", "monitoring", "podmonitor-failsafe.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &pm.Object); err != nil {
+		t.Fatal(err)
+	}
+	sel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	if len(sel) == 0 || !subset(sel, podLabels) || len(eps) != 1 || eps[0].(map[string]any)["port"] != "metrics" {
+		t.Errorf("podmonitor-failsafe.yaml selects %v on ports %v; the fail-safe's pods carry %v and serve on port metrics", sel, eps, podLabels)
 	}
 
 	// executor-gate.yaml's guard lets the same account remove the gate.
