@@ -214,8 +214,8 @@ func nodePoolTypes(np *unstructured.Unstructured) ([]string, int64) {
 }
 
 // TestSpotSurvivesADryMarket replays one spot market running dry under a
-// pool: a spot pool offered one instance type (a pinned type had no
-// stand-ins, a family kept to its own sizes), so Karpenter had nothing
+// pool: a spot pool offered one instance type (a family kept to its own
+// sizes), so Karpenter had nothing
 // else to launch and the burst stopped. Karpenter's guidance is to "allow
 // Karpenter to provision as many distinct instance types as possible"
 // (docs concepts/nodepools, spot); every type offered holds the pool's
@@ -236,10 +236,16 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 		settings string
 		want     want
 	}{
-		"PinnedTypeGetsItsEquals": {
-			reason: "The reference's 4.2 pins r7gd.16xlarge on spot: r6gd.16xlarge has the same 64 vCPU / 512Gi and local NVMe, and holds the same executor; the catalog has no third (metal is not offered).",
+		"PinnedTypeGetsItsEqualsWhereAllowed": {
+			reason:   "The reference's 4.2 pins r7gd.16xlarge on spot; where the settings allow stand-ins, r6gd.16xlarge has the same 64 vCPU / 512Gi and local NVMe, and holds the same executor; the catalog has no third (metal is not offered).",
+			spec:     "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
+			settings: "  karpenter: {pinnedTypeStandIns: true}\n",
+			want:     want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: objects.CapacityOnDemand, QueueAlarm: true},
+		},
+		"PinnedTypeAlone": {
+			reason: "By default a pinned type is exact: r7gd.16xlarge alone, spot or not.",
 			spec:   "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
-			want:   want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: objects.CapacityOnDemand, QueueAlarm: true},
+			want:   want{Types: []string{"r7gd.16xlarge"}, WarmOn: objects.CapacityOnDemand, QueueAlarm: true},
 		},
 		"FamilyWidensToGenerations": {
 			reason: "An r7gd pool: of r7gd only the 4xlarge holds exactly one 8 CPU / 60Gi executor (the 8xlarge holds two), so r6gd.4xlarge joins; no other family, since the pool names r7gd.",
@@ -255,7 +261,7 @@ func TestSpotSurvivesADryMarket(t *testing.T) {
 			reason:   "A named interruption queue silences the warning.",
 			spec:     "  maxExecutors: 50\n  executorsPerNode: 1\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: r7gd.16xlarge, spotEnabled: true}\n",
 			settings: "  karpenter: {interruptionQueue: Karpenter-test-cluster}\n",
-			want:     want{Types: []string{"r7gd.16xlarge", "r6gd.16xlarge"}, WarmOn: objects.CapacityOnDemand},
+			want:     want{Types: []string{"r7gd.16xlarge"}, WarmOn: objects.CapacityOnDemand},
 		},
 		"OnDemandPoolUnchanged": {
 			reason: "An on-demand pool offers its type alone, and its warm slots need no capacity type.",

@@ -459,3 +459,68 @@ func TestVendorAzureMaxPods(t *testing.T) {
 		})
 	}
 }
+
+// TestVendorEKSAutoModeTags replays a pool on a default EKS Auto Mode
+// cluster: AWS's managed Auto Mode policies do not let the cluster IAM
+// role apply user-defined tags (AWS, "Amazon EKS Auto Mode cluster IAM
+// role", "Custom AWS tags for EKS Auto resources",
+// https://docs.aws.amazon.com/eks/latest/userguide/auto-cluster-iam-role.html),
+// so a NodeClass with spec.tags was not Ready and the pool launched
+// nothing. The NodeClass carries tags only where eksAutoMode.clusterRoleTags
+// says the role may apply them; the pool's nodes are found by the NodePool
+// template's labels, which executors select, either way.
+func TestVendorEKSAutoModeTags(t *testing.T) {
+	spec := "  maxExecutors: 8\n  allowedQueryServices: [{name: analytics, namespace: team-a}]\n  instanceConfig: {instanceType: m7g.2xlarge}\n"
+	const role = "  eksAutoMode:\n    role: AmazonEKSAutoNodeRole\n"
+	if !strings.Contains(vendorSettings, role) {
+		t.Fatalf("the vendor settings no longer hold %q", role)
+	}
+	identity := map[string]any{"e6data.io/pool": "burst", "e6data.io/pool-namespace": "pools"}
+	type want struct {
+		Tags     map[string]any
+		Warning  bool
+		Labels   map[string]any
+		Selector map[string]any
+	}
+	cases := map[string]struct {
+		reason   string
+		autoMode string
+		want     want
+	}{
+		"DefaultHasNoTags": {
+			reason: "A default Auto Mode cluster's role may not tag: no spec.tags.",
+		},
+		"TagsWithoutThePermission": {
+			reason:   "Tags in the settings without clusterRoleTags are left out, and the pool warns, naming both settings.",
+			autoMode: "    tags: {team: analytics}\n",
+			want:     want{Warning: true},
+		},
+		"TagsWhereTheRoleMayApplyThem": {
+			reason:   "With clusterRoleTags the NodeClass carries the pool's tag and the settings' tags.",
+			autoMode: "    clusterRoleTags: true\n    tags: {team: analytics}\n",
+			want:     want{Tags: map[string]any{"e6data.io/pool": "burst", "team": "analytics"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			settings := strings.Replace(vendorSettings, role, role+tc.autoMode, 1)
+			rsp := scenario{Input: shippedInput(t), Environment: []string{environmentConfig(decision.DefaultEnvironmentConfig, settings)},
+				XR: xpool("burst", "pools", spec), QueryServices: []string{qsAnalytics}, CRDs: autoModeCRDs, Catalog: true}.run(t)
+			nc, np := desired(rsp, "nodeclass"), desired(rsp, "nodepool")
+			if nc == nil || np == nil {
+				t.Fatalf("%s\nno NodeClass or NodePool: %v", tc.reason, results(rsp))
+			}
+			tags, _, _ := unstructured.NestedMap(nc.Object, "spec", "tags")
+			labels, _, _ := unstructured.NestedMap(np.Object, "spec", "template", "metadata", "labels")
+			sched, _ := status(rsp)["executorScheduling"].(map[string]any)
+			got := want{Tags: tags, Labels: labels, Selector: sched["nodeSelector"].(map[string]any)}
+			for _, r := range results(rsp) {
+				got.Warning = got.Warning || (strings.Contains(r, "EKSAutoModeTagsNotApplied") && strings.Contains(r, "data.eksAutoMode.clusterRoleTags"))
+			}
+			tc.want.Labels, tc.want.Selector = identity, identity
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

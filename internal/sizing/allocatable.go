@@ -17,10 +17,53 @@ const MaxPods = 110
 // eviction threshold, in bytes (100Mi).
 const EvictionHardMemory = 100 * mebibyte
 
-// VMMemoryOverheadPercent is the share of nominal memory that a VM does not
-// report as capacity (firmware, kernel, hypervisor): Karpenter's default
-// vmMemoryOverheadPercent on AWS, GCP and Azure.
-const VMMemoryOverheadPercent = 0.075
+// The share of nominal memory that a VM does not report as capacity
+// (firmware, kernel, hypervisor), as each cloud's Karpenter provider takes
+// it off before launch when its vmMemoryOverheadPercent setting is left at
+// the default. A platform that sets it in its Karpenter chart sets the same
+// value in Overhead.VMMemoryOverheadPercent (the function's
+// sizing.vmMemoryOverheadPercent setting).
+const (
+	// AWSVMMemoryOverheadPercent is aws/karpenter-provider-aws v1.14.1's
+	// default (pkg/operator/options/options.go, flag
+	// vm-memory-overhead-percent; its chart's
+	// settings.vmMemoryOverheadPercent is the same 0.075).
+	AWSVMMemoryOverheadPercent = 0.075
+	// GCPVMMemoryOverheadPercent is cloudpilot-ai/karpenter-provider-gcp's
+	// default, the same at v0.5.0 and at commit 417f047b
+	// (pkg/operator/options/options.go, flag vm-memory-overhead-percent,
+	// 0.07). Its chart sets controller.settings.vmMemoryOverheadPercent to
+	// 0.065 (charts/karpenter/values.yaml): a cluster installed from that
+	// chart with its values sets 0.065 in the settings.
+	GCPVMMemoryOverheadPercent = 0.07
+	// AzureVMMemoryOverheadPercent is Azure/karpenter-provider-azure's
+	// default, the same at v1.14.2 and at commit 352646f5
+	// (pkg/operator/options/options.go,
+	// flag vm-memory-overhead-percent; its chart's vmMemoryOverheadPercent
+	// is the same 0.075).
+	AzureVMMemoryOverheadPercent = 0.075
+	// marginVMMemoryOverheadPercent is the share taken on clouds without a
+	// Karpenter provider (Linode, DigitalOcean, CoreWeave, on-premises):
+	// AWS's, a margin rather than a vendor's figure.
+	marginVMMemoryOverheadPercent = 0.075
+)
+
+// DefaultVMMemoryOverheadPercent is the VM memory overhead the model takes
+// off a type's memory on cloud c when Overhead sets none: the default of
+// c's Karpenter provider, 0 on kwok (whose provider takes none).
+func DefaultVMMemoryOverheadPercent(c Cloud) float64 {
+	switch c {
+	case CloudAWS:
+		return AWSVMMemoryOverheadPercent
+	case CloudGCP:
+		return GCPVMMemoryOverheadPercent
+	case CloudAzure:
+		return AzureVMMemoryOverheadPercent
+	case CloudKWOK:
+		return 0
+	}
+	return marginVMMemoryOverheadPercent
+}
 
 // CMAMemory is the memory Karpenter's AWS provider takes from arm64
 // (Graviton) types before the VM overhead: their contiguous memory
@@ -53,6 +96,18 @@ type Overhead struct {
 	// warmup DaemonSets, the storage agent and any the user declares
 	// (cluster DaemonSets that tolerate the pool taint belong here too).
 	DaemonSets []PodRequests
+	// VMMemoryOverheadPercent replaces the cloud's default VM memory
+	// overhead (DefaultVMMemoryOverheadPercent) when set: a share from 0
+	// to 1, as the cluster's Karpenter provider is configured.
+	VMMemoryOverheadPercent *float64
+}
+
+// vmMemory is the VM memory overhead the model takes on cloud c.
+func (o Overhead) vmMemory(c Cloud) float64 {
+	if o.VMMemoryOverheadPercent != nil {
+		return *o.VMMemoryOverheadPercent
+	}
+	return DefaultVMMemoryOverheadPercent(c)
 }
 
 // PodRequests are the resource requests of one pod's containers.
@@ -102,7 +157,7 @@ func (o Overhead) sum() (cpu, mem int64) {
 // zero. The formulas are in the package documentation.
 func Allocatable(c Cloud, it InstanceType, o Overhead) Resources {
 	dsCPU, dsMem := o.sum()
-	cpu, mem := allocatable(c, &it, dsCPU, dsMem)
+	cpu, mem := allocatable(c, &it, dsCPU, dsMem, o.vmMemory(c))
 	return Resources{CPU: *resource.NewMilliQuantity(cpu, resource.DecimalSI), Memory: *resource.NewQuantity(mem, resource.BinarySI)}
 }
 
@@ -156,14 +211,15 @@ func KubeletFor(c Cloud, types ...InstanceType) Kubelet {
 	}
 }
 
-// allocatable works in milli-CPU and bytes.
-func allocatable(c Cloud, it *InstanceType, dsCPU, dsMem int64) (int64, int64) {
+// allocatable works in milli-CPU and bytes; vmMemory is the VM memory
+// overhead, a share.
+func allocatable(c Cloud, it *InstanceType, dsCPU, dsMem int64, vmMemory float64) (int64, int64) {
 	m := modelFor(c)
 	cpu, mem := milli(it.CPU), value(it.Memory)
 	cpuOut := cpu - m.reservedCPU(cpu) - dsCPU
 	capMem := mem
 	if m.capacity != nil {
-		capMem = m.capacity(mem, it.Arch)
+		capMem = m.capacity(mem, it.Arch, vmMemory)
 	}
 	memOut := capMem - m.reservedMemory(mem, maxPods(c, it)) - m.eviction - dsMem
 	return max(cpuOut, 0), max(memOut, 0)
@@ -184,8 +240,9 @@ func maxPods(c Cloud, it *InstanceType) int64 {
 // Karpenter agree to the byte.
 type model struct {
 	// capacity is the memory capacity of a node of nominal memory mem
-	// (bytes) and arch; nil when it is the nominal memory.
-	capacity func(mem int64, arch string) int64
+	// (bytes) and arch, less the VM memory overhead vmMemory (a share);
+	// nil when it is the nominal memory.
+	capacity func(mem int64, arch string, vmMemory float64) int64
 	// cpu is the milli-CPU kube- and system-reserved of a node of cpu
 	// milli-CPU.
 	cpu func(cpu int64) int64
@@ -230,36 +287,35 @@ func modelFor(c Cloud) model {
 }
 
 // awsCapacity is Karpenter's AWS provider's memory capacity: the nominal
-// MiB, less CMAMemory on arm64, less VMMemoryOverheadPercent of that
-// rounded up to a MiB (pkg/providers/instancetype/types.go, memory).
-func awsCapacity(mem int64, arch string) int64 {
+// MiB, less CMAMemory on arm64, less the VM overhead of that rounded up to
+// a MiB (pkg/providers/instancetype/types.go, memory).
+func awsCapacity(mem int64, arch string, vmMemory float64) int64 {
 	if arch == ArchARM64 {
 		mem -= CMAMemory
 	}
-	return mibCapacity(mem, arch)
+	return mibCapacity(mem, arch, vmMemory)
 }
 
-// mibCapacity is the whole MiB of mem less VMMemoryOverheadPercent of them
-// rounded up to a MiB.
-func mibCapacity(mem int64, _ string) int64 {
+// mibCapacity is the whole MiB of mem less the VM overhead of them rounded
+// up to a MiB.
+func mibCapacity(mem int64, _ string, vmMemory float64) int64 {
 	mib := max(mem/mebibyte, 0)
-	overhead := int64(math.Ceil(float64(mib*mebibyte) * VMMemoryOverheadPercent / 1024 / 1024))
+	overhead := int64(math.Ceil(float64(mib*mebibyte) * vmMemory / 1024 / 1024))
 	return max(mib-overhead, 0) * mebibyte
 }
 
-// gcpCapacity is Karpenter's GCP provider's: the bytes less
-// VMMemoryOverheadPercent of them, truncated (pkg/providers/instancetype/
-// types.go, memory).
-func gcpCapacity(mem int64, _ string) int64 {
-	return mem - int64(float64(mem)*VMMemoryOverheadPercent)
+// gcpCapacity is Karpenter's GCP provider's: the bytes less the VM
+// overhead of them, truncated (pkg/providers/instancetype/types.go,
+// memory).
+func gcpCapacity(mem int64, _ string, vmMemory float64) int64 {
+	return mem - int64(float64(mem)*vmMemory)
 }
 
-// azureCapacity is Karpenter's Azure provider's: the whole GiB less
-// VMMemoryOverheadPercent of them, rounded up to a byte
-// (CalculateMemoryWithoutOverhead).
-func azureCapacity(mem int64, _ string) int64 {
+// azureCapacity is Karpenter's Azure provider's: the whole GiB less the VM
+// overhead of them, rounded up to a byte (CalculateMemoryWithoutOverhead).
+func azureCapacity(mem int64, _ string, vmMemory float64) int64 {
 	b := mem / gibibyte * gibibyte
-	return b - int64(math.Ceil(float64(b)*VMMemoryOverheadPercent))
+	return b - int64(math.Ceil(float64(b)*vmMemory))
 }
 
 // awsKubeReserved is 11Mi a pod plus 255Mi.

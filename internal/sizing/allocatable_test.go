@@ -67,9 +67,9 @@ func TestAllocatable(t *testing.T) {
 			want:   res("940m", "3286Mi"),
 		},
 		"GCPn2Highmem8": {
-			reason: "8 vCPU less 90m kube-reserved and 100m for kube-proxy; 68719476736 bytes less 7.5% truncated (5153960755), 1024+819+819+2949 = 5611Mi kube-reserved (each bracket truncated) and 100Mi eviction.",
+			reason: "8 vCPU less 90m kube-reserved and 100m for kube-proxy; 68719476736 bytes less the GCP provider's 7% truncated (4810363371), 1024+819+819+2949 = 5611Mi kube-reserved (each bracket truncated) and 100Mi eviction.",
 			args:   args{cloud: CloudGCP, it: mustType(t, CloudGCP, "n2-highmem-8")},
-			want:   res("7810m", "57577098445"),
+			want:   res("7810m", "57920695829"),
 		},
 		"AzureE16dsv5": {
 			reason: "AKS brackets: 16 vCPU less 60+40+2x20+12x10 = 260m; 137438953472 bytes less 7.5% rounded up (10307921511), 1024 x 9.32 = 9543Mi (truncated) and a 750Mi eviction threshold.",
@@ -82,9 +82,9 @@ func TestAllocatable(t *testing.T) {
 			want:   res("940m", "591Mi"),
 		},
 		"GCPUnderOneGi": {
-			reason: "Under 1Gi GKE reserves a flat 255Mi: 536870912 bytes less 40265318, 255Mi and 100Mi; 1 vCPU less 60m and 100m for kube-proxy.",
+			reason: "Under 1Gi GKE reserves a flat 255Mi: 536870912 bytes less 7% (37580963), 255Mi and 100Mi; 1 vCPU less 60m and 100m for kube-proxy.",
 			args:   args{cloud: CloudGCP, it: InstanceType{Name: "tiny", CPU: resource.MustParse("1"), Memory: resource.MustParse("512Mi")}},
-			want:   res("840m", "124361114"),
+			want:   res("840m", "127045469"),
 		},
 		"KWOK": {
 			reason: "The kwok provider reserves 100m and 10Mi and nothing else.",

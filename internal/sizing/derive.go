@@ -84,6 +84,11 @@ type Input struct {
 	SpotNeighbours bool
 	// AllowMetal lets bare-metal types be chosen or offered.
 	AllowMetal bool
+	// PinnedStandIns lets a pinned type (InstanceType, or the inherited
+	// one) take spot stand-ins of its own CPU and memory. Off, a pinned
+	// type is offered alone, spot or not: its owner chose it for its
+	// price, its disks or its processor.
+	PinnedStandIns bool
 }
 
 // Compatibility says whether one attached executor fits the chosen type.
@@ -110,8 +115,9 @@ type Result struct {
 	// compatible executor as InstanceType, with local NVMe when the chosen
 	// type has it, at least SpotMinTypes wherever the catalog has them
 	// (of the pinned type's CPU and memory when the type is pinned,
-	// explicitly or inherited), at most MaxSpotTypes, InstanceType first.
-	// Nil otherwise.
+	// explicitly or inherited, and only with PinnedStandIns; without it a
+	// pinned type is the only one), at most MaxSpotTypes, InstanceType
+	// first. Nil otherwise.
 	SpotTypes []string
 	// DerivedFrom says where the type came from, for status.derivedFrom.
 	DerivedFrom string
@@ -301,11 +307,12 @@ func newDeriver(in Input) (*deriver, error) {
 	}
 	d := &deriver{in: in, cat: cat, per: max(int64(in.ExecutorsPerNode), 1)}
 	dsCPU, dsMem := in.Overhead.sum()
+	vmMemory := in.Overhead.vmMemory(cloud)
 	d.nom = make([]need, len(cat.Types))
 	d.alloc = make([]need, len(cat.Types))
 	for i, t := range cat.Types {
 		d.nom[i] = need{cpu: milli(t.CPU), mem: value(t.Memory), pods: maxPods(cloud, &cat.Types[i])}
-		c, m := allocatable(cloud, &cat.Types[i], dsCPU, dsMem)
+		c, m := allocatable(cloud, &cat.Types[i], dsCPU, dsMem, vmMemory)
 		// The node's DaemonSet pods take pods as well as resources.
 		d.alloc[i] = need{cpu: c, mem: m, pods: max(d.nom[i].pods-int64(len(in.Overhead.DaemonSets)), 0)}
 	}
@@ -445,10 +452,14 @@ func (d *deriver) pinned(i int, from, advice string) Result {
 	}
 	r.PerNode = d.slots(req, i)
 	r.Offered = []Offered{{Name: d.cat.Types[i].Name, PerNode: r.PerNode, Reason: d.chosenReason(i, req, from)}}
-	if d.in.Spot {
-		// A pinned type stands in only with types of its own CPU and
-		// memory: the pool keeps the shape its owner chose.
+	switch {
+	case d.in.Spot && d.in.PinnedStandIns:
+		// Where the platform allows stand-ins, a pinned type stands in
+		// only with types of its own CPU and memory: the pool keeps the
+		// shape its owner chose.
 		r.offerSpot(d.spot(i, req, true))
+	case d.in.Spot:
+		r.offerSpot(nil) // the pinned type alone: one spot market
 	}
 	return r
 }

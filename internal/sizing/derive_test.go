@@ -67,9 +67,24 @@ func TestDerive(t *testing.T) {
 		want   Result
 	}{
 		"ExplicitTypeWins": {
-			reason: "A pinned type is used as is; 4 executors of 30 CPU need 120 CPU, far more than an r6gd.8xlarge's 31.64, so that QueryService is incompatible while 4 x 4 CPU fit; on spot r7gd.8xlarge, of the same 32 vCPU / 256Gi, stands in.",
+			reason: "A pinned type is used as is; 4 executors of 30 CPU need 120 CPU, far more than an r6gd.8xlarge's 31.64, so that QueryService is incompatible while 4 x 4 CPU fit; on spot it is offered alone: the owner chose that type.",
 			in: Input{
 				Cloud: CloudAWS, Catalog: aws, InstanceType: "r6gd.8xlarge", InstanceFamily: "r7gd", Spot: true,
+				ExecutorsPerNode: 4, Overhead: poolOverhead,
+				Executors: []Executor{exec("team-a/etl", "30", "60Gi"), exec("team-b/adhoc", "4", "8Gi")},
+			},
+			want: Result{
+				InstanceType: "r6gd.8xlarge", SpotTypes: []string{"r6gd.8xlarge"}, DerivedFrom: "spec.instanceConfig.instanceType", Arch: "arm64", Allocatable: r7gd8xlarge,
+				Compatibility: []Compatibility{
+					misfit("team-a/etl", "30", "60Gi", "r6gd.8xlarge", "executor needs 30 CPU / 60Gi x 4 per node; r6gd.8xlarge allocatable is 31.64 CPU / 234.6Gi; choose a larger spec.instanceConfig.instanceType or lower spec.executorsPerNode"),
+					fit("team-b/adhoc", "4", "8Gi", "r6gd.8xlarge"),
+				},
+			},
+		},
+		"ExplicitTypeStandInsWhereAllowed": {
+			reason: "Where the platform allows stand-ins (PinnedStandIns), r7gd.8xlarge, of the pinned type's 32 vCPU / 256Gi, stands in on spot.",
+			in: Input{
+				Cloud: CloudAWS, Catalog: aws, InstanceType: "r6gd.8xlarge", InstanceFamily: "r7gd", Spot: true, PinnedStandIns: true,
 				ExecutorsPerNode: 4, Overhead: poolOverhead,
 				Executors: []Executor{exec("team-a/etl", "30", "60Gi"), exec("team-b/adhoc", "4", "8Gi")},
 			},
@@ -232,11 +247,11 @@ func TestDerive(t *testing.T) {
 			},
 		},
 		"Inherit": {
-			reason: "Inheriting takes the QueryService's type; on spot r7i.8xlarge, of the same 32 vCPU / 256Gi, stands in.",
+			reason: "Inheriting takes the QueryService's type, alone on spot too: the inherited type is pinned.",
 			in: Input{Catalog: aws, InstanceFamily: "r7gd", Spot: true, Inherit: &Inherited{QueryService: "etl/warehouse", InstanceType: "r6i.8xlarge"}, Overhead: poolOverhead,
 				Executors: []Executor{q30, exec("etl/warehouse", "40", "60Gi")}},
 			want: Result{
-				InstanceType: "r6i.8xlarge", SpotTypes: []string{"r6i.8xlarge", "r7i.8xlarge"}, DerivedFrom: "QueryService/etl/warehouse", Arch: "amd64", Allocatable: r6i8xlarge,
+				InstanceType: "r6i.8xlarge", SpotTypes: []string{"r6i.8xlarge"}, DerivedFrom: "QueryService/etl/warehouse", Arch: "amd64", Allocatable: r6i8xlarge,
 				Compatibility: []Compatibility{
 					fit("analytics/q30", "15", "30Gi", "r6i.8xlarge"),
 					misfit("etl/warehouse", "40", "60Gi", "r6i.8xlarge", "executor needs 40 CPU / 60Gi x 1 per node; r6i.8xlarge allocatable is 31.64 CPU / 234.7Gi; the type inherited from QueryService etl/warehouse is too small; set spec.instanceConfig.instanceType or spec.instanceConfig.instanceFamily instead"),
@@ -424,7 +439,7 @@ func TestDescribeOffered(t *testing.T) {
 		},
 		"PinnedTypeWithNVMe": {
 			reason: "r6gd.8xlarge and its stand-in r7gd.8xlarge are both 32 vCPU / 256Gi with local NVMe.",
-			in:     Input{Cloud: CloudAWS, Catalog: aws, InstanceType: "r6gd.8xlarge", Spot: true, MaxSpotTypes: 5, Overhead: poolOverhead, Executors: []Executor{exec("a/b", "4", "8Gi")}},
+			in:     Input{Cloud: CloudAWS, Catalog: aws, InstanceType: "r6gd.8xlarge", Spot: true, PinnedStandIns: true, MaxSpotTypes: 5, Overhead: poolOverhead, Executors: []Executor{exec("a/b", "4", "8Gi")}},
 			want:   offered{Largest: res("32", "256Gi"), Kubelet: aws110Pods, LocalNVMe: true},
 		},
 	}

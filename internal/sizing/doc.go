@@ -29,14 +29,17 @@
 // files are named on each function of allocatable.go):
 //
 //	aws    capacity: the nominal MiB, less CMAMemory (64Mi) on arm64, less
-//	       ceil(7.5%) of that in MiB (vmMemoryOverheadPercent).
+//	       ceil(7.5%) of that in MiB (vmMemoryOverheadPercent, the AWS
+//	       provider's default; each cloud's default is
+//	       DefaultVMMemoryOverheadPercent, and Overhead overrides it).
 //	       kube-reserved CPU: 6% of the 1st core, 1% of the 2nd, 0.5% of the
 //	       3rd and 4th, 0.25% above 4, each bracket truncated (16 vCPU:
 //	       110m). kube-reserved memory: 11Mi x maxPods + 255Mi, maxPods the
 //	       pods the type's network holds (InstanceType.Pods, the VPC CNI's
 //	       ENI-limited pods) at most MaxPods (110): 1465Mi on most sizes,
 //	       343Mi on r7gd.medium (8 pods). Eviction: 100Mi.
-//	gcp    capacity: the bytes less 7.5% of them, truncated. kube-reserved:
+//	gcp    capacity: the bytes less 7% of them (the GCP provider's
+//	       default), truncated. kube-reserved:
 //	       the same CPU brackets; memory 25% of the first 4Gi, 20% of the
 //	       next 4Gi, 10% of the next 8Gi, 6% up to 128Gi, 2% above, each
 //	       bracket truncated to a MiB (255Mi at most 1Gi). System-reserved:

@@ -68,7 +68,7 @@ func kwokResources(c Cloud, t *InstanceType) (cpu, mem resource.Quantity, pods i
 		return t.CPU, t.Memory, MaxPods
 	}
 	kwok := modelFor(CloudKWOK)
-	aCPU, aMem := allocatable(c, t, 0, 0)
+	aCPU, aMem := allocatable(c, t, 0, 0, DefaultVMMemoryOverheadPercent(c))
 	return *resource.NewMilliQuantity(aCPU+kwok.reservedCPU(aCPU), resource.DecimalSI),
 		*resource.NewQuantity(aMem+kwok.reservedMemory(aMem, 0), resource.BinarySI), maxPods(c, t)
 }

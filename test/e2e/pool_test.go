@@ -93,6 +93,7 @@ var poolScenarios = []scenario{
 	{name: "WarmBeforeSchedule", needs: []capability{simulatedCloud}, namespaces: []string{warmStartNS}, pools: []string{"warm-start"}, run: scenarioWarmBeforeSchedule},
 	{name: "GivebackLaunchesNoNode", needs: []capability{simulatedCloud}, namespaces: []string{warmGivebackNS}, pools: []string{"giveback"}, run: scenarioGivebackLaunchesNoNode},
 	{name: "DeleteClaim", needs: []capability{simulatedCloud}, run: scenarioDeleteClaim},
+	{name: "VendorVerdict", needs: []capability{simulatedCloud}, run: scenarioVendorVerdict},
 }
 
 // scenarioReferenceManifests: the reference's manifests apply as written

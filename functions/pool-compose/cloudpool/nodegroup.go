@@ -68,8 +68,11 @@ type NodeGroupInput struct {
 	// others use the first.
 	InstanceTypes []string
 
-	// Arch is amd64 or arm64: EKS's AMI type follows it.
-	Arch string
+	// Archs are the architectures (amd64 or arm64) of instance types, by
+	// type, holding at least the group's: EKS's AMI type follows the
+	// architecture the group's types share, and a group whose types do
+	// not share one is refused.
+	Archs map[string]string
 
 	// Spot asks for spot capacity.
 	Spot bool

@@ -1,6 +1,12 @@
 package cloudpool
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -34,6 +40,43 @@ func eksAMIType(arch string) string {
 	return "AL2023_x86_64_STANDARD"
 }
 
+// AMITypeArch is the architecture an EKS AMI type runs on (EKS API
+// Nodegroup amiType: the *_ARM_64* types are arm64; the *_x86_64* and
+// WINDOWS_* types amd64), "" when the AMI type does not say (CUSTOM, whose
+// launch template names the image).
+func AMITypeArch(t string) string {
+	switch {
+	case strings.Contains(t, "ARM_64"):
+		return "arm64"
+	case strings.Contains(t, "x86_64"), strings.HasPrefix(t, "WINDOWS_"):
+		return "amd64"
+	}
+	return ""
+}
+
+// groupArch is the one architecture of a node group's instance types:
+// EKS launches every node of a managed node group from one AMI type, of
+// one architecture, and refuses a group whose instance types are of
+// another (EKS API CreateNodegroup, amiType and instanceTypes).
+func groupArch(types []string, archs map[string]string) (string, error) {
+	by := map[string][]string{}
+	for _, t := range types {
+		a := archs[t]
+		if a == "" {
+			return "", errors.Errorf("the architecture of instance type %s is not known: add it to the settings' catalogOverrides with its arch", t)
+		}
+		by[a] = append(by[a], t)
+	}
+	if len(by) > 1 {
+		var parts []string
+		for _, a := range slices.Sorted(maps.Keys(by)) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(by[a], ", "), a))
+		}
+		return "", errors.Errorf("instance types %s do not share one architecture, and an EKS node group runs one AMI type: offer types of one architecture", strings.Join(parts, " and "))
+	}
+	return archs[types[0]], nil
+}
+
 // eksNodeGroup builds a provider-aws NodeGroup. scalingConfig's minSize
 // and maxSize are burstpool's; desiredSize is set once, in initProvider,
 // and belongs to the Cluster Autoscaler from then on (Crossplane managed
@@ -63,6 +106,17 @@ func eksNodeGroup(in NodeGroupInput, labels map[string]any, taints []corev1.Tain
 	if in.Spot {
 		types, capacity = in.InstanceTypes, "SPOT"
 	}
+	arch, err := groupArch(types, in.Archs)
+	if err != nil {
+		return nil, err
+	}
+	amiType := eksAMIType(arch)
+	if s.AMIType != "" {
+		if a := AMITypeArch(s.AMIType); a != "" && a != arch {
+			return nil, errors.Errorf("settings nodeGroups.eks.amiType %s runs on %s, but the group's instance types (%s) are %s: EKS refuses the group; set an AMI type of %s or leave it empty", s.AMIType, a, strings.Join(types, ", "), arch, arch)
+		}
+		amiType = s.AMIType
+	}
 	tags := nodeGroupTags(in)
 	for k, v := range s.Tags {
 		tags[k] = v
@@ -85,14 +139,11 @@ func eksNodeGroup(in NodeGroupInput, labels map[string]any, taints []corev1.Tain
 		"subnetIds":     toAny(s.SubnetIDs),
 		"instanceTypes": toAny(types),
 		"capacityType":  capacity,
-		"amiType":       eksAMIType(in.Arch),
+		"amiType":       amiType,
 		"labels":        labels,
 		"taint":         upperTaints(taints),
 		"scalingConfig": []any{map[string]any{"minSize": int64(in.MinNodes), "maxSize": int64(in.MaxNodes)}},
 		"tags":          tags,
-	}
-	if s.AMIType != "" {
-		fp["amiType"] = s.AMIType
 	}
 	if s.DiskSizeGiB > 0 {
 		fp["diskSize"] = int64(s.DiskSizeGiB)

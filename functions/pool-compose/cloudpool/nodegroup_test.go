@@ -1,7 +1,11 @@
 package cloudpool
 
 import (
+	"io/fs"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,14 +14,35 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/sizing"
 	"github.com/burstpool/burstpool/test/harness/golden"
 )
 
+// awsArchs are the architectures of the AWS catalog's types, by type.
+func awsArchs(t *testing.T) map[string]string {
+	t.Helper()
+	cat, err := sizing.LoadCatalog(sizing.CloudAWS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(cat.Types))
+	for _, it := range cat.Types {
+		out[it.Name] = it.Arch
+	}
+	return out
+}
+
 // ngBase is a valid EKS node group input that cases change.
 func ngBase() NodeGroupInput {
+	archs := map[string]string{}
+	if cat, err := sizing.LoadCatalog(sizing.CloudAWS); err == nil {
+		for _, it := range cat.Types {
+			archs[it.Name] = it.Arch
+		}
+	}
 	return NodeGroupInput{
 		Pool: "burst", Namespace: "e6-pools", Cloud: CloudAWS, Name: "burst-nodegroup",
-		InstanceTypes: []string{"r7gd.4xlarge", "r6gd.4xlarge"}, Arch: "arm64",
+		InstanceTypes: []string{"r7gd.4xlarge", "r6gd.4xlarge"}, Archs: archs,
 		MinNodes: 1, MaxNodes: 5,
 		Labels:      map[string]string{"team": "analytics"},
 		Taints:      []corev1.Taint{{Key: "e6data.io/burst", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
@@ -49,9 +74,14 @@ func TestBuildNodeGroup(t *testing.T) {
 			golden: "nodegroup-eks-on-demand.yaml",
 		},
 		"EKSSpot": {
-			reason: "Spot, an EKS group takes the whole diversified set with capacityType SPOT.",
-			in:     ngWith(func(in *NodeGroupInput) { in.Spot, in.Arch = true, "amd64" }),
+			reason: "Spot, an EKS group takes the whole diversified set with capacityType SPOT, and the AMI type of the Graviton types' arm64.",
+			in:     ngWith(func(in *NodeGroupInput) { in.Spot = true }),
 			golden: "nodegroup-eks-spot.yaml",
+		},
+		"EKSSpotAMD64": {
+			reason: "x86 types get the x86 AMI type.",
+			in:     ngWith(func(in *NodeGroupInput) { in.Spot, in.InstanceTypes = true, []string{"r6i.4xlarge", "r7i.4xlarge"} }),
+			golden: "nodegroup-eks-spot-amd64.yaml",
 		},
 		"EKSHeld": {
 			reason: "A held group (suspended or draining) carries the hold taint, on the group and in the template tags.",
@@ -101,6 +131,21 @@ func TestBuildNodeGroupErrors(t *testing.T) {
 		"EKSNoCluster":  {"Without nodeGroups.eks.clusterName or clusterName there is no cluster.", ngWith(func(in *NodeGroupInput) { in.ClusterName = "" }), []string{"clusterName"}},
 		"GKENoLocation": {"GKE needs the cluster's location.", ngWith(func(in *NodeGroupInput) { in.Cloud, in.Settings.GKE.Location = CloudGCP, "" }), []string{"nodeGroups.gke.location"}},
 		"AKSNoCluster":  {"AKS needs the cluster's resource ID.", ngWith(func(in *NodeGroupInput) { in.Cloud, in.Settings.AKS = CloudAzure, nil }), []string{"nodeGroups.aks.kubernetesClusterID"}},
+		"EKSMixedArchitectures": {
+			"A spot set of Graviton and x86 types needs two AMI types, and one EKS node group has one: refused, naming the types and their architectures.",
+			ngWith(func(in *NodeGroupInput) { in.Spot, in.InstanceTypes = true, []string{"r7gd.4xlarge", "r6i.4xlarge"} }),
+			[]string{"r7gd.4xlarge (arm64)", "r6i.4xlarge (amd64)", "do not share one architecture"},
+		},
+		"EKSAMITypeOfAnotherArchitecture": {
+			"The settings' AMI type for x86 with Graviton types is what EKS refuses: refused, naming the setting.",
+			ngWith(func(in *NodeGroupInput) { in.Settings.EKS.AMIType = "AL2023_x86_64_STANDARD" }),
+			[]string{"nodeGroups.eks.amiType AL2023_x86_64_STANDARD runs on amd64", "are arm64"},
+		},
+		"EKSArchitectureUnknown": {
+			"A type whose architecture nothing says is refused rather than given a guessed AMI type.",
+			ngWith(func(in *NodeGroupInput) { in.InstanceTypes = []string{"z9zz.large"} }),
+			[]string{"architecture of instance type z9zz.large is not known", "catalogOverrides"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -115,6 +160,71 @@ func TestBuildNodeGroupErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNodeGroupGoldensAMITypeMatchesArchitecture walks every golden file
+// that holds an EKS node group (this package's and the function's
+// rendered pools) and checks that its amiType runs on the architecture of
+// every one of its instance types, as EKS requires (EKS API
+// CreateNodegroup: one AMI type per group; an arm64 AMI type for Graviton
+// types).
+func TestNodeGroupGoldensAMITypeMatchesArchitecture(t *testing.T) {
+	archs := awsArchs(t)
+	groups := 0
+	for _, root := range []string{"testdata", filepath.Join("..", "testdata")} {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, doc := range strings.Split(string(b), "\n---\n") {
+				var v any
+				if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
+					t.Errorf("%s: %v", p, err)
+					continue
+				}
+				for _, ng := range eksNodeGroups(v) {
+					groups++
+					fp, _ := ng["spec"].(map[string]any)["forProvider"].(map[string]any)
+					ami, _ := fp["amiType"].(string)
+					for _, it := range fp["instanceTypes"].([]any) {
+						if a := archs[it.(string)]; a != AMITypeArch(ami) {
+							t.Errorf("%s: node group with amiType %s runs instance type %s, which is %s", p, ami, it, a)
+						}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if groups == 0 {
+		t.Fatal("found no EKS node group in the goldens")
+	}
+}
+
+// eksNodeGroups are the EKS NodeGroup objects anywhere in v.
+func eksNodeGroups(v any) []map[string]any {
+	var out []map[string]any
+	switch x := v.(type) {
+	case map[string]any:
+		if x["apiVersion"] == APIVersionEKSNodeGroup && x["kind"] == KindEKSNodeGroup {
+			return []map[string]any{x}
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, eksNodeGroups(x[k])...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, eksNodeGroups(e)...)
+		}
+	}
+	return out
 }
 
 func TestCloudName(t *testing.T) {

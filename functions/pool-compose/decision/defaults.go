@@ -128,6 +128,7 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 		if k.Weight < 1 || k.Weight > 100 {
 			bad("karpenter.weight", "%d is not between 1 and 100", k.Weight)
 		}
+		errs = append(errs, ValidateDriftWindows(k.DriftWindows)...) // drift.go
 	}
 	if _, err := openAfter(c.Warmup); err != nil {
 		bad("warmup.openAfter", "%q is not a duration such as 5m, or 0s for no startup taint", c.Warmup.OpenAfter)
@@ -158,6 +159,9 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 		}
 	}
 	if sz := c.Sizing; sz != nil {
+		if _, ok := vmMemoryOverhead(sz); sz.VMMemoryOverheadPercent != "" && !ok {
+			bad("sizing.vmMemoryOverheadPercent", "%q is not a decimal from 0 to below 1 such as 0.065 (6.5%%)", sz.VMMemoryOverheadPercent)
+		}
 		for i, d := range sz.NodeDaemonSets {
 			if _, err := nodeDaemonSetRequests(d); d.Name == "" || err != nil {
 				bad(fmt.Sprintf("sizing.nodeDaemonSets[%d]", i), "needs a name and cpu and memory quantities such as 100m and 128Mi")

@@ -46,12 +46,15 @@
 //     iam.go for the node IAM role an AWS pool composes, and waits for it)
 //     or decideCloudNodePool (cloudnodes.go, with decideCoreWeave in
 //     coreweave.go) or decideNodeGroup (nodegroup.go); keepNodeIAM keeps
-//     the role when nodes were not decided.
+//     the role when nodes were not decided. A NodePool's drift windows
+//     come from drift.go, and a Karpenter pool's or node group's
+//     SpotDiversified condition from spot.go.
 //  5. decideCapacity (capacity.go), decidePlaceholders (placeholders.go),
 //     decideStorageAgent (storage.go), decideAgentPriority (agents.go),
 //     decideAdmission (admission.go).
 //  6. decideStatus (status.go): the XPool's status, its conditions and its
-//     phase, from everything decided before.
+//     phase, from everything decided before, with the vendors' verdict on
+//     the composed objects they observed (vendorVerdict, verdict.go).
 //
 // Each decision returns an Outcome: the objects it desires and whether
 // they are ready, the objects it cannot decide now (kept as observed), its

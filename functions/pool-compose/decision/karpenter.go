@@ -52,15 +52,23 @@ func decideKarpenter(in Input, f Facts, spot bool, res sizing.Result, images int
 		Spot: spot, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations), NodeSelector: in.Spec.NodeSelector,
 		Limits: nodePoolLimits(f.MaxNodes, res.LargestOffered, in.Spec.Suspend), Tuning: *in.Config.Karpenter,
 		StartupTaint: warmingTaint(in.Pool, images, in.Config.Warmup),
+		DriftBudgets: driftBudgets(in.Config.Karpenter.DriftWindows, in.Pool, in.Namespace), // drift windows (drift.go)
 	}
 	npName := in.Pool + objects.SuffixNodePool
 	if msg := interruptionQueueMissing(kind, spot, in.Config.Karpenter.InterruptionQueue); msg != "" {
 		o.event(true, "NoInterruptionQueue", msg)
 	}
-	o.desire(objects.ComposedNodeClass, nc, observed.Ready(in.Observed[objects.ComposedNodeClass], kind.Kind == "KWOKNodeClass"), true)
+	if msg := autoModeTagsLeftOut(kind, in.Config.EKSAutoMode, in.Settings); msg != "" {
+		o.event(true, "EKSAutoModeTagsNotApplied", msg)
+	}
+	// A KWOKNodeClass is Ready by its CRD's default; one that reports a
+	// Ready condition is ready only when it is True.
+	ncObs := in.Observed[objects.ComposedNodeClass]
+	o.desire(objects.ComposedNodeClass, nc, observed.Ready(ncObs, kind.Kind == "KWOKNodeClass" && observed.Condition(ncObs, "Ready").Status == ""), true)
 	o.desireLazy(objects.ComposedNodePool, "NodePool", npName, Lazy{Key: lazyKey("nodepool", npa), Build: func() *unstructured.Unstructured { return objects.NodePool(npa) }},
 		observed.Ready(in.Observed[objects.ComposedNodePool], false), true)
 	o.condition(CondProvisioned, metav1.ConditionTrue, "KarpenterNodePool", fmt.Sprintf("Karpenter launches %s nodes for the pool (NodePool %s)", strings.Join(types, ", "), npName))
+	o.Conditions = append(o.Conditions, spotCondition(in, spot, types)) // spot.go
 	return npName, nc.GetName(), o
 }
 
@@ -113,6 +121,18 @@ func interruptionQueueMissing(kind objects.NodeClassKind, spot bool, queue strin
 		return ""
 	}
 	return "the pool launches spot nodes, and karpenter.interruptionQueue names no interruption queue: configure Karpenter's settings.interruptionQueue (an SQS queue with the EventBridge rules of Karpenter's install guide) and name it in the burstpool EnvironmentConfig, or spot interruptions end executors without a drain"
+}
+
+// autoModeTagsLeftOut says why the settings' eksAutoMode.tags are not on
+// an Auto Mode pool's NodeClass, "" when they are or there are none: the
+// cluster role may not apply tags unless eksAutoMode.clusterRoleTags says
+// it may (objects.eksNodeClass).
+func autoModeTagsLeftOut(kind objects.NodeClassKind, s *v1beta1.EKSAutoMode, where Settings) string {
+	if kind != nodeClassKinds[methodEKSAutoMode] || s == nil || s.ClusterRoleTags || len(s.Tags) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s are not applied: EKS Auto Mode's managed policies do not let the cluster IAM role tag the instances it launches, so the pool's NodeClass carries no tags; attach the tagging permissions of docs/install.md (\"EKS Auto Mode\") to the cluster role, then set %s to true",
+		where.where("eksAutoMode.tags"), where.where("eksAutoMode.clusterRoleTags"))
 }
 
 // nodePoolLimits are a NodePool's spec.limits: nodes nodes, and the CPU

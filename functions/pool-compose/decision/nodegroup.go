@@ -2,6 +2,7 @@ package decision
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/cloudpool"
+	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/internal/sizing"
@@ -105,7 +107,8 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool) (string, O
 	}
 	base := nodeGroupInput(in, f)
 	ng := base
-	ng.Name, ng.InstanceTypes, ng.Spot, ng.Arch = name, want.Types, want.Spot, res.Arch
+	ng.Name, ng.InstanceTypes, ng.Spot = name, want.Types, want.Spot
+	ng.Archs = sizedArchs(base.Archs, want.Types, res)
 	ng.MinNodes, ng.MaxNodes, ng.Hold = int32(f.MinNodes), int32(f.MaxNodes), in.Spec.Suspend
 	u, err := cloudpool.BuildNodeGroup(ng)
 	if err != nil {
@@ -127,6 +130,7 @@ func decideNodeGroup(in Input, f Facts, res sizing.Result, spot bool) (string, O
 		msg += drainNodeGroup(&o, base, old, ready, f.MaxNodes)
 	}
 	o.condition(CondProvisioned, metav1.ConditionTrue, "NodeGroup", msg)
+	o.Conditions = append(o.Conditions, spotCondition(in, want.Spot, want.Types)) // spot.go
 	return name, o
 }
 
@@ -173,7 +177,14 @@ func drainNodeGroup(o *Outcome, base cloudpool.NodeGroupInput, old *structpb.Str
 		return fmt.Sprintf("; %s stays as it is until it is removed by hand", name)
 	}
 	base.Name, base.InstanceTypes, base.Spot, base.Hold = name, t.Types, t.Spot, true
-	base.Arch = archOf(old)
+	// A type the catalog no longer lists keeps the architecture of the
+	// group's AMI type.
+	base.Archs = maps.Clone(base.Archs)
+	for _, it := range t.Types {
+		if a := cloudpool.AMITypeArch(observed.String(old, "spec", "forProvider", "amiType")); base.Archs[it] == "" && a != "" {
+			base.Archs[it] = a
+		}
+	}
 	base.MinNodes, base.MaxNodes = 0, int32(max(maxNodes, 1))
 	u, err := cloudpool.BuildNodeGroup(base)
 	if err != nil {
@@ -238,13 +249,30 @@ func awsCatalogLookup(name string) (sizing.InstanceType, bool) {
 	return c.Lookup(name)
 }
 
-// archOf is the architecture an observed EKS node group's AMI type names
-// ("" elsewhere, where the type alone decides).
-func archOf(o *structpb.Struct) string {
-	if strings.Contains(observed.String(o, "spec", "forProvider", "amiType"), "ARM") {
-		return "arm64"
+// typeArchs are the architectures of the instance types of the pool's
+// cloud, its settings' catalogOverrides included, by type: a node group's
+// AMI type follows them (cloudpool.NodeGroupInput.Archs).
+func typeArchs(cloud string, overrides []v1beta1.InstanceType) map[string]string {
+	out := map[string]string{}
+	if cat, err := sizing.LoadCatalog(sizing.Cloud(cloud)); err == nil {
+		for _, it := range cat.WithOverrides(catalogOverrides(overrides)).Types {
+			out[it.Name] = it.Arch
+		}
 	}
-	return "amd64"
+	return out
+}
+
+// sizedArchs are archs with the sizing decision's architecture for the
+// types the catalog does not list: the sizer offers only types of the
+// sized type's architecture.
+func sizedArchs(archs map[string]string, types []string, res sizing.Result) map[string]string {
+	out := maps.Clone(archs)
+	for _, t := range types {
+		if out[t] == "" && res.Arch != "" {
+			out[t] = res.Arch
+		}
+	}
+	return out
 }
 
 // nodeGroupInput is what every node group of the pool shares: identity,
@@ -254,7 +282,7 @@ func nodeGroupInput(in Input, f Facts) cloudpool.NodeGroupInput {
 	delete(labels, qsv1alpha1.LabelPool)
 	delete(labels, qsv1alpha1.LabelPoolNamespace)
 	ng := cloudpool.NodeGroupInput{
-		Pool: in.Pool, Namespace: in.Namespace, Cloud: f.Detection.Cloud,
+		Pool: in.Pool, Namespace: in.Namespace, Cloud: f.Detection.Cloud, Archs: typeArchs(f.Detection.Cloud, in.Config.CatalogOverrides),
 		Labels: labels, Taints: objects.PoolTaints(in.Pool, in.Namespace, f.Scheduling.Tolerations)[len(cloudpool.IdentityTaints(in.Pool, in.Namespace)):],
 		ClusterName: in.Config.ClusterName,
 	}

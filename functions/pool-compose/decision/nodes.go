@@ -3,6 +3,7 @@ package decision
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
@@ -70,6 +71,20 @@ func clusterDaemonSets(cfg *v1beta1.Input, d Detection, simulated sizing.Cloud) 
 	return nil
 }
 
+// vmMemoryOverhead is sizing.vmMemoryOverheadPercent as a share; ok is
+// false when it is unset (the cloud's Karpenter provider default applies)
+// or invalid (ValidateInput refuses it).
+func vmMemoryOverhead(s *v1beta1.Sizing) (float64, bool) {
+	if s == nil || s.VMMemoryOverheadPercent == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s.VMMemoryOverheadPercent, 64)
+	if err != nil || v < 0 || v >= 1 {
+		return 0, false
+	}
+	return v, true
+}
+
 // sizeInput gathers the sizing request, and decides the architecture of a
 // pool sized from the catalog.
 func sizeInput(in Input, f Facts, images int) (SizeRequest, archChoice) {
@@ -81,6 +96,7 @@ func sizeInput(in Input, f Facts, images int) (SizeRequest, archChoice) {
 			ExecutorsHaveRun: f.ExecutorsHaveRun,
 			Overhead:         sizing.Overhead{DaemonSets: overhead(in.Spec, images)},
 			SpotNeighbours:   in.Config.Karpenter != nil && in.Config.Karpenter.SpotNeighbourGenerations,
+			PinnedStandIns:   in.Config.Karpenter != nil && in.Config.Karpenter.PinnedTypeStandIns,
 		},
 		Method:           f.Detection.Method,
 		InstanceFamilies: f.Tenant.InstanceFamilies, // tenancy (tenant.go)
@@ -90,6 +106,12 @@ func sizeInput(in Input, f Facts, images int) (SizeRequest, archChoice) {
 		si.AutoUpgrade, si.Spot = ic.AutoUpgrade, ic.SpotEnabled
 		si.SpotNeighbours = si.SpotNeighbours || ic.SpotNeighbourGenerations
 		si.AllowMetal = ic.AllowMetal
+	}
+	if pct, ok := vmMemoryOverhead(in.Config.Sizing); ok && f.Detection.Cloud != cloudKWOK {
+		// The simulated clouds' nodes offer what the provider's default
+		// predicts (sizing.KWOKInstanceTypesJSON), so only real clouds
+		// take the setting.
+		si.Overhead.VMMemoryOverheadPercent = &pct
 	}
 	for _, d := range clusterDaemonSets(in.Config, f.Detection, in.KWOKCatalog) {
 		if r, err := nodeDaemonSetRequests(d); err == nil { // ValidateInput refuses the others

@@ -18,16 +18,7 @@ import (
 // r7gd.16xlarge gets r7gd.16xlarge nodes), with that cloud's allocatable,
 // which the simulated nodes offer (sizing.KWOKInstanceTypesJSON).
 func CatalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) func(SizeRequest) (sizing.Result, error) {
-	extra := make([]sizing.InstanceType, 0, len(overrides))
-	for _, o := range overrides {
-		cpu, err1 := resource.ParseQuantity(o.CPU)
-		mem, err2 := resource.ParseQuantity(o.Memory)
-		if err1 != nil || err2 != nil {
-			// WithOverrides skips entries it cannot size; so does this.
-			continue
-		}
-		extra = append(extra, sizing.InstanceType{Name: o.Name, CPU: cpu, Memory: mem, Arch: o.Arch, LocalNVMeGiB: o.LocalNVMeGiB})
-	}
+	extra := catalogOverrides(overrides)
 	return func(in SizeRequest) (sizing.Result, error) {
 		from := in.Cloud
 		if from == sizing.CloudKWOK && kwokCatalog != "" {
@@ -58,6 +49,22 @@ func CatalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 		in.Input.Catalog, in.MaxSpotTypes = cat, maxSpotTypes
 		return sizing.Derive(in.Input)
 	}
+}
+
+// catalogOverrides are the settings' catalogOverrides as catalog types; an
+// entry whose CPU or memory does not parse is left out (ValidateInput
+// refuses it).
+func catalogOverrides(overrides []v1beta1.InstanceType) []sizing.InstanceType {
+	extra := make([]sizing.InstanceType, 0, len(overrides))
+	for _, o := range overrides {
+		cpu, err1 := resource.ParseQuantity(o.CPU)
+		mem, err2 := resource.ParseQuantity(o.Memory)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		extra = append(extra, sizing.InstanceType{Name: o.Name, CPU: cpu, Memory: mem, Arch: o.Arch, LocalNVMeGiB: o.LocalNVMeGiB})
+	}
+	return extra
 }
 
 // clampInt32 narrows a count to int32, saturating.

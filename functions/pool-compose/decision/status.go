@@ -42,7 +42,8 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 	st := a.Status
 	st.NodePoolName, st.NodeClassName = a.Nodes.NodePoolName, a.Nodes.NodeClassName
 	observedStatus(&st, in.Previous, a.Nodes.Size, currentCapacity(f))
-	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity, f.CapacityStale), burstsCondition(currentCapacity(f)))
+	o.Conditions = append(o.Conditions, capacityCondition(f.Capacity, f.CapacityStale), burstsCondition(currentCapacity(f)),
+		vendorVerdict(in.Observed)) // verdict.go
 	st.CachedImages = a.Warm.Images
 	st.Sizing = sizingStatus(in, f.ExecutorsHaveRun, a.Nodes)
 	if !a.Taken {

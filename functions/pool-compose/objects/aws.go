@@ -152,7 +152,8 @@ func imageVolume(aws *v1beta1.AWS, images int) map[string]any {
 
 // eksNodeClass is the spec of an eks.amazonaws.com/v1 NodeClass (EKS Auto
 // Mode), with the fields AWS documents: role, subnet and security group
-// selector terms, ephemeralStorage and tags.
+// selector terms, ephemeralStorage, and tags where the cluster role may
+// apply them.
 func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 	eks := a.Config.EKSAutoMode
 	if eks == nil || eks.Role == "" {
@@ -162,11 +163,20 @@ func eksNodeClass(a NodeClassArgs) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
+	spec := map[string]any{
 		"role":                       eks.Role,
 		"subnetSelectorTerms":        subnets,
 		"securityGroupSelectorTerms": sgs,
 		"ephemeralStorage":           map[string]any{"size": eks.EphemeralStorageSize},
-		"tags":                       tagsOf(a.Pool, eks.Tags),
-	}, nil
+	}
+	// AWS's managed Auto Mode policies do not let the cluster role apply
+	// user-defined tags: a NodeClass with tags is not Ready unless the
+	// role was given the tagging permissions (AWS, "Amazon EKS Auto Mode
+	// cluster IAM role", "Custom AWS tags for EKS Auto resources"), which
+	// eksAutoMode.clusterRoleTags says. Nothing finds pool nodes by tag:
+	// the NodePool's labels name the pool.
+	if eks.ClusterRoleTags {
+		spec["tags"] = tagsOf(a.Pool, eks.Tags)
+	}
+	return spec, nil
 }

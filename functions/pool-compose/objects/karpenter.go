@@ -46,6 +46,18 @@ type NodePoolArgs struct {
 	// Limits are the NodePool's spec.limits (nodePoolLimits).
 	Limits map[string]string
 	Tuning v1beta1.Karpenter
+	// DriftBudgets are the Drifted budgets of the pool's drift windows
+	// (decision's driftBudgets); none keeps drift at 0 always.
+	DriftBudgets []DriftBudget
+}
+
+// DriftBudget is one scheduled Drifted budget of a NodePool: Nodes may be
+// disrupted for drift for Duration from each time Schedule (a cron, UTC)
+// fires.
+type DriftBudget struct {
+	Nodes    string
+	Schedule string
+	Duration string
 }
 
 // NodePool returns the pool's karpenter.sh/v1 NodePool.
@@ -106,9 +118,9 @@ func NodePool(a NodePoolArgs) *unstructured.Unstructured {
 		"disruption": map[string]any{
 			"consolidationPolicy": "WhenEmpty",
 			"consolidateAfter":    a.Tuning.ConsolidateAfter,
-			// Empty nodes go; drift never drains a node, since it would
-			// drain one that runs executors (disruptionBudgets).
-			"budgets": disruptionBudgets(),
+			// Empty nodes go; drift drains nodes only in the drift
+			// windows (disruptionBudgets).
+			"budgets": disruptionBudgets(a.DriftBudgets),
 		},
 	}
 	if a.Tuning.Weight > 0 {
@@ -178,11 +190,28 @@ const (
 //     when it is empty (the Empty budget) or when it expires, and the
 //     pool's new nodes come from the changed NodeClass or template.
 //     Underutilized does not happen under WhenEmpty; its budget says so.
-func disruptionBudgets() []any {
-	return []any{
-		map[string]any{"nodes": "100%", "reasons": []any{reasonEmpty}},
-		map[string]any{"nodes": "0", "reasons": []any{reasonDrifted, reasonUnderutilized}},
+//   - With drift windows (drift): Underutilized 0, and Drifted the windows'
+//     budgets while they are open and 0 between them. In a window
+//     Karpenter replaces drifted nodes, a window's nodes at a time: empty
+//     ones and those holding only placeholders at once; one that runs
+//     executors is tainted so no executor lands on it, and goes once they
+//     end or terminationGracePeriod runs out (without one, its executors'
+//     do-not-disrupt keeps it until they end).
+func disruptionBudgets(drift []DriftBudget) []any {
+	if len(drift) == 0 {
+		return []any{
+			map[string]any{"nodes": "100%", "reasons": []any{reasonEmpty}},
+			map[string]any{"nodes": "0", "reasons": []any{reasonDrifted, reasonUnderutilized}},
+		}
 	}
+	out := []any{
+		map[string]any{"nodes": "100%", "reasons": []any{reasonEmpty}},
+		map[string]any{"nodes": "0", "reasons": []any{reasonUnderutilized}},
+	}
+	for _, b := range drift {
+		out = append(out, map[string]any{"nodes": b.Nodes, "reasons": []any{reasonDrifted}, "schedule": b.Schedule, "duration": b.Duration})
+	}
+	return out
 }
 
 // graceNever is the karpenter.terminationGracePeriod that leaves a

@@ -136,6 +136,18 @@ type Sizing struct {
 	// +listType=atomic
 	// +optional
 	NodeDaemonSets []NodeDaemonSet `json:"nodeDaemonSets,omitempty"`
+
+	// VMMemoryOverheadPercent is the share of each type's memory the model
+	// takes off as the VM's (firmware, kernel, hypervisor), a decimal from
+	// 0 to below 1 such as "0.065". Set it where the cluster's Karpenter runs
+	// with another vmMemoryOverheadPercent than its provider's default (the
+	// GCP provider's chart sets 0.065), so burstpool predicts the
+	// allocatable Karpenter does. Unset, the default of the cloud's
+	// Karpenter provider: 0.075 on AWS and Azure, 0.07 on GCP
+	// (docs/sizing.md).
+	// +kubebuilder:validation:Pattern=`^0(\.[0-9]+)?$`
+	// +optional
+	VMMemoryOverheadPercent string `json:"vmMemoryOverheadPercent,omitempty"`
 }
 
 // NodeDaemonSet is one DaemonSet pod on every pool node.
@@ -380,8 +392,8 @@ type AWS struct {
 	// AMIAlias selects the node image, a family and a pinned version, for
 	// example al2023@v20260724 or bottlerocket@v1.30.0. Changing it drifts
 	// the pool's nodes, which Karpenter replaces only as they empty or
-	// expire, so running executors keep their nodes (docs/install.md,
-	// "Rolling a new node image"). @latest drifts every node at each AMI
+	// expire, or in karpenter.driftWindows, so running executors keep their
+	// nodes (docs/install.md, "Rolling a new node image"). @latest drifts every node at each AMI
 	// release; Karpenter advises against it outside pre-production.
 	// +kubebuilder:default="al2023@v20260724"
 	// +optional
@@ -454,6 +466,17 @@ type EKSAutoMode struct {
 	// +kubebuilder:default="80Gi"
 	// +optional
 	EphemeralStorageSize string `json:"ephemeralStorageSize,omitempty"`
+
+	// ClusterRoleTags says that the cluster's IAM role may apply custom
+	// tags to the instances, volumes and network interfaces Auto Mode
+	// launches: AWS's managed Auto Mode policies do not allow it, and a
+	// NodeClass with spec.tags is not Ready on a cluster whose role lacks
+	// the permissions (docs/install.md, "EKS Auto Mode"). On, pool
+	// NodeClasses carry spec.tags (e6data.io/pool and tags); off, they
+	// carry none, and tags are not applied. burstpool finds a pool's nodes
+	// by their labels, never by tags.
+	// +optional
+	ClusterRoleTags bool `json:"clusterRoleTags,omitempty"`
 }
 
 // GCP configures GCENodeClasses.
@@ -557,6 +580,60 @@ type Karpenter struct {
 	// own with spec.instanceConfig.spotNeighbourGenerations.
 	// +optional
 	SpotNeighbourGenerations bool `json:"spotNeighbourGenerations,omitempty"`
+
+	// PinnedTypeStandIns lets a spot pool whose type is pinned
+	// (spec.instanceConfig.instanceType, or inherited from a QueryService)
+	// offer types of the pinned type's CPU and memory beside it
+	// (r7gd.8xlarge for r6gd.8xlarge). Off, a pinned type is the only type
+	// the pool's nodes use, and a spot pool of one type warns
+	// (SpotDiversified False): one spot market holds all its nodes.
+	// +optional
+	PinnedTypeStandIns bool `json:"pinnedTypeStandIns,omitempty"`
+
+	// DriftWindows are maintenance windows in which Karpenter may replace
+	// drifted pool nodes (a new node image, node role or instance type):
+	// the pool's NodePool gets a Drifted budget of the window's nodes while
+	// the window is open and of 0 the rest of the week. Without a window a
+	// drifted node goes only once it is empty or at expiry. A window that
+	// names namespaces or pools applies to those pools only; every window
+	// that applies to a pool opens it. Executors that carry
+	// karpenter.sh/do-not-disrupt keep their node until they end, or until
+	// terminationGracePeriod runs out (docs/install.md, "Rolling a new node
+	// image").
+	// +listType=atomic
+	// +optional
+	DriftWindows []DriftWindow `json:"driftWindows,omitempty"`
+}
+
+// DriftWindow is a weekly window in which drifted pool nodes may be
+// replaced.
+type DriftWindow struct {
+	// Schedule is when the window opens, in UTC, as a cron expression of
+	// one minute and one hour on some days of the week: "0 2 * * sun",
+	// "30 1 * * mon-fri", "0 3 * * *", or @daily or @weekly.
+	Schedule string `json:"schedule"`
+
+	// Duration is how long the window stays open, in hours and minutes
+	// (4h, 90m, 1h30m); windows of one pool may not cover the whole week.
+	Duration string `json:"duration"`
+
+	// Nodes is how many of the pool's nodes may be replaced at once while
+	// the window is open: a count or a percentage ("10%").
+	// +kubebuilder:default="10%"
+	// +optional
+	Nodes string `json:"nodes,omitempty"`
+
+	// Namespaces limit the window to pools in these namespaces (glob
+	// patterns, Go's path.Match). Empty, pools of every namespace.
+	// +listType=atomic
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+
+	// Pools limit the window to pools of these names (glob patterns).
+	// Empty, pools of every name.
+	// +listType=atomic
+	// +optional
+	Pools []string `json:"pools,omitempty"`
 }
 
 // NodeGroups configures the node groups of the node-group method, one
