@@ -19,7 +19,7 @@ const FailsafeAccount = "burstpool-failsafe"
 // FailsafeArgs are the fail-safe's arguments on the local control plane:
 // the shipped bounds, and the settings' openAfter for nodes no
 // PoolCapacity claims.
-var FailsafeArgs = []string{"--gate-bound=30s", "--grace=1h", "--open-after=5m", "--silence=20s", "--interval=1s"}
+var FailsafeArgs = []string{"--gate-bound=30s", "--grace=30s", "--open-after=5m", "--silence=20s", "--interval=1s"}
 
 // startFailsafe applies deploy/provider/failsafe.yaml but its Deployment
 // (the simulated nodes run no container) and runs the fail-safe in its
