@@ -149,10 +149,15 @@ spec:
 
 // atProvider reads the status.atProvider of pool's PoolCapacity.
 func atProvider(ctx context.Context, c client.Client, pool string) (capv1.PoolCapacityObservation, error) {
+	return observation(ctx, c, pool+"-capacity")
+}
+
+// observation reads the status.atProvider of the PoolCapacity name.
+func observation(ctx context.Context, c client.Client, name string) (capv1.PoolCapacityObservation, error) {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(capacityAPI)
 	u.SetKind("PoolCapacity")
-	if err := c.Get(ctx, client.ObjectKey{Name: pool + "-capacity"}, u); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
 		return capv1.PoolCapacityObservation{}, err
 	}
 	pc := &capv1.PoolCapacity{}
