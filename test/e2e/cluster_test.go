@@ -22,7 +22,7 @@ import (
 
 // KubeconfigEnv names the environment variable that points the suites
 // (TestPool, TestCapacityBuffer, TestNodeGroupPool, TestLinodePool,
-// TestRemoteClusters) at an existing cluster instead of a local control plane: the path of a
+// TestRemoteClusters, TestFaults) at an existing cluster instead of a local control plane: the path of a
 // kubeconfig whose current context reaches a cluster with burstpool
 // installed (docs/install.md) and its EnvironmentConfig's tenancy as
 // examples/environmentconfig.yaml sets it.
@@ -44,6 +44,10 @@ const (
 	// restartableKarpenter: Karpenter runs as a local process the suite
 	// may restart with another instance types file.
 	restartableKarpenter capability = "RestartableKarpenter"
+	// restartableAPIServer: the API server and etcd run as local
+	// processes; the suite may stop and start the API server and compact
+	// etcd.
+	restartableAPIServer capability = "RestartableAPIServer"
 	// ownSettings: the suite may change the cluster's EnvironmentConfig
 	// (its burstpool settings) and install third-party CRDs.
 	ownSettings capability = "OwnSettings"

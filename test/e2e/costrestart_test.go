@@ -147,7 +147,12 @@ spec:
 
 // atProvider reads the status.atProvider of pool's PoolCapacity.
 func atProvider(ctx context.Context, c client.Client, pool string) (capv1.PoolCapacityObservation, error) {
-	return devplane.CapacityObservation(ctx, c, pool)
+	return observation(ctx, c, pool+"-capacity")
+}
+
+// observation reads the status.atProvider of the PoolCapacity name.
+func observation(ctx context.Context, c client.Client, name string) (capv1.PoolCapacityObservation, error) {
+	return devplane.CapacityObservation(ctx, c, name)
 }
 
 // starts says how many executor starts o counts per placement.

@@ -5,12 +5,12 @@
 // proxy by hack/tool.sh.
 //
 // The suites of scenarios (TestPool, TestCapacityBuffer, TestNodeGroupPool,
-// TestLinodePool, TestRemoteClusters) reach their cluster through one seam
+// TestLinodePool, TestRemoteClusters, TestFaults) reach their cluster through one seam
 // (cluster_test.go): a local control plane with burstpool installed, the
 // suite's plane, or, when BURSTPOOL_E2E_KUBECONFIG names a kubeconfig, the
 // cluster it reaches with burstpool already installed. Each scenario names
 // the capabilities it needs beyond that (a simulated cloud, runtimes the
-// suite may restart, settings it may change, Karpenter's CapacityBuffer
+// suite may restart, an API server it may restart, settings it may change, Karpenter's CapacityBuffer
 // gate, a node-group or LKE cloud, workload clusters); on a kubeconfig's
 // cluster a scenario that needs one it lacks is skipped with its name, on
 // the local control plane every scenario runs.

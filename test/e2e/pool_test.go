@@ -60,7 +60,6 @@ func TestPool(t *testing.T) {
 // alone, the others in parallel.
 var poolScenarios = []scenario{
 	{name: "ProviderRestart", needs: []capability{simulatedCloud, restartableRuntimes}, exclusive: true, run: scenarioProviderRestart},
-	{name: "FunctionUnavailable", needs: []capability{simulatedCloud, restartableRuntimes}, exclusive: true, run: scenarioFunctionUnavailable},
 	{name: "SpotSurvivesADryMarket", needs: []capability{simulatedCloud, restartableKarpenter}, exclusive: true, namespaces: []string{poolNS, analyticsNS}, pools: []string{"spot-pool"}, run: scenarioSpotSurvivesADryMarket},
 	{name: "NodeIAM", needs: []capability{simulatedCloud, ownSettings}, exclusive: true, namespaces: []string{poolNS, analyticsNS}, pools: []string{iamPool}, run: scenarioNodeIAM},
 	// FairShare bounds how long an evicted executor's share takes to pass
@@ -273,54 +272,6 @@ func scenarioProviderRestart(t *testing.T, ctx context.Context, e *env) {
 	t.Logf("provider restart -> new executor counted, allocatedAt kept: %s", took.Round(10*time.Millisecond))
 	b.scale(t, ctx, s, burstReplicas)
 	b.waitOccupied(t, s, burstReplicas, "back to the burst's executors")
-}
-
-// scenarioFunctionUnavailable: while the function is down, Crossplane
-// keeps reconciling and nothing the pool composed goes; started again, the
-// pool is Ready.
-func scenarioFunctionUnavailable(t *testing.T, ctx context.Context, e *env) {
-	s, c := e.Stack, e.Client
-	b := newBurst(t, ctx, e)
-	b.start(t, ctx, s, burstReplicas)
-	if err := s.StopFunction(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := true
-	t.Cleanup(func() {
-		if !stopped {
-			return
-		}
-		if err := s.StartFunction(context.Background()); err != nil {
-			t.Errorf("cannot start the function again: %v", err)
-		}
-	})
-	if err := c.Patch(ctx, annotatedIn(b.poolNS, b.pool), client.Merge); err != nil {
-		t.Fatal(err)
-	}
-	// The poke makes Crossplane reconcile the composite with the function
-	// down. Nothing observable says when that call has failed (the
-	// composite stayed Synced past a minute of it), so the scenario
-	// watches for quietWindow.
-	time.Sleep(quietWindow)
-	for _, o := range composed(b.pool) {
-		if _, err := s.Get(ctx, gvk(o.api, o.kind), "", o.name); err != nil {
-			t.Errorf("%s %s is gone while the function was down: %v", o.kind, o.name, err)
-		}
-	}
-	if n, _ := runningExecutors(ctx, c, b.qsNS, b.pool); n != burstReplicas {
-		t.Errorf("%d executors Running while the function was down, want %d", n, burstReplicas)
-	}
-	if err := s.StartFunction(ctx); err != nil {
-		t.Fatal(err)
-	}
-	stopped = false
-	eventually(t, waitStatus, "the pool is Ready again", func(ctx context.Context) (bool, error) {
-		p, err := claimIn(ctx, s, b.poolNS, b.pool)
-		if err != nil {
-			return false, err
-		}
-		return condition(p, "Ready") == "True" && condition(p, "Synced") == "True", fmt.Errorf("Ready %s Synced %s", condition(p, "Ready"), condition(p, "Synced"))
-	})
 }
 
 // scenarioScaleDown: executor changes show on the claim within

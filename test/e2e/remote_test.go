@@ -15,24 +15,29 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 	"github.com/burstpool/burstpool/test/harness/localcp"
 	"github.com/burstpool/burstpool/test/reference"
 )
 
-// remoteConvergeBound is how soon a remote pool must be whole again after
-// its workload cluster's API server comes back: provider-kubernetes' poll
-// interval in this test (15 s), plus the retry backoffs an outage leaves
-// (the capacity provider retries a failed cluster after 5 s, doubling, so
-// after the 90 s this outage takes its next try may be 80 s away), plus
-// 25 s for the PoolCapacity, the Objects and the claim to be reconciled.
-// remoteOutage is how long west's API server is down: past the capacity
-// provider's first retries (5 s, doubling) and provider-kubernetes' poll,
-// so that both see the outage and back off.
+// remoteConvergeBound is how soon a remote pool must be whole again, and
+// count a burst made in its workload cluster, after that cluster's API
+// server comes back: provider-kubernetes' poll interval in this test
+// (15 s), plus the retry backoff an outage leaves (the capacity provider
+// retries a failed cluster after 5 s, doubling up to 5 minutes: its tries
+// come 5, 15, 35, 75, 155 and 315 s after the first failure, so after
+// this outage, with the API server's stop and start, the next may be up
+// to 160 s away), plus 25 s for the PoolCapacity, the Objects and the
+// claim to be reconciled.
+// remoteOutage is how long west's API server is down: several minutes of
+// a workload cluster unreachable, past the capacity provider's first
+// retries and provider-kubernetes' poll, so that both see the outage and
+// back off.
 const (
 	remotePoll          = 15 * time.Second
-	remoteConvergeBound = remotePoll + 80*time.Second + 25*time.Second
-	remoteOutage        = time.Minute
+	remoteConvergeBound = remotePoll + 160*time.Second + 25*time.Second
+	remoteOutage        = 2 * time.Minute
 )
 
 // TestRemoteClusters drives pools in two workload clusters, west and east,
@@ -42,13 +47,17 @@ const (
 // claimed in the management cluster with the workload cluster setting,
 // composes its NodePool, NodeClass and warmup DaemonSets in west, bursts a
 // QueryService's executors onto Karpenter nodes there and reports them on
-// the claim. West's API server is then down for 60 s: the claim says so,
-// naming west, nothing is deleted, and the pool converges once it is back.
+// the claim. West's API server is then down for remoteOutage (2 minutes):
+// the claim says so, naming west; right after it is back a burst in west
+// runs and the claim counts it, and nothing is deleted or lost (a row of
+// the fault table, faulttable_test.go).
 // A pool of the same name in east leaves west alone. Deleting the claim
 // removes west's objects and nodes.
 func TestRemoteClusters(t *testing.T) {
 	t.Parallel()
-	runScenarios(t, newSuite(t, remotePlane), remoteScenarios)
+	su := newSuite(t, remotePlane)
+	t.Cleanup(func() { faultRows.report(t, t.Name()) })
+	runScenarios(t, su, remoteScenarios)
 }
 
 // remotePlane is the management plane, without Karpenter so that nothing
@@ -227,7 +236,13 @@ spec:
 	}
 	mgmtObjects := countObjects(t, ctx, mc)
 
-	// (b) West's API server is down for 60 s.
+	// (b) West's API server is down for remoteOutage; right after it is
+	// back, a burst in west needs a new node there.
+	row := newFaultRow(t, fmt.Sprintf("Workload cluster unreachable (west's API server down %s), burst right after", remoteOutage), remoteConvergeBound)
+	mgmtBefore, westBefore := mustComposedObjects(t, ctx, e, poolNS, pool), workloadObjects(t, ctx, wc, pool)
+	ran := mustRunningExecutors(t, ctx, wc, analyticsNS, pool)
+	pc := capacityOf(t, mgmtBefore)
+	costBefore := eventuallyCost(t, ctx, mc, pc, "the PoolCapacity counts the cost before the outage", func(capv1.CostObservation) error { return nil })
 	restarted := make(chan error, 1)
 	down := time.Now()
 	go func() { restarted <- west.cluster.Restart("kube-apiserver", remoteOutage) }()
@@ -239,27 +254,51 @@ spec:
 		st, reason, msg := conditionFields(p, "WorkloadClusterReachable")
 		return st == "False" && reason == "WorkloadClusterUnreachable" && strings.Contains(msg, "ProviderConfig west"), fmt.Errorf("%s %s: %s", st, reason, msg)
 	})
+	row.Proof = fmt.Sprintf("the claim said WorkloadClusterUnreachable, naming west, %.1f s into the outage", took.Seconds())
 	t.Logf("west down -> claim reports it: %s", took.Round(100*time.Millisecond))
 	if err := <-restarted; err != nil {
 		t.Fatalf("cannot restart west's API server: %v", err)
 	}
+	waitAPIServerReady(t, ctx, west.cluster.Config)
 	back := time.Now()
-	t.Logf("west's API server was down for %s", back.Sub(down).Round(100*time.Millisecond))
+	row.Held = back.Sub(down)
+	t.Logf("west's API server was down for %s", row.Held.Round(100*time.Millisecond))
+	scaleExecutors(t, ctx, wc, analyticsNS, "analytics-cluster", replicas+1)
+	row.Running = waitExecutors(t, waitNodes, "the burst's executors Running in west", wc, analyticsNS, pool, replicas+1)
+	t.Logf("west back -> burst to %d executors Running: %s", replicas+1, row.Running.Round(100*time.Millisecond))
+	for uid, name := range mustRunningExecutors(t, ctx, wc, analyticsNS, pool) {
+		ran[uid] = name
+	}
 	if n := countObjects(t, ctx, mc); n != mgmtObjects {
 		t.Errorf("the management cluster has %d provider-kubernetes Objects after the outage, had %d", n, mgmtObjects)
 	}
-	took = eventually(t, remoteConvergeBound, "burst-pool whole again after west came back", func(ctx context.Context) (bool, error) {
+	took = eventually(t, remoteConvergeBound, "burst-pool whole again after west came back, counting the burst", func(ctx context.Context) (bool, error) {
 		p, st, err := readPool(ctx, s, poolNS, pool)
 		if err != nil {
 			return false, err
 		}
 		reachable, reason, msg := conditionFields(p, "WorkloadClusterReachable")
-		return reachable == "True" && st.Phase == "Active" && st.OccupiedExecutors == replicas, fmt.Errorf("reachable %s %s (%s), phase %s, occupied %d", reachable, reason, msg, st.Phase, st.OccupiedExecutors)
+		return reachable == "True" && st.Phase == "Active" && st.OccupiedExecutors == replicas+1 && allocation(p, analyticsNS, "analytics-cluster") == replicas+1,
+			fmt.Errorf("reachable %s %s (%s), phase %s, %s", reachable, reason, msg, st.Phase, countsOf(p))
 	})
-	t.Logf("west back -> pool converged in %s (bound %s)", took.Round(100*time.Millisecond), remoteConvergeBound)
-	if n := len(poolNodes(t, ctx, wc, pool)); n != westNodes {
-		t.Errorf("west has %d pool nodes after the outage, had %d", n, westNodes)
+	row.Counted = time.Since(back)
+	t.Logf("west back -> pool converged, counting the burst, in %s (bound %s)", row.Counted.Round(100*time.Millisecond), remoteConvergeBound)
+	eventuallyCost(t, ctx, mc, pc, "the cost advances past the outage and attributes analytics-cluster", func(o capv1.CostObservation) error {
+		return costAfter(costBefore, o, back, analyticsNS, "analytics-cluster")
+	})
+	row.Cost = "advancing, analytics-cluster attributed"
+	lost := lostExecutors(ran, mustRunningExecutors(t, ctx, wc, analyticsNS, pool))
+	row.ExecutorsLost = len(lost)
+	gone := append(lostComposed(ctx, mc, mgmtBefore), lostComposed(ctx, wc, westBefore)...)
+	row.ComposedLost = len(gone)
+	if len(lost) > 0 {
+		t.Errorf("%d executors in west that ran no longer run: %v", len(lost), lost)
 	}
+	if len(gone) > 0 {
+		t.Errorf("%d of the %d objects the pool composed (%d in the management cluster, %d in west) are gone or replaced: %v",
+			len(gone), len(mgmtBefore)+len(westBefore), len(mgmtBefore), len(westBefore), gone)
+	}
+	t.Logf("outage: %d executors and %d composed objects (%d in west) kept", len(ran), len(mgmtBefore)+len(westBefore), len(westBefore))
 	if _, err := nodePoolOwner(ctx, wc, pool); err != nil {
 		t.Errorf("west's NodePool after the outage: %v", err)
 	}
@@ -280,6 +319,33 @@ spec:
 		t.Errorf("east has %d ready pool nodes after west's pool went, want 1", n)
 	}
 	t.Logf("%s took %s", t.Name(), time.Since(start).Round(time.Second))
+}
+
+// workloadObjects are what pool composed in the workload cluster c
+// reaches, through provider-kubernetes' Objects: its NodePool, NodeClass
+// and warmup DaemonSets, with their UIDs.
+func workloadObjects(t *testing.T, ctx context.Context, c client.Client, pool string) []composedObject {
+	t.Helper()
+	objs := []composedObject{
+		{apiVersion: karpenterAPI, kind: "NodePool", name: pool + "-nodepool"},
+		{apiVersion: "karpenter.kwok.sh/v1alpha1", kind: "KWOKNodeClass", name: pool + "-nodeclass"},
+	}
+	for i, o := range objs {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk(o.apiVersion, o.kind))
+		if err := c.Get(ctx, types.NamespacedName{Name: o.name}, u); err != nil {
+			t.Fatalf("%s in the workload cluster: %v", o, err)
+		}
+		objs[i].uid = u.GetUID()
+	}
+	ds, err := daemonSets(ctx, c, warmups(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		objs = append(objs, composedObject{apiVersion: "apps/v1", kind: "DaemonSet", namespace: d.Namespace, name: d.Name, uid: d.UID})
+	}
+	return objs
 }
 
 // countObjects counts provider-kubernetes' Objects.

@@ -169,17 +169,24 @@ func (s *suite) runScenario(t *testing.T, sc scenario) {
 	sc.run(t, t.Context(), e)
 }
 
-// scenarioName is name as a DNS label: lower case, words joined by -.
+// scenarioName is name as a DNS label: lower case, words joined by -. A
+// capital starts a word, but capitals in a row (an initialism, API) are
+// one word, whose last capital starts the next when lower case follows it
+// (APIServer is api-server).
 func scenarioName(name string) string {
+	upper := func(r byte) bool { return r >= 'A' && r <= 'Z' }
 	var b strings.Builder
-	for i, r := range name {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
+	for i := 0; i < len(name); i++ {
+		r := name[i]
+		if upper(r) {
+			inRun := i > 0 && upper(name[i-1])
+			endsRun := i+1 < len(name) && !upper(name[i+1])
+			if i > 0 && (!inRun || endsRun) {
 				b.WriteByte('-')
 			}
 			r += 'a' - 'A'
 		}
-		b.WriteRune(r)
+		b.WriteByte(r)
 	}
 	return b.String()
 }

@@ -18,9 +18,11 @@ func TestScenarioName(t *testing.T) {
 		name   string
 		want   string
 	}{
-		"OneWord":   {reason: "a word is lower-cased", name: "Burst", want: "burst"},
-		"Words":     {reason: "words are joined by -", name: "ScaleDown", want: "scale-down"},
-		"LongWords": {reason: "every capital starts a word", name: "NotAllowedQueryService", want: "not-allowed-query-service"},
+		"OneWord":    {reason: "a word is lower-cased", name: "Burst", want: "burst"},
+		"Words":      {reason: "words are joined by -", name: "ScaleDown", want: "scale-down"},
+		"LongWords":  {reason: "every capital starts a word", name: "NotAllowedQueryService", want: "not-allowed-query-service"},
+		"Initialism": {reason: "capitals in a row are one word, the last starting the next word when lower case follows", name: "APIServerRestart", want: "api-server-restart"},
+		"Ending":     {reason: "capitals that end the name are one word", name: "RestartAPI", want: "restart-api"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -131,7 +133,7 @@ func TestPlanesOfferWhatScenariosNeed(t *testing.T) {
 		"TestNodeGroupPool":  {p: nodeGroupPlane, scenarios: nodeGroupScenarios},
 		"TestLinodePool":     {p: linodePlane, scenarios: linodeScenarios},
 		"TestRemoteClusters": {p: remotePlane, scenarios: remoteScenarios},
-		"TestProviderFaults": {p: haPlane, scenarios: haScenarios},
+		"TestFaults":         {p: faultPlane, scenarios: faultScenarios},
 	}
 	for name, s := range suites {
 		k := &cluster{mode: localMode, caps: s.p.caps}

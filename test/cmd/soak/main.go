@@ -359,7 +359,7 @@ func (l *lifetimes) seconds(pool string, from, to time.Time) (float64, int) {
 }
 
 func atProvider(ctx context.Context, c client.Client, pool string) (capv1.PoolCapacityObservation, error) {
-	return devplane.CapacityObservation(ctx, c, pool)
+	return devplane.CapacityObservation(ctx, c, pool+"-capacity")
 }
 
 // lagPerEvent is how late the provider may price a node's arrival or

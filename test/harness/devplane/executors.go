@@ -112,13 +112,13 @@ func ScaleExecutors(ctx context.Context, c client.Client, ns, qs string, n int32
 	return c.Update(ctx, d)
 }
 
-// CapacityObservation reads status.atProvider of the PoolCapacity the
-// function composes for pool (named <pool>-capacity).
-func CapacityObservation(ctx context.Context, c client.Client, pool string) (capv1.PoolCapacityObservation, error) {
+// CapacityObservation reads status.atProvider of the PoolCapacity name
+// (the function names a local pool's <pool>-capacity).
+func CapacityObservation(ctx context.Context, c client.Client, name string) (capv1.PoolCapacityObservation, error) {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(capv1.SchemeGroupVersion.String())
 	u.SetKind("PoolCapacity")
-	if err := c.Get(ctx, client.ObjectKey{Name: pool + "-capacity"}, u); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
 		return capv1.PoolCapacityObservation{}, err
 	}
 	pc := &capv1.PoolCapacity{}

@@ -43,23 +43,57 @@ func (c *Cluster) StartIsolated(n Isolated) (Process, error) {
 // meanwhile find nothing listening), then starts it again as Up started
 // it. Only a Cluster this process brought up with Up can restart one.
 func (c *Cluster) Restart(name string, down time.Duration) error {
-	c.mu.Lock()
-	s, ok := c.specs[name]
-	idx := -1
-	var old Process
-	for i, p := range c.Processes {
-		if p.Name == name {
-			idx, old = i, p
-		}
-	}
-	c.mu.Unlock()
-	if !ok || idx < 0 {
-		return fmt.Errorf("no component %s was started by this process", name)
-	}
-	if err := old.Stop(30 * time.Second); err != nil {
+	if err := c.Stop(name); err != nil {
 		return err
 	}
 	time.Sleep(down)
+	return c.Start(name)
+}
+
+// Stop stops the component name (SIGTERM, then SIGKILL after a grace
+// period: kube-apiserver drains its requests for up to tens of seconds
+// meanwhile) and leaves it down until Start. Stopping a component that is
+// down already does nothing.
+func (c *Cluster) Stop(name string) error {
+	_, old, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	return c.stop(old, 30*time.Second)
+}
+
+// Kill stops the component name at once, as a crash or an OOM kill
+// would: SIGKILL after SIGTERM with no grace, so it serves nothing more
+// and drains nothing. Start starts it again.
+func (c *Cluster) Kill(name string) error {
+	_, old, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	return c.stop(old, 0)
+}
+
+// stop stops p, with grace before SIGKILL, and waits until it is reaped:
+// the leader of a process whose other threads are still exiting already
+// looks gone, while its listening ports are still bound.
+func (c *Cluster) stop(p Process, grace time.Duration) error {
+	if err := p.Stop(grace); err != nil {
+		return err
+	}
+	if !c.r.reaped(p.PID, 10*time.Second) {
+		return fmt.Errorf("%s (pid %d) stopped but was not reaped within 10s", p.Name, p.PID)
+	}
+	return nil
+}
+
+// Start starts the component name again as Up started it, after Stop. It
+// returns once the process runs, not once it is ready: its clients may
+// still find nothing listening for a while.
+func (c *Cluster) Start(name string) error {
+	s, idx, err := c.spec(name)
+	if err != nil {
+		return err
+	}
 	p, err := c.r.start(s, filepath.Join(c.Dir, "logs"))
 	if err != nil {
 		return err
@@ -68,4 +102,34 @@ func (c *Cluster) Restart(name string, down time.Duration) error {
 	c.Processes[idx] = p
 	c.mu.Unlock()
 	return c.save()
+}
+
+// component is where the component name is in c.Processes, and its
+// process as last started.
+func (c *Cluster) component(name string) (int, Process, error) {
+	_, idx, err := c.spec(name)
+	if err != nil {
+		return -1, Process{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return idx, c.Processes[idx], nil
+}
+
+// spec is how Up started the component name, and where it is in
+// c.Processes.
+func (c *Cluster) spec(name string) (spec, int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.specs[name]
+	idx := -1
+	for i, p := range c.Processes {
+		if p.Name == name {
+			idx = i
+		}
+	}
+	if !ok || idx < 0 {
+		return spec{}, -1, fmt.Errorf("no component %s was started by this process", name)
+	}
+	return s, idx, nil
 }

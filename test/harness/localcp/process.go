@@ -85,6 +85,24 @@ func (r *reaper) watch(cmd *exec.Cmd) {
 	}()
 }
 
+// reaped waits up to d for the process pid this reaper started to be
+// reaped: every thread of it gone, so whatever it held (a listening port)
+// is free. A process it did not start counts as reaped.
+func (r *reaper) reaped(pid int, d time.Duration) bool {
+	r.mu.Lock()
+	ch := r.done[pid]
+	r.mu.Unlock()
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 // start launches s with its output appended to logDir/<name>.log.
 func (r *reaper) start(s spec, logDir string) (Process, error) {
 	logPath := filepath.Join(logDir, s.name+".log")
