@@ -38,7 +38,7 @@ type CLI struct {
 	GateBound      time.Duration `default:"30s" help:"How long an executor may wait at the executor gate before the fail-safe removes the gate (the provider removes it within 10s, or a standby within its takeover)."`
 	Grace          time.Duration `default:"30s" help:"How long past its pool's openAfter a Ready pool node may stay closed before the fail-safe opens it."`
 	OpenAfter      time.Duration `default:"5m" help:"openAfter of a warming node no PoolCapacity of this cluster claims (a workload cluster's pools): the settings' warmup.openAfter."`
-	Silence        time.Duration `default:"20s" help:"How long the provider's Lease may go unrenewed before the fail-safe takes the provider for down and removes executor gates past --gate-bound (a standby takes over within 9 s)."`
+	Silence        time.Duration `default:"20s" help:"How long the provider's Lease may go unrenewed before the fail-safe takes the provider for down and removes executor gates past --gate-bound (a standby takes over within 13 s)."`
 	LeaseNamespace string        `default:"crossplane-system" env:"POD_NAMESPACE" help:"Namespace of the provider's Lease provider-burstpool-capacity (the provider's namespace)."`
 }
 

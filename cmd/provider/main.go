@@ -51,8 +51,8 @@ type CLI struct {
 	LeaderElectionNamespace string        `env:"POD_NAMESPACE" help:"Namespace of the leader election Lease; in a Pod, the Pod's namespace."`
 	// A standby takes over a leader that stopped without giving the Lease
 	// up (killed, its node lost) within LeaseDuration + RetryPeriod; docs/capacity.md states the bound.
-	LeaseDuration time.Duration `default:"8s" help:"How long a standby waits, after the leader's last renewal, before it takes the Lease."`
-	RenewDeadline time.Duration `default:"6s" help:"How long the leader keeps retrying to renew the Lease before it stops acting (and the process exits, to be restarted as a standby)."`
+	LeaseDuration time.Duration `default:"12s" help:"How long a standby waits, after the leader's last renewal, before it takes the Lease."`
+	RenewDeadline time.Duration `default:"10s" help:"How long the leader keeps retrying to renew the Lease before it stops acting (and the process exits, to be restarted as a standby)."`
 	RetryPeriod   time.Duration `default:"1s" help:"How often replicas try to take or renew the Lease."`
 }
 

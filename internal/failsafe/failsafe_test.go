@@ -124,7 +124,7 @@ func TestProviderDown(t *testing.T) {
 	}{
 		"NoLease":  {reason: "no Lease: no provider ever led here", want: true},
 		"Renewed":  {reason: "renewed within the silence: a replica leads", renewed: now.Add(-5 * time.Second), want: false},
-		"Takeover": {reason: "a standby takes a killed leader's Lease within 9 s: still within the silence", renewed: now.Add(-9 * time.Second), want: false},
+		"Takeover": {reason: "a standby takes a killed leader's Lease within 13 s: still within the silence", renewed: now.Add(-13 * time.Second), want: false},
 		"Silent":   {reason: "not renewed for longer than the silence: every replica is down", renewed: now.Add(-21 * time.Second), want: true},
 	}
 	for name, tc := range cases {

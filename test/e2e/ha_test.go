@@ -16,8 +16,8 @@ import (
 const (
 	// takeoverBound is how long a standby takes to act after the leader
 	// was killed: the Lease's duration and one retry (the provider's
-	// defaults, 8 s and 1 s), and a margin for a loaded machine.
-	takeoverBound = 15 * time.Second
+	// defaults, 12 s and 1 s), and a margin for a loaded machine.
+	takeoverBound = 20 * time.Second
 	// haOpenAfter is the settings' warmup.openAfter while every replica
 	// is down: short, so that the fail-safe's bound (openAfter plus its
 	// 30 s grace) fits a test.
