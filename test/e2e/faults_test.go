@@ -96,6 +96,10 @@ func scenarioFunctionUnavailable(t *testing.T, ctx context.Context, e *env) {
 	burstThrough(t, ctx, e, fault{
 		name:        "Function unavailable (pool-compose stopped)",
 		beforeScale: true, untilRunning: true, hold: quietWindow,
+		// The claim's counts come back when Crossplane next calls the
+		// function: after failed calls, on its error backoff, at most its
+		// poll interval (1 minute, with jitter) after the function is back.
+		countBound: 90 * time.Second,
 		begin: func(t *testing.T, ctx context.Context, b burst) {
 			var err error
 			if xr, err = compositeIn(ctx, s, b.poolNS, b.pool); err != nil {
