@@ -97,9 +97,10 @@ func scenarioFunctionUnavailable(t *testing.T, ctx context.Context, e *env) {
 		name:        "Function unavailable (pool-compose stopped)",
 		beforeScale: true, untilRunning: true, hold: quietWindow,
 		// The claim's counts come back when Crossplane next calls the
-		// function: after failed calls, on its error backoff, at most its
-		// poll interval (1 minute, with jitter) after the function is back.
-		countBound: 90 * time.Second,
+		// function: after failed calls, on its error backoff, which
+		// doubles up to 60 s (crossplane-runtime's controller rate
+		// limiter), then one reconcile of the claim.
+		countBound: 2 * time.Minute,
 		begin: func(t *testing.T, ctx context.Context, b burst) {
 			var err error
 			if xr, err = compositeIn(ctx, s, b.poolNS, b.pool); err != nil {
