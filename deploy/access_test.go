@@ -13,12 +13,24 @@ import (
 	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
-// denied is what the provider's service account must never be allowed, as
-// "scope group/resource verb [name]" (scope is "cluster" or a namespace):
-// reading every Secret, changing pods and nodes, creating or deleting the
-// objects Crossplane composes, evicting unless rbac-evictions.yaml is
-// applied, and writing any admission policy or binding, burstpool's own
-// static ones (executor-gate.yaml) included, or reading another.
+// denied is what the shipped roles never grant the provider's service
+// account, as "scope group/resource verb [name]" (scope is "cluster" or a
+// namespace): reading every Secret or ConfigMap, changing pods and nodes,
+// creating or deleting the objects Crossplane composes, evicting unless
+// rbac-evictions.yaml is applied, and writing any admission policy or
+// binding, burstpool's own static ones (executor-gate.yaml) included, or
+// reading another.
+//
+// These are the shipped roles' rights alone. Where Crossplane's RBAC
+// manager runs (its Helm chart's default), it binds the provider
+// revision's system ClusterRole to the same account, which grants every
+// verb on Secrets, ConfigMaps, Events and Leases cluster-wide and
+// creating PoolCapacities; Crossplane offers no setting that narrows it
+// for one provider. test/e2e's TestHelmInstall/ProviderRights lists the
+// account's effective rights there, and docs/install.md ("What the
+// provider may do") says why burstpool accepts them. Of this list, the
+// rights that hold under the RBAC manager too are the pods', nodes',
+// composed objects', evictions', RBAC's and admission's.
 var denied = []string{
 	"cluster /secrets get",
 	"cluster /secrets list",
@@ -77,10 +89,12 @@ func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
 
 // TestProviderAccountAccess applies what docs/install.md applies for the
 // provider (runtimeconfig.yaml: its service account; rbac.yaml: its roles)
-// to a real API server and asks it, with a SubjectAccessReview per
-// permission, what the account the DeploymentRuntimeConfig runs the
-// provider's pod under may do: everything on the allow-list (the roles
-// only; the opt-in eviction role is not applied), and nothing on the denied list.
+// to a real API server without Crossplane and asks it, with a
+// SubjectAccessReview per permission, what the shipped roles let the
+// account the DeploymentRuntimeConfig runs the provider's pod under do:
+// everything on the allow-list (the opt-in eviction role is not applied),
+// and nothing on the denied list. What Crossplane's RBAC manager adds is
+// listed by test/e2e's TestHelmInstall/ProviderRights (see denied).
 // Kubernetes' RBAC authorizer answers (authorization.k8s.io/v1
 // SubjectAccessReview), so bindings to another account or namespace fail
 // here as they would in a cluster.

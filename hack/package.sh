@@ -35,7 +35,10 @@
 # With REGISTRY set (a release; hack/release.sh sets it), VERSION must be a
 # semantic version vX.Y.Z and the packages are made for REGISTRY/NAME:VERSION:
 # the Configurations' dependencies on burstpool's own packages name
-# REGISTRY/NAME with the constraint ">=VERSION <vX.(Y+1).0", and the
+# REGISTRY/NAME with the constraint ">=VERSION <vX.(Y+1).0", the
+# Composition's pipeline names the Function as Crossplane names that
+# dependency (REGISTRY=registry.example.com/platform gives
+# platform-function-pool-compose), and the
 # function's default warmup helper image (compiled in, and the default the
 # input CRD shows) is REGISTRY/warm:VERSION. Without REGISTRY the files are
 # packed as they are in the checkout.
@@ -46,6 +49,7 @@
 # linux/amd64,linux/arm64), VERSION (image label; default git describe),
 # REGISTRY (see above).
 set -euo pipefail
+shopt -s extglob
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -82,18 +86,49 @@ stage() {
 	[ -z "$registry" ] || release_refs "$dir"
 }
 
+# dependency_name REF: the name Crossplane gives the package it installs
+# for a dependency on the repository REF (host/path, no tag): the
+# repository's path as a DNS label (crossplane v2.4.0,
+# internal/controller/pkg/resolver, with crossplane-runtime's
+# xpkg.ToDNSLabel: lowercase letters and digits kept, '.', '/', ':' and '-'
+# turned into '-' except first and last, cut at 63 characters, dashes at
+# either end trimmed). ghcr.io/burstpool/function-pool-compose gives
+# burstpool-function-pool-compose, registry.example.com/platform/... gives
+# platform-....
+dependency_name() {
+	local ref=$1 repo c out= i
+	case ${ref%%/*} in *.* | *:* | localhost) repo=${ref#*/} ;; *) repo=$ref ;; esac
+	for ((i = 0; i < ${#repo}; i++)); do
+		c=${repo:i:1}
+		case $c in
+		[a-z0-9]) out+=$c ;;
+		. | / | : | -) ((i == 0 || i == 62 || i == ${#repo} - 1)) || out+=- ;;
+		esac
+		((i != 62)) || break
+	done
+	out=${out##+(-)}
+	out=${out%%+(-)}
+	echo "$out"
+}
+
 # release_refs DIR: in the YAML files of DIR, burstpool's own package
 # references and versions become the release's (see the header): a
 # dependency whose package starts with ghcr.io/burstpool/ is renamed under
-# REGISTRY and gets the release's constraint; the warm image default becomes
-# REGISTRY/warm:VERSION.
+# REGISTRY and gets the release's constraint; the Composition's pipeline
+# names the Function by the name Crossplane gives that dependency (see
+# dependency_name), so a release to any registry path composes; the warm
+# image default becomes REGISTRY/warm:VERSION.
 release_refs() {
-	local f
+	local f fn
+	fn=$(dependency_name "$registry/function-pool-compose")
 	for f in "$1"/*.yaml; do
-		awk -v reg="$registry" -v constraint="$constraint" -v warm="$registry/warm:$version" '
+		awk -v reg="$registry" -v constraint="$constraint" -v warm="$registry/warm:$version" -v fn="$fn" '
 			/^ *(- )?package: ghcr\.io\/burstpool\// { sub(/ghcr\.io\/burstpool\//, reg "/"); own = 1; print; next }
 			/^ *(- )?package:/ { own = 0 }
 			own && /^ *version:/ { sub(/version:.*/, "version: \"" constraint "\""); own = 0 }
+			/^ *functionRef:/ { ref = 1; print; next }
+			ref && /^ *name: burstpool-function-pool-compose *$/ { sub(/burstpool-function-pool-compose/, fn) }
+			ref && /^ *name:/ { ref = 0 }
 			{ gsub(/ghcr\.io\/burstpool\/warm:v[0-9][^ "]*/, warm); print }
 		' "$f" >"$f.tmp" && mv "$f.tmp" "$f"
 	done

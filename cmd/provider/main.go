@@ -21,6 +21,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
@@ -36,10 +37,11 @@ type CLI struct {
 	MetricsAddress string `default:":8080" help:"Address to serve Prometheus metrics on: every interface by default, where a PodMonitor scrapes the pod; pass 127.0.0.1:PORT to run it outside a pod."`
 	HealthAddress  string `default:":8081" help:"Address to serve health and readiness probes on (every interface by default, where the kubelet probes the pod)."`
 
-	PollInterval   time.Duration `default:"1m" help:"How often every PoolCapacity is recomputed even when no pod or node changed."`
-	RelistInterval time.Duration `default:"1m" help:"How often pool pods and nodes are relisted after a watch error (or always, with --no-watch)."`
-	SyncPeriod     time.Duration `default:"1h" help:"Resync period of the provider's own caches."`
-	Watch          bool          `default:"true" negatable:"" help:"Watch pool pods and nodes; with --no-watch they are only relisted."`
+	PollInterval            time.Duration `default:"1m" help:"How often every PoolCapacity is recomputed even when no pod or node changed."`
+	RelistInterval          time.Duration `default:"1m" help:"How often pool pods and nodes are relisted after a watch error (or always, with --no-watch)."`
+	SyncPeriod              time.Duration `default:"1h" help:"Resync period of the provider's own caches."`
+	Watch                   bool          `default:"true" negatable:"" help:"Watch pool pods and nodes; with --no-watch they are only relisted."`
+	PollStateMetricInterval time.Duration `name:"poll-state-metric-interval" default:"5s" help:"How often the leader counts PoolCapacities that exist, are Ready and are Synced (crossplane_managed_resource_exists/ready/synced)."`
 
 	MaxReconcileRate int `default:"10" help:"Maximum reconciles per second across controllers."`
 
@@ -96,16 +98,22 @@ func (c *CLI) Run() error {
 	}
 
 	// crossplane-runtime's managed-resource metrics, as every Crossplane
-	// provider exports them.
+	// provider exports them: reconcile timings, and the state gauges
+	// (crossplane_managed_resource_exists, _ready, _synced).
 	mrm := managed.NewMRMetricRecorder()
-	crmetrics.Registry.MustRegister(mrm)
+	mrsm := statemetrics.NewMRStateMetrics()
+	crmetrics.Registry.MustRegister(mrm, mrsm)
 	o := poolcapacity.Options{
 		Options: controller.Options{
 			Logger:                  log,
 			GlobalRateLimiter:       ratelimiter.NewGlobal(c.MaxReconcileRate),
 			PollInterval:            c.PollInterval,
 			MaxConcurrentReconciles: c.MaxReconcileRate,
-			MetricOptions:           &controller.MetricOptions{MRMetrics: mrm},
+			MetricOptions: &controller.MetricOptions{
+				MRMetrics:               mrm,
+				MRStateMetrics:          mrsm,
+				PollStateMetricInterval: c.PollStateMetricInterval,
+			},
 		},
 		Watch:              watch.Options{Watch: c.Watch, PollInterval: c.RelistInterval},
 		Metrics:            metrics.New(crmetrics.Registry),

@@ -98,6 +98,22 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) {
 	if reconciled == 0 {
 		t.Errorf("crossplane_managed_resource_first_time_to_reconcile_seconds counts no PoolCapacity: %v", m)
 	}
+	// And crossplane-runtime's state gauges, which the leader updates every
+	// --poll-state-metric-interval (5 s): this pool's PoolCapacity exists,
+	// is Ready and Synced.
+	gvk := `gvk="capacity.e6data.io/v1alpha1, Kind=PoolCapacity"`
+	eventually(t, waitQuick, "the provider exports crossplane_managed_resource_exists, _ready and _synced for PoolCapacities", func(ctx context.Context) (bool, error) {
+		for _, series := range []string{"crossplane_managed_resource_exists", "crossplane_managed_resource_ready", "crossplane_managed_resource_synced"} {
+			m, err := scrape(ctx, s.MetricsAddr, series)
+			if err != nil {
+				return false, err
+			}
+			if m[gvk] < 1 {
+				return false, fmt.Errorf("%s{%s} is %v (all series: %v)", series, gvk, m[gvk], m)
+			}
+		}
+		return true, nil
+	})
 }
 
 func positive(s string) bool {

@@ -60,9 +60,10 @@ func (mg *PoolCapacity) GetObservedGeneration() int64 { return mg.Status.GetObse
 // SetObservedGeneration of this PoolCapacity.
 func (mg *PoolCapacity) SetObservedGeneration(g int64) { mg.Status.SetObservedGeneration(g) }
 
-// GetItems of this PoolCapacityList.
-func (l *PoolCapacityList) GetItems() []resource.LegacyManaged { //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
-	items := make([]resource.LegacyManaged, len(l.Items)) //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
+// GetItems of this PoolCapacityList, as a resource.ManagedList (what
+// crossplane-runtime's state metrics count).
+func (l *PoolCapacityList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
 	for i := range l.Items {
 		items[i] = &l.Items[i]
 	}
@@ -113,8 +114,8 @@ func (l *ProviderConfigUsageList) GetItems() []resource.ProviderConfigUsage {
 }
 
 var (
-	_ resource.LegacyManaged             = &PoolCapacity{}     //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
-	_ resource.LegacyManagedList         = &PoolCapacityList{} //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
+	_ resource.LegacyManaged             = &PoolCapacity{} //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
+	_ resource.ManagedList               = &PoolCapacityList{}
 	_ resource.ProviderConfig            = &ProviderConfig{}
 	_ resource.LegacyProviderConfigUsage = &ProviderConfigUsage{} //nolint:staticcheck // PoolCapacity is a cluster-scoped legacy managed resource: a LegacyCluster XR composes it
 	_ resource.ProviderConfigUsageList   = &ProviderConfigUsageList{}

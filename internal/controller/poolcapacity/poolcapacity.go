@@ -41,6 +41,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
@@ -138,6 +139,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	// reconcile and to Ready, deletion and drift.
 	if m := o.MetricOptions; m != nil && m.MRMetrics != nil {
 		opts = append(opts, managed.WithMetricRecorder(m.MRMetrics))
+	}
+	// The state gauges: how many PoolCapacities exist, are Ready and are
+	// Synced, counted by the leader every PollStateMetricInterval.
+	if m := o.MetricOptions; m != nil && m.MRStateMetrics != nil && m.PollStateMetricInterval > 0 {
+		sr := statemetrics.NewMRStateRecorder(mgr.GetClient(), o.Logger, m.MRStateMetrics, &v1alpha1.PoolCapacityList{}, m.PollStateMetricInterval)
+		if err := mgr.Add(sr); err != nil {
+			return errors.Wrap(err, "cannot add the managed resource state recorder to the manager")
+		}
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.PoolCapacityGroupVersionKind), opts...)
 

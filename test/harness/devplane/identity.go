@@ -1,6 +1,7 @@
 package devplane
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -33,11 +34,23 @@ var ProviderManifests = []string{"runtimeconfig.yaml", "rbac.yaml"}
 
 // ApplyProviderManifests applies ProviderManifests from the checkout at root.
 func ApplyProviderManifests(ctx context.Context, cfg *rest.Config, root string) error {
+	return ApplyProviderManifestsFor(ctx, cfg, root, ShippedRegistry)
+}
+
+// ShippedRegistry is the registry path burstpool's packages are published
+// under and deploy/provider's ImageConfig matches.
+const ShippedRegistry = "ghcr.io/burstpool"
+
+// ApplyProviderManifestsFor applies ProviderManifests with the ImageConfig's
+// prefix changed from ShippedRegistry to registry, as docs/install.md tells
+// a team that publishes the packages under its own path.
+func ApplyProviderManifestsFor(ctx context.Context, cfg *rest.Config, root, registry string) error {
 	for _, f := range ProviderManifests {
 		b, err := os.ReadFile(filepath.Join(root, "deploy", "provider", f)) //nolint:gosec // a file of the checkout
 		if err != nil {
 			return fmt.Errorf("cannot read the provider's manifests: %w", err)
 		}
+		b = bytes.ReplaceAll(b, []byte("prefix: "+ShippedRegistry+"/"), []byte("prefix: "+registry+"/"))
 		if err := localcp.Apply(ctx, cfg, b); err != nil {
 			return fmt.Errorf("cannot apply deploy/provider/%s: %w", f, err)
 		}
@@ -83,4 +96,19 @@ func AccountKubeconfig(ctx context.Context, c client.Client, cfg *rest.Config, n
 		return err
 	}
 	return os.WriteFile(path, kc, 0o600)
+}
+
+// CrossplaneRoleFile is the ClusterRole that lets Crossplane core compose
+// pool objects, relative to the checkout (docs/install.md, step 1).
+const CrossplaneRoleFile = "examples/rbac/crossplane-burstpool.yaml"
+
+// ApplyCrossplaneRole applies CrossplaneRoleFile from the checkout at root.
+// It aggregates into the ClusterRole of Crossplane's Helm chart, so it
+// matters where core runs under that role (Config.HelmInstall).
+func ApplyCrossplaneRole(ctx context.Context, cfg *rest.Config, root string) error {
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(CrossplaneRoleFile))) //nolint:gosec // a file of the checkout
+	if err != nil {
+		return err
+	}
+	return localcp.Apply(ctx, cfg, b)
 }

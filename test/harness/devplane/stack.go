@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,11 +42,29 @@ type Config struct {
 	// released Function and Provider in the loopback registry, so
 	// installing the Configuration alone installs them.
 	Release bool
+	// ReleasePath is the repository path under the loopback registry that
+	// Release publishes to (host:port/ReleasePath/NAME); empty is
+	// "burstpool". Crossplane names the Function and the Provider it
+	// installs as the Configuration's dependencies after it
+	// (PackageNames). With Release, Install installs the Configuration
+	// alone, as docs/install.md does, with deploy/provider's ImageConfig
+	// matching the released provider, as its mirror section says.
+	ReleasePath string
 	// DeploymentRuntime lets Crossplane's package manager run the
 	// packages as it does in a cluster, creating their Deployments (which
 	// the simulated nodes do not run), in place of the External runtime
 	// and the local processes of StartRuntimes.
 	DeploymentRuntime bool
+	// HelmInstall runs Crossplane as its Helm chart installs it
+	// (localcp.Config.HelmInstall: core under its own service account and
+	// the chart's roles, the RBAC manager beside it), and the Provider on
+	// Crossplane's Deployment package runtime: Crossplane creates its
+	// Deployment, which runs on the plane's system nodes (SystemNodes, kwok
+	// nodes that no pool uses), and the RBAC manager binds the provider
+	// revision's roles to that Deployment's service account, the account
+	// the local provider process authenticates as. The Function stays on
+	// the External runtime, served by the local process core reaches.
+	HelmInstall bool
 	// CrossplaneArgs are extra arguments of `crossplane core start`.
 	CrossplaneArgs []string
 	// Catalog is the sizing catalog whose instance types the simulated
@@ -94,11 +113,19 @@ func (c Config) catalog() sizing.Cloud {
 // crossplaneEnv is the environment of Crossplane core: the External
 // package runtime unless DeploymentRuntime is asked for.
 func (c Config) crossplaneEnv() []string {
-	if c.DeploymentRuntime {
+	switch {
+	case c.DeploymentRuntime:
 		return nil
+	case c.HelmInstall:
+		return []string{"PACKAGE_RUNTIME=Provider=Deployment;Function=External"}
 	}
 	return []string{"PACKAGE_RUNTIME=External"}
 }
+
+// providerOnDeployment reports whether Crossplane runs the Provider's
+// Deployment, so that its revision's runtime health is Crossplane's to
+// record.
+func (c Config) providerOnDeployment() bool { return c.DeploymentRuntime || c.HelmInstall }
 
 // KarpenterGatesWithBuffer are Karpenter v1.14.1's default feature gates
 // (pkg/operator/options/options.go, FEATURE_GATES) with CapacityBuffer on.
@@ -248,6 +275,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			KarpenterEnv:      cfg.KarpenterEnv,
 			CrossplaneEnv:     cfg.crossplaneEnv(),
 			CrossplaneArgs:    cfg.CrossplaneArgs,
+			HelmInstall:       cfg.HelmInstall,
 			ForwardPorts:      []int{s.functionPort, registryPort},
 			StopWithParent:    cfg.StopWithParent,
 		})
@@ -259,6 +287,13 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	_ = apiextv1.AddToScheme(sch)
 	if s.Client, err = client.New(s.Cluster.Config, client.Options{Scheme: sch}); err != nil {
 		return nil, err
+	}
+	if cfg.providerOnDeployment() {
+		if err := step("add the system nodes package Deployments run on", func() error {
+			return AddSystemNodes(ctx, s.Client)
+		}); err != nil {
+			return nil, err
+		}
 	}
 
 	tag := cfg.Tag
@@ -273,9 +308,9 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		}
 		s.stopRegistry, s.registry = stop, addr
 		if cfg.Release {
-			prefix := addr + "/burstpool/"
+			prefix := addr + "/" + cfg.releasePath() + "/"
 			*refs = Packages{Configuration: prefix + "burstpool:" + tag, Function: prefix + "function-pool-compose:" + tag, Provider: prefix + "provider-burstpool:" + tag}
-			return release(ctx, cfg.Root, pkgs, addr+"/burstpool", tag)
+			return release(ctx, cfg.Root, pkgs, addr+"/"+cfg.releasePath(), tag)
 		}
 		p := filepath.Join(pkgs, "packages")
 		arch := runtime.GOARCH
@@ -332,6 +367,26 @@ func (s *Stack) Install(ctx context.Context) error {
 		return err
 	}
 
+	if err := step("let Crossplane compose pool objects ("+CrossplaneRoleFile+")", func() error {
+		return ApplyCrossplaneRole(ctx, s.Cluster.Config, cfg.Root)
+	}); err != nil {
+		return err
+	}
+
+	if cfg.Release {
+		// As a team that publishes the packages to its own registry: the
+		// ImageConfig matches the released provider, and the Configuration
+		// installs the Function and the Provider as its dependencies.
+		if err := step("apply the provider's runtime config and roles (deploy/provider, the ImageConfig's prefix the release's)", func() error {
+			return ApplyProviderManifestsFor(ctx, s.Cluster.Config, cfg.Root, s.registry+"/"+cfg.releasePath())
+		}); err != nil {
+			return err
+		}
+		return step("install the released Configuration alone", func() error {
+			return localcp.Apply(ctx, s.Cluster.Config, []byte(ConfigurationManifest(s.refs.Configuration)))
+		})
+	}
+
 	if err := step("apply the provider's runtime config and roles (deploy/provider)", func() error {
 		return ApplyProviderManifests(ctx, s.Cluster.Config, cfg.Root)
 	}); err != nil {
@@ -344,6 +399,31 @@ func (s *Stack) Install(ctx context.Context) error {
 	})
 }
 
+// ConfigurationManifest is the Configuration burstpool installing ref, as
+// docs/install.md's step 4 applies it.
+func ConfigurationManifest(ref string) string {
+	return "apiVersion: pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: burstpool\nspec:\n  package: " + ref + "\n"
+}
+
+func (c Config) releasePath() string {
+	if c.ReleasePath == "" {
+		return "burstpool"
+	}
+	return c.ReleasePath
+}
+
+// PackageNames are the names of the Function and the Provider the stack
+// installs: FunctionName and ProviderName, or with Release the names
+// Crossplane gives the Configuration's dependencies, from the release's
+// path (ReleasePath acme: acme-function-pool-compose).
+func (s *Stack) PackageNames() (function, provider string) {
+	if !s.cfg.Release {
+		return FunctionName, ProviderName
+	}
+	p := strings.ReplaceAll(s.cfg.releasePath(), "/", "-")
+	return p + "-function-pool-compose", p + "-provider-burstpool"
+}
+
 // StartRuntimes starts what Crossplane's pod runtime would for the
 // installed packages: the function and the provider as local processes,
 // the provider with a token of its service account; then it waits for the
@@ -352,9 +432,10 @@ func (s *Stack) Install(ctx context.Context) error {
 func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 	step, cfg, bin := s.step, s.cfg, s.bin
 
+	fnName, provName := s.PackageNames()
 	if err := step("start the pool-compose function (mTLS, signed by Crossplane's CA)", func() error {
-		certs := filepath.Join(cfg.Dir, "certs", FunctionName)
-		if s.functionSecret, err = RuntimeCerts(ctx, s.Client, FunctionName, certs); err != nil {
+		certs := filepath.Join(cfg.Dir, "certs", fnName)
+		if s.functionSecret, err = RuntimeCerts(ctx, s.Client, fnName, certs); err != nil {
 			return err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(s.functionPort)
@@ -362,7 +443,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		s.Function, err = start(filepath.Join(cfg.Dir, "logs"), FunctionName, cfg.StopWithParent,
+		s.Function, err = start(filepath.Join(cfg.Dir, "logs"), fnName, cfg.StopWithParent,
 			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug", "--kwok-catalog", string(cfg.catalog()),
 			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
 		if err != nil {
@@ -377,7 +458,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 	}
 
 	if err := step("start the capacity provider", func() error {
-		if err := s.runProviderLocally(ctx, ProviderName, filepath.Join(cfg.Dir, "certs", ProviderName), "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
+		if err := s.runProviderLocally(ctx, provName, filepath.Join(cfg.Dir, "certs", provName), "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
 			return err
 		}
 		// The provider runs as its service account, with the shipped roles
@@ -409,7 +490,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 			return err
 		}
 		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), ProviderName, cfg.StopWithParent, env, path,
+		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), provName, cfg.StopWithParent, env, path,
 			append(args, "--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))...)
 		if err != nil {
 			return err
@@ -450,6 +531,11 @@ func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds
 	if err != nil {
 		return err
 	}
+	if s.cfg.providerOnDeployment() {
+		// Crossplane runs the revision's Deployment and records its
+		// health; the local process only acts for it.
+		return localcp.WaitEstablished(ctx, s.Cluster.Config, crdEstablished, crds...)
+	}
 	secret, err := RuntimeCerts(ctx, s.Client, name, certs)
 	if err != nil {
 		return err
@@ -464,7 +550,8 @@ func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds
 // function. Crossplane may create a new revision (for example after a
 // package update), so callers can repeat it.
 func (s *Stack) ConnectFunction(ctx context.Context) error {
-	rev, err := ActiveRevision(ctx, s.Client, "Function", FunctionName, packageActive)
+	fnName, _ := s.PackageNames()
+	rev, err := ActiveRevision(ctx, s.Client, "Function", fnName, packageActive)
 	if err != nil {
 		return err
 	}

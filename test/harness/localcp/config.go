@@ -164,6 +164,17 @@ type Config struct {
 	CrossplaneEnv []string
 	// CrossplaneArgs are added to `crossplane core start`, e.g. --debug.
 	CrossplaneArgs []string
+	// HelmInstall runs Crossplane as its Helm chart (the module's
+	// cluster/charts/crossplane, default values) installs it: the chart's
+	// service accounts, ClusterRoles and bindings applied; core, its init
+	// included, authenticated as the account crossplane (the chart's
+	// ClusterRole crossplane, which aggregates what the RBAC manager and
+	// the installation grant it), not as the plane's system:masters admin;
+	// and the RBAC manager (`crossplane rbac init`, then `crossplane rbac
+	// start --provider-clusterrole=crossplane:allowed-provider-permissions`)
+	// as the account rbac-manager, which makes each provider revision's
+	// ClusterRoles and binds them to its Deployment's service account.
+	HelmInstall bool
 	// ForwardPorts are host 127.0.0.1 ports that Crossplane core reaches at
 	// the same 127.0.0.1 port inside its network namespace: a function's
 	// gRPC port, an OCI registry. Nothing needs to listen on them yet.

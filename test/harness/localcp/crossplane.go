@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,8 +49,20 @@ func (u *upper) startCrossplane(ctx context.Context) error {
 	if err := u.applyCRDs(ctx, u.cfg.CrossplaneCRDDir); err != nil {
 		return fmt.Errorf("cannot install Crossplane's CRDs: %w", err)
 	}
+	// Core's identity: the plane's admin, or with HelmInstall the chart's
+	// service account and roles, beside the RBAC manager.
+	kubeconfig, rbacKubeconfig := u.c.Kubeconfig, ""
+	if u.cfg.HelmInstall {
+		mod, err := gomod.Dir(ctx, CrossplaneModule, CrossplaneVersion)
+		if err != nil {
+			return err
+		}
+		if kubeconfig, rbacKubeconfig, err = u.helmIdentities(ctx, mod); err != nil {
+			return err
+		}
+	}
 	common := []string{
-		"KUBECONFIG=" + u.c.Kubeconfig,
+		"KUBECONFIG=" + kubeconfig,
 		"POD_NAMESPACE=" + CrossplaneNS,
 		"POD_SERVICE_ACCOUNT=crossplane",
 		"TLS_SERVER_SECRET_NAME=" + tlsServerSecret,
@@ -57,12 +70,18 @@ func (u *upper) startCrossplane(ctx context.Context) error {
 	}
 	// Init without webhooks: with them it points CRD conversion at core's
 	// Service, which nothing routes to here.
-	if err := u.crossplaneInit(ctx, slices.Concat(common, []string{
+	if err := u.crossplaneRun(ctx, "crossplane-init", slices.Concat(common, []string{
 		"ENABLE_WEBHOOKS=false",
 		"CRDS_PATH=" + u.cfg.CrossplaneCRDDir,
 		"TLS_CA_SECRET_NAME=" + tlsCASecret,
-	})); err != nil {
+	}), "core", "init"); err != nil {
 		return err
+	}
+	rbacManager := make(chan error, 1)
+	if u.cfg.HelmInstall {
+		go func() { rbacManager <- u.startRBACManager(ctx, rbacKubeconfig) }()
+	} else {
+		rbacManager <- nil
 	}
 	clientDir := u.path("crossplane", "tls", "client")
 	if err := u.writeSecret(ctx, CrossplaneNS, tlsClientSecret, clientDir); err != nil {
@@ -101,6 +120,9 @@ func (u *upper) startCrossplane(ctx context.Context) error {
 	if err := u.waitReady(ctx, p, httpOK(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", u.c.Ports["crossplane-health"]))); err != nil {
 		return err
 	}
+	if err := <-rbacManager; err != nil {
+		return err
+	}
 	return u.installUsageWebhook(ctx)
 }
 
@@ -125,10 +147,11 @@ func (u *upper) installUsageWebhook(ctx context.Context) error {
 	return nil
 }
 
-// crossplaneInit runs `crossplane core init` to completion; it makes the TLS
-// Secrets and applies core's CRDs.
-func (u *upper) crossplaneInit(ctx context.Context, env []string) error {
-	logPath := u.path("logs", "crossplane-init.log")
+// crossplaneRun runs the crossplane binary with args to completion, logging
+// to logs/name.log: `core init` makes the TLS Secrets and applies core's
+// CRDs, `rbac init` waits for the CRDs the RBAC manager watches.
+func (u *upper) crossplaneRun(ctx context.Context, name string, env []string, args ...string) error {
+	logPath := u.path("logs", name+".log")
 	f, err := os.Create(logPath) //nolint:gosec // a log this package writes
 	if err != nil {
 		return err
@@ -136,11 +159,11 @@ func (u *upper) crossplaneInit(ctx context.Context, env []string) error {
 	defer f.Close() //nolint:errcheck // written by the child
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, u.cfg.Binaries.Crossplane, "core", "init") //nolint:gosec // binary from the configuration
+	cmd := exec.CommandContext(ctx, u.cfg.Binaries.Crossplane, args...) //nolint:gosec // binary from the configuration
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("`crossplane core init` failed: %w; last lines of %s:\n%s", err, logPath, tail(logPath, 40))
+		return fmt.Errorf("`crossplane %s` failed: %w; last lines of %s:\n%s", strings.Join(args, " "), err, logPath, tail(logPath, 40))
 	}
 	return nil
 }
