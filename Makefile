@@ -9,7 +9,9 @@ GO       ?= go
 OUTPUT   ?= _output
 GOTEST   ?= $(GO) test -count=1
 BENCH    ?= .
-BENCHPKG ?= ./internal/... ./functions/...
+# Every package of this module that has a benchmark (the tools and
+# test/promrules are modules of their own).
+BENCHPKG ?= $(addprefix ./,$(sort $(dir $(shell git grep -l -E '^func Benchmark' -- '*_test.go' ':!tools/' ':!test/promrules/'))))
 
 
 .PHONY: help
@@ -34,9 +36,7 @@ test: ## Run every test: unit, integration (real API server), render and end to 
 	hack/tool.sh all
 	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) $(GOTEST) -timeout 40m ./...
 	$(MAKE) --no-print-directory promrules
-	# Every benchmark once, so that none rots unseen. Apart from the run
-	# above: go test runs test binaries one at a time when -bench is set.
-	$(GOTEST) -run '^$$' -bench . -benchtime=1x $(BENCHPKG)
+	$(MAKE) --no-print-directory bench-once
 	hack/render.sh
 	hack/validate.sh apis/definition.yaml apis/composition.yaml crossplane.yaml package/function/crossplane.yaml package/provider/crossplane.yaml
 	hack/validate-node-iam.sh --rendered
@@ -62,6 +62,12 @@ promrules: ## Load the example PrometheusRule into Prometheus's rule checker (ru
 e2e: ## Run the end-to-end suite on a local control plane.
 	hack/tool.sh all
 	$(GOTEST) -timeout 30m -v ./test/e2e/...
+
+# Apart from the test run: go test runs test binaries one at a time when
+# -bench is set.
+.PHONY: bench-once
+bench-once: ## Run every benchmark once (-benchtime=1x), so that none rots unseen: fails when one fails.
+	$(GOTEST) -run '^$$' -bench . -benchtime=1x $(BENCHPKG)
 
 .PHONY: bench
 bench: ## Run the benchmarks of the pure cores and the function.

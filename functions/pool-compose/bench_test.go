@@ -66,22 +66,34 @@ func benchRequest(b testing.TB, n, images int, realistic bool) *fnv1.RunFunction
 // its warmup DaemonSets, by name.
 var benchFixedObjects = []string{"access-policy", "access-policy-binding", "capacity", "node-agent-priorityclass", "nodeclass", "nodepool", "placeholder", "placeholder-priorityclass"}
 
-// BenchmarkRunFunction runs RunFunction in process at 1 to 1000 attached
-// QueryServices and 1 or 20 warm images, checking each response.
+// benchShapes are the pools the function is benchmarked on, as attached
+// QueryServices × warm images: a ladder from 1 to 1,000 QueryServices,
+// the four shapes the gRPC benchmark compares with its floor among them.
+var benchShapes = []struct{ n, images int }{{1, 1}, {10, 1}, {10, 10}, {100, 1}, {100, 20}, {1000, 1}, {1000, 20}}
+
+// BenchmarkRunFunction runs RunFunction in process on each of benchShapes,
+// checking each response: decided, each call decided anew (a request that
+// changed: the objects already rendered come from the render cache), and
+// cached, each call the same request, answered by the decision cache.
 func BenchmarkRunFunction(b *testing.B) {
-	for _, n := range []int{1, 10, 100, 1000} {
-		for _, images := range []int{1, 20} {
-			if images > n {
-				continue
+	for _, s := range benchShapes {
+		req := benchRequest(b, s.n, s.images, false)
+		for _, cached := range []bool{false, true} {
+			name := fmt.Sprintf("qs=%d/images=%d/decided", s.n, s.images)
+			if cached {
+				name = fmt.Sprintf("qs=%d/images=%d/cached", s.n, s.images)
 			}
-			b.Run(fmt.Sprintf("qs=%d/images=%d", n, images), func(b *testing.B) {
-				req := benchRequest(b, n, images, false)
+			b.Run(name, func(b *testing.B) {
+				f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
+				if cached {
+					f.decisions = newDecisionCache(16, 64<<20)
+				}
 				// The pool's fixed objects (its PoolCapacity, NodeClass and
 				// NodePool, the placeholders and their PriorityClass, the
 				// node agents' PriorityClass, and the admission policy and
 				// its binding: unauthorized executors are denied by
 				// default), and one warmup DaemonSet per image.
-				benchRunFunction(b, req, func(rsp *fnv1.RunFunctionResponse) {
+				benchRunFunction(b, f, req, func(rsp *fnv1.RunFunctionResponse) {
 					var fixed []string
 					warmups := 0
 					for _, name := range desiredNames(rsp) {
@@ -91,22 +103,26 @@ func BenchmarkRunFunction(b *testing.B) {
 						}
 						fixed = append(fixed, name)
 					}
-					if diff := cmp.Diff(benchFixedObjects, fixed); diff != "" || warmups != images {
-						b.Fatalf("desired objects: %d warmup DaemonSets, want %d; the others (-want +got):\n%s", warmups, images, diff)
+					if diff := cmp.Diff(benchFixedObjects, fixed); diff != "" || warmups != s.images {
+						b.Fatalf("desired objects: %d warmup DaemonSets, want %d; the others (-want +got):\n%s", warmups, s.images, diff)
 					}
 				})
-				b.ReportMetric(float64(n), "queryservices")
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/op")
+				if cached {
+					if hits := f.decisions.hits.Load(); hits+1 < uint64(b.N) {
+						b.Fatalf("the decision cache answered %d of %d calls, want all but the first", hits, b.N)
+					}
+				}
+				b.ReportMetric(float64(s.n), "queryservices")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.n), "ns/queryservice")
 			})
 		}
 	}
 }
 
-// benchRunFunction times RunFunction on req in process, failing b on an
-// error or a fatal result and handing every response to check.
-func benchRunFunction(b *testing.B, req *fnv1.RunFunctionRequest, check func(*fnv1.RunFunctionResponse)) {
+// benchRunFunction times f's RunFunction on req in process, failing b on
+// an error or a fatal result and handing every response to check.
+func benchRunFunction(b *testing.B, f *Function, req *fnv1.RunFunctionRequest, check func(*fnv1.RunFunctionResponse)) {
 	b.Helper()
-	f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

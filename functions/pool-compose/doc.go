@@ -63,9 +63,12 @@
 //
 // # How it runs
 //
-// RunFunction (fn.go) gathers one decision.Input from the request (gather;
-// what it asks Crossplane for is in requirements.go) and takes one of two
-// paths:
+// RunFunction (fn.go) answers a request it has decided before from its
+// decision cache (decisions.go, keyed by the request's digest, digest.go;
+// docs/development.md says what it keeps and for how long). Any other it
+// decides: it gathers one decision.Input from the request (gather; what it
+// asks Crossplane for is in requirements.go; the input, settings and spec
+// decoded once per content, decoded.go) and takes one of two paths:
 //
 //   - a pool of this cluster, or one whose claim is refused, goes to
 //     decision.Compute;

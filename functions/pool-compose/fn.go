@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -17,7 +15,6 @@ import (
 
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/decision"
-	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
 	"github.com/burstpool/burstpool/functions/pool-compose/observed"
 	"github.com/burstpool/burstpool/functions/pool-compose/remote"
 	"github.com/burstpool/burstpool/internal/sizing"
@@ -34,6 +31,8 @@ type Function struct {
 	size func(decision.SizeRequest) (sizing.Result, error)
 	// cache keeps encoded objects across calls; nil renders every time.
 	cache *renderCache
+	// decisions keeps responses across calls; nil decides every request.
+	decisions *decisionCache
 	// kwokCatalog is the catalog pools on a kwok cluster are sized from;
 	// empty means the kwok catalog.
 	kwokCatalog sizing.Cloud
@@ -42,13 +41,34 @@ type Function struct {
 	maxRecv int
 }
 
-// RunFunction composes one XPool: it gathers the XPool, its observed
+// RunFunction composes one XPool: it answers a request it has decided
+// before from the decision cache (decisions.go), and decides any other.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	now := time.Now()
+	if f.now != nil {
+		now = f.now()
+	}
+	if f.decisions == nil {
+		rsp, _ := f.compose(req, now)
+		return rsp, nil
+	}
+	key := digestOf(req)
+	if rsp, ok := f.decisions.get(key, now); ok {
+		return rsp, nil
+	}
+	rsp, until := f.compose(req, now)
+	f.decisions.put(key, rsp, now, until)
+	return rsp, nil
+}
+
+// compose decides one request at now: it gathers the XPool, its observed
 // objects and the QueryServices and CRDs it asked Crossplane for, computes
 // the desired objects and status (decision.Compute in the pool's own
 // cluster, or remote.Compose in its workload cluster), and applies them to
-// the response.
-func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+// the response. until is how long the response holds as the clock moves
+// on (decision.Output.Until).
+func (f *Function) compose(req *fnv1.RunFunctionRequest, now time.Time) (rsp *fnv1.RunFunctionResponse, until time.Time) {
+	rsp = response.To(req, response.DefaultTTL)
 	// Desired state of its own, so that writing it leaves the request as
 	// it came.
 	rsp.Desired = &fnv1.State{
@@ -60,9 +80,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		log = logging.NewNopLogger()
 	}
 
-	in, ok := f.gather(req, rsp)
+	in, ok := f.gather(req, rsp, now)
 	if !ok {
-		return rsp, nil
+		return rsp, time.Time{}
 	}
 	log = log.WithValues("pool", in.Pool, "namespace", in.Namespace)
 	var out decision.Output
@@ -76,19 +96,19 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	if err := apply(req, rsp, in, out, f.cache); err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "cannot compose pool %q", in.Pool))
-		return rsp, nil
+		return rsp, out.Until
 	}
 	log.Debug("Composed pool", "phase", out.Status.Phase, "objects", len(out.Desired))
-	return rsp, nil
+	return rsp, out.Until
 }
 
-// gather reads the request into decision.Input. It returns false when the
-// response is complete already: a Fatal result, or a first call that only
-// asks Crossplane for the required resources (observed objects are kept
-// meanwhile).
-func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (decision.Input, bool) {
-	cfg := &v1beta1.Input{}
-	if err := request.GetInput(req, cfg); err != nil {
+// gather reads the request into decision.Input, at the clock reading now.
+// It returns false when the response is complete already: a Fatal result,
+// or a first call that only asks Crossplane for the required resources
+// (observed objects are kept meanwhile).
+func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, now time.Time) (decision.Input, bool) {
+	cfg, err := decoded.input(req)
+	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the function input: fix the pipeline step's input in the Composition"))
 		return decision.Input{}, false
 	}
@@ -127,7 +147,7 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 	rsp.Requirements = Requirements(pool, ns, spec)
 	qss, crds, ok := required(req, rsp.Requirements)
 	rsp.Requirements.Resources[reqEnvironment] = environmentSelector(cfg)
-	envs, envOK := environmentData(req)
+	_, envOK := req.GetRequiredResources()[reqEnvironment]
 	existing := owners(req)
 	if !ok || !envOK {
 		// Not supplied yet (Crossplane's first call): keep every observed
@@ -140,19 +160,15 @@ func (f *Function) gather(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRes
 
 	// Settings problems are decided by Compute, which keeps the pool's
 	// objects and makes it Pending with the field to fix.
-	settings, errs := decision.MergeSettings(req.GetInput(), cfg, envs, defaultHelperImage)
+	settings, errs := decoded.merge(req, cfg)
 	cfg = settings.Config
 	_, ns = poolName(oxr, cfg.Namespace)
 	size := f.size
 	if size == nil {
 		size = decision.CatalogSizer(cfg.CatalogOverrides, f.kwokCatalog)
 	}
-	now := time.Now
-	if f.now != nil {
-		now = f.now
-	}
 	return decision.Input{
-		Now: now(), Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
+		Now: now, Config: cfg, Settings: settings, SettingsProblem: settings.Problem(errs), Pool: pool, Namespace: ns,
 		Deleting: observed.String(oxr, "metadata", "deletionTimestamp") != "",
 		Spec:     spec, Previous: prev,
 		PreviousConditions: decodeConditions(observed.Field(oxr, "status").GetStructValue()),
@@ -184,11 +200,8 @@ func poolName(xr *structpb.Struct, defNS string) (string, string) {
 func decodePool(xr *structpb.Struct) (poolv1alpha1.PoolSpec, poolv1alpha1.PoolStatus, error) {
 	var spec poolv1alpha1.PoolSpec
 	if s := observed.Field(xr, "spec").GetStructValue(); s != nil {
-		b, err := json.Marshal(s.AsMap())
-		if err != nil {
-			return spec, poolv1alpha1.PoolStatus{}, err
-		}
-		if err := json.Unmarshal(b, &spec); err != nil {
+		var err error
+		if spec, err = decoded.spec(s); err != nil {
 			return spec, poolv1alpha1.PoolStatus{}, err
 		}
 	}

@@ -14,23 +14,28 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // TestGRPCBench runs the pool-compose binary over gRPC on loopback
-// (insecure, as crossplane render does) beside two floors (test/cmd/grpcfloor):
-// echo, which answers each request with its desired state unchanged, and
-// same-bytes, which answers with the very response pool-compose gave, read
-// at start. The three are called in turn, one call each per round, with the
-// client Crossplane uses (default options: it accepts responses up to 4 MiB),
-// and each pool shape is timed for BURSTPOOL_BENCH_GRPC_SECONDS (default 8)
+// (insecure, as crossplane render does) twice, warm (with its decision
+// cache, which answers every call after the first: Crossplane polling an
+// unchanged pool) and cold (without: every call decided, as when the
+// request changed), beside two floors (test/cmd/grpcfloor): echo, which
+// answers each request with its desired state unchanged, and same-bytes,
+// which answers with the very response pool-compose gave, read at start.
+// The four are called in turn, one call each per round, with the client
+// Crossplane uses (default options: it accepts responses up to 4 MiB), and
+// each pool shape is timed for BURSTPOOL_BENCH_GRPC_SECONDS (default 8)
 // seconds. It prints p50 and p99 latency, server CPU per call (from
 // /proc/PID/stat), request and response bytes, and pool-compose's ratios to
-// both floors. make bench-grpc runs it; it runs only with
+// the same-bytes floor. make bench-grpc runs it; it runs only with
 // BURSTPOOL_BENCH_GRPC=1, as it takes minutes.
 func TestGRPCBench(t *testing.T) {
 	if os.Getenv("BURSTPOOL_BENCH_GRPC") != "1" {
@@ -61,6 +66,7 @@ func TestGRPCBench(t *testing.T) {
 	}
 
 	fn := serve(t, dir, "pool-compose", "--insecure", "--metrics-address=")
+	cold := serve(t, dir, "pool-compose", "--insecure", "--metrics-address=", "--decision-cache-mib=0")
 	rspDir := filepath.Join(dir, "responses")
 	if err := os.Mkdir(rspDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -73,6 +79,18 @@ func TestGRPCBench(t *testing.T) {
 		if f := fatal(rsp); f != "" {
 			t.Fatalf("%s: Fatal %s", shapes[i].name, f)
 		}
+		// The cached answer is the decided one.
+		again, err := fn.call(t.Context(), req)
+		if err != nil {
+			t.Fatalf("%s: RunFunction over gRPC: %v", shapes[i].name, err)
+		}
+		decided, err := cold.call(t.Context(), req)
+		if err != nil {
+			t.Fatalf("%s: RunFunction over gRPC without the decision cache: %v", shapes[i].name, err)
+		}
+		if diff := cmp.Diff(decided, again, protocmp.Transform()); diff != "" {
+			t.Fatalf("%s: the cached response differs from the decided one (-decided +cached):\n%s", shapes[i].name, diff)
+		}
 		b, err := proto.Marshal(rsp)
 		if err != nil {
 			t.Fatal(err)
@@ -83,12 +101,12 @@ func TestGRPCBench(t *testing.T) {
 	}
 	same := serve(t, dir, "grpcfloor", "--mode=fixed", "--responses="+rspDir)
 	echo := serve(t, dir, "grpcfloor", "--mode=echo")
-	servers := []*server{fn, same, echo}
+	servers := []*server{fn, cold, same, echo}
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "gRPC on loopback, insecure; %s per shape, servers called in turn.\n\n", budget)
-	fmt.Fprintln(&out, "| N×M | request | response | pool-compose p50 / p99 | same-bytes p50 / p99 | echo p50 / p99 | CPU/call fn / same / echo | p50 ÷ same | p50 ÷ echo | CPU ÷ same | calls |")
-	fmt.Fprintln(&out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(&out, "| N×M | request | response | p50 warm / cold / same-bytes / echo | p99 warm / cold / same-bytes / echo | CPU/call warm / cold / same-bytes / echo | CPU warm ÷ same | CPU cold ÷ same | p50 cold ÷ same | calls |")
+	fmt.Fprintln(&out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, req := range reqs {
 		lat := make([][]time.Duration, len(servers))
 		cpu0 := make([]time.Duration, len(servers))
@@ -122,11 +140,11 @@ func TestGRPCBench(t *testing.T) {
 			slices.Sort(lat[j])
 			p50[j], p99[j] = lat[j][len(lat[j])/2], lat[j][len(lat[j])*99/100]
 		}
-		fmt.Fprintf(&out, "| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s / %s | %.2f× | %.2f× | %.2f× | %d |\n",
+		fmt.Fprintf(&out, "| %s | %s | %s | %s / %s / %s / %s | %s / %s / %s / %s | %s / %s / %s / %s | %.2f× | %.2f× | %.2f× | %d |\n",
 			shapes[i].name, kib(proto.Size(req)), kib(rspBytes),
-			ms(p50[0]), ms(p99[0]), ms(p50[1]), ms(p99[1]), ms(p50[2]), ms(p99[2]),
-			ms(cpu[0]), ms(cpu[1]), ms(cpu[2]),
-			ratio(p50[0], p50[1]), ratio(p50[0], p50[2]), ratio(cpu[0], cpu[1]), calls)
+			ms(p50[0]), ms(p50[1]), ms(p50[2]), ms(p50[3]), ms(p99[0]), ms(p99[1]), ms(p99[2]), ms(p99[3]),
+			ms(cpu[0]), ms(cpu[1]), ms(cpu[2]), ms(cpu[3]),
+			ratio(cpu[0], cpu[2]), ratio(cpu[1], cpu[2]), ratio(p50[1], p50[2]), calls)
 	}
 	fmt.Print("\n" + out.String())
 	if p := os.Getenv("BURSTPOOL_BENCH_GRPC_OUT"); p != "" {

@@ -6,6 +6,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/crossplane/function-sdk-go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/burstpool/burstpool/internal/sizing"
 )
@@ -28,6 +29,9 @@ type CLI struct {
 	MetricsAddress     string `default:":8080" help:"Address of the Prometheus metrics endpoint (every interface by default, where a PodMonitor scrapes the pod); empty turns it off."`
 	MaxRecvMessageSize int    `default:"32" help:"Maximum size of a received message (a RunFunctionRequest) in MiB: a request carries the pool's QueryServices, about 8 KB each."`
 	KWOKCatalog        string `default:"kwok" env:"KWOK_CATALOG" enum:"kwok,aws,gcp,azure" help:"Instance catalog that pools on a kwok cluster (Karpenter's kwok provider) are sized from: the one its instance types file was rendered from (internal/sizing KWOKInstanceTypesJSON). aws simulates AWS instance types under their real names."`
+
+	DecisionCacheEntries int `default:"1024" help:"Most responses the decision cache keeps, to answer a request Crossplane sends again unchanged without deciding it again; 0 turns the cache off."`
+	DecisionCacheMiB     int `default:"128" name:"decision-cache-mib" help:"Most memory the decision cache's responses hold, in MiB (estimated); 0 turns the cache off."`
 }
 
 // Run serves the function until the process is stopped.
@@ -40,7 +44,14 @@ func (c *CLI) Run() error {
 		return err
 	}
 	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
-	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv},
+	decisions := newDecisionCache(c.DecisionCacheEntries, int64(c.DecisionCacheMiB)*1024*1024)
+	if decisions != nil && c.MetricsAddress != "" {
+		// The SDK serves the default registry.
+		if err := prometheus.Register(decisions); err != nil {
+			return err
+		}
+	}
+	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, decisions: decisions, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

@@ -464,7 +464,7 @@ func BenchmarkRemoteRunFunction(b *testing.B) {
 	for _, n := range []int{1, 500} {
 		b.Run(fmt.Sprintf("qs=%d", n), func(b *testing.B) {
 			req := remoteRequest(b, n)
-			benchRunFunction(b, req, func(*fnv1.RunFunctionResponse) {})
+			benchRunFunction(b, &Function{now: func() time.Time { return now }, cache: &renderCache{}}, req, func(*fnv1.RunFunctionResponse) {})
 			b.ReportMetric(float64(proto.Size(req)), "request-bytes")
 		})
 	}

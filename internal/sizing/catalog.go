@@ -133,6 +133,19 @@ type loadResult struct {
 // LoadCatalog returns the embedded catalog of a cloud. Each call returns a
 // copy the caller may keep; the data files are parsed once per process.
 func LoadCatalog(c Cloud) (*Catalog, error) {
+	cat, err := SharedCatalog(c)
+	if err != nil {
+		return nil, err
+	}
+	return cat.clone(), nil
+}
+
+// SharedCatalog returns the embedded catalog of a cloud without copying
+// it: the one catalog of the process, which callers may only read, from
+// any number of goroutines. Derive, Lookup, Only and WithOverrides only
+// read the catalog they are given (the last two return new ones); to
+// change a catalog, take LoadCatalog's copy.
+func SharedCatalog(c Cloud) (*Catalog, error) {
 	r, ok := loaded()[c]
 	if !ok {
 		return nil, errors.Errorf("no instance catalog for cloud %q; known clouds are %s", c, joinClouds(Clouds()))
@@ -140,7 +153,7 @@ func LoadCatalog(c Cloud) (*Catalog, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return r.cat.clone(), nil
+	return r.cat, nil
 }
 
 func joinClouds(cs []Cloud) string {

@@ -1,6 +1,8 @@
 package decision
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
@@ -32,7 +34,13 @@ func decideAdmission(in Input, f Facts) Outcome {
 	for _, a := range f.Attached {
 		allowed = append(allowed, a.Key())
 	}
-	o.desire(objects.ComposedAccessPolicy, objects.AccessPolicy(objects.AccessArgs{Pool: in.Pool, Namespace: in.Namespace, Allowed: allowed}), in.Observed[objects.ComposedAccessPolicy] != nil, true)
-	o.desire(objects.ComposedAccessBinding, objects.AccessPolicyBinding(in.Pool, in.Namespace), in.Observed[objects.ComposedAccessBinding] != nil, true)
+	// Lazy: the policy's CEL text for an unchanged set of QueryServices
+	// comes from the render cache, not built again.
+	a := objects.AccessArgs{Pool: in.Pool, Namespace: in.Namespace, Allowed: allowed}
+	name := objects.AccessPolicyName(in.Pool, in.Namespace)
+	o.desireLazy(objects.ComposedAccessPolicy, objects.KindAccessPolicy, name, Lazy{Key: lazyKey("accesspolicy", a), Build: func() *unstructured.Unstructured { return objects.AccessPolicy(a) }},
+		in.Observed[objects.ComposedAccessPolicy] != nil, true)
+	o.desireLazy(objects.ComposedAccessBinding, objects.KindAccessPolicyBinding, name, Lazy{Key: lazyKey("accessbinding", a.Pool+"/"+a.Namespace), Build: func() *unstructured.Unstructured { return objects.AccessPolicyBinding(in.Pool, in.Namespace) }},
+		in.Observed[objects.ComposedAccessBinding] != nil, true)
 	return o
 }

@@ -1,6 +1,8 @@
 package decision
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/burstpool/burstpool/functions/pool-compose/objects"
 )
 
@@ -34,6 +36,8 @@ func decideAgentPriority(in Input, f Facts, warmups int) Outcome {
 		o.preserve(objects.ComposedAgentPriorityClass)
 		return o
 	}
-	o.desire(objects.ComposedAgentPriorityClass, objects.AgentPriorityClass(agentPriorityClass(in), in.Pool, in.Namespace), in.Observed[objects.ComposedAgentPriorityClass] != nil, false)
+	name, pool, ns := agentPriorityClass(in), in.Pool, in.Namespace
+	o.desireLazy(objects.ComposedAgentPriorityClass, "PriorityClass", name, Lazy{Key: lazyKey("agentpriority", []string{name, pool, ns}), Build: func() *unstructured.Unstructured { return objects.AgentPriorityClass(name, pool, ns) }},
+		in.Observed[objects.ComposedAgentPriorityClass] != nil, false)
 	return o
 }

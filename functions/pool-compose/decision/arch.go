@@ -88,7 +88,7 @@ func typeArch(in Input, cloud, name string) string {
 	if from == sizing.CloudKWOK && in.KWOKCatalog != "" {
 		from = in.KWOKCatalog
 	}
-	cat, err := sizing.LoadCatalog(from)
+	cat, err := sizing.SharedCatalog(from)
 	if err != nil {
 		return ""
 	}

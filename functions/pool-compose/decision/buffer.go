@@ -126,6 +126,9 @@ type WarmMethod struct {
 	AwaitingSince *metav1.Time
 	Condition     Condition
 	RequeueAfter  time.Duration
+	// Until is how long the decision holds as the clock moves on
+	// (Output.Until).
+	Until time.Time
 }
 
 // decideWarmMethod decides what holds the warm slots:
@@ -176,7 +179,13 @@ func decideWarmMethod(in WarmMethodInput) WarmMethod {
 		}
 	}
 	w := WarmMethod{Method: prev, ComposeBuffer: true, AwaitingSince: &metav1.Time{Time: since}}
+	if since.Equal(in.Now) {
+		// A first wait starts now.
+		w.Until = in.Now
+	}
 	if waited := in.Now.Sub(since); waited < in.Timeout {
+		// The wait is counted down from now.
+		w.Until = in.Now
 		holder, st := "placeholder pods hold the warm slots and the buffer asks for none", metav1.ConditionFalse
 		if prev == warmBuffer {
 			holder, st = "it keeps holding the warm slots meanwhile", metav1.ConditionTrue

@@ -61,7 +61,7 @@ func decideFollow(now time.Time, c WatchCircuit) Outcome {
 	if !c.Open || c.Since.IsZero() || now.Sub(c.Since) > circuitCooldown {
 		return Outcome{}
 	}
-	return Outcome{RequeueAfter: FollowInterval}
+	return Outcome{RequeueAfter: FollowInterval, Until: c.Since.Add(circuitCooldown)}
 }
 
 // MinRequeueAfter bounds how soon the function asks to be called again.

@@ -26,6 +26,9 @@ type Outcome struct {
 	// Problem makes the pool Pending or Failed.
 	Problem      *Problem
 	RequeueAfter time.Duration
+	// Until is how long the outcome holds as the clock moves on
+	// (Output.Until).
+	Until time.Time
 }
 
 // Problem is why a pool cannot be Active: something a person must do
@@ -136,6 +139,7 @@ func (a *assembly) add(o Outcome) {
 	if o.RequeueAfter > 0 && (a.RequeueAfter == 0 || o.RequeueAfter < a.RequeueAfter) {
 		a.RequeueAfter = o.RequeueAfter
 	}
+	a.Until = earliest(a.Until, o.Until)
 }
 
 // failed tells whether the pool has failed.

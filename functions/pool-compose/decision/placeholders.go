@@ -48,7 +48,7 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 	}
 	m := decideWarmMethod(p.Warm)
 	o.Conditions = append(o.Conditions, m.Condition)
-	o.RequeueAfter = m.RequeueAfter
+	o.RequeueAfter, o.Until = m.RequeueAfter, m.Until
 	st := &poolv1alpha1.WarmCapacityStatus{Method: m.Method, Slots: replicas, AwaitingSince: m.AwaitingSince}
 	if m.ComposeBuffer {
 		st.CapacityBuffer = p.Pool + objects.SuffixBuffer

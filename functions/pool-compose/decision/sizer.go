@@ -25,7 +25,9 @@ func CatalogSizer(overrides []v1beta1.InstanceType, kwokCatalog sizing.Cloud) fu
 			from = kwokCatalog
 			in.Cloud = from
 		}
-		cat, err := sizing.LoadCatalog(from)
+		// Only read here: Derive, Only and WithOverrides copy what they
+		// change.
+		cat, err := sizing.SharedCatalog(from)
 		if err != nil {
 			return sizing.Result{}, errors.Wrapf(err, "cannot load the instance catalog of cloud %q", from)
 		}

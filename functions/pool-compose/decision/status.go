@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -50,7 +51,7 @@ func decideStatus(a StatusArgs) (poolv1alpha1.PoolStatus, Outcome) {
 		st.ExecutorScheduling = executorScheduling(in.Pool, in.Namespace, f.Scheduling, executorAnnotations(f.Detection.Method))
 	}
 	var c Condition
-	st.AttachedQueryServices, c, o.Results = reportQueryServices(in, f, a.Nodes.Size)
+	st.AttachedQueryServices, c, o.Results, o.Until = reportQueryServices(in, f, a.Nodes.Size)
 	o.Conditions = append(o.Conditions, c, boundedCondition(in, imagesCondition(a.Warm.Images, openedCold(f.Capacity)), a.Warm.LeftOut))
 	st.Phase, st.Message = phase(PhaseInput{
 		Deleting: in.Deleting, Problem: a.Problem, Suspend: in.Spec.Suspend, Karpenter: isKarpenter(f.Detection.Method),
@@ -190,8 +191,10 @@ func burstsCondition(o *CapacityObservation) Condition {
 
 // reportQueryServices reports each QueryService the pool knows of, with
 // an event for each that newly became incompatible, and whether the
-// attached ones fit the pool's nodes.
-func reportQueryServices(in Input, f Facts, size *sizing.Result) ([]poolv1alpha1.AttachedQueryService, Condition, []Result) {
+// attached ones fit the pool's nodes. until is in.Now when a report was
+// checked now (its lastChecked is the clock's reading, not the previous
+// report's), else the zero time: the reports hold at any later time.
+func reportQueryServices(in Input, f Facts, size *sizing.Result) (_ []poolv1alpha1.AttachedQueryService, _ Condition, _ []Result, until time.Time) {
 	var compat map[string]sizing.Compatibility
 	if size != nil {
 		compat = make(map[string]sizing.Compatibility, len(size.Compatibility))
@@ -252,15 +255,18 @@ func reportQueryServices(in Input, f Facts, size *sizing.Result) ([]poolv1alpha1
 		if p, seen := prev(key); seen && p.LastChecked != nil && p == withChecked(q, p.LastChecked) {
 			q.LastChecked = p.LastChecked
 		}
+		if q.LastChecked == &now {
+			until = in.Now
+		}
 		out = append(out, q)
 	}
 	switch {
 	case len(incompatible) > 0:
-		return out, Condition{Type: CondCompatible, Status: metav1.ConditionFalse, Reason: "Incompatible", Message: fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", "))}, events
+		return out, Condition{Type: CondCompatible, Status: metav1.ConditionFalse, Reason: "Incompatible", Message: fmt.Sprintf("executors of %s do not fit the pool's nodes: see status.attachedQueryServices", strings.Join(incompatible, ", "))}, events, until
 	case len(f.Attached) == 0:
-		return out, Condition{Type: CondCompatible, Status: metav1.ConditionFalse, Reason: "NoneAttached", Message: "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool"}, events
+		return out, Condition{Type: CondCompatible, Status: metav1.ConditionFalse, Reason: "NoneAttached", Message: "no QueryService is attached: allow one and set its spec.executor.poolRef to this pool"}, events, until
 	}
-	return out, Condition{Type: CondCompatible, Status: metav1.ConditionTrue, Reason: "AllCompatible"}, events
+	return out, Condition{Type: CondCompatible, Status: metav1.ConditionTrue, Reason: "AllCompatible"}, events, until
 }
 
 // withChecked returns q with LastChecked replaced, to compare reports.

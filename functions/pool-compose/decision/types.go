@@ -28,6 +28,27 @@ type Output struct {
 	Conditions    []Condition
 	Results       []Result
 	RequeueAfter  time.Duration
+	// Until is how long the Output holds as the clock moves on from
+	// in.Now: the zero time when it follows from the request alone, else
+	// the first instant at which the same request may be decided
+	// otherwise; in.Now itself when the Output depends on the very
+	// reading (a time written into the status, a wait counted down).
+	Until time.Time
+}
+
+// Holds tells whether an Output decided at decided holds at now: the
+// clock has not gone back, and has not reached until (the Output's
+// Until; zero holds at any later time).
+func Holds(decided, until, now time.Time) bool {
+	return !now.Before(decided) && (until.IsZero() || now.Before(until))
+}
+
+// earliest is the sooner of two Untils, the zero time being never.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // Lazy is a desired object that Build makes from the inputs Key encodes:

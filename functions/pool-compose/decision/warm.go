@@ -57,6 +57,9 @@ type WarmPlan struct {
 	Images       []poolv1alpha1.CachedImage
 	Dropped      []string
 	RequeueAfter time.Duration
+	// Until is how long the plan holds as the clock moves on
+	// (Output.Until).
+	Until time.Time
 	// Problems are observed DaemonSets whose annotations could not be read.
 	Problems []string
 	// LeftOut are the wanted images beyond MaxImages, not warmed.
@@ -84,6 +87,13 @@ func PlanWarmup(a WarmArgs) WarmPlan {
 	plan := warmup.Cap(warmup.Retain(a.Now, a.Retention, wanted, observed), a.MaxImages)
 	p.Dropped = plan.Dropped
 	p.RequeueAfter = plan.RequeueAfter
+	for _, e := range plan.Keep {
+		if e.UnusedSince != nil {
+			// An unused image's retention is counted down from now, and
+			// its unused-since time may be now.
+			p.Until = a.Now
+		}
+	}
 	p.DaemonSets = make(map[resource.Name]Lazy, len(plan.Keep))
 	p.Ready = make(map[resource.Name]bool, len(plan.Keep))
 
@@ -238,7 +248,7 @@ func decideWarm(in Input, f Facts) (WarmPlan, Outcome) {
 		// The phase waits for the images, not the DaemonSets.
 		o.desireLazy(n, "DaemonSet", "", l, p.Ready[n], false)
 	}
-	o.RequeueAfter = p.RequeueAfter
+	o.RequeueAfter, o.Until = p.RequeueAfter, p.Until
 	for _, d := range p.Dropped {
 		if u := obs[resource.Name(d)]; u != nil {
 			o.event(false, "WarmImageDropped", fmt.Sprintf("image %s left the warm set more than %s ago: its warmup DaemonSet %s is removed",

@@ -16,6 +16,12 @@ import (
 // (Kubernetes 1.30 and later).
 const admissionAPIVersion = "admissionregistration.k8s.io/v1"
 
+// Kinds of a pool's admission policy and its binding.
+const (
+	KindAccessPolicy        = "ValidatingAdmissionPolicy"
+	KindAccessPolicyBinding = "ValidatingAdmissionPolicyBinding"
+)
+
 // AccessPolicyName is the name of pool ns/pool's ValidatingAdmissionPolicy
 // and its binding. Namespaces hold no dots, so no two pools share it.
 func AccessPolicyName(pool, ns string) string {
@@ -29,9 +35,13 @@ type AccessArgs struct {
 	Allowed []string
 }
 
+// celEscaper escapes backslashes and single quotes in a CEL string
+// literal; a Replacer is safe for concurrent use.
+var celEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+
 // celString quotes s as a CEL string literal.
 func celString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	return "'" + celEscaper.Replace(s) + "'"
 }
 
 // targetsPool is the CEL condition that pod obj ("object", or "oldObject"
@@ -130,7 +140,7 @@ func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 	unlabelledMsg := fmt.Sprintf("'pool %s counts, gates, shares and charges its executors by their labels, and this executor of QueryService ' + variables.queryService + "+
 		"' lacks ' + variables.missingLabels.join(', ') + '. Label the executor pods the QueryService runs on the pool with every label of status.executorScheduling.labels of the Pool'", id)
 
-	u := New(admissionAPIVersion, "ValidatingAdmissionPolicy", AccessPolicyName(a.Pool, a.Namespace), "", Identity(a.Pool, a.Namespace))
+	u := New(admissionAPIVersion, KindAccessPolicy, AccessPolicyName(a.Pool, a.Namespace), "", Identity(a.Pool, a.Namespace))
 	u.Object["spec"] = map[string]any{
 		"failurePolicy": "Fail",
 		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
@@ -164,7 +174,7 @@ func AccessPolicy(a AccessArgs) *unstructured.Unstructured {
 // AccessPolicyBinding binds the pool's admission policy to every
 // namespace, denying what it rejects.
 func AccessPolicyBinding(pool, ns string) *unstructured.Unstructured {
-	u := New(admissionAPIVersion, "ValidatingAdmissionPolicyBinding", AccessPolicyName(pool, ns), "", Identity(pool, ns))
+	u := New(admissionAPIVersion, KindAccessPolicyBinding, AccessPolicyName(pool, ns), "", Identity(pool, ns))
 	u.Object["spec"] = map[string]any{
 		"policyName":        AccessPolicyName(pool, ns),
 		"validationActions": []any{"Deny"},

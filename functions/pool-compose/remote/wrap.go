@@ -108,7 +108,7 @@ func Wrap(out decision.Output, obs map[resource.Name]*structpb.Struct, r Remote,
 		Desired: make(map[resource.Name]*unstructured.Unstructured, len(out.Desired)),
 		Lazy:    make(map[resource.Name]decision.Lazy, len(out.Lazy)),
 		Ready:   make(map[resource.Name]resource.Ready, len(out.Ready)),
-		Status:  out.Status, CountsUnknown: out.CountsUnknown, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter,
+		Status:  out.Status, CountsUnknown: out.CountsUnknown, Conditions: out.Conditions, Results: out.Results, RequeueAfter: out.RequeueAfter, Until: out.Until,
 	}
 	var heldNames []held
 	// own decides the management policy of the Object named rn, noting
