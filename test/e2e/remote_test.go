@@ -303,7 +303,12 @@ spec:
 		t.Errorf("west's NodePool after the outage: %v", err)
 	}
 
-	// (a) Deleting the claim removes west's objects and nodes.
+	// (a) Deleting the claim removes west's objects and nodes, once its
+	// executors are gone, as docs/install.md's uninstall order says: a
+	// running executor carries karpenter.sh/do-not-disrupt, and Karpenter
+	// drains a deleted NodePool's node around it until its
+	// terminationGracePeriod (24 h).
+	scaleExecutors(t, ctx, wc, analyticsNS, "analytics-cluster", 0)
 	if _, err := kubectl(ctx, s.Cluster.Kubeconfig, "delete", "pool", "-n", poolNS, pool, "--wait=false"); err != nil {
 		t.Fatal(err)
 	}
