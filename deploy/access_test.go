@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/burstpool/burstpool/test/fixture"
+
 	"github.com/google/go-cmp/cmp"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,29 +66,6 @@ var denied = []string{
 	"cluster admissionregistration.k8s.io/validatingadmissionpolicybindings delete burstpool-executor-gate-guard",
 }
 
-// attributes turns "scope group/resource[/subresource] verb [name]" into
-// the attributes of a SubjectAccessReview.
-func attributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
-	t.Helper()
-	f := strings.Fields(s)
-	if len(f) != 3 && len(f) != 4 {
-		t.Fatalf("%q: want scope group/resource verb [name]", s)
-	}
-	group, res, ok := strings.Cut(f[1], "/")
-	if !ok {
-		t.Fatalf("%q: want group/resource", s)
-	}
-	res, sub, _ := strings.Cut(res, "/")
-	a := &authorizationv1.ResourceAttributes{Group: group, Resource: res, Subresource: sub, Verb: f[2]}
-	if len(f) == 4 {
-		a.Name = f[3]
-	}
-	if f[0] != "cluster" {
-		a.Namespace = f[0]
-	}
-	return a
-}
-
 // TestProviderAccountAccess applies what docs/install.md applies for the
 // provider (runtimeconfig.yaml: its service account; rbac.yaml: its roles)
 // to a real API server without Crossplane and asks it, with a
@@ -131,7 +110,7 @@ func TestProviderAccountAccess(t *testing.T) {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:               user,
 			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + providerNamespace, "system:authenticated"},
-			ResourceAttributes: attributes(t, s),
+			ResourceAttributes: fixture.Access(t, s),
 		}}
 		if err := c.Create(t.Context(), sar); err != nil {
 			t.Fatalf("SubjectAccessReview %q: %v", s, err)

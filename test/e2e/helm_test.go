@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	testfixture "github.com/burstpool/burstpool/test/fixture"
+
 	"github.com/google/go-cmp/cmp"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -132,7 +134,7 @@ func scenarioProviderRights(t *testing.T, ctx context.Context, e *env) {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:               user,
 			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + devplane.CrossplaneNS, "system:authenticated"},
-			ResourceAttributes: sarAttributes(t, perm),
+			ResourceAttributes: testfixture.Access(t, perm),
 		}}
 		if err := s.Client.Create(ctx, sar); err != nil {
 			t.Fatalf("SubjectAccessReview %q: %v", perm, err)
@@ -146,30 +148,6 @@ func scenarioProviderRights(t *testing.T, ctx context.Context, e *env) {
 	if diff := cmp.Diff(providerRights, got); diff != "" {
 		t.Errorf("what %s may do under the RBAC manager (-documented +effective):\n%s", user, diff)
 	}
-}
-
-// sarAttributes turns "scope group/resource[/subresource] verb [name]"
-// into a SubjectAccessReview's attributes (scope "cluster" or a
-// namespace).
-func sarAttributes(t *testing.T, s string) *authorizationv1.ResourceAttributes {
-	t.Helper()
-	f := strings.Fields(s)
-	if len(f) != 3 && len(f) != 4 {
-		t.Fatalf("%q: want scope group/resource verb [name]", s)
-	}
-	group, res, ok := strings.Cut(f[1], "/")
-	if !ok {
-		t.Fatalf("%q: want group/resource", s)
-	}
-	res, sub, _ := strings.Cut(res, "/")
-	a := &authorizationv1.ResourceAttributes{Group: group, Resource: res, Subresource: sub, Verb: f[2]}
-	if len(f) == 4 {
-		a.Name = f[3]
-	}
-	if f[0] != "cluster" {
-		a.Namespace = f[0]
-	}
-	return a
 }
 
 // scenarioComposesFromAnyRegistry bursts executors onto a pool composed by

@@ -34,31 +34,9 @@ func TestCompositionNamesTheDependencyFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var comp struct {
-		Spec struct {
-			Pipeline []struct {
-				FunctionRef struct {
-					Name string `json:"name"`
-				} `json:"functionRef"`
-			} `json:"pipeline"`
-		} `json:"spec"`
-	}
-	readYAML(t, filepath.Join(root, "apis", "composition.yaml"), &comp)
 
-	var installed, named []string
-	for _, d := range deps {
-		if d.Kind != "Function" {
-			continue
-		}
-		ref, err := name.ParseReference(d.Package)
-		if err != nil {
-			t.Fatalf("dependency %s: %v", d.Package, err)
-		}
-		installed = append(installed, dependencyName(ref.Context().RepositoryStr()))
-	}
-	for _, s := range comp.Spec.Pipeline {
-		named = append(named, s.FunctionRef.Name)
-	}
+	installed := functionNames(t, deps)
+	named := pipelineFunctions(t, filepath.Join(root, "apis", "composition.yaml"))
 	if diff := cmp.Diff(installed, named); diff != "" {
 		t.Errorf("the Composition's functions differ from those the Configuration's dependencies install (-installed +named):\n%s", diff)
 	}
@@ -79,4 +57,43 @@ func readYAML(t *testing.T, path string, v any) {
 // dependency whose repository path is repo (see above).
 func dependencyName(repo string) string {
 	return strings.NewReplacer(".", "-", "/", "-", ":", "-").Replace(repo)
+}
+
+// functionNames are the names Crossplane gives the Functions that deps
+// install (dependencyName of each package's repository path).
+func functionNames(t *testing.T, deps []pkgmeta.Dependency) []string {
+	t.Helper()
+	var out []string
+	for _, d := range deps {
+		if d.Kind != "Function" {
+			continue
+		}
+		ref, err := name.ParseReference(d.Package)
+		if err != nil {
+			t.Fatalf("dependency %s: %v", d.Package, err)
+		}
+		out = append(out, dependencyName(ref.Context().RepositoryStr()))
+	}
+	return out
+}
+
+// pipelineFunctions are the functions the Composition at path names, step
+// by step.
+func pipelineFunctions(t *testing.T, path string) []string {
+	t.Helper()
+	var comp struct {
+		Spec struct {
+			Pipeline []struct {
+				FunctionRef struct {
+					Name string `json:"name"`
+				} `json:"functionRef"`
+			} `json:"pipeline"`
+		} `json:"spec"`
+	}
+	readYAML(t, path, &comp)
+	var out []string
+	for _, s := range comp.Spec.Pipeline {
+		out = append(out, s.FunctionRef.Name)
+	}
+	return out
 }

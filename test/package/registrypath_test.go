@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/burstpool/burstpool/test/harness/pkgmeta"
 )
@@ -67,31 +66,8 @@ func TestReleaseNamesTheFunctionForAnyRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var installed []string
-			for _, d := range deps {
-				if d.Kind != "Function" {
-					continue
-				}
-				ref, err := name.ParseReference(d.Package)
-				if err != nil {
-					t.Fatalf("dependency %s: %v", d.Package, err)
-				}
-				installed = append(installed, dependencyName(ref.Context().RepositoryStr()))
-			}
-			var comp struct {
-				Spec struct {
-					Pipeline []struct {
-						FunctionRef struct {
-							Name string `json:"name"`
-						} `json:"functionRef"`
-					} `json:"pipeline"`
-				} `json:"spec"`
-			}
-			readYAML(t, filepath.Join(stage, "composition.yaml"), &comp)
-			var named []string
-			for _, s := range comp.Spec.Pipeline {
-				named = append(named, s.FunctionRef.Name)
-			}
+			installed := functionNames(t, deps)
+			named := pipelineFunctions(t, filepath.Join(stage, "composition.yaml"))
 			if diff := cmp.Diff([]string{tc.want}, installed); diff != "" {
 				t.Errorf("%s\nthe Function dependency's name: -want, +got:\n%s", tc.reason, diff)
 			}
