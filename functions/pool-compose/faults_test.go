@@ -205,16 +205,10 @@ func TestStaleCapacityIsUnknown(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs}
-			s.Observed = observe(t, s.run(t), func(n string, u *unstructured.Unstructured) map[string]any {
-				st := healthy(3, 4)(n, u)
-				if n == "capacity" {
-					st["conditions"] = tc.conditions
-					st["atProvider"].(map[string]any)["lastObservedTime"] = since
-				}
-				return st
+			rsp := runWithCapacity(t, func(st map[string]any) {
+				st["conditions"] = tc.conditions
+				st["atProvider"].(map[string]any)["lastObservedTime"] = since
 			})
-			rsp := s.run(t)
 			st := status(rsp)
 			var counts []string
 			for _, k := range []string{"totalExecutors", "availableExecutors", "occupiedExecutors", "pendingExecutors", "currentNodes"} {
@@ -265,20 +259,14 @@ func TestOverdueBlocksBursts(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs}
-			s.Observed = observe(t, s.run(t), func(n string, u *unstructured.Unstructured) map[string]any {
-				st := healthy(3, 4)(n, u)
-				if n == "capacity" {
-					if tc.overdue != nil {
-						st["atProvider"].(map[string]any)["overdue"] = tc.overdue
-					}
-					if tc.stale {
-						st["conditions"] = []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Stale", "status": "True", "reason": "ObserverBehind"}}
-					}
+			rsp := runWithCapacity(t, func(st map[string]any) {
+				if tc.overdue != nil {
+					st["atProvider"].(map[string]any)["overdue"] = tc.overdue
 				}
-				return st
+				if tc.stale {
+					st["conditions"] = []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "Stale", "status": "True", "reason": "ObserverBehind"}}
+				}
 			})
-			rsp := s.run(t)
 			if got := conditions(rsp)[decision.CondBurstsUnblocked]; got != tc.want {
 				t.Errorf("%s\nBurstsUnblocked %s, want %s", tc.reason, got, tc.want)
 			}
@@ -500,4 +488,20 @@ func TestSettingsAvailability(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWithCapacity composes the basic burst pool, observes what it composed
+// healthy (3 nodes, 4 executors) with the PoolCapacity's status changed by
+// patch, and composes it again.
+func runWithCapacity(t *testing.T, patch func(status map[string]any)) *fnv1.RunFunctionResponse {
+	t.Helper()
+	s := scenario{XR: xpool("burst", "pools", basicSpec), QueryServices: allQS, CRDs: kwokCRDs}
+	s.Observed = observe(t, s.run(t), func(n string, u *unstructured.Unstructured) map[string]any {
+		st := healthy(3, 4)(n, u)
+		if n == "capacity" {
+			patch(st)
+		}
+		return st
+	})
+	return s.run(t)
 }

@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,7 +73,7 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) {
 	// The counters move when the provider next counts: at a change of the
 	// pool, or a minute after the last count (internal/cost Step).
 	eventually(t, waitNodes, "the provider's cost counters charge the burst and warm slots, not the idle QueryService", func(ctx context.Context) (bool, error) {
-		m, err := scrape(ctx, s.MetricsAddr, "burstpool_pool_cost_dollars_total")
+		m, err := devplane.Scrape(ctx, s.MetricsAddr, "burstpool_pool_cost_dollars_total")
 		if err != nil {
 			return false, err
 		}
@@ -87,7 +85,7 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) {
 
 	// The provider exports crossplane-runtime's managed-resource metrics
 	// beside its own, as every Crossplane provider does.
-	m, err := scrape(ctx, s.MetricsAddr, "crossplane_managed_resource_first_time_to_reconcile_seconds_count")
+	m, err := devplane.Scrape(ctx, s.MetricsAddr, "crossplane_managed_resource_first_time_to_reconcile_seconds_count")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +102,7 @@ func testCost(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) {
 	gvk := `gvk="capacity.e6data.io/v1alpha1, Kind=PoolCapacity"`
 	eventually(t, waitQuick, "the provider exports crossplane_managed_resource_exists, _ready and _synced for PoolCapacities", func(ctx context.Context) (bool, error) {
 		for _, series := range []string{"crossplane_managed_resource_exists", "crossplane_managed_resource_ready", "crossplane_managed_resource_synced"} {
-			m, err := scrape(ctx, s.MetricsAddr, series)
+			m, err := devplane.Scrape(ctx, s.MetricsAddr, series)
 			if err != nil {
 				return false, err
 			}
@@ -128,34 +126,4 @@ func rateOf(c *poolv1.PoolCost, qs string) string {
 		}
 	}
 	return ""
-}
-
-// scrape reads the series of one metric from the provider's metrics
-// endpoint, by their labels as the text format writes them.
-func scrape(ctx context.Context, addr, name string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	rsp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer rsp.Body.Close() //nolint:errcheck // a read-only body
-	out := map[string]float64{}
-	sc := bufio.NewScanner(rsp.Body)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		end := strings.LastIndex(line, "}")
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil {
-			continue
-		}
-		out[line[len(name)+1:end]] = v
-	}
-	return out, sc.Err()
 }

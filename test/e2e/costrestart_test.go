@@ -124,7 +124,7 @@ spec:
 			fmt.Errorf("burstpool_pool_node_seconds_total %v (before the restart %v), status %v", got, countersBefore, want)
 	})
 	eventually(t, waitReconcile, "burstpool_executor_start_seconds counts one start on each placement", func(ctx context.Context) (bool, error) {
-		m, err := scrape(ctx, s.MetricsAddr, "burstpool_executor_start_seconds_count")
+		m, err := devplane.Scrape(ctx, s.MetricsAddr, "burstpool_executor_start_seconds_count")
 		if err != nil {
 			return false, err
 		}
@@ -185,7 +185,7 @@ func onlyNode(t *testing.T, ctx context.Context, c client.Client, pool string) s
 // over its parts.
 func nodeSecondsCounted(t *testing.T, ctx context.Context, s *devplane.Stack, pool, ns string) float64 {
 	t.Helper()
-	m, err := scrape(ctx, s.MetricsAddr, "burstpool_pool_node_seconds_total")
+	m, err := devplane.Scrape(ctx, s.MetricsAddr, "burstpool_pool_node_seconds_total")
 	if err != nil {
 		t.Fatal(err)
 	}

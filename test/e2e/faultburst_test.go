@@ -349,7 +349,7 @@ func metricSum(ctx context.Context, s *devplane.Stack, name string) (float64, er
 		}
 		addr = r.MetricsAddr
 	}
-	m, err := scrape(ctx, addr, name)
+	m, err := devplane.Scrape(ctx, addr, name)
 	if err != nil {
 		return 0, err
 	}

@@ -75,9 +75,9 @@ func scenarioAllProvidersDown(t *testing.T, ctx context.Context, e *env) {
 		data["warmup"] = w
 	})
 	t.Cleanup(func() { applyFastComposition(t, context.Background(), s.Cluster.Config, e.root) })
-	var opened0, opened float64
-	series := func(b burst) string {
-		return `burstpool_failsafe_nodes_opened_total{pool="` + b.pool + `",pool_namespace="` + b.poolNS + `"}`
+	var opened0, openedNow float64
+	opened := func(ctx context.Context, b burst) (float64, error) {
+		return s.FailsafeCount(ctx, "burstpool_failsafe_nodes_opened_total", `pool="`+b.pool+`",pool_namespace="`+b.poolNS+`"`)
 	}
 	burstThrough(t, ctx, e, fault{
 		name:        "Every provider replica down past openAfter (" + haOpenAfter + "), burst onto new nodes",
@@ -94,7 +94,7 @@ func scenarioAllProvidersDown(t *testing.T, ctx context.Context, e *env) {
 				return nil
 			})
 			var err error
-			if opened0, err = s.FailsafeCount(ctx, series(b)); err != nil {
+			if opened0, err = opened(ctx, b); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.HoldReplicas(); err != nil {
@@ -103,7 +103,7 @@ func scenarioAllProvidersDown(t *testing.T, ctx context.Context, e *env) {
 		},
 		end: func(t *testing.T, ctx context.Context, b burst) {
 			var err error
-			if opened, err = s.FailsafeCount(ctx, series(b)); err != nil {
+			if openedNow, err = opened(ctx, b); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.ReleaseReplicas(); err != nil {
@@ -114,10 +114,10 @@ func scenarioAllProvidersDown(t *testing.T, ctx context.Context, e *env) {
 			}
 		},
 		proof: func(t *testing.T, _ context.Context, _ burst, _ time.Time) string {
-			if opened <= opened0 {
-				t.Errorf("burstpool_failsafe_nodes_opened_total for the pool stayed %v: the burst ran without the fail-safe opening a node", opened)
+			if openedNow <= opened0 {
+				t.Errorf("burstpool_failsafe_nodes_opened_total for the pool stayed %v: the burst ran without the fail-safe opening a node", openedNow)
 			}
-			return fmt.Sprintf("both replicas killed and held down; the fail-safe opened %.0f new nodes at openAfter + 30 s", opened-opened0)
+			return fmt.Sprintf("both replicas killed and held down; the fail-safe opened %.0f new nodes at openAfter + 30 s", openedNow-opened0)
 		},
 	})
 }

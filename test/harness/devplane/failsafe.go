@@ -67,8 +67,9 @@ func (s *Stack) startFailsafe() error {
 	return localcp.WaitPort(ctx, s.FailsafeMetricsAddr, runtimeListening)
 }
 
-// FailsafeCount is the fail-safe's series (name and labels as exposed),
-// zero before it is first counted.
-func (s *Stack) FailsafeCount(ctx context.Context, series string) (float64, error) {
-	return scrape(ctx, s.FailsafeMetricsAddr, series)
+// FailsafeCount is the fail-safe's series name{labels} (labels as the text
+// format writes them), zero before it is first counted.
+func (s *Stack) FailsafeCount(ctx context.Context, name, labels string) (float64, error) {
+	m, err := Scrape(ctx, s.FailsafeMetricsAddr, name)
+	return m[labels], err
 }

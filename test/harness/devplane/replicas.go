@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,8 +55,8 @@ func (r *Replica) Restarts() int {
 // Leader reports whether the replica holds the Lease now, from its
 // leader_election_master_status series.
 func (r *Replica) Leader(ctx context.Context) (bool, error) {
-	v, err := scrape(ctx, r.MetricsAddr, `leader_election_master_status{name="`+LeaseName+`"}`)
-	return v == 1, err
+	m, err := Scrape(ctx, r.MetricsAddr, "leader_election_master_status")
+	return m[`name="`+LeaseName+`"`] == 1, err
 }
 
 // startReplicas starts n provider processes with args (each gets its own
@@ -72,7 +72,7 @@ func (s *Stack) startReplicas(ctx context.Context, n int, logDir string, env []s
 			name = ProviderName + "-" + strconv.Itoa(i)
 		}
 		r := &Replica{Index: i, MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[0])}
-		a := append(slices(args), "--metrics-address", r.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
+		a := append(slices.Clone(args), "--metrics-address", r.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
 		if r.proc, err = start(logDir, name, s.cfg.StopWithParent, env, path, a...); err != nil {
 			return err
 		}
@@ -81,8 +81,6 @@ func (s *Stack) startReplicas(ctx context.Context, n int, logDir string, env []s
 	go s.supervise(ctx)
 	return nil
 }
-
-func slices(a []string) []string { return append([]string(nil), a...) }
 
 // supervise starts again, after RestartDelay, every replica that exited
 // and is not held down.
@@ -181,26 +179,32 @@ func (s *Stack) ReleaseReplicas() error {
 	return errors.Join(errs...)
 }
 
-// scrape reads the value of the series named exactly series (name and
-// labels as the exposition format writes them) from addr's /metrics.
-func scrape(ctx context.Context, addr, series string) (float64, error) {
+// Scrape reads the series of the metric name from addr's /metrics, by
+// their labels as the text format writes them (pool="a",pool_namespace="b").
+func Scrape(ctx context.Context, addr, name string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	rsp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read only
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	defer rsp.Body.Close() //nolint:errcheck // a read-only body
+	out := map[string]float64{}
+	sc := bufio.NewScanner(rsp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !strings.HasPrefix(line, name+"{") {
+			continue
 		}
+		end := strings.LastIndex(line, "}")
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			continue
+		}
+		out[line[len(name)+1:end]] = v
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return 0, sc.Err()
+	return out, sc.Err()
 }
