@@ -172,6 +172,11 @@ type PoolCapacityParameters struct {
 	// slots, less the executors running or waiting for the pool.
 	// +optional
 	WarmSlots *WarmSlots `json:"warmSlots,omitempty"`
+
+	// WarmPolicy asks for a learned warm level
+	// (status.atProvider.warmRecommendation).
+	// +optional
+	WarmPolicy *WarmPolicy `json:"warmPolicy,omitempty"`
 }
 
 // Startup says how new pool nodes are opened to executors.
@@ -487,6 +492,13 @@ type PoolCapacityObservation struct {
 	// launched for them (docs/capacity.md).
 	// +optional
 	ExecutorStarts *ExecutorStarts `json:"executorStarts,omitempty"`
+	// Demand is the pool's demand history by time of week.
+	// +optional
+	Demand *DemandHistory `json:"demand,omitempty"`
+	// WarmRecommendation is the learned warm level, when
+	// forProvider.warmPolicy.learned asks for one.
+	// +optional
+	WarmRecommendation *WarmRecommendation `json:"warmRecommendation,omitempty"`
 }
 
 // MaxSummaryQueryServices bounds the QueryServices a workload cluster
