@@ -9,15 +9,24 @@ import (
 	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 )
 
-// maxRendered bounds the render cache; when full it starts over.
-const maxRendered = 4096
+// The render cache's bounds: entries, and the heap its objects hold as
+// sizeOf counts it (an upper bound). A warmup DaemonSet is counted at about
+// 45 KB, so the byte bound holds some 1,400 of them; when either bound
+// would be passed the cache starts over.
+const (
+	maxRendered      = 4096
+	maxRenderedBytes = 64 << 20
+)
 
 // renderCache keeps the encoded form of Lazy objects by Key, so a pool's
 // unchanged warmup DaemonSets are not rebuilt and re-encoded on every call.
 // It is safe for concurrent use; cached Structs are never modified.
 type renderCache struct {
-	mu sync.Mutex
-	m  map[string]*structpb.Struct
+	mu    sync.Mutex
+	m     map[string]*structpb.Struct
+	bytes int64
+	// maxBytes overrides maxRenderedBytes when set (tests).
+	maxBytes int64
 }
 
 // render returns l encoded, from the cache when l.Key is there.
@@ -35,11 +44,29 @@ func (c *renderCache) render(l decision.Lazy) (*structpb.Struct, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxRendered {
-		c.m = make(map[string]*structpb.Struct)
+	n := structSize(s) + int64(len(l.Key)) + mapEntryBytes
+	limit := int64(maxRenderedBytes)
+	if c.maxBytes > 0 {
+		limit = c.maxBytes
 	}
-	c.m[l.Key] = s
+	if n > limit {
+		return s, nil
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxRendered || c.bytes+n > limit {
+		c.m, c.bytes = make(map[string]*structpb.Struct), 0
+	}
+	if _, ok := c.m[l.Key]; !ok {
+		c.m[l.Key] = s
+		c.bytes += n
+	}
 	c.mu.Unlock()
 	return s, nil
+}
+
+// size is what the cache holds: entries, and bytes as sizeOf counts them.
+func (c *renderCache) size() (entries int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m), c.bytes
 }
