@@ -118,8 +118,9 @@ verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed
 	git diff --exit-code
 
 .PHONY: bench-grpc
-bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors (minutes; prints a table).
-	BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/
+bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors and function-go-templating (minutes; prints a table).
+	gt=$$(hack/tool.sh function-go-templating) && \
+	BURSTPOOL_GO_TEMPLATING=$$gt BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/
 
 .PHONY: soak
 soak: ## Burst several pools at random for SOAK_ARGS' --duration (default 10m) while the leading provider replica is killed every 90 s; prints RSS over time and checks counts, cost and composed objects at the end.
