@@ -1,8 +1,12 @@
 package decision
 
 import (
+	"strconv"
+
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/internal/cost"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // cost turns the PoolCapacity's cost into the Pool's status.cost: the
@@ -50,4 +54,48 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 		}
 	}
 	return out
+}
+
+// slotDollarsPerHour is what one of the pool's warm slots costs per hour,
+// for status.warmPolicy: a pool node's price over executorsPerNode. The
+// node's price is what the PoolCapacity prices the pool's nodes at now
+// (status.atProvider.cost.byNodeType: their hourly cost over their count,
+// nodes without a price left out), else the price of the sized instance
+// type as the provider would price it (internal/cost, from the settings'
+// capacity.pricing; spot for a spot pool); 0 when neither is known, or
+// when the pool sets no warm policy (nothing shows it).
+func slotDollarsPerHour(in Input, f Facts, size *sizing.Result) float64 {
+	if in.Spec.WarmPolicy == nil {
+		return 0
+	}
+	if c := f.Capacity; c != nil && c.Cost != nil {
+		var dollars, nodes float64
+		for _, t := range c.Cost.ByNodeType {
+			n, err1 := strconv.ParseFloat(t.Nodes, 64)
+			d, err2 := strconv.ParseFloat(t.DollarsPerHour, 64)
+			if t.PricePerHour == "" || err1 != nil || err2 != nil {
+				continue
+			}
+			dollars, nodes = dollars+d, nodes+n
+		}
+		if nodes > 0 {
+			return dollars / nodes / float64(f.PerNode)
+		}
+	}
+	if size == nil || size.InstanceType == "" {
+		return 0
+	}
+	prices, err := cost.NewPrices(in.Config.Capacity.Pricing)
+	if err != nil {
+		return 0
+	}
+	capacityType := cost.OnDemand
+	if ic := in.Spec.InstanceConfig; ic != nil && ic.SpotEnabled {
+		capacityType = "spot"
+	}
+	price, ok := prices.PerHour(size.InstanceType, capacityType)
+	if !ok {
+		return 0
+	}
+	return price / float64(f.PerNode)
 }

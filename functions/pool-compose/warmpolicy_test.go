@@ -1,0 +1,132 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// lunchSpec is basicSpec (2 warm, 8 at most) with a window that keeps 6
+// warm from 13:00 to 13:30 UTC every day; the test clock reads 12:00.
+const lunchSpec = basicSpec + `  warmPolicy:
+    type: Scheduled
+    windows:
+    - {name: lunch, schedule: "0 13 * * *", duration: 30m, executors: 6}
+`
+
+// warmSeen is what a response says of the warm level.
+type warmSeen struct {
+	// Cache is how the decision cache answered.
+	Cache string
+	// Placeholders are the placeholder Deployment's replicas; Slots the
+	// PoolCapacity's spec.forProvider.warmSlots.slots.
+	Placeholders, Slots int64
+	// Executors, Source and Until are status.warmPolicy's.
+	Executors     int64
+	Source, Until string
+	// TTL is the response's: when Crossplane comes back.
+	TTL time.Duration
+}
+
+func seeWarm(rsp *fnv1.RunFunctionResponse, cache string) warmSeen {
+	wp, _ := status(rsp)["warmPolicy"].(map[string]any)
+	s := warmSeen{Cache: cache, TTL: rsp.GetMeta().GetTtl().AsDuration(),
+		Placeholders: nestedNumber(desired(rsp, "placeholder").Object, "spec", "replicas"),
+		Slots:        nestedNumber(desired(rsp, "capacity").Object, "spec", "forProvider", "warmSlots", "slots"),
+		Executors:    nestedNumber(wp, "executors")}
+	s.Source, _ = wp["source"].(string)
+	s.Until, _ = wp["until"].(string)
+	return s
+}
+
+// TestWarmWindowBoundary follows a settled Scheduled pool (one executor
+// running) across its window's lead and close through the decision cache,
+// as Crossplane's polls would: until the lead before the window opens the
+// kept response is served, asking Crossplane back at the lead; from the
+// lead, a fresh decision raises the placeholders and the PoolCapacity's
+// warm slots before the window opens; once it closes, another lowers them
+// again. A kept response is never served across a boundary.
+func TestWarmWindowBoundary(t *testing.T) {
+	req := settled(t, scenario{XR: xpool("burst", "pools", lunchSpec), QueryServices: allQS, CRDs: kwokCRDs}, nil)
+	f := &Function{size: fakeSize, decisions: newDecisionCache(16, 64<<20)}
+	lead := now.Add(58 * time.Minute)
+	steps := []struct {
+		reason string
+		at     time.Time
+		want   warmSeen
+	}{{
+		reason: "Decided at 12:00: 2 warm (1 placeholder beside the running executor) until the lead before the window, 12:58.",
+		at:     now,
+		want:   warmSeen{Cache: "miss", Placeholders: 1, Slots: 2, Executors: 2, Source: "MinExecutors", Until: "2026-11-22T12:58:00Z", TTL: time.Minute},
+	}, {
+		reason: "Polled at 12:57:30: the kept response holds, and asks Crossplane back at 12:58, not a minute later.",
+		at:     lead.Add(-30 * time.Second),
+		want:   warmSeen{Cache: "hit", Placeholders: 1, Slots: 2, Executors: 2, Source: "MinExecutors", Until: "2026-11-22T12:58:00Z", TTL: 30 * time.Second},
+	}, {
+		reason: "At 12:58 the window is within the lead: decided afresh, 6 warm, 2 minutes before it opens.",
+		at:     lead,
+		want:   warmSeen{Cache: "miss", Placeholders: 5, Slots: 6, Executors: 6, Source: "Window", Until: "2026-11-22T13:30:00Z", TTL: time.Minute},
+	}, {
+		reason: "Polled inside the window: the kept response holds.",
+		at:     now.Add(75 * time.Minute),
+		want:   warmSeen{Cache: "hit", Placeholders: 5, Slots: 6, Executors: 6, Source: "Window", Until: "2026-11-22T13:30:00Z", TTL: time.Minute},
+	}, {
+		reason: "At 13:30 the window closes: decided afresh, back to 2 until tomorrow's lead.",
+		at:     now.Add(90 * time.Minute),
+		want:   warmSeen{Cache: "miss", Placeholders: 1, Slots: 2, Executors: 2, Source: "MinExecutors", Until: "2026-11-23T12:58:00Z", TTL: time.Minute},
+	}}
+	for _, s := range steps {
+		rsp, cache := decisionOf(t, f, proto.Clone(req).(*fnv1.RunFunctionRequest), s.at)
+		if diff := cmp.Diff(s.want, seeWarm(rsp, cache)); diff != "" {
+			t.Errorf("%s\n-want, +got:\n%s", s.reason, diff)
+		}
+	}
+}
+
+// learnedSpec is basicSpec (2 warm, 8 at most) under a Learned policy.
+const learnedSpec = basicSpec + `  warmPolicy:
+    type: Learned
+`
+
+// TestLearnedWarmLevel settles a Learned pool whose PoolCapacity carries
+// the provider's recommendation, under settings that cap learned levels,
+// and checks that the PoolCapacity asks for the level with the settings'
+// target, lead and caps, that the recommendation reaches the placeholders
+// and the warm slots, bounded by the settings' maxSlots, and that the
+// status says so, with the slots' cost and when the level is revised.
+func TestLearnedWarmLevel(t *testing.T) {
+	env := []string{environmentConfig("burstpool", "  warmPolicy:\n    leadTime: 3m\n    learned: {maxSlots: 5, maxDollarsPerHour: \"10\"}\n")}
+	revised := now.Add(15 * time.Minute).Format(time.RFC3339)
+	req := settled(t, scenario{XR: xpool("burst", "pools", learnedSpec), QueryServices: allQS, CRDs: kwokCRDs, Environment: env}, func(n string, u *unstructured.Unstructured) map[string]any {
+		if n != "capacity" {
+			return nil
+		}
+		st := healthy(1, 2)(n, u)
+		st["atProvider"].(map[string]any)["warmRecommendation"] = map[string]any{
+			"executors": int64(7), "until": revised, "reason": "Mondays at noon want 7", "expectedWarmPercent": int64(93), "dollarsPerHour": "3.5", "weeks": int64(4),
+		}
+		st["atProvider"].(map[string]any)["cost"] = map[string]any{"accountedUntil": revised, "since": revised, "dollarsPerHour": "1", "dollars": "0", "nodeSeconds": "0",
+			"byNodeType": []any{map[string]any{"instanceType": "m-16x-amd64-linux", "capacityType": "on-demand", "pricePerHour": "0.5", "nodes": "2", "dollarsPerHour": "1", "nodeSeconds": "0", "dollars": "0"}}}
+		return st
+	})
+	rsp, _ := (&Function{now: func() time.Time { return now }, size: fakeSize}).compose(proto.Clone(req).(*fnv1.RunFunctionRequest), now)
+	if got, want := seeWarm(rsp, ""), (warmSeen{Placeholders: 4, Slots: 5, Executors: 5, Source: "Learned", Until: revised, TTL: time.Minute}); got != want {
+		t.Errorf("a recommendation of 7 under maxSlots 5, one executor running: -want, +got:\n%s", cmp.Diff(want, got))
+	}
+	goal, _, _ := unstructured.NestedMap(desired(rsp, "capacity").Object, "spec", "forProvider", "warmPolicy", "learned")
+	if diff := cmp.Diff(map[string]any{"targetWarmPercent": float64(90), "lead": "3m0s", "maxSlots": float64(5), "maxDollarsPerHour": "10"}, goal); diff != "" {
+		t.Errorf("the PoolCapacity asks for a learned level with the settings' default target, lead and caps: -want, +got:\n%s", diff)
+	}
+	wp := status(rsp)["warmPolicy"].(map[string]any)
+	if got, want := wp["dollarsPerHour"], "2.5"; got != want {
+		t.Errorf("status.warmPolicy.dollarsPerHour = %v, want %s: 5 slots of a $0.50 node each", got, want)
+	}
+	if r, _ := wp["reason"].(string); !strings.Contains(r, "Mondays at noon want 7") || !strings.Contains(r, "maxSlots (5)") {
+		t.Errorf("status.warmPolicy.reason %q does not say what the history says and which cap bound it", r)
+	}
+}
