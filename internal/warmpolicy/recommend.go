@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -199,8 +200,12 @@ func appendSegments(segs []segment, s int, obs []figures, limit int32) []segment
 }
 
 func reason(r Recommendation, p plan, g Goal) string {
-	s := fmt.Sprintf("%d weeks of history: %.0f executor starts; a week of learned levels (%.0f slot-hours) starts %.0f%% of them warm against a target of %.0f%%",
-		r.Weeks, p.total, p.hours, 100*p.share(), 100*g.WarmShare)
+	weeks := "weeks"
+	if r.Weeks == 1 {
+		weeks = "week"
+	}
+	s := fmt.Sprintf("%d %s of history: %.0f executor starts; a week of learned levels (%s slot-hours) starts %.0f%% of them warm against a target of %.0f%%",
+		r.Weeks, weeks, p.total, strconv.FormatFloat(p.hours, 'f', -1, 64), 100*p.share(), 100*g.WarmShare)
 	if r.Capped != "" {
 		s += fmt.Sprintf(", bound by %s", r.Capped)
 	}
