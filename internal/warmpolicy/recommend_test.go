@@ -63,7 +63,7 @@ func TestRecommend(t *testing.T) {
 			reason: "At 90% the business hours' bursts are worth most per warm slot (2 starts each a week): 8 warm from 09:00 to 18:00 on weekdays buy 2,880 of 3,200 starts.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25}},
 			want: Recommendation{
-				Executors: 8, Until: mon(10, 15), ExpectedShare: 0.9, DollarsPerHour: 2, Weeks: 4,
+				Executors: 8, Until: mon(10, 10), ExpectedShare: 0.9, DollarsPerHour: 2, Weeks: 4,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
 			},
 		},
@@ -71,7 +71,7 @@ func TestRecommend(t *testing.T) {
 			reason: "At 90% the nightly job (1 start a week per warm slot) is not needed: none at 01:00.",
 			args:   args{h: learned(4), t: mon(1, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
-				Until: mon(1, 15), ExpectedShare: 0.9, Weeks: 4,
+				Until: mon(1, 10), ExpectedShare: 0.9, Weeks: 4,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
 			},
 		},
@@ -79,12 +79,12 @@ func TestRecommend(t *testing.T) {
 			reason: "At 99% the nightly jobs are warmed too (40 each), then 4 of the weekend's 20 slots of strays (0.2 warm starts a week per warm slot).",
 			args:   args{h: learned(4), t: mon(1, 0), g: Goal{WarmShare: 0.99, Lead: 5 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
-				Executors: 40, Until: mon(1, 15), ExpectedShare: 0.99, Weeks: 4,
+				Executors: 40, Until: mon(1, 10), ExpectedShare: 0.99, Weeks: 4,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (440 slot-hours) starts 99% of them warm against a target of 99%",
 			},
 		},
 		"LeadReachesTheNextSlot": {
-			reason: "At 08:50 a lead of 15 minutes reaches into 09:00's slot: the level is 09:00's.",
+			reason: "At 08:50 a lead of 15 minutes reaches into 09:00's slot: the level is 09:00's, until 09:00 when the lead reaches 09:15's slot.",
 			args:   args{h: learned(4), t: mon(8, 50), g: Goal{WarmShare: 0.9, Lead: 15 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
 				Executors: 8, Until: mon(9, 0), ExpectedShare: 0.9, Weeks: 4,
@@ -92,10 +92,10 @@ func TestRecommend(t *testing.T) {
 			},
 		},
 		"LeadShortOfTheNextSlot": {
-			reason: "At 08:30 a lead of 10 minutes stays in 08:30's slot: nothing yet.",
+			reason: "At 08:30 a lead of 10 minutes stays in 08:30's slot: nothing yet; ask again at 08:35, when the lead reaches 08:45's slot.",
 			args:   args{h: learned(4), t: mon(8, 30), g: Goal{WarmShare: 0.9, Lead: 10 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
-				Until: mon(8, 45), ExpectedShare: 0.9, Weeks: 4,
+				Until: mon(8, 35), ExpectedShare: 0.9, Weeks: 4,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
 			},
 		},
@@ -103,7 +103,7 @@ func TestRecommend(t *testing.T) {
 			reason: "maxSlots 5 holds every slot with starts at 5 and names the cap; the target is missed: 1,855 of 3,200 starts a week warm.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100}},
 			want: Recommendation{
-				Executors: 5, Until: mon(10, 15), ExpectedShare: 0.5796875, Weeks: 4, Capped: CapMaxSlots,
+				Executors: 5, Until: mon(10, 10), ExpectedShare: 0.5796875, Weeks: 4, Capped: CapMaxSlots,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (258.75 slot-hours) starts 58% of them warm against a target of 90%, bound by maxSlots",
 			},
 		},
@@ -111,7 +111,7 @@ func TestRecommend(t *testing.T) {
 			reason: "$1 an hour at $0.25 a slot-hour is 4 slots, below maxSlots 5: 1,484 of 3,200 starts a week warm.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100, DollarsPerSlotHour: 0.25, MaxDollarsPerHour: 1}},
 			want: Recommendation{
-				Executors: 4, Until: mon(10, 15), ExpectedShare: 0.46375, DollarsPerHour: 1, Weeks: 4, Capped: CapMaxDollarsPerHour,
+				Executors: 4, Until: mon(10, 10), ExpectedShare: 0.46375, DollarsPerHour: 1, Weeks: 4, Capped: CapMaxDollarsPerHour,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (207 slot-hours) starts 46% of them warm against a target of 90%, bound by maxDollarsPerHour",
 			},
 		},
@@ -119,7 +119,7 @@ func TestRecommend(t *testing.T) {
 			reason: "The pool's maxExecutors of 6 binds below maxSlots of 7: 2,226 of 3,200 starts a week warm.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 7, MaxExecutors: 6}},
 			want: Recommendation{
-				Executors: 6, Until: mon(10, 15), ExpectedShare: 0.695625, Weeks: 4, Capped: CapMaxExecutors,
+				Executors: 6, Until: mon(10, 10), ExpectedShare: 0.695625, Weeks: 4, Capped: CapMaxExecutors,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (310.5 slot-hours) starts 70% of them warm against a target of 90%, bound by maxExecutors",
 			},
 		},
@@ -127,7 +127,7 @@ func TestRecommend(t *testing.T) {
 			reason: "A cap above what the slots need is not named.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 9, MaxExecutors: 100}},
 			want: Recommendation{
-				Executors: 8, Until: mon(10, 15), ExpectedShare: 0.9, Weeks: 4,
+				Executors: 8, Until: mon(10, 10), ExpectedShare: 0.9, Weeks: 4,
 				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
 			},
 		},
@@ -135,7 +135,7 @@ func TestRecommend(t *testing.T) {
 			reason: "One week of history is enough to learn from, and says so.",
 			args:   args{h: learned(1), t: mon(10, 0).Add(-3 * 7 * 24 * time.Hour), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
-				Executors: 8, Until: mon(10, 15).Add(-3 * 7 * 24 * time.Hour), ExpectedShare: 0.9, Weeks: 1,
+				Executors: 8, Until: mon(10, 10).Add(-3 * 7 * 24 * time.Hour), ExpectedShare: 0.9, Weeks: 1,
 				Reason: "1 week of history: 3200 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
 			},
 		},
