@@ -200,7 +200,7 @@ func decode(s string) (*History, error) {
 	if _, err := io.ReadFull(body, packed); err != nil {
 		return nil, fmt.Errorf("%w: truncated cells", errCorrupt)
 	}
-	if n, _ := body.Read(make([]byte, 1)); n != 0 || (format == formatPacked && r.Len() != 0) {
+	if n, _ := io.ReadFull(body, make([]byte, 1)); n != 0 || r.Len() != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", errCorrupt)
 	}
 	h := &History{}

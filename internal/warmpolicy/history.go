@@ -17,6 +17,11 @@ const (
 	MaxEncodedBytes = 8 << 10
 )
 
+// historyBytes is the size of a History in memory (TestMemory checks it):
+// Weeks × SlotsPerWeek cells of 3 bytes (8,064), the open slot (8), whether
+// one is open (1, padded to 4) and its exact figures (12).
+const historyBytes = Weeks*SlotsPerWeek*3 + 8 + 4 + 12
+
 // weekEpoch is a Monday, 00:00 UTC: slots of the week count from Monday
 // 00:00 UTC.
 var weekEpoch = time.Date(1970, time.January, 5, 0, 0, 0, 0, time.UTC)
@@ -28,7 +33,8 @@ var weekEpoch = time.Date(1970, time.January, 5, 0, 0, 0, 0, time.UTC)
 // a constant <= 8 KiB) whatever it records.
 //
 // The zero History is empty and ready to use. In memory a History is
-// about 8 KiB (historyBytes): 3 bytes a slot of each week.
+// historyBytes: 3 bytes a slot of each week and the open slot's exact
+// figures, so a provider with 1,000 pools holds about 8 MB of them.
 type History struct {
 	// cells[w % Weeks][s] is slot s of absolute week w, for the Weeks
 	// weeks up to the open slot's.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -27,7 +28,7 @@ const (
 // Recommendation is a learned warm level.
 type Recommendation struct {
 	Executors      int32     // the warm level to hold from now
-	Until          time.Time // when it should be asked again (the next slot boundary)
+	Until          time.Time // when it should be asked again: the next slot boundary of t or of t+Lead (less Lead)
 	Reason         string    // one sentence: what history says, the target, which cap bound it
 	ExpectedShare  float64   // the share of starts the history says this level starts warm
 	DollarsPerHour float64   // Executors * DollarsPerSlotHour
@@ -41,33 +42,29 @@ type Recommendation struct {
 // the level for [t, t+Lead] (the largest over the slots that interval
 // touches). It is pure: t is the only clock it reads.
 func (h *History) Recommend(t time.Time, g Goal) Recommendation {
-	until := t.Truncate(SlotLength).Add(SlotLength)
+	lead := max(0, g.Lead)
+	// The answer changes when t, or t+lead, enters another slot.
+	until := earliest(t.Truncate(SlotLength).Add(SlotLength), t.Add(lead).Truncate(SlotLength).Add(SlotLength).Add(-lead))
 	weeks := h.weeks()
 	if weeks == 0 {
 		return Recommendation{Until: until, Reason: "no demand history yet: no learned warm slots until the pool has been observed"}
 	}
 	limit, capName := caps(g)
-	plan := h.plan(g.WarmShare, limit)
-	free := h.plan(g.WarmShare, math.MaxInt32)
-	first, last := slotOfWeek(t), slotOfWeek(t.Add(max(0, g.Lead)))
-	var level, want int32
-	for s := first; ; s = (s + 1) % SlotsPerWeek {
-		level, want = max(level, plan.levels[s]), max(want, free.levels[s])
-		if s == last {
-			break
-		}
-	}
+	p := h.plan(g.WarmShare, limit)
+	first, last := slotOfWeek(t), slotOfWeek(t.Add(lead))
+	level := p.level(first, last)
 	r := Recommendation{
 		Executors:      level,
 		Until:          until,
-		ExpectedShare:  plan.share(),
+		ExpectedShare:  p.share(),
 		DollarsPerHour: float64(level) * g.DollarsPerSlotHour,
 		Weeks:          weeks,
 	}
-	if want > level {
+	// The cap bound the level when, without it, the level would be higher.
+	if level == limit && h.plan(g.WarmShare, math.MaxInt32).level(first, last) > limit {
 		r.Capped = capName
 	}
-	r.Reason = reason(r, plan, g)
+	r.Reason = reason(r, p, g)
 	return r
 }
 
@@ -115,6 +112,18 @@ type plan struct {
 	hours       float64
 }
 
+// level is the largest level of the slots from first to last, round the
+// week's end.
+func (p plan) level(first, last int) int32 {
+	var l int32
+	for s := first; ; s = (s + 1) % SlotsPerWeek {
+		l = max(l, p.levels[s])
+		if s == last {
+			return l
+		}
+	}
+}
+
 func (p plan) share() float64 {
 	if p.total == 0 {
 		return 1
@@ -148,14 +157,19 @@ func (h *History) plan(share float64, limit int32) plan {
 		}
 		segs = appendSegments(segs, s, obs[:n], limit)
 	}
-	slices.SortStableFunc(segs, func(a, b segment) int {
+	// Most warm starts per slot-hour first; of equal rates, the earlier
+	// slot of the week, and within a slot the lower levels (whose rates
+	// are never lower).
+	slices.SortFunc(segs, func(a, b segment) int {
 		switch {
 		case a.rate > b.rate:
 			return -1
 		case a.rate < b.rate:
 			return 1
+		case a.slot != b.slot:
+			return a.slot - b.slot
 		}
-		return 0
+		return int(a.from - b.from)
 	})
 	target := min(1, max(0, share)) * p.total
 	for _, sg := range segs {
@@ -199,8 +213,12 @@ func appendSegments(segs []segment, s int, obs []figures, limit int32) []segment
 }
 
 func reason(r Recommendation, p plan, g Goal) string {
-	s := fmt.Sprintf("%d weeks of history: %.0f executor starts; a week of learned levels (%.0f slot-hours) starts %.0f%% of them warm against a target of %.0f%%",
-		r.Weeks, p.total, p.hours, 100*p.share(), 100*g.WarmShare)
+	weeks := "weeks"
+	if r.Weeks == 1 {
+		weeks = "week"
+	}
+	s := fmt.Sprintf("%d %s of history: %.0f executor starts; a week of learned levels (%s slot-hours) starts %.0f%% of them warm against a target of %.0f%%",
+		r.Weeks, weeks, p.total, strconv.FormatFloat(p.hours, 'f', -1, 64), 100*p.share(), 100*g.WarmShare)
 	if r.Capped != "" {
 		s += fmt.Sprintf(", bound by %s", r.Capped)
 	}
