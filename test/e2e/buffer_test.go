@@ -62,6 +62,8 @@ var bufferPlane = plane{
 // bufferScenarios are TestCapacityBuffer's scenarios.
 var bufferScenarios = []scenario{
 	{name: "WarmSlotsGateOn", needs: []capability{simulatedCloud, capacityBufferGate, ownSettings}, namespaces: []string{"warm-gate-on"}, pools: []string{"warm-gate-on-pool"}, run: scenarioWarmSlotsGateOn},
+	// A Scheduled window's warm slots on the buffer (warmpolicy_test.go).
+	{name: "WarmWindowBuffer", needs: []capability{simulatedCloud, capacityBufferGate}, run: scenarioWarmWindowBuffer},
 }
 
 // scenarioWarmSlots creates, in a namespace of its own named name, a
