@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	poolv1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/warmpolicy"
+	testfixture "github.com/burstpool/burstpool/test/fixture"
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
@@ -38,6 +39,8 @@ const (
 	// leadMargin is at least how long after the window is set the lead
 	// before it begins, so that the level is seen at minExecutors first.
 	leadMargin = time.Minute
+	// warmPolicyImage is the scenarios' executor image.
+	warmPolicyImage = "registry.example.com/e6data/executor:warm-policy"
 )
 
 // warmPool is a scenario's pool of one executor a node (m7i.xlarge, 4
@@ -72,19 +75,11 @@ func (p warmPool) apply(t *testing.T, ctx context.Context, warmPolicy string) {
 func (p warmPool) create(t *testing.T, ctx context.Context) {
 	t.Helper()
 	p.apply(t, ctx, "")
-	mustApply(t, ctx, p.s.Cluster.Config, fmt.Sprintf(`apiVersion: e6data.io/v1alpha1
-kind: QueryService
-metadata:
-  name: %[1]s
-  namespace: %[2]s
-  labels: {e6data.io/pool: %[3]s}
-spec:
-  executor:
-    image: registry.example.com/e6data/executor:warm-policy
-    replicas: 0
-    resources: {cpu: 2500m, memory: 8Gi}
-    poolRef: {name: %[3]s, namespace: %[4]s}
-`, p.qs, p.qsNS, p.pool, p.poolNS))
+	qs := testfixture.QueryService(testfixture.QueryServiceOptions{Namespace: p.qsNS, Name: p.qs, Labels: map[string]string{qsv1.LabelPool: p.pool},
+		Image: warmPolicyImage, CPU: "2500m", Memory: "8Gi", Replicas: ptr.To[int32](0), Pool: testfixture.Pool{Name: p.pool, Namespace: p.poolNS}})
+	if err := p.s.Client.Create(ctx, testfixture.Unstructured(t, qs)); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = deleteExecutors(context.WithoutCancel(ctx), p.s.Client, p.qsNS, p.qs) })
 }
 
@@ -241,23 +236,12 @@ func warmWindow(t *testing.T, ctx context.Context, e *env, buffer bool) {
 	time.Sleep(time.Until(open))
 	before := launched()
 	sched := executorScheduling(t, c, p.poolNS, p.pool)
-	if err := c.Create(ctx, devplane.ExecutorDeployment(p.qsNS, p.qs, "registry.example.com/e6data/executor:warm-policy", windowExecutors, "2500m", "8Gi", sched)); err != nil {
+	if err := c.Create(ctx, devplane.ExecutorDeployment(p.qsNS, p.qs, warmPolicyImage, windowExecutors, "2500m", "8Gi", sched)); err != nil {
 		t.Fatal(err)
 	}
 	took := waitExecutors(t, waitWarmBurst, "the window's burst Running in its warm slots", c, p.qsNS, p.pool, windowExecutors)
 	t.Logf("burst of %d executors at the window's opening -> Running: %s", windowExecutors, took.Round(10*time.Millisecond))
-	pods, err := podsOf(ctx, c, p.qsNS, map[string]string{qsv1.LabelQueryService: p.qs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pod := range pods {
-		if !slices.Contains(warm, pod.Spec.NodeName) {
-			t.Errorf("executor %s runs on %s, not on one of the warm nodes %v", pod.Name, pod.Spec.NodeName, warm)
-		}
-	}
-	if got := launched(); !slices.Equal(got, before) {
-		t.Errorf("NodeClaims ever made by the pool's NodePool: %v after the burst, %v before it: the burst launched a node", got, before)
-	}
+	burstOnWarmNodes(t, ctx, c, p.qsNS, p.qs, warm, before, launched)
 	scaleExecutors(t, ctx, c, p.qsNS, p.qs, 0)
 
 	// Once the window closes, and not before, minExecutors again.

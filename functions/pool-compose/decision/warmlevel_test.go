@@ -12,6 +12,7 @@ import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/functions/pool-compose/input/v1beta1"
+	"github.com/burstpool/burstpool/internal/warmpolicy"
 )
 
 // monday9 is 09:00 UTC on a Monday: inside business hours.
@@ -400,5 +401,17 @@ func TestValidateWarmPolicy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarmPolicyNames checks that the Pool API's policy and source names
+// are warmpolicy's, which the status and Decide share.
+func TestWarmPolicyNames(t *testing.T) {
+	api := []string{poolv1alpha1.WarmStatic, poolv1alpha1.WarmScheduled, poolv1alpha1.WarmLearned,
+		poolv1alpha1.WarmFromMinExecutors, poolv1alpha1.WarmFromWindow, poolv1alpha1.WarmFromLearned}
+	core := []string{warmpolicy.Static, warmpolicy.Scheduled, warmpolicy.Learned,
+		warmpolicy.SourceMinExecutors, warmpolicy.SourceWindow, warmpolicy.SourceLearned}
+	if diff := cmp.Diff(core, api); diff != "" {
+		t.Errorf("the Pool API's warm policy and source names differ from internal/warmpolicy's: -warmpolicy, +API:\n%s", diff)
 	}
 }
