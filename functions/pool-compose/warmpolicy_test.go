@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,3 +131,29 @@ func TestLearnedWarmLevel(t *testing.T) {
 		t.Errorf("status.warmPolicy.reason %q does not say what the history says and which cap bound it", r)
 	}
 }
+
+// TestCapacityDocWarmSettings runs the warm policy settings that
+// docs/capacity.md shows: they are valid, and at 10:00 in Berlin on a
+// Monday the class's business hours hold a Scheduled pool of an analytics
+// namespace at their 8 executors.
+func TestCapacityDocWarmSettings(t *testing.T) {
+	const marker = "# EnvironmentConfig burstpool, data:\nwarmPolicy:\n"
+	_, block, ok := strings.Cut(readFile(t, "../../docs/capacity.md"), marker)
+	if !ok {
+		t.Fatal("docs/capacity.md shows no warmPolicy settings")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	data := indent("warmPolicy:\n" + block + attachAnywhere)
+	spec := basicSpec + "  warmPolicy:\n    type: Scheduled\n    windows:\n    - {name: nightly-etl, schedule: \"30 1 * * *\", duration: 2h, executors: 4}\n"
+	s := scenario{XR: xpool("burst", "analytics-eu", spec), QueryServices: allQS, CRDs: kwokCRDs, Environment: []string{environmentConfig("burstpool", data)}}
+	monday := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	rsp, _ := (&Function{now: func() time.Time { return monday }, size: fakeSize}).compose(s.request(t), monday)
+	if msg, _ := status(rsp)["message"].(string); strings.Contains(msg, "EnvironmentConfig") {
+		t.Fatalf("the settings docs/capacity.md shows are refused: %s", msg)
+	}
+	wp, _ := status(rsp)["warmPolicy"].(map[string]any)
+	if wp["executors"] != float64(8) || wp["source"] != "Window" || !strings.Contains(fmt.Sprint(wp["reason"]), "platform/business-hours") {
+		t.Errorf("status.warmPolicy %v, want 8 executors from the class's window platform/business-hours", wp)
+	}
+}
+
