@@ -215,8 +215,8 @@ func warmLevel(in WarmLevelInput) (WarmLevel, Outcome) {
 		o.RequeueAfter = d
 	}
 	o.condition(CondWarmPolicy, metav1.ConditionTrue, l.Source, l.Reason)
-	if p := in.Previous; p != nil && p.Executors != l.Executors {
-		o.event(false, ReasonWarmLevelChanged, fmt.Sprintf("the warm level changed from %d to %d executors: %s", p.Executors, l.Executors, l.Reason))
+	if p := in.Previous; p != nil && p.Executors != out.Status.Executors {
+		o.event(false, ReasonWarmLevelChanged, fmt.Sprintf("the warm level changed from %d to %d executors: %s", p.Executors, out.Status.Executors, out.Status.Reason))
 	}
 	return out, o
 }

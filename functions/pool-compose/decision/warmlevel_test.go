@@ -250,8 +250,11 @@ func TestWarmLevel(t *testing.T) {
 				Condition: "True/Window", Events: []string{ReasonWarmLevelChanged}},
 		},
 		"Suspended": {
-			reason: "A suspended pool keeps no slot warm, and its status says so.",
-			in:     base(func(in *WarmLevelInput) { in.Suspend = true }),
+			reason: "A suspended pool keeps no slot warm, and its status says so; the level it would hold changing is no event.",
+			in: base(func(in *WarmLevelInput) {
+				in.Suspend = true
+				in.Previous = &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Source: poolv1alpha1.WarmFromMinExecutors}
+			}),
 			want: levelSummary{Executors: 6, Status: &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Source: poolv1alpha1.WarmFromWindow, Until: until(at(9 * time.Hour))},
 				Until: at(9 * time.Hour), RequeueAfter: 9 * time.Hour, Condition: "True/Window"},
 			reasonHas: []string{"suspended", "would be 6"},
