@@ -9,7 +9,10 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/burstpool/burstpool/functions/pool-compose/decision"
 )
 
 // lunchSpec is basicSpec (2 warm, 8 at most) with a window that keeps 6
@@ -157,3 +160,36 @@ func TestCapacityDocWarmSettings(t *testing.T) {
 	}
 }
 
+// TestInvalidWindowKeepsLevel settles a pool inside its window (6 warm),
+// then changes its window to a schedule no cron parser takes, which the
+// API's field-count check lets through: the claim is told what to fix (a
+// False WarmPolicy condition and a warning event naming the window), the
+// warm level stays at 6, and every object the pool composed stays
+// composed.
+func TestInvalidWindowKeepsLevel(t *testing.T) {
+	inside := now.Add(65 * time.Minute) // 13:05, inside lunch
+	pool := scenario{XR: xpool("burst", "pools", lunchSpec), QueryServices: allQS, CRDs: kwokCRDs}
+	f := &Function{now: func() time.Time { return inside }, size: fakeSize}
+	first, _ := f.compose(pool.request(t), inside)
+	pool.Observed = observe(t, first, healthy(1, 2))
+	req := pool.request(t)
+	req.Observed.Composite.Resource.Fields["status"] = first.GetDesired().GetComposite().GetResource().GetFields()["status"]
+	if got := seeWarm(first, ""); got.Executors != 6 {
+		t.Fatalf("inside the window the level is %d, want 6: %+v", got.Executors, got)
+	}
+	structAt(req.Observed.Composite.Resource, "spec", "warmPolicy").Fields["windows"].GetListValue().GetValues()[0].GetStructValue().Fields["schedule"] = structpb.NewStringValue("0 25 * * *")
+
+	rsp, _ := f.compose(req, inside)
+	if got := conditions(rsp)[decision.CondWarmPolicy]; got != "FALSE/"+decision.ReasonInvalidWarmPolicy {
+		t.Errorf("condition WarmPolicy %s, want FALSE/%s", got, decision.ReasonInvalidWarmPolicy)
+	}
+	if got := strings.Join(results(rsp), "\n"); !strings.Contains(got, "WARNING "+decision.ReasonInvalidWarmPolicy) || !strings.Contains(got, `window "lunch"`) || !strings.Contains(got, "0 25 * * *") {
+		t.Errorf("events do not name the window and its schedule:\n%s", got)
+	}
+	if got := seeWarm(rsp, ""); got.Executors != 6 || got.Placeholders != 5 || got.Slots != 6 {
+		t.Errorf("the refused window's pool holds %+v, want the level it had: 6 (5 placeholders beside the running executor)", got)
+	}
+	if got, want := desiredNames(rsp), desiredNames(first); !cmp.Equal(got, want) {
+		t.Errorf("composed %v after the refusal, %v before it", got, want)
+	}
+}
