@@ -248,9 +248,10 @@ type WarmWindow struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('168h'))",message="duration must be more than 0 and at most a week (168h): shorten the window, or split it into windows of a week or less"
 	Duration string `json:"duration"`
 
-	// Executors is the warm level while the window is open: at most
-	// maxExecutors (and the platform's tenancy cap), never below
-	// minExecutors.
+	// Executors is the warm level while the window is open, held to at
+	// least minExecutors and at most maxExecutors and the platform's
+	// tenancy cap; a Pool's own windows may name at most its
+	// maxExecutors.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100000
 	Executors int32 `json:"executors"`
