@@ -3,6 +3,7 @@ package warmpolicy
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -168,7 +169,7 @@ func TestGreedyIsLeastCost(t *testing.T) {
 			}
 			segs = appendSegments(segs, s, obs, math.MaxInt32)
 		}
-		segs = byRate(segs)
+		segs, _ = byRate(segs, nil, nil)
 		share := []float64{0.5, 0.8, 0.9, 1}[trial%4]
 		p := greedy(segs, total, share)
 		var cost int32
@@ -255,5 +256,19 @@ func TestCalibrate(t *testing.T) {
 				t.Errorf("\n%s\ncalibrate(0.9): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{0, 1, 2, 10, 1000, 20000} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = rng.Uint64() >> uint(rng.IntN(64))
+		}
+		want := slices.Sorted(slices.Values(keys))
+		if got := radixSort(slices.Clone(keys)); !slices.Equal(want, got) {
+			t.Errorf("radixSort of %d keys is not sorted", n)
+		}
 	}
 }

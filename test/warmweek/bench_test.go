@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"text/tabwriter"
@@ -60,8 +59,9 @@ func lead() time.Duration {
 }
 
 // Windows are what a platform team would write from the history weeks of
-// the trace (examples/warm/README.md): the working day at the business
-// hours' peak of interactive executors, and the nightly ETL's start at
+// the trace (examples/warm/README.md): the working day at 20, between the
+// 99th and the 99.9th percentile of interactive executors running at once
+// in working hours, and the nightly ETL's start at
 // its size (its executors hold the level once they run).
 var Windows = []warmpolicy.Window{
 	{Name: "business-hours", Schedule: "0 9 * * 1-5", Duration: 9 * time.Hour, Executors: 20, TimeZone: Zone},
@@ -70,12 +70,12 @@ var Windows = []warmpolicy.Window{
 
 // replay is the shipped trace and its weeks.
 type replay struct {
-	trace                     []Request
-	history, measured         time.Time
-	end                       time.Time
-	peak                      int
-	mean                      float64
-	measuredExecutors         int
+	trace             []Request
+	history, measured time.Time
+	end               time.Time
+	peak              int
+	mean              float64
+	measuredExecutors int
 }
 
 func load(tb testing.TB) replay {
@@ -211,5 +211,4 @@ func table(f *os.File) {
 			100*res.WarmShare(), burst.Percentile(res.ToRunning, 50).Seconds(), burst.Percentile(res.ToRunning, 90).Seconds())
 	}
 	_ = w.Flush()
-	_ = slices.Compact([]int{}) // keep imports tidy
 }
