@@ -50,7 +50,9 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 		return Recommendation{Until: until, Reason: "no demand history yet: no learned warm slots until the pool has been observed"}
 	}
 	limit, capName := caps(g)
-	p := h.plan(g.WarmShare, limit)
+	d := h.demand()
+	c := d.calibrate(g.WarmShare, limit)
+	p := d.plan(c.Plan, limit)
 	first, last := slotOfWeek(t), slotOfWeek(t.Add(lead))
 	level := p.level(first, last)
 	r := Recommendation{
@@ -60,11 +62,14 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 		DollarsPerHour: float64(level) * g.DollarsPerSlotHour,
 		Weeks:          weeks,
 	}
+	if c.Checked {
+		r.ExpectedShare = c.Unseen
+	}
 	// The cap bound the level when, without it, the level would be higher.
-	if level == limit && h.plan(g.WarmShare, math.MaxInt32).level(first, last) > limit {
+	if level == limit && d.plan(d.calibrate(g.WarmShare, math.MaxInt32).Plan, math.MaxInt32).level(first, last) > limit {
 		r.Capped = capName
 	}
-	r.Reason = reason(r, p, g)
+	r.Reason = reason(r, d, p, c, g)
 	return r
 }
 
@@ -104,123 +109,25 @@ func slotOfWeek(t time.Time) int {
 	return int(d / SlotLength)
 }
 
-// plan is a warm level for every slot of the week and the warm starts the
-// history says it buys.
-type plan struct {
-	levels      [SlotsPerWeek]int32
-	warm, total float64
-	hours       float64
-}
-
-// level is the largest level of the slots from first to last, round the
-// week's end.
-func (p plan) level(first, last int) int32 {
-	var l int32
-	for s := first; ; s = (s + 1) % SlotsPerWeek {
-		l = max(l, p.levels[s])
-		if s == last {
-			return l
-		}
-	}
-}
-
-func (p plan) share() float64 {
-	if p.total == 0 {
-		return 1
-	}
-	return min(1, p.warm/p.total)
-}
-
-// segment is a run of levels of one slot, from..to, over which each warm
-// executor more buys rate warm starts (summed over the weeks of history).
-type segment struct {
-	slot     int
-	from, to int32
-	rate     float64
-}
-
-func (h *History) plan(share float64, limit int32) plan {
-	var p plan
-	var segs []segment
-	for s := range SlotsPerWeek {
-		var obs [Weeks]figures
-		n := 0
-		for w := range h.cells {
-			if c := h.cells[w][s]; c.observed() {
-				if f := c.figures(); f.starts > 0 {
-					f.peak = max(f.peak, 1)
-					obs[n] = f
-					n++
-					p.total += float64(f.starts)
-				}
-			}
-		}
-		segs = appendSegments(segs, s, obs[:n], limit)
-	}
-	// Most warm starts per slot-hour first; of equal rates, the earlier
-	// slot of the week, and within a slot the lower levels (whose rates
-	// are never lower).
-	slices.SortFunc(segs, func(a, b segment) int {
-		switch {
-		case a.rate > b.rate:
-			return -1
-		case a.rate < b.rate:
-			return 1
-		case a.slot != b.slot:
-			return a.slot - b.slot
-		}
-		return int(a.from - b.from)
-	})
-	target := min(1, max(0, share)) * p.total
-	for _, sg := range segs {
-		if p.warm >= target {
-			break
-		}
-		gain := sg.rate * float64(sg.to-sg.from)
-		to := sg.to
-		if p.warm+gain > target {
-			to = sg.from + int32(math.Ceil((target-p.warm)/sg.rate-1e-9))
-			gain = sg.rate * float64(to-sg.from)
-		}
-		p.levels[sg.slot] = to
-		p.warm += gain
-	}
-	for _, l := range p.levels {
-		p.hours += float64(l) * SlotLength.Hours()
-	}
-	return p
-}
-
-// appendSegments adds slot s's segments: under the model, of a week's
-// starts at peak P a level w starts min(1, w/P) warm, so between two
-// peaks of the weeks each executor of level buys the starts per peak of
-// every week whose peak is higher.
-func appendSegments(segs []segment, s int, obs []figures, limit int32) []segment {
-	slices.SortFunc(obs, func(a, b figures) int { return int(a.peak) - int(b.peak) })
-	var from int32
-	for i, f := range obs {
-		to := int32(min(f.peak, uint32(limit)))
-		if to > from {
-			var rate float64
-			for _, g := range obs[i:] {
-				rate += float64(g.starts) / float64(g.peak)
-			}
-			segs = append(segs, segment{slot: s, from: from, to: to, rate: rate})
-			from = to
-		}
-	}
-	return segs
-}
-
-func reason(r Recommendation, p plan, g Goal) string {
+// reason says in one sentence what the history says, the target, and
+// which cap bound the level.
+func reason(r Recommendation, d *demand, p plan, c calibration, g Goal) string {
 	weeks := "weeks"
 	if r.Weeks == 1 {
 		weeks = "week"
 	}
-	s := fmt.Sprintf("%d %s of history: %.0f executor starts; a week of learned levels (%s slot-hours) starts %.0f%% of them warm against a target of %.0f%%",
-		r.Weeks, weeks, p.total, strconv.FormatFloat(p.hours, 'f', -1, 64), 100*p.share(), 100*g.WarmShare)
+	var starts float64
+	for _, n := range d.starts {
+		starts += n
+	}
+	s := fmt.Sprintf("%d %s of history, %.0f executor starts: warm levels of %s slot-hours a week start %.0f%% of them warm",
+		r.Weeks, weeks, starts, strconv.FormatFloat(p.hours, 'f', -1, 64), 100*p.share())
+	if c.Checked {
+		s += fmt.Sprintf(" and %.0f%% on weeks they were not learned from", 100*c.Unseen)
+	}
+	s += fmt.Sprintf(", against a target of %.0f%%", 100*g.WarmShare)
 	if r.Capped != "" {
-		s += fmt.Sprintf(", bound by %s", r.Capped)
+		s += fmt.Sprintf("; bound by %s", r.Capped)
 	}
 	return s
 }

@@ -1,9 +1,9 @@
 package warmpolicy
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,7 +64,7 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25}},
 			want: Recommendation{
 				Executors: 8, Until: mon(10, 10), ExpectedShare: 0.9, DollarsPerHour: 2, Weeks: 4,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
 		"NightlyJobNotWorthIt": {
@@ -72,7 +72,7 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(1, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
 				Until: mon(1, 10), ExpectedShare: 0.9, Weeks: 4,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
 		"NightlyJobAtAHigherTarget": {
@@ -80,7 +80,7 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(1, 0), g: Goal{WarmShare: 0.99, Lead: 5 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
 				Executors: 40, Until: mon(1, 10), ExpectedShare: 0.99, Weeks: 4,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (440 slot-hours) starts 99% of them warm against a target of 99%",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 440 slot-hours a week start 99% of them warm and 99% on weeks they were not learned from, against a target of 99%",
 			},
 		},
 		"LeadReachesTheNextSlot": {
@@ -88,7 +88,7 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(8, 50), g: Goal{WarmShare: 0.9, Lead: 15 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
 				Executors: 8, Until: mon(9, 0), ExpectedShare: 0.9, Weeks: 4,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
 		"LeadShortOfTheNextSlot": {
@@ -96,15 +96,15 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(8, 30), g: Goal{WarmShare: 0.9, Lead: 10 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
 				Until: mon(8, 35), ExpectedShare: 0.9, Weeks: 4,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
 		"MaxSlotsBinds": {
-			reason: "maxSlots 5 holds every slot with starts at 5 and names the cap; the target is missed: 1,855 of 3,200 starts a week warm.",
+			reason: "maxSlots 5 holds every slot with starts at 5, and the quiet slots beside the weekend strays (counts that may be chance, so spread over the hour), and names the cap; the target is missed: 1,855 of 3,200 starts a week warm.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100}},
 			want: Recommendation{
 				Executors: 5, Until: mon(10, 10), ExpectedShare: 0.5796875, Weeks: 4, Capped: CapMaxSlots,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (258.75 slot-hours) starts 58% of them warm against a target of 90%, bound by maxSlots",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 273.75 slot-hours a week start 58% of them warm and 58% on weeks they were not learned from, against a target of 90%; bound by maxSlots",
 			},
 		},
 		"MaxDollarsPerHourBinds": {
@@ -112,7 +112,7 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100, DollarsPerSlotHour: 0.25, MaxDollarsPerHour: 1}},
 			want: Recommendation{
 				Executors: 4, Until: mon(10, 10), ExpectedShare: 0.46375, DollarsPerHour: 1, Weeks: 4, Capped: CapMaxDollarsPerHour,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (207 slot-hours) starts 46% of them warm against a target of 90%, bound by maxDollarsPerHour",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 219 slot-hours a week start 46% of them warm and 46% on weeks they were not learned from, against a target of 90%; bound by maxDollarsPerHour",
 			},
 		},
 		"MaxExecutorsBinds": {
@@ -120,7 +120,7 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 7, MaxExecutors: 6}},
 			want: Recommendation{
 				Executors: 6, Until: mon(10, 10), ExpectedShare: 0.695625, Weeks: 4, Capped: CapMaxExecutors,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (310.5 slot-hours) starts 70% of them warm against a target of 90%, bound by maxExecutors",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 328.5 slot-hours a week start 70% of them warm and 70% on weeks they were not learned from, against a target of 90%; bound by maxExecutors",
 			},
 		},
 		"CapThatDoesNotBind": {
@@ -128,93 +128,147 @@ func TestRecommend(t *testing.T) {
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 9, MaxExecutors: 100}},
 			want: Recommendation{
 				Executors: 8, Until: mon(10, 10), ExpectedShare: 0.9, Weeks: 4,
-				Reason: "4 weeks of history: 12800 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
 		"OneWeek": {
-			reason: "One week of history is enough to learn from, and says so.",
+			reason: "One week of history is enough to learn from, with nothing to check it on: the weekend strays, counts that may be chance, spread to a quiet neighbour (one executor more).",
 			args:   args{h: learned(1), t: mon(10, 0).Add(-3 * 7 * 24 * time.Hour), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100}},
 			want: Recommendation{
-				Executors: 8, Until: mon(10, 10).Add(-3 * 7 * 24 * time.Hour), ExpectedShare: 0.9, Weeks: 1,
-				Reason: "1 week of history: 3200 executor starts; a week of learned levels (360 slot-hours) starts 90% of them warm against a target of 90%",
+				Executors: 8, Until: mon(10, 10).Add(-3 * 7 * 24 * time.Hour), ExpectedShare: 0.9003, Weeks: 1,
+				Reason: "1 week of history, 3200 executor starts: warm levels of 360.25 slot-hours a week start 90% of them warm, against a target of 90%",
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := tc.args.h.Recommend(tc.args.t, tc.args.g)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-4)); diff != "" {
 				t.Errorf("\n%s\nRecommend(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
 }
 
-// TestPlanIsLeastCost compares the learned levels with every choice of
-// levels on small random histories of three slots: none meets the target
-// with fewer warm slot-hours, but for the one executor the last step
-// rounds up.
-func TestPlanIsLeastCost(t *testing.T) {
+// TestGreedyIsLeastCost compares greedy's levels with every choice of
+// levels for three slots of random samples: none meets the target with
+// fewer warm slot-hours under the same estimate, but for the one executor
+// the last step rounds up.
+func TestGreedyIsLeastCost(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	slots := []int{0, 40, 300}
-	for trial := range 200 {
-		h := &History{}
-		for w := range Weeks {
-			for _, s := range slots {
-				if rng.IntN(4) == 0 {
-					continue // not observed that week
-				}
-				h.Observe(monday.Add(time.Duration(w*SlotsPerWeek+s)*SlotLength), rng.Int32N(7), rng.Int32N(9), 0)
-			}
-		}
-		share := []float64{0.5, 0.8, 0.9, 1}[trial%4]
-		p := h.plan(share, math.MaxInt32)
-		var cost int32
+	slots := []int{100, 101, 102}
+	for trial := range 300 {
+		var segs []segment
+		var total float64
 		for _, s := range slots {
-			cost += p.levels[s]
+			var obs []sample
+			for range rng.IntN(5) {
+				o := sample{peak: uint32(1 + rng.IntN(6)), starts: float64(rng.IntN(9))}
+				obs = append(obs, o)
+				total += o.starts
+			}
+			segs = appendSegments(segs, s, obs, math.MaxInt32)
+		}
+		segs, _ = byRate(segs, nil, nil)
+		share := []float64{0.5, 0.8, 0.9, 1}[trial%4]
+		p := greedy(segs, total, share)
+		var cost int32
+		for _, l := range p.levels {
+			cost += l
 		}
 		best := int32(math.MaxInt32)
+		var levels [SlotsPerWeek]int32
 		for a := range int32(7) {
 			for b := range int32(7) {
 				for c := range int32(7) {
-					var q plan
-					q.levels[slots[0]], q.levels[slots[1]], q.levels[slots[2]] = a, b, c
-					if warm, total := h.estimate(q.levels); warm >= share*total-1e-9 {
+					levels[slots[0]], levels[slots[1]], levels[slots[2]] = a, b, c
+					if estimate(segs, levels) >= share*total-1e-9 {
 						best = min(best, a+b+c)
 					}
 				}
 			}
 		}
-		if warm, total := h.estimate(p.levels); warm < share*total-1e-9 {
-			t.Fatalf("trial %d: the plan %v starts %.2f of %.2f warm, short of %.0f%%", trial, levelsOf(p, slots), warm, total, 100*share)
+		got := []int32{p.levels[slots[0]], p.levels[slots[1]], p.levels[slots[2]]}
+		if warm := estimate(segs, p.levels); warm < share*total-1e-9 {
+			t.Fatalf("trial %d: the levels %v start %.2f of %.2f warm, short of %.0f%%", trial, got, warm, total, 100*share)
 		}
 		if cost > best+1 {
-			t.Errorf("trial %d: the plan %v costs %d slot-slots; the least that meets %.0f%% costs %d", trial, levelsOf(p, slots), cost, 100*share, best)
+			t.Errorf("trial %d: the levels %v cost %d; the least that meets %.0f%% cost %d", trial, got, cost, 100*share, best)
 		}
 	}
 }
 
-func levelsOf(p plan, slots []int) string {
-	var s string
-	for _, sl := range slots {
-		s += fmt.Sprintf(" %d", p.levels[sl])
+// estimate is the warm starts segs say levels buy.
+func estimate(segs []segment, levels [SlotsPerWeek]int32) float64 {
+	var warm float64
+	for _, sg := range segs {
+		if l := levels[sg.slot]; l > sg.from {
+			warm += sg.rate * float64(min(l, sg.to)-sg.from)
+		}
 	}
-	return s
+	return warm
 }
 
-// estimate is the model's warm starts of levels over the history, and the
-// starts, computed directly: of a week's starts in a slot at peak P, a level
-// w starts min(1, w/P) warm.
-func (h *History) estimate(levels [SlotsPerWeek]int32) (warm, total float64) {
-	for w := range h.cells {
-		for s, c := range h.cells[w] {
-			f := c.figures()
-			if f.starts == 0 {
-				continue
+func TestCalibrate(t *testing.T) {
+	// repeating has the same bursts every week; wandering one burst a week,
+	// in a slot no other week has one.
+	repeating := &History{}
+	wandering := &History{}
+	for w := range Weeks {
+		for s := range SlotsPerWeek {
+			at := monday.Add(time.Duration(w*SlotsPerWeek+s)*SlotLength + time.Minute)
+			wanted, starts := pattern(s)
+			repeating.Observe(at, wanted, starts, 0)
+			if s == 40+100*w {
+				wanted, starts = 6, 6
+			} else {
+				wanted, starts = 0, 0
 			}
-			total += float64(f.starts)
-			warm += float64(f.starts) * min(1, float64(levels[s])/float64(max(f.peak, 1)))
+			wandering.Observe(at, wanted, starts, 0)
 		}
 	}
-	return warm, total
+	oneWeek := learned(1)
+	cases := map[string]struct {
+		reason string
+		h      *History
+		want   calibration
+	}{
+		"Repeating": {
+			reason: "Weeks alike: a plan from any three meets the target on the fourth as planned.",
+			h:      repeating,
+			want:   calibration{Plan: 0.9, Unseen: 0.9, Checked: true},
+		},
+		"Wandering": {
+			reason: "Bursts that never recur: no plan of the other weeks warms the left-out week's, so the plan goes as far as the history goes.",
+			h:      wandering,
+			want:   calibration{Plan: 1, Unseen: 0, Checked: true},
+		},
+		"OneWeek": {
+			reason: "One week leaves nothing to check a plan on.",
+			h:      oneWeek,
+			want:   calibration{Plan: 0.9},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := tc.h.demand().calibrate(0.9, math.MaxInt32)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+				t.Errorf("\n%s\ncalibrate(0.9): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{0, 1, 2, 10, 1000, 20000} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = rng.Uint64() >> uint(rng.IntN(64))
+		}
+		want := slices.Sorted(slices.Values(keys))
+		if got := radixSort(slices.Clone(keys)); !slices.Equal(want, got) {
+			t.Errorf("radixSort of %d keys is not sorted", n)
+		}
+	}
 }
