@@ -192,8 +192,10 @@ type WarmPolicyStatus struct {
 	// +optional
 	Until *metav1.Time `json:"until,omitempty"`
 	// DollarsPerHour is what the warm level's slots cost per hour, a
-	// decimal: executors times the price of one slot (a pool node's price
-	// divided by executorsPerNode); absent while no price is known.
+	// decimal: executors times the price of one slot, as the capacity
+	// provider prices one for a learned level's cap (the highest hourly
+	// price of the pool's node types, divided by executorsPerNode);
+	// absent while no price is known.
 	// +optional
 	DollarsPerHour string `json:"dollarsPerHour,omitempty"`
 }

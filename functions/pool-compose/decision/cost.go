@@ -1,8 +1,6 @@
 package decision
 
 import (
-	"strconv"
-
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 	"github.com/burstpool/burstpool/internal/cost"
@@ -57,29 +55,21 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 }
 
 // slotDollarsPerHour is what one of the pool's warm slots costs per hour,
-// for status.warmPolicy: a pool node's price over executorsPerNode. The
-// node's price is what the PoolCapacity prices the pool's nodes at now
-// (status.atProvider.cost.byNodeType: their hourly cost over their count,
-// nodes without a price left out), else the price of the sized instance
-// type as the provider would price it (internal/cost, from the settings'
-// capacity.pricing; spot for a spot pool); 0 when neither is known, or
-// when the pool sets no warm policy (nothing shows it).
+// for status.warmPolicy: as the capacity provider prices a slot for a
+// learned level's cap (cost.SlotPrice: the highest hourly price of the
+// node types the PoolCapacity has priced, over executorsPerNode), so the
+// status and the cap agree; before any node is priced, the sized instance
+// type's price as the provider would price it (from the settings'
+// capacity.pricing; spot for a spot pool) over executorsPerNode. 0 when
+// neither is known, or when the pool sets no warm policy (nothing shows
+// it).
 func slotDollarsPerHour(in Input, f Facts, size *sizing.Result) float64 {
 	if in.Spec.WarmPolicy == nil {
 		return 0
 	}
-	if c := f.Capacity; c != nil && c.Cost != nil {
-		var dollars, nodes float64
-		for _, t := range c.Cost.ByNodeType {
-			n, err1 := strconv.ParseFloat(t.Nodes, 64)
-			d, err2 := strconv.ParseFloat(t.DollarsPerHour, 64)
-			if t.PricePerHour == "" || err1 != nil || err2 != nil {
-				continue
-			}
-			dollars, nodes = dollars+d, nodes+n
-		}
-		if nodes > 0 {
-			return dollars / nodes / float64(f.PerNode)
+	if c := f.Capacity; c != nil {
+		if p, ok := cost.SlotPrice(capv1alpha1.PoolCapacityParameters{ExecutorsPerNode: f.PerNode}, c.Cost); ok {
+			return p
 		}
 	}
 	if size == nil || size.InstanceType == "" {
