@@ -68,7 +68,7 @@ func slotDollarsPerHour(in Input, f Facts, size *sizing.Result) float64 {
 		return 0
 	}
 	if c := f.Capacity; c != nil {
-		if p, ok := cost.SlotPrice(capv1alpha1.PoolCapacityParameters{ExecutorsPerNode: f.PerNode}, c.Cost); ok {
+		if p, ok := cost.SlotPrice(capacityArgs(in, f, nil).Parameters(), c.Cost); ok {
 			return p
 		}
 	}

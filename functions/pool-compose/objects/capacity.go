@@ -108,6 +108,12 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 	return u
 }
 
+// Parameters is the PoolCapacity's spec.forProvider that a makes, as the
+// provider reads it (to price a slot as it does, say).
+func (a CapacityArgs) Parameters() capv1alpha1.PoolCapacityParameters {
+	return capacityParameters(a)
+}
+
 // capacityParameters is the PoolCapacity's spec.forProvider: the pool's
 // nodes, executors, warmup and placeholder pods by their labels, its
 // attached QueryServices and what the provider may do about them.
