@@ -189,6 +189,9 @@ func statusValue(st poolv1alpha1.PoolStatus, countsUnknown bool, prev *previousR
 	if w := st.WarmCapacity; w != nil {
 		m.set("warmCapacity", warmCapacityValue(w))
 	}
+	if w := st.WarmPolicy; w != nil {
+		m.set("warmPolicy", warmPolicyValue(w))
+	}
 	return m.value()
 }
 
@@ -292,6 +295,17 @@ func warmCapacityValue(w *poolv1alpha1.WarmCapacityStatus) *structpb.Value {
 	o.counter("slots", w.Slots)
 	o.text("capacityBuffer", w.CapacityBuffer)
 	o.time("awaitingSince", w.AwaitingSince)
+	return o.value()
+}
+
+func warmPolicyValue(w *poolv1alpha1.WarmPolicyStatus) *structpb.Value {
+	o := fields{}
+	o.set("type", structpb.NewStringValue(w.Type))
+	o.counter("executors", w.Executors)
+	o.set("source", structpb.NewStringValue(w.Source))
+	o.text("reason", w.Reason)
+	o.time("until", w.Until)
+	o.text("dollarsPerHour", w.DollarsPerHour)
 	return o.value()
 }
 

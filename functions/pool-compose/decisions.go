@@ -8,7 +8,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/burstpool/burstpool/functions/pool-compose/decision"
@@ -70,7 +72,12 @@ func newDecisionCache(maxEntries int, maxBytes int64) *decisionCache {
 	return &decisionCache{maxEntries: maxEntries, maxBytes: maxBytes, byKey: map[digest]*list.Element{}}
 }
 
-// get returns the response kept under key if it holds at now.
+// get returns the response kept under key if it holds at now. One that
+// holds until a known instant closer than its TTL is served with the TTL
+// shortened to that instant (at least decision.MinRequeueAfter), as
+// deciding it at now would have: Crossplane then comes back when the
+// decision may change (a warm window's lead or close), not up to a TTL
+// later.
 func (c *decisionCache) get(key digest, now time.Time) (*fnv1.RunFunctionResponse, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,7 +92,25 @@ func (c *decisionCache) get(key digest, now time.Time) (*fnv1.RunFunctionRespons
 	}
 	c.lru.MoveToFront(e)
 	c.hits.Add(1)
+	if left := d.until.Sub(now); !d.until.IsZero() && left < d.rsp.GetMeta().GetTtl().AsDuration() {
+		return withTTL(d.rsp, max(left, decision.MinRequeueAfter)), true
+	}
 	return d.rsp, true
+}
+
+// withTTL is rsp with its TTL set to ttl: a new response that shares every
+// other field with rsp, which stays as it was.
+func withTTL(rsp *fnv1.RunFunctionResponse, ttl time.Duration) *fnv1.RunFunctionResponse {
+	out := &fnv1.RunFunctionResponse{}
+	m := out.ProtoReflect()
+	rsp.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		m.Set(fd, v)
+		return true
+	})
+	meta := proto.Clone(rsp.GetMeta()).(*fnv1.ResponseMeta) //nolint:forcetypeassert // Clone returns the type it is given
+	meta.Ttl = durationpb.New(ttl)
+	out.Meta = meta
+	return out
 }
 
 // put keeps rsp, decided at now, under key, unless it holds for that

@@ -48,6 +48,20 @@
 // .capacityBuffer) and lowers them as executors are created, before an
 // autoscaler could restore the room they took on new nodes.
 //
+// The warm level, the slots held warm, is minExecutors unless the Pool sets
+// spec.warmPolicy (decision/warmlevel.go): Scheduled raises it while a
+// window of the pool's, or of a class of the settings' warmPolicy.classes,
+// is open or opens within warmPolicy.leadTime; Learned takes the level the
+// capacity provider publishes in the PoolCapacity's
+// status.atProvider.warmRecommendation, which the PoolCapacity's
+// spec.forProvider.warmPolicy.learned asks for with the settings' target,
+// lead and caps. The level is the placeholders' (and the CapacityBuffer's,
+// through the PoolCapacity's spec.forProvider.warmSlots.slots), and
+// status.warmPolicy says which policy set it, why, until when and what its
+// slots cost. A decision that holds until a window's lead or close, or
+// until a recommendation is revised, is kept only until then, and
+// Crossplane is asked back at that instant.
+//
 // Placeholder pods are created with the scheduling gate e6data.io/warm-slot,
 // which the capacity provider removes only while the pool wants the slot
 // (PoolCapacity spec.forProvider.warmSlots), so a placeholder an executor

@@ -215,7 +215,8 @@ const (
 )
 
 // decodeStatus reads the fields of a previous status that the function
-// compares with: the phase, the instance type and the QueryService reports.
+// compares with: the phase, the instance type, the warm capacity and warm
+// level, and the QueryService reports.
 func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 	var st poolv1alpha1.PoolStatus
 	if s == nil {
@@ -235,6 +236,15 @@ func decodeStatus(s *structpb.Struct) poolv1alpha1.PoolStatus {
 		}
 		if t, err := time.Parse(time.RFC3339, observed.String(w, "awaitingSince")); err == nil {
 			st.WarmCapacity.AwaitingSince = &metav1.Time{Time: t}
+		}
+	}
+	if w := observed.Field(s, "warmPolicy").GetStructValue(); w != nil {
+		st.WarmPolicy = &poolv1alpha1.WarmPolicyStatus{
+			Type: observed.String(w, "type"), Executors: int32(observed.Number(observed.Field(w, "executors"))),
+			Source: observed.String(w, "source"), Reason: observed.String(w, "reason"), DollarsPerHour: observed.String(w, "dollarsPerHour"),
+		}
+		if t, err := time.Parse(time.RFC3339, observed.String(w, "until")); err == nil {
+			st.WarmPolicy.Until = &metav1.Time{Time: t}
 		}
 	}
 	reports := observed.Field(s, "attachedQueryServices").GetListValue().GetValues()

@@ -105,6 +105,9 @@ func Compute(spec v1alpha1.PoolCapacityParameters, snap Snapshot, prev v1alpha1.
 	// (internal/cost), from the same snapshot.
 	obs.ObservedAt, obs.LastObservedTime = prev.ObservedAt, prev.LastObservedTime
 	obs.Cost, obs.ExecutorStarts = prev.Cost, prev.ExecutorStarts
+	// So are the demand history and the learned warm level
+	// (internal/demand).
+	obs.Demand, obs.WarmRecommendation = prev.Demand, prev.WarmRecommendation
 	res := Result{Changed: !equality.Semantic.DeepEqual(obs, prev), WarmImagesReady: int32(len(t.warmups.ready)),
 		Failing: t.failures.current, Plan: plan}
 	if res.Changed {

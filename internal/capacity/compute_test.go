@@ -375,6 +375,21 @@ func TestCompute(t *testing.T) {
 				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(t0),
 			}},
 		},
+		"DemandCarriedOver": {
+			reason: "The demand history and the learned warm level are the provider's to decide apart (internal/demand): they are carried over and change nothing else.",
+			args: args{spec: params(), snap: NewSnapshot(nil, ready(1)), prev: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, AvailableExecutors: 2, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(t0),
+				Demand:             &v1alpha1.DemandHistory{Encoded: "h", Since: mt(t0)},
+				WarmRecommendation: &v1alpha1.WarmRecommendation{Executors: 3, Until: mt(now)},
+			}},
+			want: Result{Observation: v1alpha1.PoolCapacityObservation{
+				TotalExecutors: 2, AvailableExecutors: 2, Nodes: v1alpha1.NodeCounts{Ready: 1},
+				Allocations: allocs(0, 0, nil, nil), ObservedAt: mt(t0),
+				Demand:             &v1alpha1.DemandHistory{Encoded: "h", Since: mt(t0)},
+				WarmRecommendation: &v1alpha1.WarmRecommendation{Executors: 3, Until: mt(now)},
+			}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -115,6 +115,7 @@ func registered(t *testing.T) map[string][]string {
 		ByNodeType: []v1alpha1.NodeTypeCost{{InstanceType: "t", CapacityType: "spot"}},
 	})
 	m.Starts(spec, &v1alpha1.ExecutorStarts{ByPlacement: []v1alpha1.PlacementStarts{{Placement: v1alpha1.PlacementNewNode}}})
+	m.Warm(spec, &v1alpha1.DemandHistory{Weeks: 1}, &v1alpha1.WarmRecommendation{Executors: 1})
 	m.Evicted(spec, capacity.EvictUnauthorized)
 	m.EvictionBlocked(spec, capacity.EvictUnauthorized)
 	o := m.Observer("default")

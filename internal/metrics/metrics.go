@@ -46,6 +46,8 @@ type Metrics struct {
 	overdueExecs *prometheus.GaugeVec
 	overdueNodes *prometheus.GaugeVec
 	qsExecutors  *prometheus.GaugeVec
+	warmLevel    *prometheus.GaugeVec
+	demandWeeks  *prometheus.GaugeVec
 	evictions    *prometheus.CounterVec
 	blocked      *prometheus.CounterVec
 
@@ -99,6 +101,8 @@ func New(reg prometheus.Registerer) *Metrics {
 		overdueExecs: gauge("burstpool_pool_overdue_executors", "Pool executors still at the executor gate more than its bound plus a slack after their creation (status.atProvider.overdue.executors): their release is failing.", pool()),
 		overdueNodes: gauge("burstpool_pool_overdue_nodes", "Ready pool nodes still carrying the startup taint more than startup.openAfter plus a slack after their creation (status.atProvider.overdue.nodes): their opening is failing.", pool()),
 		qsExecutors:  gauge("burstpool_queryservice_executors", "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).", pool(labelQS, labelQSNS, labelType)),
+		warmLevel:    gauge("burstpool_pool_warm_recommended_executors", "The learned warm level the provider publishes for the pool (status.atProvider.warmRecommendation.executors), while its spec asks for one.", pool()),
+		demandWeeks:  gauge("burstpool_pool_demand_history_weeks", "Weeks of the last 4 the pool's demand history spans, the current one included (status.atProvider.demand.weeks).", pool()),
 		evictions:    counter("burstpool_pool_evictions_total", "Pods deleted by the pool's policies, by reason.", pool(labelReason)),
 		blocked:      counter("burstpool_pool_evictions_blocked_total", "Evictions a PodDisruptionBudget refused, by reason.", pool(labelReason)),
 		relists:      counter("burstpool_observer_relists_total", "Full relists of pool pods and nodes, by result.", []string{labelConfig, labelResult}),
@@ -176,6 +180,22 @@ func (m *Metrics) Record(name string, spec v1alpha1.PoolCapacityParameters, res 
 	}
 }
 
+// Warm sets the series of the pool's demand history d and learned warm
+// level r; the latter goes while r is nil.
+func (m *Metrics) Warm(spec v1alpha1.PoolCapacityParameters, d *v1alpha1.DemandHistory, r *v1alpha1.WarmRecommendation) {
+	p, ns := spec.Pool.Name, spec.Pool.Namespace
+	var weeks int32
+	if d != nil {
+		weeks = d.Weeks
+	}
+	m.demandWeeks.WithLabelValues(p, ns).Set(float64(weeks))
+	if r == nil {
+		m.warmLevel.DeleteLabelValues(p, ns)
+		return
+	}
+	m.warmLevel.WithLabelValues(p, ns).Set(float64(r.Executors))
+}
+
 // Evicted counts a pod deleted by the pool's policies.
 func (m *Metrics) Evicted(spec v1alpha1.PoolCapacityParameters, reason string) {
 	m.evictions.WithLabelValues(spec.Pool.Name, spec.Pool.Namespace, reason).Inc()
@@ -219,7 +239,8 @@ func (m *Metrics) Forget(name string) {
 func (m *Metrics) forgetPool(p v1alpha1.PoolRef) {
 	l := prometheus.Labels{labelPool: p.Name, labelNamespace: p.Namespace}
 	for _, v := range []*prometheus.GaugeVec{m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures,
-		m.unauthorized, m.unplaceable, m.overdueExecs, m.overdueNodes, m.qsExecutors, m.observed, m.requestedCPU, m.requestedMem} {
+		m.unauthorized, m.unplaceable, m.overdueExecs, m.overdueNodes, m.qsExecutors, m.observed, m.requestedCPU, m.requestedMem,
+		m.warmLevel, m.demandWeeks} {
 		v.DeletePartialMatch(l)
 	}
 	for _, v := range []*prometheus.CounterVec{m.evictions, m.blocked, m.failuresAll} {

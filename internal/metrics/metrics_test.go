@@ -194,3 +194,60 @@ burstpool_pool_cost_unaccounted_seconds_total{pool="shared",pool_namespace="plat
 		t.Errorf("after Forget, %d cost series (%v), want none", n, err)
 	}
 }
+
+func TestWarm(t *testing.T) {
+	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "shared", Namespace: "platform"}, MaxExecutors: 10}
+	names := []string{"burstpool_pool_warm_recommended_executors", "burstpool_pool_demand_history_weeks"}
+	const help = `
+# HELP burstpool_pool_demand_history_weeks Weeks of the last 4 the pool's demand history spans, the current one included (status.atProvider.demand.weeks).
+# TYPE burstpool_pool_demand_history_weeks gauge
+burstpool_pool_demand_history_weeks{pool="shared",pool_namespace="platform"} %d
+`
+	const level = `# HELP burstpool_pool_warm_recommended_executors The learned warm level the provider publishes for the pool (status.atProvider.warmRecommendation.executors), while its spec asks for one.
+# TYPE burstpool_pool_warm_recommended_executors gauge
+burstpool_pool_warm_recommended_executors{pool="shared",pool_namespace="platform"} 6
+`
+	cases := map[string]struct {
+		reason string
+		d      *v1alpha1.DemandHistory
+		r      *v1alpha1.WarmRecommendation
+		forget bool
+		want   string
+	}{
+		"Recommended": {
+			reason: "A pool with a learned warm level exports it beside its weeks of history.",
+			d:      &v1alpha1.DemandHistory{Weeks: 3}, r: &v1alpha1.WarmRecommendation{Executors: 6},
+			want: fmt.Sprintf(help, 3) + level,
+		},
+		"NotAsked": {
+			reason: "A pool that asks for no learned level exports its history's weeks only.",
+			d:      &v1alpha1.DemandHistory{Weeks: 1},
+			want:   fmt.Sprintf(help, 1),
+		},
+		"NoHistoryYet": {
+			reason: "A pool with no history in status yet has none: 0 weeks.",
+			want:   fmt.Sprintf(help, 0),
+		},
+		"Forgotten": {
+			reason: "Forget drops both series.",
+			d:      &v1alpha1.DemandHistory{Weeks: 3}, r: &v1alpha1.WarmRecommendation{Executors: 6},
+			forget: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			m := New(reg)
+			m.Record("shared", spec, capacity.Result{}, time.Unix(100, 0))
+			// A level exported before goes when the spec stops asking.
+			m.Warm(spec, tc.d, &v1alpha1.WarmRecommendation{Executors: 1})
+			m.Warm(spec, tc.d, tc.r)
+			if tc.forget {
+				m.Forget("shared")
+			}
+			if err := testutil.GatherAndCompare(reg, strings.NewReader(tc.want), names...); err != nil {
+				t.Errorf("%s\n%v", tc.reason, err)
+			}
+		})
+	}
+}

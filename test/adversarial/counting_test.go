@@ -23,6 +23,7 @@ import (
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
+	"github.com/burstpool/burstpool/internal/warmpolicy"
 	"github.com/burstpool/burstpool/internal/warmup"
 	"github.com/burstpool/burstpool/internal/watch"
 	"github.com/burstpool/burstpool/test/fixture"
@@ -210,6 +211,24 @@ func TestForeignPodsMoveNoCounter(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("foreign pods moved burst-pool's status (-want +got):\n%s", diff)
 	}
+	// Nor its demand history, which a learned warm level follows: it
+	// records the tenant's one executor wanted, in the slot the provider
+	// began it and, once written, in the slot of now.
+	fixture.Eventually(t, fixture.ObserverSync, "burst-pool's demand history", func() error {
+		d := cc.capacity(t, pc.Name).Status.AtProvider.Demand
+		if d == nil {
+			return fmt.Errorf("no demand history in status")
+		}
+		begun := &warmpolicy.History{}
+		begun.Observe(d.Since.Time, 1, 0, 0)
+		current := &warmpolicy.History{}
+		current.Observe(d.Since.Time, 1, 0, 0)
+		current.Observe(time.Now(), 1, 0, 0)
+		if d.Encoded != begun.Encode() && d.Encoded != current.Encode() {
+			return fmt.Errorf("the demand history is not one of the tenant's one executor wanted")
+		}
+		return nil
+	})
 }
 
 // TestForeignWaitersEvictNobody replays "with shares enforced, two

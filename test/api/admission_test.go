@@ -295,6 +295,76 @@ func TestInvalidPoolsRejected(t *testing.T) {
 			spec:   valid(map[string]any{"allowedQueryServices": []any{map[string]any{"namespace": "workspace-reporting"}}}),
 			want:   "spec.allowedQueryServices[0].name: Required value",
 		},
+		"ScheduledWithoutWindows": {
+			reason: "A Scheduled warm policy needs a window.",
+			spec:   valid(map[string]any{"warmPolicy": map[string]any{"type": "Scheduled"}}),
+			want:   "warmPolicy.type Scheduled needs at least one window in warmPolicy.windows: add one, or use type Static",
+		},
+		"UnknownWarmPolicy": {
+			reason: "The warm policy is Static, Scheduled or Learned.",
+			spec:   valid(map[string]any{"warmPolicy": map[string]any{"type": "Predictive"}}),
+			want:   `spec.warmPolicy.type: Unsupported value: "Predictive"`,
+		},
+		"WindowAboveMaxExecutors": {
+			reason: "A window may not warm more executors than the pool runs.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{executors: 11})}),
+			want:   "every warmPolicy.windows[].executors must be at most maxExecutors: lower the window's executors or raise maxExecutors",
+		},
+		"WindowLongerThanAWeek": {
+			reason: "A window lasts at most a week.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{duration: "169h"})}),
+			want:   "spec.warmPolicy.windows[0].duration: Invalid value: \"169h\": duration must be more than 0 and at most a week (168h)",
+		},
+		"WindowOfNoTime": {
+			reason: "A window lasts more than nothing.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{duration: "0s"})}),
+			want:   "duration must be more than 0 and at most a week (168h)",
+		},
+		"WindowDurationNotADuration": {
+			reason: "A window's duration is a duration.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{duration: "two hours"})}),
+			want:   "spec.warmPolicy.windows[0].duration: Invalid value: \"two hours\": duration must be a duration such as 10h, 90m or 1h30m",
+		},
+		"CronWithSeconds": {
+			reason: "A schedule has five fields: a seconds field is refused.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{schedule: "0 0 8 * * mon-fri"})}),
+			want:   "spec.warmPolicy.windows[0].schedule: Invalid value: \"0 0 8 * * mon-fri\": schedule must be a cron expression of five fields",
+		},
+		"CronTooShort": {
+			reason: "A schedule has five fields.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{schedule: "8 * *"})}),
+			want:   "schedule must be a cron expression of five fields",
+		},
+		"CronTimeZonePrefix": {
+			reason: "The time zone is a field of its own, not a CRON_TZ prefix.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{schedule: "CRON_TZ=Europe/Berlin 0 8 * * *"})}),
+			want:   "no CRON_TZ prefix (set timeZone instead)",
+		},
+		"NegativeWindowExecutors": {
+			reason: "A window warms no fewer than zero executors.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{executors: -1})}),
+			want:   "spec.warmPolicy.windows[0].executors: Invalid value: -1: spec.warmPolicy.windows[0].executors in body should be greater than or equal to 0",
+		},
+		"DuplicateWindowNames": {
+			reason: "Each window has its own name, by which status and messages name it.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(warmWindow{}, warmWindow{schedule: "0 20 * * *"})}),
+			want:   "warmPolicy.windows[].name must be unique: give each window its own name",
+		},
+		"TooManyWindows": {
+			reason: "A pool names at most 16 windows.",
+			spec:   valid(map[string]any{"warmPolicy": scheduled(manyWindows(17)...)}),
+			want:   "spec.warmPolicy.windows: Too many: 17: must have at most 16 items",
+		},
+		"TargetAbove100": {
+			reason: "A target share is at most 100%.",
+			spec:   valid(map[string]any{"warmPolicy": map[string]any{"type": "Learned", "learned": map[string]any{"targetWarmPercent": int64(101)}}}),
+			want:   "targetWarmPercent must be between 1 and 100: the share of executors, in percent, to start on an existing node",
+		},
+		"TargetZero": {
+			reason: "A target share of 0% asks for nothing.",
+			spec:   valid(map[string]any{"warmPolicy": map[string]any{"type": "Learned", "learned": map[string]any{"targetWarmPercent": int64(0)}}}),
+			want:   "targetWarmPercent must be between 1 and 100",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -305,6 +375,71 @@ func TestInvalidPoolsRejected(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s\nrejection message\n  %s\ndoes not contain\n  %s", tc.reason, err, tc.want)
 			}
+		})
+	}
+}
+
+// warmWindow is a window of a Scheduled warm policy; each field left
+// empty takes a valid value.
+type warmWindow struct {
+	name, schedule, duration string
+	executors                int64
+}
+
+func (w warmWindow) object() map[string]any {
+	if w.name == "" {
+		w.name = "business-hours"
+	}
+	if w.schedule == "" {
+		w.schedule = "0 8 * * mon-fri"
+	}
+	if w.duration == "" {
+		w.duration = "10h"
+	}
+	if w.executors == 0 {
+		w.executors = 4
+	}
+	return map[string]any{"name": w.name, "schedule": w.schedule, "duration": w.duration, "executors": w.executors}
+}
+
+// scheduled is a Scheduled warm policy of windows.
+func scheduled(ws ...warmWindow) map[string]any {
+	l := make([]any, 0, len(ws))
+	for _, w := range ws {
+		l = append(l, w.object())
+	}
+	return map[string]any{"type": "Scheduled", "windows": l}
+}
+
+// manyWindows are n windows of distinct names.
+func manyWindows(n int) []warmWindow {
+	out := make([]warmWindow, 0, n)
+	for i := range n {
+		out = append(out, warmWindow{name: fmt.Sprintf("window-%d", i)})
+	}
+	return out
+}
+
+// TestWarmPoliciesAccepted creates pools of each warm policy, as their
+// documentation writes them.
+func TestWarmPoliciesAccepted(t *testing.T) {
+	fixture.CreateNamespaces(t, c, ns)
+	allowed := []any{map[string]any{"name": "qs"}}
+	cases := map[string]map[string]any{
+		"static":           {"type": "Static"},
+		"defaulted-static": {},
+		"scheduled": {"type": "Scheduled", "windows": []any{
+			warmWindow{name: "business-hours", schedule: "0 8 * * mon-fri", duration: "10h", executors: 6}.object(),
+			map[string]any{"name": "nightly-etl", "schedule": "30 1 * * *", "duration": "2h30m", "executors": int64(10), "timeZone": "America/New_York"},
+			warmWindow{name: "month-end", schedule: "0 0 28-31 * *", duration: "168h", executors: 10}.object(),
+		}},
+		"learned":                   {"type": "Learned"},
+		"learned-target":            {"type": "Learned", "learned": map[string]any{"targetWarmPercent": int64(95)}},
+		"windows-kept-while-static": {"type": "Static", "windows": []any{warmWindow{}.object()}},
+	}
+	for name, wp := range cases {
+		t.Run(name, func(t *testing.T) {
+			createStrict(t, pool("warm-"+name, map[string]any{"maxExecutors": int64(10), "allowedQueryServices": allowed, "warmPolicy": wp}))
 		})
 	}
 }

@@ -23,6 +23,30 @@ import (
 // or the pod Running.
 const AnnotationStartAt = "bench.burstpool.io/start-at"
 
+// The simulated cloud's figures: the defaults of make bench-burst's flags,
+// and the figures of make bench-warm's replayed week.
+const (
+	// DefaultLaunch is a node's launch, registration to Ready. Node
+	// start-up on EKS: 45-65 s from instance launch to Ready, as measured
+	// across about 1,000 nodes (KubeFM, "Faster EKS Node and Pod
+	// Startup", 2026); Karpenter's own docs promise capacity "in under a
+	// minute".
+	DefaultLaunch = 45 * time.Second
+	// DefaultPullMiBPerSecond is the image pull throughput: gp3, the EBS
+	// default for EKS node volumes, has a baseline throughput of 125
+	// MiB/s, which bounds pulling plus unpacking an image.
+	DefaultPullMiBPerSecond = 125
+	// DefaultExecutorImageMiB is the modelled size of the executor image,
+	// an assumption; other images are DefaultOtherImageMiB.
+	DefaultExecutorImageMiB = 3072
+	DefaultOtherImageMiB    = 50
+	// MeasuredWarmStart is what make bench-burst measured from an
+	// executor's creation to Running on a warm slot of a pool whose
+	// images are warm: p50 0.7 s ("pool, warm slots and images", the
+	// table in README.md).
+	MeasuredWarmStart = 700 * time.Millisecond
+)
+
 // Cloud is what the simulated cloud costs in time.
 type Cloud struct {
 	// Launch is the time from a node's registration until it is Ready.

@@ -62,6 +62,8 @@ var bufferPlane = plane{
 // bufferScenarios are TestCapacityBuffer's scenarios.
 var bufferScenarios = []scenario{
 	{name: "WarmSlotsGateOn", needs: []capability{simulatedCloud, capacityBufferGate, ownSettings}, namespaces: []string{"warm-gate-on"}, pools: []string{"warm-gate-on-pool"}, run: scenarioWarmSlotsGateOn},
+	// A Scheduled window's warm slots on the buffer (warmpolicy_test.go).
+	{name: "WarmWindowBuffer", needs: []capability{simulatedCloud, capacityBufferGate}, run: scenarioWarmWindowBuffer},
 }
 
 // scenarioWarmSlots creates, in a namespace of its own named name, a
@@ -197,15 +199,6 @@ spec:
 	took = waitExecutors(t, waitWarmBurst, "the burst's executors Running", c, ns, pool, warmSlots)
 	t.Logf("%s: burst -> %d executors Running: %s", name, warmSlots, took.Round(10*time.Millisecond))
 	eventually(t, waitStatus, "the claim counts the burst and holds no warm slot beyond it", warmHeld(warmSlots))
-	pods, err := podsOf(ctx, c, ns, map[string]string{qsv1.LabelQueryService: qs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods {
-		if !slices.Contains(warm, p.Spec.NodeName) {
-			t.Errorf("executor %s runs on %s, want one of the warm nodes %v", p.Name, p.Spec.NodeName, warm)
-		}
-	}
 	// No node is launched for the burst. With placeholders, the one an
 	// executor preempted is recreated gated, so nothing provisions for
 	// it. With a buffer, each executor is admitted with the buffer's
@@ -214,9 +207,7 @@ spec:
 	// (the buffer's status.replicas): an executor that bound before
 	// would have a provisioning pass restore its room on a new node
 	// (RequiresNewCapacity).
-	if got := launched(); !slices.Equal(got, beforeBurst) {
-		t.Errorf("NodeClaims ever made by the pool's NodePool: %v after the burst, %v before it: the burst launched a node", got, beforeBurst)
-	}
+	burstOnWarmNodes(t, ctx, c, ns, qs, warm, beforeBurst, launched)
 	for pod, gates := range admitted() {
 		if got := slices.Contains(gates, qsv1.GateExecutor); got != gateOn {
 			t.Errorf("executor %s was admitted with scheduling gates %v: the buffer's executor gate %s is expected only while a CapacityBuffer holds the warm slots (%t)", pod, gates, qsv1.GateExecutor, gateOn)
@@ -267,6 +258,25 @@ spec:
 		t.Logf("%s: CapacityBufferNotProcessed on the claim %s after the warm slots were held", name, took.Round(10*time.Millisecond))
 	}
 	t.Logf("%s: scenario took %s", name, time.Since(start).Round(100*time.Millisecond))
+}
+
+// burstOnWarmNodes checks that every executor of QueryService ns/qs runs
+// on one of the warm nodes, and that the pool's NodePool made no NodeClaim
+// (launched: all it ever made) beyond those it had made before the burst.
+func burstOnWarmNodes(t *testing.T, ctx context.Context, c client.Client, ns, qs string, warm, before []string, launched func() []string) {
+	t.Helper()
+	pods, err := podsOf(ctx, c, ns, map[string]string{qsv1.LabelQueryService: qs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if !slices.Contains(warm, p.Spec.NodeName) {
+			t.Errorf("executor %s runs on %s, want one of the warm nodes %v", p.Name, p.Spec.NodeName, warm)
+		}
+	}
+	if got := launched(); !slices.Equal(got, before) {
+		t.Errorf("NodeClaims ever made by the pool's NodePool: %v after the burst, %v before it: the burst launched a node", got, before)
+	}
 }
 
 // objectCondition is "Status/Reason" of u's status condition typ, or "".

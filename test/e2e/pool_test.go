@@ -93,6 +93,9 @@ var poolScenarios = []scenario{
 	{name: "GivebackLaunchesNoNode", needs: []capability{simulatedCloud}, namespaces: []string{warmGivebackNS}, pools: []string{"giveback"}, run: scenarioGivebackLaunchesNoNode},
 	{name: "DeleteClaim", needs: []capability{simulatedCloud}, run: scenarioDeleteClaim},
 	{name: "VendorVerdict", needs: []capability{simulatedCloud}, run: scenarioVendorVerdict},
+	// Warm policies (warmpolicy_test.go).
+	{name: "WarmWindow", needs: []capability{simulatedCloud}, run: scenarioWarmWindow},
+	{name: "LearnedWarmLevel", needs: []capability{simulatedCloud}, run: scenarioLearnedWarmLevel},
 }
 
 // scenarioReferenceManifests: the reference's manifests apply as written

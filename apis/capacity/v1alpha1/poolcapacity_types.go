@@ -210,7 +210,9 @@ type WarmSlots struct {
 	// +kubebuilder:validation:MinLength=1
 	Gate string `json:"gate"`
 
-	// Slots is how many warm slots the pool holds (its minExecutors).
+	// Slots is how many warm slots the pool holds: its warm level
+	// (minExecutors, or what its warm policy sets; the Pool's
+	// status.warmPolicy).
 	// +kubebuilder:validation:Minimum=0
 	Slots int32 `json:"slots"`
 

@@ -43,11 +43,13 @@ type PoolList struct {
 // +kubebuilder:validation:XValidation:rule="self.maxExecutors >= 1",message="maxExecutors must be at least 1"
 // +kubebuilder:validation:XValidation:rule="!has(self.minExecutors) || self.minExecutors <= self.maxExecutors",message="minExecutors must not exceed maxExecutors"
 // +kubebuilder:validation:XValidation:rule="!has(self.executorsPerNode) || self.executorsPerNode >= 1",message="executorsPerNode must be at least 1"
+// +kubebuilder:validation:XValidation:rule="!has(self.warmPolicy) || !has(self.warmPolicy.windows) || self.warmPolicy.windows.all(w, w.executors <= self.maxExecutors)",message="every warmPolicy.windows[].executors must be at most maxExecutors: lower the window's executors or raise maxExecutors"
 type PoolSpec struct {
 	// MinExecutors is the number of executor slots kept warm (provisioned and
 	// idle) at all times. Karpenter has no minimum node count, so burstpool
 	// holds these slots with low-priority placeholder pods that real
-	// executors preempt.
+	// executors preempt. A warm policy (spec.warmPolicy) may raise the warm
+	// level above it for a while, never lower it.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100000
@@ -165,6 +167,114 @@ type PoolSpec struct {
 	// workloadCluster. A burstpool extension of the reference.
 	// +optional
 	WorkloadCluster *WorkloadCluster `json:"workloadCluster,omitempty"`
+
+	// WarmPolicy says how many executor slots the pool keeps warm over
+	// time: Static (the default, and the reference's behaviour) keeps
+	// minExecutors warm day and night; Scheduled raises the warm level
+	// while a window of the pool's (or of the platform's settings for its
+	// namespace) is open; Learned follows the warm level the capacity
+	// provider learns from the pool's demand by time of week. The warm
+	// level is never below minExecutors, nor above maxExecutors and the
+	// platform's tenancy caps; status.warmPolicy says which policy set it,
+	// why, until when and what it costs. A burstpool extension of the
+	// reference.
+	// +optional
+	WarmPolicy *WarmPolicy `json:"warmPolicy,omitempty"`
+}
+
+// Warm policies (spec.warmPolicy.type).
+const (
+	// WarmStatic keeps minExecutors warm at all times.
+	WarmStatic = "Static"
+	// WarmScheduled raises the warm level while a window is open.
+	WarmScheduled = "Scheduled"
+	// WarmLearned follows the capacity provider's learned warm level.
+	WarmLearned = "Learned"
+)
+
+// WarmPolicy says how the pool's warm level follows time or demand.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'Scheduled' || (has(self.windows) && size(self.windows) > 0)",message="warmPolicy.type Scheduled needs at least one window in warmPolicy.windows: add one, or use type Static"
+// +kubebuilder:validation:XValidation:rule="!has(self.windows) || self.windows.all(w, self.windows.exists_one(x, x.name == w.name))",message="warmPolicy.windows[].name must be unique: give each window its own name"
+type WarmPolicy struct {
+	// Type is Static (minExecutors warm at all times), Scheduled (raised
+	// while a window is open) or Learned (the capacity provider's learned
+	// level, within the platform's cost caps).
+	// +kubebuilder:validation:Enum=Static;Scheduled;Learned
+	// +kubebuilder:default=Static
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// Windows raise the warm level while they are open, under type
+	// Scheduled: each opens at every time its cron schedule matches in its
+	// time zone and stays open for its duration. Where windows overlap,
+	// the largest level wins; the platform's settings may add windows for
+	// the pool's namespace (warmPolicy.classes). Slots are warmed ahead of
+	// a window's opening by the platform's lead time (warmPolicy.leadTime,
+	// at least a new node's cold start).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Windows []WarmWindow `json:"windows,omitempty"`
+
+	// Learned tunes the learned warm level under type Learned. What it may
+	// cost (in slots and dollars per hour) is the platform's to decide,
+	// in its settings.
+	// +optional
+	Learned *LearnedWarmPolicy `json:"learned,omitempty"`
+}
+
+// WarmWindow is a recurring time during which the pool keeps more slots
+// warm.
+type WarmWindow struct {
+	// Name identifies the window in the pool's status and messages.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Schedule is when the window opens: a cron expression of five fields
+	// (minute, hour, day of month, month, day of week), such as
+	// "0 8 * * mon-fri", read in TimeZone.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9A-Za-z*/,?-]+( +[0-9A-Za-z*/,?-]+){4}$')",message="schedule must be a cron expression of five fields separated by spaces (minute hour day-of-month month day-of-week), such as '0 8 * * mon-fri': no seconds field, no CRON_TZ prefix (set timeZone instead)"
+	Schedule string `json:"schedule"`
+
+	// Duration is how long the window stays open after each opening, a
+	// duration such as 10h or 90m, more than zero and at most a week
+	// (168h).
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="duration must be a duration such as 10h, 90m or 1h30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || (duration(self) > duration('0s') && duration(self) <= duration('168h'))",message="duration must be more than 0 and at most a week (168h): shorten the window, or split it into windows of a week or less"
+	Duration string `json:"duration"`
+
+	// Executors is the warm level while the window is open, held to at
+	// least minExecutors and at most maxExecutors and the platform's
+	// tenancy cap; a Pool's own windows may name at most its
+	// maxExecutors.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Executors int32 `json:"executors"`
+
+	// TimeZone is the IANA time zone the schedule is read in, such as
+	// Europe/Berlin; empty is UTC. Across a daylight-saving change the
+	// window opens at the schedule's wall time and lasts Duration of
+	// elapsed time.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_+\-/]*$`
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// LearnedWarmPolicy tunes a learned warm level.
+type LearnedWarmPolicy struct {
+	// TargetWarmPercent is the share of executors, in percent, that should
+	// start on a node that was there before them (a warm slot). Unset,
+	// the platform's warmPolicy.learned.targetWarmPercent (90 unless the
+	// platform team says otherwise).
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 100",message="targetWarmPercent must be between 1 and 100: the share of executors, in percent, to start on an existing node"
+	// +optional
+	TargetWarmPercent *int32 `json:"targetWarmPercent,omitempty"`
 }
 
 // WorkloadCluster names the cluster a pool runs in.

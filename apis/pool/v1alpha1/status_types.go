@@ -143,7 +143,8 @@ type PoolStatus struct {
 	// +optional
 	Cost *PoolCost `json:"cost,omitempty"`
 
-	// WarmCapacity says what holds the pool's warm slots (minExecutors):
+	// WarmCapacity says what holds the pool's warm slots (minExecutors, or
+	// the warm level of spec.warmPolicy):
 	// low-priority placeholder pods, or a CapacityBuffer
 	// (autoscaling.x-k8s.io) that an autoscaler keeps capacity for, and,
 	// while the pool waits for an autoscaler to act on its CapacityBuffer,
@@ -151,6 +152,52 @@ type PoolStatus struct {
 	// extension.
 	// +optional
 	WarmCapacity *WarmCapacityStatus `json:"warmCapacity,omitempty"`
+
+	// WarmPolicy says which policy set the pool's warm level now, why,
+	// until when, and what the warm slots cost per hour; set when
+	// spec.warmPolicy is. A burstpool extension.
+	// +optional
+	WarmPolicy *WarmPolicyStatus `json:"warmPolicy,omitempty"`
+}
+
+// Sources of a pool's warm level (status.warmPolicy.source).
+const (
+	// WarmFromMinExecutors: minExecutors set the level.
+	WarmFromMinExecutors = "MinExecutors"
+	// WarmFromWindow: an open window (or one opening within the lead
+	// time) set it.
+	WarmFromWindow = "Window"
+	// WarmFromLearned: the capacity provider's learned level set it.
+	WarmFromLearned = "Learned"
+)
+
+// WarmPolicyStatus is the warm level a pool holds now and why.
+type WarmPolicyStatus struct {
+	// Type is the pool's spec.warmPolicy.type.
+	Type string `json:"type"`
+	// Executors is the warm level now: the slots kept warm, running
+	// executors included (warmCapacity.slots is what is left of it once
+	// they are counted).
+	Executors int32 `json:"executors"`
+	// Source is what set the level: MinExecutors, Window or Learned.
+	// +kubebuilder:validation:Enum=MinExecutors;Window;Learned
+	Source string `json:"source"`
+	// Reason says in a sentence why the level is what it is: the window or
+	// the learned recommendation, and any cap that bound it.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Until is when the level is next revised: a window's lead before it
+	// opens, its close, or when the learned level is next asked for;
+	// absent while nothing on the clock changes it.
+	// +optional
+	Until *metav1.Time `json:"until,omitempty"`
+	// DollarsPerHour is what the warm level's slots cost per hour, a
+	// decimal: executors times the price of one slot, as the capacity
+	// provider prices one for a learned level's cap (the highest hourly
+	// price of the pool's node types, divided by executorsPerNode);
+	// absent while no price is known.
+	// +optional
+	DollarsPerHour string `json:"dollarsPerHour,omitempty"`
 }
 
 // WarmCapacityStatus is what holds a pool's warm slots.
@@ -158,7 +205,8 @@ type WarmCapacityStatus struct {
 	// Method holds the warm slots: Placeholders or CapacityBuffer.
 	// +kubebuilder:validation:Enum=Placeholders;CapacityBuffer
 	Method string `json:"method"`
-	// Slots are the warm slots held now: minExecutors less the executors
+	// Slots are the warm slots held now: the warm level (minExecutors, or
+	// warmPolicy.executors under a warm policy) less the executors
 	// running, zero while suspended or while no executor size is known.
 	Slots int32 `json:"slots"`
 	// CapacityBuffer names the pool's CapacityBuffer, in the pool's

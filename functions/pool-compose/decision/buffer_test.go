@@ -133,7 +133,7 @@ func TestDecideWarmSlots(t *testing.T) {
 	processed := BufferObservation{Observed: true, Generation: 2, ProcessedGeneration: 2}
 	base := func(mod func(*PlaceholderInput)) PlaceholderInput {
 		p := PlaceholderInput{
-			Pool: "burst", Namespace: "pools", MinExecutors: 4, Occupied: 1, PerNode: 2, Slot: slot, SlotOK: true, PriorityClassObserved: true,
+			Pool: "burst", Namespace: "pools", WarmLevel: 4, Occupied: 1, PerNode: 2, Slot: slot, SlotOK: true, PriorityClassObserved: true,
 			Config:     v1beta1.Placeholder{Priority: ptr.To[int32](-10), Image: "pause:3.10"},
 			Scheduling: objects.Scheduling{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "burst"}},
 			Warm:       WarmMethodInput{Now: now, Setting: warmAuto, Timeout: time.Minute, Served: true, Observed: processed},

@@ -18,7 +18,7 @@ import (
 // decideCapacity decides the PoolCapacity, which counts the pool's nodes
 // and executors (maxExecutors among them) and applies its policies; buffer
 // names the CapacityBuffer whose replicas it keeps, if any.
-func decideCapacity(in Input, f Facts, images []string, buffer *capv1alpha1.WarmBuffer) Outcome {
+func decideCapacity(in Input, f Facts, images []string, buffer *capv1alpha1.WarmBuffer, learned *capv1alpha1.WarmPolicy) Outcome {
 	var o Outcome
 	if len(f.Scheduling.NodeSelector) == 0 {
 		// Nothing picks the pool's nodes yet (Pending): keep what exists.
@@ -27,6 +27,7 @@ func decideCapacity(in Input, f Facts, images []string, buffer *capv1alpha1.Warm
 	}
 	a := capacityArgs(in, f, images)
 	a.WarmBuffer = buffer
+	a.WarmPolicy = learned
 	if (buffer != nil && buffer.Holds) || a.EnforceShares {
 		// New executors are admitted gated, for the provider to hold
 		// back those that would launch a node for a warm slot or take a
@@ -59,7 +60,7 @@ func capacityArgs(in Input, f Facts, images []string) objects.CapacityArgs {
 		Tolerations:        f.Scheduling.Tolerations,
 		EnforceShares:      in.Spec.QueryServiceLimits != nil && in.Spec.QueryServiceLimits.Enforce,
 		Pricing:            policy.Pricing,
-		Startup:            startupOf(in, f, images), WarmSlots: min(in.Spec.MinExecutors, in.Spec.MaxExecutors),
+		Startup:            startupOf(in, f, images), WarmSlots: f.WarmLevel,
 	}
 }
 
@@ -115,6 +116,10 @@ func capacityKey(a objects.CapacityArgs) string {
 	w(strconv.Itoa(int(a.WarmSlots)))
 	if wb := a.WarmBuffer; wb != nil {
 		w(wb.Name, strconv.FormatBool(wb.Holds))
+	}
+	if wp := a.WarmPolicy; wp != nil && wp.Learned != nil {
+		l := wp.Learned
+		w("learned", strconv.Itoa(int(l.TargetWarmPercent)), l.Lead.String(), strconv.Itoa(int(l.MaxSlots)), l.MaxDollarsPerHour)
 	}
 	if st := a.Startup; st != nil {
 		w(st.Taint.Key, st.Taint.Value, string(st.Taint.Effect), st.OpenAfter.String())

@@ -150,7 +150,7 @@ func TestDecideCapacity(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			o := decideCapacity(tc.in, tc.facts, nil, nil)
+			o := decideCapacity(tc.in, tc.facts, nil, nil, nil)
 			got := want{Waiting: o.Waiting, Preserve: o.Preserve}
 			if l, ok := o.Lazy[objects.ComposedCapacity]; ok {
 				fp, _, _ := unstructured.NestedMap(l.Build().Object, "spec", "forProvider")

@@ -61,6 +61,12 @@ func Compute(in Input) Output {
 		return out.Output
 	}
 
+	// The warm level is decided first: the nodes (a CoreWeave pool's
+	// target), the placeholders and the PoolCapacity read it.
+	level, o := decideWarmLevel(in, f) // warm policies (warmlevel.go)
+	f.WarmLevel = level.Executors
+	out.add(o)
+
 	warm, o := decideWarm(in, f)
 	if t, taken := heldName(in.Pool, in.Namespace, in.Existing); taken {
 		// Another namespace's pool holds the name: compose nothing more,
@@ -101,7 +107,7 @@ func Compute(in Input) Output {
 		canHold = p.SlotOK && !p.Suspend
 	}
 	buffer := bufferOf(warmSlots, canHold)
-	out.add(decideCapacity(in, f, warm.imageRefs(), buffer))
+	out.add(decideCapacity(in, f, warm.imageRefs(), buffer, level.Learned))
 	out.add(warmOutcome)
 	out.add(decideStorageAgent(in, f))
 	out.add(decideAgentPriority(in, f, len(warm.DaemonSets)))
@@ -110,6 +116,7 @@ func Compute(in Input) Output {
 
 	st, o := decideStatus(StatusArgs{In: in, Facts: f, Status: status, Nodes: nodes, Warm: warm, Problem: out.problem, Waiting: out.waiting})
 	st.WarmCapacity = warmSlots
+	st.WarmPolicy = warmStatus(level, slotDollarsPerHour(in, f, nodes.Size))
 	out.Status = st
 	out.add(o)
 	if msg := sizeWarning(in.RequestSize); msg != "" {

@@ -16,7 +16,7 @@ import (
 // decideCoreWeave decides a CoreWeave pool. Without the cluster's
 // autoscaler (provisioning.coreWeaveAutoscaling), targetNodes is what the
 // pool needs now: nodes for the warm slots
-// (minExecutors) or the running executors, whichever is more, plus the
+// (the warm level, Facts.WarmLevel) or the running executors, whichever is more, plus the
 // pending executors, executorsPerNode to a node; suspended, only the
 // running executors' nodes. With it, the autoscaler owns targetNodes
 // (coreWeaveAutoscaled). instanceType is immutable, so a new type gets a
@@ -29,7 +29,7 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 	if c := f.Capacity; c != nil {
 		occupied, waiting = int64(c.OccupiedExecutors), int64(c.PendingExecutors)
 	}
-	demand := max(int64(in.Spec.MinExecutors), occupied) + waiting
+	demand := max(int64(f.WarmLevel), occupied) + waiting
 	if in.Spec.Suspend {
 		demand = occupied
 	}
@@ -63,7 +63,7 @@ func decideCoreWeave(in Input, f Facts, cin cloudpool.Input) (string, Outcome) {
 	ready := cur != nil && cloudpool.CoreWeaveReady(observedConditions(cur))
 	o.desire(objects.ComposedCloudPool, cp, ready, true)
 	msg := fmt.Sprintf("CoreWeave node pool %s runs %d %s node(s) for %d warm, %d running and %d pending executor(s)",
-		cp.GetName(), cin.TargetNodes, cin.InstanceType, in.Spec.MinExecutors, occupied, waiting)
+		cp.GetName(), cin.TargetNodes, cin.InstanceType, f.WarmLevel, occupied, waiting)
 	if old != nil {
 		u, drain := drain(old, ready)
 		if u != nil {

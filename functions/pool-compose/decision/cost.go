@@ -3,6 +3,8 @@ package decision
 import (
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
+	"github.com/burstpool/burstpool/internal/cost"
+	"github.com/burstpool/burstpool/internal/sizing"
 )
 
 // cost turns the PoolCapacity's cost into the Pool's status.cost: the
@@ -50,4 +52,40 @@ func (o *CapacityObservation) cost() *poolv1alpha1.PoolCost {
 		}
 	}
 	return out
+}
+
+// slotDollarsPerHour is what one of the pool's warm slots costs per hour,
+// for status.warmPolicy: as the capacity provider prices a slot for a
+// learned level's cap (cost.SlotPrice: the highest hourly price of the
+// node types the PoolCapacity has priced, over executorsPerNode), so the
+// status and the cap agree; before any node is priced, the sized instance
+// type's price as the provider would price it (from the settings'
+// capacity.pricing; spot for a spot pool) over executorsPerNode. 0 when
+// neither is known, or when the pool sets no warm policy (nothing shows
+// it).
+func slotDollarsPerHour(in Input, f Facts, size *sizing.Result) float64 {
+	if in.Spec.WarmPolicy == nil {
+		return 0
+	}
+	if c := f.Capacity; c != nil {
+		if p, ok := cost.SlotPrice(capacityArgs(in, f, nil).Parameters(), c.Cost); ok {
+			return p
+		}
+	}
+	if size == nil || size.InstanceType == "" {
+		return 0
+	}
+	prices, err := cost.NewPrices(in.Config.Capacity.Pricing)
+	if err != nil {
+		return 0
+	}
+	capacityType := cost.OnDemand
+	if ic := in.Spec.InstanceConfig; ic != nil && ic.SpotEnabled {
+		capacityType = "spot"
+	}
+	price, ok := prices.PerHour(size.InstanceType, capacityType)
+	if !ok {
+		return 0
+	}
+	return price / float64(f.PerNode)
 }

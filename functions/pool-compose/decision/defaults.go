@@ -46,6 +46,15 @@ const (
 	// when pods outside them cannot run; Report and Evict act after the
 	// pod took a node.
 	defaultUnauthorized = objects.PolicyDeny
+	// defaultLeadTime is how long before a window opens, or a learned
+	// burst is due, its warm slots rise: above the 71 s a burst onto new
+	// nodes waits in make bench-burst (a 45 s node launch and a 24.6 s
+	// pull of a 3 GiB image; docs/capacity.md, "The warm slots'
+	// trade-off"), with room for Crossplane's poll.
+	defaultLeadTime = "2m"
+	// defaultTargetWarmPercent is the share of executors a learned warm
+	// level starts warm when neither the pool nor the settings say.
+	defaultTargetWarmPercent = 90
 )
 
 // Default fills every unset field of the function input with its default;
@@ -74,6 +83,9 @@ func Default(c *v1beta1.Input, helperImage string) {
 	w := present(&c.WarmCapacity)
 	orDefault(&w.Method, warmAuto)
 	orDefault(&w.AutoscalerTimeout, defaultAutoscalerTimeout)
+	wp := present(&c.WarmPolicy)
+	orDefault(&wp.LeadTime, defaultLeadTime)
+	orDefault(&present(&wp.Learned).TargetWarmPercent, defaultTargetWarmPercent)
 	capacity := present(&c.Capacity)
 	orDefault(&capacity.ProviderConfigName, defaultProviderConfig)
 	orDefault(&capacity.UnauthorizedExecutors, defaultUnauthorized)
@@ -168,7 +180,8 @@ func ValidateInput(c *v1beta1.Input) []SettingError {
 			}
 		}
 	}
-	errs = append(errs, ValidateNodeIAM(c.AWS.NodeIAM)...) // node IAM (iam.go)
+	errs = append(errs, ValidateNodeIAM(c.AWS.NodeIAM)...)   // node IAM (iam.go)
+	errs = append(errs, ValidateWarmPolicy(c.WarmPolicy)...) // warm policies (warmlevel.go)
 	return errs
 }
 

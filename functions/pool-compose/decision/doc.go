@@ -37,7 +37,10 @@
 //     cluster ID, method or cloud, a size or an instance family) is Failed,
 //     ClaimNotAllowed, naming the setting, and keeps every object as
 //     observed; RunFunction sends such a pool to no workload cluster.
-//  2. decideWarm (warm.go): the warm set and its DaemonSets.
+//  2. decideWarmLevel (warmlevel.go): the warm level, minExecutors or what
+//     spec.warmPolicy sets (internal/warmpolicy), which the nodes, the
+//     placeholders and the PoolCapacity read as Facts.WarmLevel; then
+//     decideWarm (warm.go): the warm set and its DaemonSets.
 //  3. heldName (owner.go): another namespace's pool holds the pool's
 //     cluster-wide names, so it composes nothing more and keeps the
 //     objects its labels name (ownObjects).
@@ -95,7 +98,8 @@
 //     pool that waits for its workload cluster too (AwaitWorkload,
 //     workload.go), and objects.PoolCapacity (objects/capacity.go) writes
 //     them as spec.forProvider.maxExecutors.
-//   - decidePlaceholders (placeholders.go) holds minExecutors (at most
+//   - decidePlaceholders (placeholders.go) holds the warm level
+//     (Facts.WarmLevel: minExecutors, or a warm policy's level, at most
 //     maxExecutors) slots warm, less the executors running, each the size
 //     of the largest compatible executor.
 //   - decideStatus's phase (status.go) gives an Active pool the message

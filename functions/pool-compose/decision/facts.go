@@ -31,12 +31,17 @@ type Facts struct {
 	Static bool
 	// Tenant is what the settings grant the pool's namespace.
 	Tenant Tenant
+	// WarmLevel is how many executor slots the pool keeps warm now, the
+	// executors running included: minExecutors (at most maxExecutors), or
+	// what its warm policy sets (decideWarmLevel, which Compute runs before
+	// the decisions that read it).
+	WarmLevel int32
 }
 
 // specFacts are the facts the spec alone decides: how many executors
 // share a node and how many nodes the pool keeps and may have.
 func specFacts(spec poolv1alpha1.PoolSpec) Facts {
-	f := Facts{PerNode: perNode(spec)}
+	f := Facts{PerNode: perNode(spec), WarmLevel: max(0, min(spec.MinExecutors, spec.MaxExecutors))}
 	f.MinNodes, f.MaxNodes = nodeRange(spec.MinExecutors, spec.MaxExecutors, f.PerNode, spec.Suspend)
 	return f
 }

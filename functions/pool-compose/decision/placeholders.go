@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,10 +17,13 @@ import (
 // PlaceholderInput is what the placeholders are decided from.
 type PlaceholderInput struct {
 	Pool, Namespace string
-	// MinExecutors are the warm slots to hold; Occupied are the executors
-	// running, which hold slots themselves.
-	MinExecutors, Occupied int32
-	Suspend                bool
+	// WarmLevel is the slots to keep warm (minExecutors, or what the warm
+	// policy sets: Facts.WarmLevel); Occupied are the executors running,
+	// which hold slots themselves.
+	WarmLevel, Occupied int32
+	// Policy tells that a warm policy (spec.warmPolicy) set WarmLevel.
+	Policy  bool
+	Suspend bool
 	// Slot is one executor slot; SlotOK is false while no size is known.
 	Slot   sizing.Resources
 	SlotOK bool
@@ -34,15 +38,16 @@ type PlaceholderInput struct {
 	Warm WarmMethodInput
 }
 
-// decidePlaceholders decides what holds minExecutors slots warm, and
-// says so in status: minExecutors less the executors running, none while
+// decidePlaceholders decides what holds the warm level's slots
+// (minExecutors, or what the warm policy sets), and says so in status:
+// the warm level less the executors running, none while
 // suspended, each one slot. Placeholders are a PriorityClass and a
 // Deployment of pause pods; where an autoscaler acts on SIG Autoscaling's
 // CapacityBuffer, a CapacityBuffer of that many chunks of a PodTemplate
 // holds them instead, and no placeholder pod runs (decideWarmMethod).
 func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, Outcome) {
 	var o Outcome
-	replicas := max(0, p.MinExecutors-p.Occupied)
+	replicas := max(0, p.WarmLevel-p.Occupied)
 	if p.Suspend || !p.SlotOK {
 		replicas = 0
 	}
@@ -65,7 +70,10 @@ func decidePlaceholders(p PlaceholderInput) (*poolv1alpha1.WarmCapacityStatus, O
 	if !p.SlotOK {
 		// The PriorityClass holds no capacity, so it is kept ready for
 		// when a slot size is known; the warm slots wait for one.
-		if p.MinExecutors > 0 {
+		switch {
+		case p.WarmLevel > 0 && p.Policy:
+			o.event(true, "NoWarmSlotSize", fmt.Sprintf("the warm level is %d (status.warmPolicy) but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType", p.WarmLevel))
+		case p.WarmLevel > 0:
 			o.event(true, "NoWarmSlotSize", "minExecutors is set but no executor size is known yet: attach a compatible QueryService or set spec.instanceConfig.instanceType")
 		}
 		o.preserve(objects.ComposedPlaceholder)
@@ -123,7 +131,7 @@ func bufferOf(st *poolv1alpha1.WarmCapacityStatus, canHold bool) *capv1alpha1.Wa
 // the attached QueryServices and the pool's size.
 func placeholderInput(in Input, f Facts, size *sizing.Result) PlaceholderInput {
 	p := PlaceholderInput{
-		Pool: in.Pool, Namespace: in.Namespace, MinExecutors: in.Spec.MinExecutors, Occupied: f.Capacity.occupied(),
+		Pool: in.Pool, Namespace: in.Namespace, WarmLevel: f.WarmLevel, Policy: in.Spec.WarmPolicy != nil, Occupied: f.Capacity.occupied(),
 		Suspend: in.Spec.Suspend, PerNode: f.PerNode, Scheduling: f.Scheduling, Config: *in.Config.Placeholder,
 		PriorityClassObserved: in.Observed[objects.ComposedPlaceholderPriorityClass] != nil,
 		DeploymentObserved:    in.Observed[objects.ComposedPlaceholder] != nil,

@@ -23,7 +23,7 @@ func TestDecidePlaceholders(t *testing.T) {
 	slot := sizing.Resources{CPU: k8sresource.MustParse("2"), Memory: k8sresource.MustParse("8Gi")}
 	base := func(mod func(*PlaceholderInput)) PlaceholderInput {
 		p := PlaceholderInput{
-			Pool: "burst", Namespace: "pools", MinExecutors: 4, PerNode: 2, Slot: slot, SlotOK: true,
+			Pool: "burst", Namespace: "pools", WarmLevel: 4, PerNode: 2, Slot: slot, SlotOK: true,
 			Config:     v1beta1.Placeholder{Priority: ptr.To[int32](-10), Image: "pause:3.10"},
 			Scheduling: objects.Scheduling{NodeSelector: map[string]string{qsv1alpha1.LabelPool: "burst"}},
 		}
@@ -84,7 +84,7 @@ func TestDecidePlaceholders(t *testing.T) {
 		},
 		"NoSlotSizeNoneWanted": {
 			reason: "No executor size is known and no warm slot is asked for: nothing to warn about.",
-			in:     base(func(p *PlaceholderInput) { p.SlotOK = false; p.MinExecutors = 0; p.PriorityClassObserved = true }),
+			in:     base(func(p *PlaceholderInput) { p.SlotOK = false; p.WarmLevel = 0; p.PriorityClassObserved = true }),
 			want:   want{Replicas: -1, PriorityClass: true, Preserve: []resource.Name{objects.ComposedPlaceholder}},
 		},
 	}

@@ -89,6 +89,8 @@ func waitingStatus(in Input, f Facts, st poolv1alpha1.PoolStatus, p *Problem) (p
 	st.AttachedQueryServices = in.Previous.AttachedQueryServices
 	st.Sizing = in.Previous.Sizing
 	st.ExecutorScheduling = in.Previous.ExecutorScheduling
+	// Every object is kept as it is, and so is the warm level.
+	st.WarmPolicy = in.Previous.WarmPolicy
 	st.Phase, st.Message = phase(PhaseInput{Problem: p})
 	return st, Outcome{Conditions: []Condition{capacityCondition(f.Capacity, f.CapacityStale), burstsCondition(currentCapacity(f))}}
 }

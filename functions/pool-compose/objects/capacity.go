@@ -50,6 +50,9 @@ type CapacityArgs struct {
 	// WarmBuffer, when set, names the pool's CapacityBuffer, whose
 	// replicas the provider keeps at the warm slots the pool still wants.
 	WarmBuffer *capv1alpha1.WarmBuffer
+	// WarmPolicy, when set, asks the provider for a learned warm level
+	// (status.atProvider.warmRecommendation).
+	WarmPolicy *capv1alpha1.WarmPolicy
 	// ExecutorGate, when set, is the scheduling gate the pool's new
 	// executors are admitted with, for the provider to hold some back.
 	ExecutorGate string
@@ -70,11 +73,11 @@ var countingPolicies = capv1alpha1.Policies{UnauthorizedExecutors: capv1alpha1.U
 
 // CountOnly is a copy of a that only counts: it deletes no failed
 // executor, evicts no unauthorized one, enforces no share, prices nothing,
-// opens no node and releases no warm slot.
+// opens no node, releases no warm slot and asks for no learned level.
 func (a CapacityArgs) CountOnly() CapacityArgs {
 	p := countingPolicies
 	a.DeleteFailed, a.Unauthorized, a.EnforceShares = p.DeleteFailedExecutors, string(p.UnauthorizedExecutors), p.EnforceShares
-	a.Pricing, a.Startup, a.WarmSlots, a.WarmBuffer, a.ExecutorGate = nil, nil, 0, nil, ""
+	a.Pricing, a.Startup, a.WarmSlots, a.WarmBuffer, a.WarmPolicy, a.ExecutorGate = nil, nil, 0, nil, nil, ""
 	return a
 }
 
@@ -103,6 +106,12 @@ func PoolCapacity(a CapacityArgs) *unstructured.Unstructured {
 		}
 	}
 	return u
+}
+
+// Parameters is the PoolCapacity's spec.forProvider that a makes, as the
+// provider reads it (to price a slot as it does, say).
+func (a CapacityArgs) Parameters() capv1alpha1.PoolCapacityParameters {
+	return capacityParameters(a)
 }
 
 // capacityParameters is the PoolCapacity's spec.forProvider: the pool's
@@ -140,6 +149,7 @@ func capacityParameters(a CapacityArgs) capv1alpha1.PoolCapacityParameters {
 			Slots:          a.WarmSlots,
 			CapacityBuffer: a.WarmBuffer,
 		},
+		WarmPolicy: a.WarmPolicy,
 	}
 }
 

@@ -21,11 +21,12 @@ import (
 )
 
 // Observe gathers what the PoolCapacity's cluster holds, computes its
-// capacity and plan, and sets the capacity as status.atProvider; the
-// managed reconciler writes the status. The PoolCapacity is up to date
-// unless an actuator has something of the plan to apply, which Update
-// does. A PoolCapacity being deleted reports that nothing exists, so its
-// finalizer is removed at once: there is nothing external to delete.
+// capacity and plan, records the pool's demand (demand.go), and sets the
+// capacity as status.atProvider; the managed reconciler writes the
+// status. The PoolCapacity is up to date unless an actuator has
+// something of the plan to apply, which Update does. A PoolCapacity being
+// deleted reports that nothing exists, so its finalizer is removed at
+// once: there is nothing external to delete.
 func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
 	cr, ok := mg.(*v1alpha1.PoolCapacity)
 	if !ok {
@@ -48,20 +49,24 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	o.LastObservedTime = capacity.LastObserved(o.LastObservedTime, g.lastSync, e.staleAfter/5)
 	o.WorkloadCluster = g.summary
 	costErr := cost.Account(spec, g.snap, &o, now)
+	mem, d := e.recordDemand(cr, o, now)
+	o.Demand, o.WarmRecommendation = d.Demand, d.Recommendation
 
 	// Apply the status; the plan waits for Update.
 	cr.Status.AtProvider = o
+	demandErr := e.applyDemand(cr, mem, d, now)
 	cr.SetConditions(xpv2.Available(), staleCondition(g.lastSync, now, e.staleAfter))
 	if e.metrics != nil {
 		e.metrics.Record(cr.Name, spec, res, g.lastSync)
 		e.metrics.Cost(spec, o.Cost)
 		e.metrics.Starts(spec, o.ExecutorStarts)
+		e.metrics.Warm(spec, o.Demand, o.WarmRecommendation)
 	}
 	e.planned = &planned{spec: spec, snap: g.snap, plan: res.Plan, now: now}
 	// An error makes Synced False; the status above is written all the
 	// same.
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate(e.target(), cr, e.planned)},
-		utilerrors.NewAggregate(nonNil(g.summaryErr, costErr))
+		utilerrors.NewAggregate(nonNil(g.summaryErr, costErr, demandErr))
 }
 
 // Update applies the plan this reconcile's Observe computed.

@@ -4,12 +4,13 @@
 // the pool's settings ask of its cluster.
 //
 // It decides nothing itself. Each reconcile gathers (gather.go), has the
-// pure cores compute (capacity.Compute, cost.Account), writes the status
-// (external.go), and applies the plan through the actuators of
-// actuators.go, in their stated order, one file each: open.go,
+// pure cores compute (capacity.Compute, cost.Account, and demand.Record
+// for the demand history and the learned warm level, demand.go), writes
+// the status (external.go), and applies the plan through the actuators
+// of actuators.go, in their stated order, one file each: open.go,
 // placeholders.go, buffer.go, gate.go, release.go, evict.go. memo.go
-// remembers what each last applied; clusters.go and workload.go observe
-// and read the pools' clusters.
+// remembers what each last applied, and each pool's demand history;
+// clusters.go and workload.go observe and read the pools' clusters.
 package poolcapacity
 
 import (
@@ -45,6 +46,7 @@ import (
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
+	"github.com/burstpool/burstpool/internal/demand"
 	"github.com/burstpool/burstpool/internal/metrics"
 	"github.com/burstpool/burstpool/internal/watch"
 )
@@ -125,6 +127,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			shed:       newMemo[[]capacity.Eviction](),
 			buffers:    newMemo[capacity.BufferScale](),
 			gates:      newMemo[gateState](),
+			demands:    newMemo[*demand.Memory](),
 		},
 	}
 	opts := []managed.ReconcilerOption{
@@ -132,6 +135,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		managed.WithInitializers(),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(warmRefresh(o.Clock)),
 		managed.WithRecorder(rec),
 		managed.WithManagementPolicies(),
 	}

@@ -142,6 +142,9 @@ func TestLeastPrivilege(t *testing.T) {
 	applyExecutorGatePolicies(t, c)
 	pc.Spec.ForProvider.WarmSlots.CapacityBuffer = &v1alpha1.WarmBuffer{Name: "rbac-warm-slots", Holds: true}
 	pc.Spec.ForProvider.ExecutorGate = qsv1alpha1.GateExecutor
+	// A learned warm level: the demand history and the recommendation
+	// go into the status the provider writes (status of PoolCapacities).
+	pc.Spec.ForProvider.WarmPolicy = &v1alpha1.WarmPolicy{Learned: &v1alpha1.LearnedGoal{TargetWarmPercent: 90, Lead: metav1.Duration{Duration: 5 * time.Minute}}}
 	if err := c.Create(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +219,13 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("PoolCapacity rbac: ExecutorGateUnavailable under the shipped roles: %s", e.Message)
 		}
 	}
+	eventually(t, "PoolCapacity rbac's demand history and learned warm level written", func() error {
+		got := getPC(t, c, "rbac")
+		if got.Status.AtProvider.Demand == nil || got.Status.AtProvider.WarmRecommendation == nil {
+			return fmt.Errorf("demand written: %t, warm recommendation written: %t", got.Status.AtProvider.Demand != nil, got.Status.AtProvider.WarmRecommendation != nil)
+		}
+		return nil
+	})
 	eventually(t, "PoolCapacity rbac-remote observes through the kubeconfig Secret", func() error {
 		got := &v1alpha1.PoolCapacity{}
 		if err := c.Get(ctx, client.ObjectKey{Name: "rbac-remote"}, got); err != nil {

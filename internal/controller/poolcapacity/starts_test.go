@@ -23,8 +23,15 @@ const startsPool = "starting"
 // waits for a node launched for it).
 func createStartingExecutor(t *testing.T, c client.Client, name, node string) {
 	t.Helper()
+	createExecutorOf(t, c, startsPool, name, node)
+}
+
+// createExecutorOf creates an executor of QueryService team-a/sales in
+// pool, bound to node.
+func createExecutorOf(t *testing.T, c client.Client, pool, name, node string) {
+	t.Helper()
 	l := executorLabels("sales")
-	l[qsv1alpha1.LabelPool] = startsPool
+	l[qsv1alpha1.LabelPool] = pool
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Labels: l},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "executor", Image: "e6/exec:1"}}}}
 	if err := c.Create(context.Background(), p); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
+	"github.com/burstpool/burstpool/internal/demand"
 	"github.com/burstpool/burstpool/internal/metrics"
 	"github.com/burstpool/burstpool/internal/watch"
 )
@@ -31,6 +32,8 @@ type shared struct {
 	shed    *memo[[]capacity.Eviction]
 	buffers *memo[capacity.BufferScale]
 	gates   *memo[gateState]
+	// demands is what the provider keeps of each pool's demand history.
+	demands *memo[*demand.Memory]
 }
 
 // forget drops everything remembered of the PoolCapacity named pc.
@@ -42,6 +45,7 @@ func (s shared) forget(pc string) {
 	// The executor gate's ExecutorGate is the PoolCapacity's dependent:
 	// Kubernetes' garbage collector removes it.
 	s.gates.forget(pc)
+	s.demands.forget(pc)
 	if s.metrics != nil {
 		s.metrics.Forget(pc)
 	}

@@ -37,15 +37,10 @@ func main() {
 	}
 	dir := flag.String("dir", "_output/bench-burst", "folder of the benchmark's control plane")
 	executors := flag.Int("executors", 6, "executors per burst (and warm slots of the warm pools)")
-	// Node start-up on EKS: 45-65 s from instance launch to Ready, as
-	// measured across about 1,000 nodes (KubeFM, "Faster EKS Node and Pod
-	// Startup", 2026); Karpenter's own docs promise capacity "in under a
-	// minute".
-	launch := flag.Duration("launch", 45*time.Second, "modelled node launch: registration to Ready")
-	// gp3, the EBS default for EKS node volumes, has a baseline throughput
-	// of 125 MiB/s, which bounds pulling plus unpacking an image.
-	throughput := flag.Int64("pull-mib-per-s", 125, "modelled image pull throughput, MiB/s")
-	imageMiB := flag.Int64("executor-image-mib", 3072, "modelled size of the executor image, MiB (other images: 50 MiB)")
+	// The defaults and their sources: package burst.
+	launch := flag.Duration("launch", burst.DefaultLaunch, "modelled node launch: registration to Ready")
+	throughput := flag.Int64("pull-mib-per-s", burst.DefaultPullMiBPerSecond, "modelled image pull throughput, MiB/s")
+	imageMiB := flag.Int64("executor-image-mib", burst.DefaultExecutorImageMiB, "modelled size of the executor image, MiB (other images: 50 MiB)")
 	buffer := flag.Bool("capacity-buffer", false, "run Karpenter with its CapacityBuffer gate on: warm slots are a CapacityBuffer, and new executors wait at the executor gate until Karpenter has seen the buffer lowered")
 	flag.Parse()
 	abs, err := filepath.Abs(*dir)
@@ -56,7 +51,7 @@ func main() {
 		Launch:           *launch,
 		Throughput:       *throughput << 20,
 		ImageSizes:       map[string]int64{executorImage: *imageMiB << 20},
-		DefaultImageSize: 50 << 20,
+		DefaultImageSize: burst.DefaultOtherImageMiB << 20,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	capv1alpha1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	poolv1alpha1 "github.com/burstpool/burstpool/apis/pool/v1alpha1"
 )
 
 // Input is the configuration of the pool-compose function. Every field is
@@ -95,6 +96,13 @@ type Input struct {
 	// pods, or a CapacityBuffer where an autoscaler acts on one.
 	// +optional
 	WarmCapacity *WarmCapacity `json:"warmCapacity,omitempty"`
+
+	// WarmPolicy is what the platform decides of pools' warm policies
+	// (a Pool's spec.warmPolicy): how far ahead of a window or a learned
+	// burst the warm slots rise, the target and cost caps of learned warm
+	// levels, and windows for classes of pools.
+	// +optional
+	WarmPolicy *WarmPolicy `json:"warmPolicy,omitempty"`
 
 	// Capacity configures the PoolCapacity managed resource.
 	// +optional
@@ -830,6 +838,76 @@ type WarmCapacity struct {
 	// +kubebuilder:default="2m"
 	// +optional
 	AutoscalerTimeout string `json:"autoscalerTimeout,omitempty"`
+}
+
+// WarmPolicy is the platform's part of pools' warm policies.
+type WarmPolicy struct {
+	// LeadTime is how long before a window opens (or a learned burst is
+	// due) its warm slots rise, so that they are warm when it comes: at
+	// least what a new node takes to run an executor. The default, 2m,
+	// is above the 71 s make bench-burst measures on the simulated cloud
+	// (a 45 s node launch and a 24.6 s image pull; docs/capacity.md, "The
+	// warm slots' trade-off"); raise it where nodes or images take longer.
+	// +kubebuilder:default="2m"
+	// +optional
+	LeadTime string `json:"leadTime,omitempty"`
+
+	// Learned bounds the learned warm levels of pools whose
+	// spec.warmPolicy.type is Learned.
+	// +optional
+	Learned *LearnedWarmPolicy `json:"learned,omitempty"`
+
+	// Classes give the pools of some namespaces windows beside their own:
+	// a Scheduled pool in a namespace that a class's namespaces match
+	// keeps warm, in each of the class's windows, at least the window's
+	// executors (within its maxExecutors and the tenancy caps). Every
+	// class that matches applies.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Classes []WarmClass `json:"classes,omitempty"`
+}
+
+// LearnedWarmPolicy is the target and the caps of learned warm levels.
+type LearnedWarmPolicy struct {
+	// TargetWarmPercent is the share of executors, in percent, that a
+	// learned warm level should start on a node that was there before
+	// them, for pools that set no target of their own
+	// (spec.warmPolicy.learned.targetWarmPercent).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=90
+	// +optional
+	TargetWarmPercent int32 `json:"targetWarmPercent,omitempty"`
+
+	// MaxSlots caps a pool's learned warm level in slots; 0 or unset, only
+	// the pool's maxExecutors and the tenancy caps do.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxSlots int32 `json:"maxSlots,omitempty"`
+
+	// MaxDollarsPerHour caps what a pool's learned warm slots cost per
+	// hour, a decimal such as "12.50" (a slot costs its node's price, from
+	// capacity.pricing, divided by executorsPerNode); unset, no cap.
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +optional
+	MaxDollarsPerHour string `json:"maxDollarsPerHour,omitempty"`
+}
+
+// WarmClass is a set of windows for the pools of some namespaces.
+type WarmClass struct {
+	// Namespaces are the namespaces whose pools get the windows, as glob
+	// patterns (Go's path.Match: analytics-* matches analytics-eu).
+	// +kubebuilder:validation:MinItems=1
+	// +listType=atomic
+	Namespaces []string `json:"namespaces"`
+
+	// Windows are the class's windows, with the fields of a Pool's
+	// spec.warmPolicy.windows.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Windows []poolv1alpha1.WarmWindow `json:"windows"`
 }
 
 // Capacity configures PoolCapacity managed resources.

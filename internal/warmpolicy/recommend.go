@@ -1,0 +1,133 @@
+package warmpolicy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Goal is what the platform asks of a learned warm level.
+type Goal struct {
+	WarmShare          float64       // 0 < WarmShare <= 1: share of executors to start on an existing node
+	Lead               time.Duration // how far ahead to warm (>= the measured cold start)
+	MaxSlots           int32         // cap in slots (0: none), beside MaxExecutors
+	MaxExecutors       int32         // the pool's maxExecutors
+	DollarsPerSlotHour float64       // what one warm slot costs per hour (0: unknown)
+	MaxDollarsPerHour  float64       // cap in dollars per hour (0: none)
+}
+
+// Names of the caps (Recommendation.Capped).
+const (
+	CapMaxSlots          = "maxSlots"
+	CapMaxDollarsPerHour = "maxDollarsPerHour"
+	CapMaxExecutors      = "maxExecutors"
+)
+
+// Recommendation is a learned warm level.
+type Recommendation struct {
+	Executors      int32     // the warm level to hold from now
+	Until          time.Time // when it should be asked again: the next slot boundary of t or of t+Lead (less Lead)
+	Reason         string    // one sentence: what history says, the target, which cap bound it
+	ExpectedShare  float64   // the share of starts the history says this level starts warm
+	DollarsPerHour float64   // Executors * DollarsPerSlotHour
+	Capped         string    // "" or which cap bound it: "maxSlots", "maxDollarsPerHour", "maxExecutors"
+	Weeks          int       // weeks of history it rests on (0: none yet → Executors 0)
+}
+
+// Recommend is the least warm level, per slot of the coming week, that
+// meets g.WarmShare over the history at the least cost (spend warm slots
+// where they buy the most warm starts), never above the caps; it returns
+// the level for [t, t+Lead] (the largest over the slots that interval
+// touches). It is pure: t is the only clock it reads.
+func (h *History) Recommend(t time.Time, g Goal) Recommendation {
+	lead := max(0, g.Lead)
+	// The answer changes when t, or t+lead, enters another slot.
+	until := earliest(t.Truncate(SlotLength).Add(SlotLength), t.Add(lead).Truncate(SlotLength).Add(SlotLength).Add(-lead))
+	weeks := h.weeks()
+	if weeks == 0 {
+		return Recommendation{Until: until, Reason: "no demand history yet: no learned warm slots until the pool has been observed"}
+	}
+	limit, capName := caps(g)
+	d := h.demand()
+	c := d.calibrate(g.WarmShare, limit)
+	p := d.plan(c.Plan, limit)
+	first, last := slotOfWeek(t), slotOfWeek(t.Add(lead))
+	level := p.level(first, last)
+	r := Recommendation{
+		Executors:      level,
+		Until:          until,
+		ExpectedShare:  p.share(),
+		DollarsPerHour: float64(level) * g.DollarsPerSlotHour,
+		Weeks:          weeks,
+	}
+	if c.Checked {
+		r.ExpectedShare = c.Unseen
+	}
+	// The cap bound the level when, without it, the level would be higher.
+	if level == limit && d.plan(d.calibrate(g.WarmShare, math.MaxInt32).Plan, math.MaxInt32).level(first, last) > limit {
+		r.Capped = capName
+	}
+	r.Reason = reason(r, d, p, c, g)
+	return r
+}
+
+// caps is the per-slot cap of the goal and the name of the one that binds.
+func caps(g Goal) (int32, string) {
+	limit, name := int32(math.MaxInt32), ""
+	if g.MaxExecutors > 0 {
+		limit, name = g.MaxExecutors, CapMaxExecutors
+	}
+	if g.MaxSlots > 0 && g.MaxSlots < limit {
+		limit, name = g.MaxSlots, CapMaxSlots
+	}
+	if g.MaxDollarsPerHour > 0 && g.DollarsPerSlotHour > 0 {
+		if n := g.MaxDollarsPerHour / g.DollarsPerSlotHour; n < float64(limit) {
+			limit, name = int32(n), CapMaxDollarsPerHour
+		}
+	}
+	return limit, name
+}
+
+// weeks is how many of the last Weeks weeks have an observed slot.
+func (h *History) weeks() int {
+	n := 0
+	for w := range h.cells {
+		if slices.ContainsFunc(h.cells[w][:], cell.observed) {
+			n++
+		}
+	}
+	return n
+}
+
+func slotOfWeek(t time.Time) int {
+	d := t.Sub(weekEpoch) % (7 * 24 * time.Hour)
+	if d < 0 {
+		d += 7 * 24 * time.Hour
+	}
+	return int(d / SlotLength)
+}
+
+// reason says in one sentence what the history says, the target, and
+// which cap bound the level.
+func reason(r Recommendation, d *demand, p plan, c calibration, g Goal) string {
+	weeks := "weeks"
+	if r.Weeks == 1 {
+		weeks = "week"
+	}
+	var starts float64
+	for _, n := range d.starts {
+		starts += n
+	}
+	s := fmt.Sprintf("%d %s of history, %.0f executor starts: warm levels of %s slot-hours a week start %.0f%% of them warm",
+		r.Weeks, weeks, starts, strconv.FormatFloat(p.hours, 'f', -1, 64), 100*p.share())
+	if c.Checked {
+		s += fmt.Sprintf(" and %.0f%% on weeks they were not learned from", 100*c.Unseen)
+	}
+	s += fmt.Sprintf(", against a target of %.0f%%", 100*g.WarmShare)
+	if r.Capped != "" {
+		s += fmt.Sprintf("; bound by %s", r.Capped)
+	}
+	return s
+}
