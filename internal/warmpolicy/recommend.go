@@ -53,8 +53,11 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 	d := h.demand()
 	c := d.calibrate(g.WarmShare, limit)
 	p := d.plan(c.Plan, limit)
-	first, last := slotOfWeek(t), slotOfWeek(t.Add(lead))
-	level := p.level(first, last)
+	// The slots [t, t+lead] touches: from t's, n of them (a lead of a week
+	// or more touches them all).
+	first := slotOfWeek(t)
+	n := int(t.Add(lead).Sub(weekEpoch)/SlotLength-t.Sub(weekEpoch)/SlotLength) + 1
+	level := p.level(first, n)
 	r := Recommendation{
 		Executors:      level,
 		Until:          until,
@@ -66,7 +69,7 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 		r.ExpectedShare = c.Unseen
 	}
 	// The cap bound the level when, without it, the level would be higher.
-	if level == limit && d.plan(d.calibrate(g.WarmShare, math.MaxInt32).Plan, math.MaxInt32).level(first, last) > limit {
+	if level == limit && d.plan(d.calibrate(g.WarmShare, math.MaxInt32).Plan, math.MaxInt32).level(first, n) > limit {
 		r.Capped = capName
 	}
 	r.Reason = reason(r, d, p, c, g)
