@@ -30,7 +30,7 @@ type Recommendation struct {
 	Executors      int32     // the warm level to hold from now
 	Until          time.Time // when it should be asked again: the next slot boundary of t or of t+Lead (less Lead)
 	Reason         string    // one sentence: what history says, the target, which cap bound it
-	ExpectedShare  float64   // the share of starts the history says this level starts warm
+	ExpectedShare  float64   // the share of starts the history says the learned levels start warm: on weeks they were not learned from, with two weeks or more
 	DollarsPerHour float64   // Executors * DollarsPerSlotHour
 	Capped         string    // "" or which cap bound it: "maxSlots", "maxDollarsPerHour", "maxExecutors"
 	Weeks          int       // weeks of history it rests on (0: none yet → Executors 0)
