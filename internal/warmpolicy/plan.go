@@ -10,8 +10,15 @@ import (
 type demand struct {
 	cells    [Weeks][SlotsPerWeek]figures
 	observed [Weeks][SlotsPerWeek]bool
+	// near tells whether a slot or a neighbour within the kernel
+	// recorded starts: the slots that can have segments.
+	near [SlotsPerWeek]bool
 	// starts are each week's starts.
 	starts [Weeks]float64
+	// made, keys and sorted are scratch space for segments, reused by
+	// each plan of one Recommend.
+	made, sorted []segment
+	keys         []uint64
 }
 
 func (h *History) demand() *demand {
@@ -23,6 +30,9 @@ func (h *History) demand() *demand {
 				f.peak = max(f.peak, 1)
 				d.cells[w][s] = f
 				d.starts[w] += float64(f.starts)
+				for o := 1 - len(kernel); o < len(kernel); o++ {
+					d.near[(s+o+SlotsPerWeek)%SlotsPerWeek] = true
+				}
 			}
 		}
 	}
@@ -110,16 +120,13 @@ type plan struct {
 	hours       float64
 }
 
-// level is the largest level of the slots from first to last, round the
-// week's end.
-func (p plan) level(first, last int) int32 {
+// level is the largest level of n slots from first, round the week's end.
+func (p plan) level(first, n int) int32 {
 	var l int32
-	for s := first; ; s = (s + 1) % SlotsPerWeek {
-		l = max(l, p.levels[s])
-		if s == last {
-			return l
-		}
+	for i := range min(n, SlotsPerWeek) {
+		l = max(l, p.levels[(first+i)%SlotsPerWeek])
 	}
+	return l
 }
 
 func (p plan) share() float64 {
@@ -150,12 +157,15 @@ type sample struct {
 // estimate blends its own weeks' figures with its kernel-weighed
 // neighbours' (blend).
 func (d *demand) segments(skip int, limit int32) ([]segment, float64) {
-	var segs []segment
+	segs := d.made[:0]
 	var total float64
 	samples := make([]sample, 0, Weeks*2*len(kernel))
 	means := d.stats(skip)
 	ws := make([]float64, 2*len(kernel)-1)
 	for s := range SlotsPerWeek {
+		if !d.near[s] {
+			continue
+		}
 		samples = samples[:0]
 		d.weights(ws, s, means)
 		for o := 1 - len(kernel); o < len(kernel); o++ {
@@ -173,29 +183,60 @@ func (d *demand) segments(skip int, limit int32) ([]segment, float64) {
 		}
 		segs = appendSegments(segs, s, samples, limit)
 	}
-	return byRate(segs), total
+	d.made = segs
+	d.sorted, d.keys = byRate(segs, d.sorted[:0], d.keys[:0])
+	return d.sorted, total
 }
 
-// byRate sorts segments by rate, highest first, and of equal rates (to 32
-// bits of mantissa, a relative 2^-32) in the order they were made: by slot,
-// then level. It sorts keys, each the rate's leading bits and the index,
-// which is several times faster than comparing segments.
-func byRate(segs []segment) []segment {
+// byRate appends segs to out sorted by rate, highest first, and of equal
+// rates (to 32 bits of mantissa, a relative 2^-32) in their order in segs:
+// by slot, then level. It sorts keys, each the rate's leading bits and the
+// index, with a radix sort, several times faster than comparing segments;
+// keys is scratch space. The sort is stable, so is the result.
+func byRate(segs, out []segment, keys []uint64) ([]segment, []uint64) {
 	const indexBits = 20
 	if len(segs) >= 1<<indexBits {
 		panic("more segments than a week of history can make") // Weeks × (2×len(kernel)-1) a slot
 	}
-	keys := make([]uint64, len(segs))
 	for i, sg := range segs {
 		// A non-negative float's bits order as it does.
-		keys[i] = ^(math.Float64bits(sg.rate)>>indexBits)<<indexBits | uint64(i)
+		keys = append(keys, ^(math.Float64bits(sg.rate)>>indexBits)<<indexBits|uint64(i))
 	}
-	slices.Sort(keys)
-	out := make([]segment, len(segs))
-	for i, k := range keys {
-		out[i] = segs[k&(1<<indexBits-1)]
+	keys = radixSort(keys)
+	for _, k := range keys {
+		out = append(out, segs[k&(1<<indexBits-1)])
 	}
-	return out
+	return out, keys
+}
+
+// radixSort sorts keys, least significant 11 bits first.
+func radixSort(keys []uint64) []uint64 {
+	const bits, buckets = 11, 1 << 11
+	if len(keys) < 2 {
+		return keys
+	}
+	tmp := make([]uint64, len(keys))
+	var count [buckets]int
+	for shift := 0; shift < 64; shift += bits {
+		count = [buckets]int{}
+		for _, k := range keys {
+			count[k>>shift&(buckets-1)]++
+		}
+		if count[keys[0]>>shift&(buckets-1)] == len(keys) {
+			continue // every key has this digit
+		}
+		sum := 0
+		for i, c := range count {
+			count[i], sum = sum, sum+c
+		}
+		for _, k := range keys {
+			d := k >> shift & (buckets - 1)
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
 }
 
 // appendSegments adds slot s's segments: under the model, of a week's
@@ -298,6 +339,7 @@ func (d *demand) calibrate(share float64, limit int32) calibration {
 		}
 		var levels [SlotsPerWeek]int32
 		var inWarm, outWarm float64
+		f.inShare, f.outWarm = make([]float64, 0, len(segs)), make([]float64, 0, len(segs))
 		for _, sg := range segs {
 			inWarm += sg.rate * float64(sg.to-sg.from)
 			if o := d.cells[w][sg.slot]; o.starts > 0 {

@@ -54,7 +54,7 @@ func Decide(in LevelInput) Level {
 	switch in.Policy {
 	case Scheduled:
 		switch {
-		case in.Window == "" || in.Scheduled <= 0:
+		case in.Window == "":
 			l.Reason = fmt.Sprintf("no warm window is open: the warm level is minExecutors (%d)", l.Executors)
 		case in.Scheduled <= l.Executors:
 			l.Reason = fmt.Sprintf("window %q asks for %d warm executors, no more than minExecutors (%d)", in.Window, in.Scheduled, l.Executors)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"text/tabwriter"
@@ -60,8 +59,9 @@ func lead() time.Duration {
 }
 
 // Windows are what a platform team would write from the history weeks of
-// the trace (examples/warm/README.md): the working day at the business
-// hours' peak of interactive executors, and the nightly ETL's start at
+// the trace (examples/warm/README.md): the working day at 20, between the
+// 99th and the 99.9th percentile of interactive executors running at once
+// in working hours, and the nightly ETL's start at
 // its size (its executors hold the level once they run).
 var Windows = []warmpolicy.Window{
 	{Name: "business-hours", Schedule: "0 9 * * 1-5", Duration: 9 * time.Hour, Executors: 20, TimeZone: Zone},
@@ -70,12 +70,12 @@ var Windows = []warmpolicy.Window{
 
 // replay is the shipped trace and its weeks.
 type replay struct {
-	trace                     []Request
-	history, measured         time.Time
-	end                       time.Time
-	peak                      int
-	mean                      float64
-	measuredExecutors         int
+	trace             []Request
+	history, measured time.Time
+	end               time.Time
+	peak              int
+	mean              float64
+	measuredExecutors int
 }
 
 func load(tb testing.TB) replay {
@@ -197,7 +197,7 @@ func table(f *os.File) {
 	order := []string{"none", "static-peak", "static-mean", "scheduled", "learned"}
 	peak := results["static-peak"].WarmDollars
 	w := tabwriter.NewWriter(f, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "policy\tmax level\twarm slot-h\twarm $/week\t/ static-peak\tnode $/week\twarm starts\tp50 to Running\tp90 to Running\t")
+	_, _ = fmt.Fprintln(w, "policy\tmax level\twarm slot-h\twarm $/week\t/ static-peak\tnode $/week\twarm starts\tp50 to Running\tp90 to Running\t")
 	for _, name := range order {
 		res, ok := results[name]
 		if !ok {
@@ -207,9 +207,8 @@ func table(f *os.File) {
 		if peak > 0 {
 			ratio = fmt.Sprintf("%.2f", res.WarmDollars/peak)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%.0f\t%.0f\t%s\t%.0f\t%.1f%%\t%.1fs\t%.1fs\t\n", name, res.MaxLevel, res.WarmSlotHours, res.WarmDollars, ratio, res.NodeDollars,
+		_, _ = fmt.Fprintf(w, "%s\t%d\t%.0f\t%.0f\t%s\t%.0f\t%.1f%%\t%.1fs\t%.1fs\t\n", name, res.MaxLevel, res.WarmSlotHours, res.WarmDollars, ratio, res.NodeDollars,
 			100*res.WarmShare(), burst.Percentile(res.ToRunning, 50).Seconds(), burst.Percentile(res.ToRunning, 90).Seconds())
 	}
 	_ = w.Flush()
-	_ = slices.Compact([]int{}) // keep imports tidy
 }

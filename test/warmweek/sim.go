@@ -84,9 +84,9 @@ func (r Result) WarmShare() float64 {
 // node is one node of the pool: created, open to executors (Ready and its
 // images pulled), its slots held by executors and placeholders.
 type node struct {
-	created, open   time.Time
-	execs, holders  int32
-	emptySince      time.Time
+	created, open  time.Time
+	execs, holders int32
+	emptySince     time.Time
 }
 
 func (n *node) empty() bool { return n.execs+n.holders == 0 }
