@@ -185,11 +185,11 @@ func decode(s string) (*History, error) {
 			return nil, fmt.Errorf("%w: truncated header", errCorrupt)
 		}
 	}
-	open, acc := v[0], figures{}
+	open := v[0]
 	if open > math.MaxInt64/2 || v[1] > math.MaxInt32 || v[2] > math.MaxInt32 || v[3] > v[2] {
 		return nil, fmt.Errorf("%w: figures out of range", errCorrupt)
 	}
-	acc = figures{peak: uint32(v[1]), starts: uint32(v[2]), cold: uint32(v[3])}
+	acc := figures{peak: uint32(v[1]), starts: uint32(v[2]), cold: uint32(v[3])}
 	packed := make([]byte, packedBytes)
 	var body io.Reader = r
 	if format == formatDeflated {

@@ -38,8 +38,7 @@ func FuzzDecode(f *testing.F) {
 		if diff := cmp.Diff(h, back, allowHistory); diff != "" {
 			t.Fatalf("Decode(Encode(h)) differs from h: %s", diff)
 		}
-		// What it accepts can be observed and recommended from.
+		// What it accepts can be observed on.
 		h.Observe(monday.Add(time.Hour), 3, 2, 1)
-		_ = h.Recommend(monday, Goal{WarmShare: 0.9, Lead: time.Hour, MaxExecutors: 100})
 	})
 }

@@ -57,14 +57,20 @@ type figures struct {
 // node launched for them). Slots of weeks older than Weeks are forgotten.
 //
 // An observation at a time before the latest one's slot (a clock that went
-// back) is added to the latest slot, so no start is lost; one before the
-// week epoch (1970) is ignored. Negative figures count as 0 and cold starts
+// back) is added to the latest slot, so no start is lost; one Weeks or more
+// before it finds a history from elsewhere (an altered status) and starts
+// a new one; one before the week epoch (1970) is ignored. Negative figures count as 0 and cold starts
 // as at most starts.
 func (h *History) Observe(t time.Time, wanted, starts, coldStarts int32) {
 	if t.Before(weekEpoch) {
 		return
 	}
 	slot := int64(t.Sub(weekEpoch) / SlotLength)
+	if h.valid && slot <= h.open-int64(Weeks*SlotsPerWeek) {
+		// Weeks ahead of the clock: not a clock that went back but a
+		// history from elsewhere; it starts again.
+		*h = History{}
+	}
 	if !h.valid || slot > h.open {
 		h.advance(slot)
 	}

@@ -181,6 +181,16 @@ func TestObserve(t *testing.T) {
 			want:  slotFigures{},
 			weeks: 2,
 		},
+		"FromTheFuture": {
+			reason: "A history whose latest slot lies weeks after the observation is not a clock gone back: it starts again.",
+			obs: []observation{
+				{at: monday.Add(8 * week), wanted: 6, starts: 6},
+				{at: monday, wanted: 2, starts: 2},
+			},
+			at:    monday,
+			want:  slotFigures{Observed: true, Peak: 2, Starts: 2},
+			weeks: 1,
+		},
 		"BeforeTheEpoch": {
 			reason: "An observation before 1970's first Monday is ignored.",
 			obs:    []observation{{at: time.Date(1969, 12, 1, 0, 0, 0, 0, time.UTC), wanted: 3, starts: 3}},

@@ -120,16 +120,13 @@ type plan struct {
 	hours       float64
 }
 
-// level is the largest level of the slots from first to last, round the
-// week's end.
-func (p plan) level(first, last int) int32 {
+// level is the largest level of n slots from first, round the week's end.
+func (p plan) level(first, n int) int32 {
 	var l int32
-	for s := first; ; s = (s + 1) % SlotsPerWeek {
-		l = max(l, p.levels[s])
-		if s == last {
-			return l
-		}
+	for i := range min(n, SlotsPerWeek) {
+		l = max(l, p.levels[(first+i)%SlotsPerWeek])
 	}
+	return l
 }
 
 func (p plan) share() float64 {

@@ -30,7 +30,7 @@ type Recommendation struct {
 	Executors      int32     // the warm level to hold from now
 	Until          time.Time // when it should be asked again: the next slot boundary of t or of t+Lead (less Lead)
 	Reason         string    // one sentence: what history says, the target, which cap bound it
-	ExpectedShare  float64   // the share of starts the history says this level starts warm
+	ExpectedShare  float64   // the share of starts the history says the learned levels start warm: on weeks they were not learned from, with two weeks or more
 	DollarsPerHour float64   // Executors * DollarsPerSlotHour
 	Capped         string    // "" or which cap bound it: "maxSlots", "maxDollarsPerHour", "maxExecutors"
 	Weeks          int       // weeks of history it rests on (0: none yet → Executors 0)
@@ -53,8 +53,11 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 	d := h.demand()
 	c := d.calibrate(g.WarmShare, limit)
 	p := d.plan(c.Plan, limit)
-	first, last := slotOfWeek(t), slotOfWeek(t.Add(lead))
-	level := p.level(first, last)
+	// The slots [t, t+lead] touches: from t's, n of them (a lead of a week
+	// or more touches them all).
+	first := slotOfWeek(t)
+	n := int(t.Add(lead).Sub(weekEpoch)/SlotLength-t.Sub(weekEpoch)/SlotLength) + 1
+	level := p.level(first, n)
 	r := Recommendation{
 		Executors:      level,
 		Until:          until,
@@ -66,7 +69,7 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 		r.ExpectedShare = c.Unseen
 	}
 	// The cap bound the level when, without it, the level would be higher.
-	if level == limit && d.plan(d.calibrate(g.WarmShare, math.MaxInt32).Plan, math.MaxInt32).level(first, last) > limit {
+	if level == limit && d.plan(d.calibrate(g.WarmShare, math.MaxInt32).Plan, math.MaxInt32).level(first, n) > limit {
 		r.Capped = capName
 	}
 	r.Reason = reason(r, d, p, c, g)

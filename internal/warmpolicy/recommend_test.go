@@ -99,6 +99,14 @@ func TestRecommend(t *testing.T) {
 				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
+		"LeadOfAWeek": {
+			reason: "A lead of a week or more touches every slot: the week's largest level, the nightly job's 40.",
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.99, Lead: 8 * 24 * time.Hour, MaxExecutors: 100}},
+			want: Recommendation{
+				Executors: 40, Until: mon(10, 15), ExpectedShare: 0.99, Weeks: 4,
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 440 slot-hours a week start 99% of them warm and 99% on weeks they were not learned from, against a target of 99%",
+			},
+		},
 		"MaxSlotsBinds": {
 			reason: "maxSlots 5 holds every slot with starts at 5, and the quiet slots beside the weekend strays (counts that may be chance, so spread over the hour), and names the cap; the target is missed: 1,855 of 3,200 starts a week warm.",
 			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100}},

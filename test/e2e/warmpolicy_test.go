@@ -334,7 +334,7 @@ func scenarioLearnedWarmLevel(t *testing.T, ctx context.Context, e *env) {
 		if r := o.WarmRecommendation; r != nil {
 			rec = fmt.Sprintf("%d executors until %s (%d weeks, expected %d%% warm): %s", r.Executors, r.Until.Format(time.TimeOnly), r.Weeks, r.ExpectedWarmPercent, r.Reason)
 		}
-		return p.holding(learnedExecutors, poolv1.WarmFromLearned, "weeks of history", &seen)(ctx)
+		return p.holding(learnedExecutors, poolv1.WarmFromLearned, "of history", &seen)(ctx)
 	})
 	t.Logf("recommendation %s -> the pool's warm slots after %s: %s", rec, took.Round(time.Second), seen)
 	if seen.Policy.Until == nil {

@@ -197,7 +197,7 @@ func table(f *os.File) {
 	order := []string{"none", "static-peak", "static-mean", "scheduled", "learned"}
 	peak := results["static-peak"].WarmDollars
 	w := tabwriter.NewWriter(f, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "policy\tmax level\twarm slot-h\twarm $/week\t/ static-peak\tnode $/week\twarm starts\tp50 to Running\tp90 to Running\t")
+	_, _ = fmt.Fprintln(w, "policy\tmax level\twarm slot-h\twarm $/week\t/ static-peak\tnode $/week\twarm starts\tp50 to Running\tp90 to Running\t")
 	for _, name := range order {
 		res, ok := results[name]
 		if !ok {
@@ -207,7 +207,7 @@ func table(f *os.File) {
 		if peak > 0 {
 			ratio = fmt.Sprintf("%.2f", res.WarmDollars/peak)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%.0f\t%.0f\t%s\t%.0f\t%.1f%%\t%.1fs\t%.1fs\t\n", name, res.MaxLevel, res.WarmSlotHours, res.WarmDollars, ratio, res.NodeDollars,
+		_, _ = fmt.Fprintf(w, "%s\t%d\t%.0f\t%.0f\t%s\t%.0f\t%.1f%%\t%.1fs\t%.1fs\t\n", name, res.MaxLevel, res.WarmSlotHours, res.WarmDollars, ratio, res.NodeDollars,
 			100*res.WarmShare(), burst.Percentile(res.ToRunning, 50).Seconds(), burst.Percentile(res.ToRunning, 90).Seconds())
 	}
 	_ = w.Flush()

@@ -208,13 +208,14 @@ const header = "at,queryservice,executors,seconds"
 // WriteCSV writes a trace: a comment, then one line a request, its time
 // in UTC (RFC 3339) and its duration in seconds.
 func WriteCSV(w io.Writer, comment string, rs []Request) error {
+	// A bufio.Writer keeps its first error and returns it from Flush.
 	bw := bufio.NewWriter(w)
 	for _, l := range strings.Split(strings.TrimSpace(comment), "\n") {
-		fmt.Fprintf(bw, "# %s\n", l)
+		_, _ = fmt.Fprintf(bw, "# %s\n", l)
 	}
-	fmt.Fprintln(bw, header)
+	_, _ = fmt.Fprintln(bw, header)
 	for _, r := range rs {
-		fmt.Fprintf(bw, "%s,%s,%d,%d\n", r.At.UTC().Format(time.RFC3339), r.QueryService, r.Executors, int64(r.Duration/time.Second))
+		_, _ = fmt.Fprintf(bw, "%s,%s,%d,%d\n", r.At.UTC().Format(time.RFC3339), r.QueryService, r.Executors, int64(r.Duration/time.Second))
 	}
 	return bw.Flush()
 }

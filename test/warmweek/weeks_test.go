@@ -24,7 +24,7 @@ func TestOtherWeeks(t *testing.T) {
 	pool := Pool{MaxExecutors: maxExecutors, PerNode: perNode, ConsolidateAfter: consolidateAfter, SlotDollarsPerHour: price}
 	weeks := Shipped()
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "seeds\tscheduled warm starts\tscheduled $/week\tlearned warm starts\tlearned $/week\t")
+	_, _ = fmt.Fprintln(w, "seeds\tscheduled warm starts\tscheduled $/week\tlearned warm starts\tlearned $/week\t")
 	var sumS, sumL, costS, costL float64
 	const traces = 8
 	for i := range traces {
@@ -48,15 +48,15 @@ func TestOtherWeeks(t *testing.T) {
 		}
 		sumS, costS = sumS+sched.WarmShare(), costS+sched.WarmDollars
 		sumL, costL = sumL+learned.WarmShare(), costL+learned.WarmDollars
-		fmt.Fprintf(w, "%s\t%.1f%%\t%.0f\t%.1f%%\t%.0f\t\n", seeds, 100*sched.WarmShare(), sched.WarmDollars, 100*learned.WarmShare(), learned.WarmDollars)
+		_, _ = fmt.Fprintf(w, "%s\t%.1f%%\t%.0f\t%.1f%%\t%.0f\t\n", seeds, 100*sched.WarmShare(), sched.WarmDollars, 100*learned.WarmShare(), learned.WarmDollars)
 	}
-	fmt.Fprintf(w, "mean\t%.1f%%\t%.0f\t%.1f%%\t%.0f\t\n", 100*sumS/traces, costS/traces, 100*sumL/traces, costL/traces)
+	_, _ = fmt.Fprintf(w, "mean\t%.1f%%\t%.0f\t%.1f%%\t%.0f\t\n", 100*sumS/traces, costS/traces, 100*sumL/traces, costL/traces)
 	_ = w.Flush()
 
 	r := load(t)
 	fmt.Println()
 	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "shipped week: business-hours window at\twarm starts\twarm $/week\t")
+	_, _ = fmt.Fprintln(w, "shipped week: business-hours window at\twarm starts\twarm $/week\t")
 	for _, level := range []int32{12, 14, 16, 18, 20, 22, 24} {
 		ws := append([]warmpolicy.Window(nil), Windows...)
 		ws[0].Executors = level
@@ -68,7 +68,7 @@ func TestOtherWeeks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(w, "%d\t%.1f%%\t%.0f\t\n", level, 100*res.WarmShare(), res.WarmDollars)
+		_, _ = fmt.Fprintf(w, "%d\t%.1f%%\t%.0f\t\n", level, 100*res.WarmShare(), res.WarmDollars)
 	}
 	_ = w.Flush()
 
