@@ -178,7 +178,7 @@ func write(m *Memory, in Input, inStatus digest, now time.Time, reset bool) *v1a
 		m.before, m.written = m.written, d
 	}
 	m.writtenAt = now
-	return &v1alpha1.DemandHistory{Encoded: enc, Since: metav1.NewTime(m.since), Weeks: int32(weeksSpanned(m.since, now))}
+	return &v1alpha1.DemandHistory{Encoded: enc, Since: metav1.NewTime(m.since), Weeks: int32(m.history.Weeks())}
 }
 
 // othersChange reports whether the status changes this reconcile in
@@ -188,21 +188,6 @@ func othersChange(prev, next v1alpha1.PoolCapacityObservation) bool {
 	prev.Demand, prev.WarmRecommendation = nil, nil
 	next.Demand, next.WarmRecommendation = nil, nil
 	return !equality.Semantic.DeepEqual(prev, next)
-}
-
-// weekStart is a Monday, 00:00 UTC: the weeks of a history begin on
-// Mondays at 00:00 UTC, as warmpolicy's slots of the week count.
-var weekStart = time.Date(1970, time.January, 5, 0, 0, 0, 0, time.UTC)
-
-// weeksSpanned is how many of the last warmpolicy.Weeks weeks a history
-// begun at since spans at now, the week of now included. It equals the
-// weeks with an observation (Recommendation.Weeks) while the pool was
-// observed every week since, as a running provider observes it at every
-// poll; computing it costs nothing, where asking the history costs a
-// plan.
-func weeksSpanned(since, now time.Time) int {
-	week := func(t time.Time) int64 { return int64(t.Sub(weekStart) / (7 * 24 * time.Hour)) }
-	return int(min(warmpolicy.Weeks, max(1, week(now)-week(since)+1)))
 }
 
 // Wanted is the executors the pool is wanted for now: those of the

@@ -72,7 +72,7 @@ func BenchmarkObserve(b *testing.B) {
 		h.Observe(t.Add(time.Duration(i)*time.Second), int32(i%50), int32(i%3), 0)
 		i++
 	}
-	if h.weeks() == 0 {
+	if h.Weeks() == 0 {
 		b.Fatal("nothing observed")
 	}
 }

@@ -2,6 +2,7 @@ package warmpolicy
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -81,6 +82,20 @@ func (h *History) Observe(t time.Time, wanted, starts, coldStarts int32) {
 	h.acc.cold = addSat(h.acc.cold, uint32(coldStarts))
 	w, s := split(h.open)
 	h.cells[w%Weeks][s] = round(h.acc)
+}
+
+// Weeks is how many of the last Weeks weeks, Monday to Monday UTC, up to
+// the latest observation's, have an observed slot: the weeks of history a
+// Recommendation rests on (Recommendation.Weeks). A week the pool was not
+// observed in (the provider down) does not count.
+func (h *History) Weeks() int {
+	n := 0
+	for w := range h.cells {
+		if slices.ContainsFunc(h.cells[w][:], cell.observed) {
+			n++
+		}
+	}
+	return n
 }
 
 // advance opens slot: the weeks between the open slot's and slot's are

@@ -210,7 +210,7 @@ func TestObserve(t *testing.T) {
 			if diff := cmp.Diff(tc.want, h.slot(tc.at)); diff != "" {
 				t.Errorf("\n%s\nslot %s: -want, +got:\n%s", tc.reason, tc.at, diff)
 			}
-			if got := h.weeks(); got != tc.weeks {
+			if got := h.Weeks(); got != tc.weeks {
 				t.Errorf("\n%s\nweeks: want %d, got %d", tc.reason, tc.weeks, got)
 			}
 		})

@@ -3,7 +3,6 @@ package warmpolicy
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -45,7 +44,7 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 	lead := max(0, g.Lead)
 	// The answer changes when t, or t+lead, enters another slot.
 	until := earliest(t.Truncate(SlotLength).Add(SlotLength), t.Add(lead).Truncate(SlotLength).Add(SlotLength).Add(-lead))
-	weeks := h.weeks()
+	weeks := h.Weeks()
 	if weeks == 0 {
 		return Recommendation{Until: until, Reason: "no demand history yet: no learned warm slots until the pool has been observed"}
 	}
@@ -91,17 +90,6 @@ func caps(g Goal) (int32, string) {
 		}
 	}
 	return limit, name
-}
-
-// weeks is how many of the last Weeks weeks have an observed slot.
-func (h *History) weeks() int {
-	n := 0
-	for w := range h.cells {
-		if slices.ContainsFunc(h.cells[w][:], cell.observed) {
-			n++
-		}
-	}
-	return n
 }
 
 func slotOfWeek(t time.Time) int {
