@@ -19,28 +19,35 @@ func busy(weeks int, seed uint64) *History {
 }
 
 // BenchmarkRecommend is one learned level, on histories of the business
-// pattern and of random demand in every slot, from one to four weeks:
-// what the provider computes for each pool at every slot boundary and
-// lead.
+// pattern and of random demand in every slot, from one to four weeks,
+// without a cap that binds and with maxSlots 8 (which binds at the busiest
+// slots, so Recommend plans without it too, to tell): what the provider
+// computes for each pool at every slot boundary and lead.
 func BenchmarkRecommend(b *testing.B) {
-	g := Goal{WarmShare: 0.9, Lead: 2 * time.Minute, MaxExecutors: 64, DollarsPerSlotHour: 1.16}
-	for _, weeks := range []int{1, 2, 4} {
-		for _, kind := range []string{"pattern", "random"} {
-			h := learned(weeks)
-			if kind == "random" {
-				h = busy(weeks, uint64(weeks))
+	for _, maxSlots := range []int32{0, 8} {
+		g := Goal{WarmShare: 0.9, Lead: 2 * time.Minute, MaxExecutors: 64, MaxSlots: maxSlots, DollarsPerSlotHour: 1.16}
+		for _, weeks := range []int{1, 2, 4} {
+			for _, kind := range []string{"pattern", "random"} {
+				h := learned(weeks)
+				if kind == "random" {
+					h = busy(weeks, uint64(weeks))
+				}
+				t := monday.Add(time.Duration(weeks)*7*24*time.Hour + 10*time.Hour)
+				name := fmt.Sprintf("%s/weeks=%d", kind, weeks)
+				if maxSlots > 0 {
+					name += fmt.Sprintf("/maxSlots=%d", maxSlots)
+				}
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					var r Recommendation
+					for b.Loop() {
+						r = h.Recommend(t, g)
+					}
+					if r.Weeks != weeks || r.Executors < 0 || r.Executors > g.MaxExecutors || (maxSlots > 0 && r.Executors > maxSlots) {
+						b.Fatalf("Recommend: %+v, from %d weeks", r, weeks)
+					}
+				})
 			}
-			t := monday.Add(time.Duration(weeks)*7*24*time.Hour + 10*time.Hour)
-			b.Run(fmt.Sprintf("%s/weeks=%d", kind, weeks), func(b *testing.B) {
-				b.ReportAllocs()
-				var r Recommendation
-				for b.Loop() {
-					r = h.Recommend(t, g)
-				}
-				if r.Weeks != weeks || r.Executors < 0 || r.Executors > g.MaxExecutors {
-					b.Fatalf("Recommend: %+v, from %d weeks", r, weeks)
-				}
-			})
 		}
 	}
 }

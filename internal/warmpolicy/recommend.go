@@ -50,6 +50,7 @@ func (h *History) Recommend(t time.Time, g Goal) Recommendation {
 	}
 	limit, capName := caps(g)
 	d := h.demand()
+	defer d.release()
 	c := d.calibrate(g.WarmShare, limit)
 	p := d.plan(c.Plan, limit)
 	// The slots [t, t+lead] touches: from t's, n of them (a lead of a week

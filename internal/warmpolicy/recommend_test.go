@@ -175,11 +175,12 @@ func TestGreedyIsLeastCost(t *testing.T) {
 				obs = append(obs, o)
 				total += o.starts
 			}
-			segs = appendSegments(segs, s, obs, math.MaxInt32)
+			slices.SortStableFunc(obs, func(a, b sample) int { return int(a.peak) - int(b.peak) })
+			segs = appendSegments(segs, s, obs)
 		}
-		segs, _ = byRate(segs, nil, nil)
+		segs, _, _ = byRate(segs, nil, nil, nil)
 		share := []float64{0.5, 0.8, 0.9, 1}[trial%4]
-		p := greedy(segs, total, share)
+		p := greedy(segs, math.MaxInt32, total, share)
 		var cost int32
 		for _, l := range p.levels {
 			cost += l
@@ -267,15 +268,18 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
+// TestRadixSort sorts keys as byRate makes them: an index in the low
+// indexBits, in order, below random bits, many of them equal (a few
+// distinct values when shifted far).
 func TestRadixSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	for _, n := range []int{0, 1, 2, 10, 1000, 20000} {
+	for _, n := range []int{0, 1, 2, 10, 1000, 2048, 20000} {
 		keys := make([]uint64, n)
 		for i := range keys {
-			keys[i] = rng.Uint64() >> uint(rng.IntN(64))
+			keys[i] = (rng.Uint64()>>uint(rng.IntN(64)))&^(1<<indexBits-1) | uint64(i)
 		}
 		want := slices.Sorted(slices.Values(keys))
-		if got := radixSort(slices.Clone(keys)); !slices.Equal(want, got) {
+		if got, _ := radixSort(slices.Clone(keys), nil); !slices.Equal(want, got) {
 			t.Errorf("radixSort of %d keys is not sorted", n)
 		}
 	}
