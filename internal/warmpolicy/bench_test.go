@@ -25,7 +25,7 @@ func busy(weeks int, seed uint64) *History {
 // computes for each pool at every slot boundary and lead.
 func BenchmarkRecommend(b *testing.B) {
 	for _, maxSlots := range []int32{0, 8} {
-		g := Goal{WarmShare: 0.9, Lead: 2 * time.Minute, MaxExecutors: 64, MaxSlots: maxSlots, DollarsPerSlotHour: 1.16}
+		g := Goal{WarmShare: 0.9, Lead: 2 * time.Minute, MaxExecutors: 64, MaxSlots: maxSlots, DollarsPerSlotHour: 1.16, PriceKnown: true}
 		for _, weeks := range []int{1, 2, 4} {
 			for _, kind := range []string{"pattern", "random"} {
 				h := learned(weeks)

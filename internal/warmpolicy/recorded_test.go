@@ -89,14 +89,14 @@ func recordedHistories() map[string]*History {
 // recordedGoals are goals with every cap binding and none.
 func recordedGoals() map[string]Goal {
 	return map[string]Goal{
-		"Target90":    {WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25},
+		"Target90":    {WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25, PriceKnown: true},
 		"Target99":    {WarmShare: 0.99, Lead: 2 * time.Hour, MaxExecutors: 1000},
 		"Target50":    {WarmShare: 0.5},
 		"AllWarm":     {WarmShare: 1, Lead: 8 * 24 * time.Hour, MaxExecutors: 20},
 		"MaxSlots":    {WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 3, MaxExecutors: 64},
 		"MaxExec":     {WarmShare: 0.95, Lead: 20 * time.Minute, MaxExecutors: 6},
-		"MaxDollars":  {WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 64, DollarsPerSlotHour: 0.29, MaxDollarsPerHour: 1},
-		"FreeDollars": {WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 64, MaxDollarsPerHour: 1},
+		"MaxDollars":  {WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 64, DollarsPerSlotHour: 0.29, PriceKnown: true, MaxDollarsPerHour: 1, DollarCap: true},
+		"FreeDollars": {WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 64, PriceKnown: true, MaxDollarsPerHour: 1, DollarCap: true},
 	}
 }
 
