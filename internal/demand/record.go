@@ -31,13 +31,9 @@ type Memory struct {
 	// warm and cold are the executor starts, by placement, the history
 	// has recorded: the counts of status.atProvider.executorStarts.
 	warm, cold int64
-	// slot is the start of the slot of the last observation and peak
-	// the most executors wanted in it; dirty says the history may have
-	// changed since it was last encoded: a new slot, a higher peak, a
-	// start. Encoding is what costs (a compression), so it is done only
-	// then.
-	slot  time.Time
-	peak  int32
+	// dirty says the history changed since it was last encoded
+	// (History.Observe says when). Encoding is what costs (a
+	// compression), so it is done only then.
 	dirty bool
 	// written and before are the digests of the last two encodings
 	// Record put in status, writtenAt when the last was.
@@ -113,15 +109,9 @@ func Record(m *Memory, in Input) (*Memory, Output) {
 	dw, dc := max(0, warm-m.warm), max(0, cold-m.cold)
 	m.warm, m.cold = max(m.warm, warm), max(m.cold, cold)
 	wanted := Wanted(in.Next)
-	m.history.Observe(now, wanted, clamp(dw+dc), clamp(dc))
-	slot := now.Truncate(warmpolicy.SlotLength)
-	if !slot.Equal(m.slot) || wanted > m.peak || dw+dc > 0 {
+	if m.history.Observe(now, wanted, clamp(dw+dc), clamp(dc)) {
 		m.dirty = true
 	}
-	if !slot.Equal(m.slot) {
-		m.slot, m.peak = slot, 0
-	}
-	m.peak = max(m.peak, wanted)
 
 	out.Demand = write(m, in, inStatus, now, reset != "")
 	out.Recommendation, out.Err = recommend(m, in, now)
