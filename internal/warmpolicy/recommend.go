@@ -120,7 +120,7 @@ func unaffordable(g Goal) string {
 		return ""
 	case !g.PriceKnown:
 		return fmt.Sprintf("what a warm slot costs is not known yet, so no warm slot can be shown to fit maxDollarsPerHour (%s USD an hour): no learned warm slots until the slots have a price", usd(g.MaxDollarsPerHour))
-	case g.DollarsPerSlotHour > 0 && max(0, g.MaxDollarsPerHour) < g.DollarsPerSlotHour:
+	case g.DollarsPerSlotHour > 0 && max(0, g.MaxDollarsPerHour)/g.DollarsPerSlotHour < 1: // as caps counts
 		return fmt.Sprintf("maxDollarsPerHour is %s USD an hour, less than one warm slot costs (%s USD an hour): no learned warm slots", usd(max(0, g.MaxDollarsPerHour)), usd(g.DollarsPerSlotHour))
 	}
 	return ""
