@@ -119,23 +119,28 @@ func (h *History) demand() *demand {
 func (d *demand) release() { demands.Put(d) }
 
 // addNeighbourhood appends slot s's neighbourhood to around, and its
-// order by peak to byPeak (a stable insertion sort: 28 cells at most).
+// order by peak to byPeak: stable, as it sorts each cell's peak above its
+// index (28 cells at most).
 func (d *demand) addNeighbourhood(s int) {
-	from := len(d.around)
+	var keys [neighbours * Weeks]uint64
+	n := 0
 	for o := range neighbours {
 		j := (s + o - (len(kernel) - 1) + SlotsPerWeek) % SlotsPerWeek
 		for w := range Weeks {
 			if f := d.cells[w][j]; f.starts > 0 {
 				d.around = append(d.around, neighbour{offset: uint8(o), week: uint8(w), peak: f.peak, starts: float64(f.starts)})
-				d.byPeak = append(d.byPeak, uint8(len(d.around)-1-from))
+				keys[n] = uint64(f.peak)<<8 | uint64(n)
+				n++
 			}
 		}
 	}
-	ns, order := d.around[from:], d.byPeak[from:]
-	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && ns[order[j]].peak < ns[order[j-1]].peak; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
 		}
+	}
+	for _, k := range keys[:n] {
+		d.byPeak = append(d.byPeak, uint8(k))
 	}
 }
 
