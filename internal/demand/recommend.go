@@ -30,7 +30,7 @@ func recommend(m *Memory, in Input, now time.Time) (*v1alpha1.WarmRecommendation
 		return nil, nil
 	}
 	price, priced := cost.SlotPrice(in.Spec, in.Next.Cost)
-	g, err := goal(in.Spec, *wp.Learned, in.Next.ExecutorStarts, price)
+	g, err := goal(in.Spec, *wp.Learned, in.Next.ExecutorStarts, price, priced)
 	if err != nil {
 		return in.Prev.WarmRecommendation, err
 	}
@@ -39,18 +39,17 @@ func recommend(m *Memory, in Input, now time.Time) (*v1alpha1.WarmRecommendation
 		return prev, nil
 	}
 	m.goal, m.asked = g, true
-	r := m.history.Recommend(now, g)
-	if why := unpaid(wp.Learned.MaxDollarsPerHour, price, priced); why != "" && r.Executors > 0 {
-		r.Executors, r.DollarsPerHour, r.Capped, r.Reason = 0, 0, warmpolicy.CapMaxDollarsPerHour, why
-	}
-	return status(r, priced, now), nil
+	return status(m.history.Recommend(now, g), priced, now), nil
 }
 
 // goal is what the learned goal l asks, for a pool whose slots cost price
-// an hour (0: unknown): its target and caps, the pool's maxExecutors, and
-// its lead or the measured cold start (coldStart) when that is longer:
-// warm slots asked later would still be launching when the burst comes.
-func goal(spec v1alpha1.PoolCapacityParameters, l v1alpha1.LearnedGoal, starts *v1alpha1.ExecutorStarts, price float64) (warmpolicy.Goal, error) {
+// an hour when priced (a node of the pool has a price): its target and
+// caps, the pool's maxExecutors, and its lead or the measured cold start
+// (coldStart) when that is longer: warm slots asked later would still be
+// launching when the burst comes. A cap in dollars while no slot is priced
+// allows no warm slot, and a cap of "0" none that costs something: the
+// recommendation says so (warmpolicy.Goal).
+func goal(spec v1alpha1.PoolCapacityParameters, l v1alpha1.LearnedGoal, starts *v1alpha1.ExecutorStarts, price float64, priced bool) (warmpolicy.Goal, error) {
 	if l.TargetWarmPercent < 1 || l.TargetWarmPercent > 100 {
 		return warmpolicy.Goal{}, fmt.Errorf("warmPolicy.learned.targetWarmPercent %d is not from 1 to 100", l.TargetWarmPercent)
 	}
@@ -63,33 +62,16 @@ func goal(spec v1alpha1.PoolCapacityParameters, l v1alpha1.LearnedGoal, starts *
 		MaxSlots:           l.MaxSlots,
 		MaxExecutors:       spec.MaxExecutors,
 		DollarsPerSlotHour: price,
+		PriceKnown:         priced,
 	}
 	if s := l.MaxDollarsPerHour; s != "" {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 			return warmpolicy.Goal{}, fmt.Errorf("warmPolicy.learned.maxDollarsPerHour %q is not a non-negative decimal", s)
 		}
-		g.MaxDollarsPerHour = f
+		g.MaxDollarsPerHour, g.DollarCap = f, true
 	}
 	return g, nil
-}
-
-// unpaid says why a cap in dollars (maxDollarsPerHour, empty: none)
-// allows no warm slot where warmpolicy, to which a price or a cap of 0 is
-// none, would apply no cap: a cap while no node of the pool has a price,
-// or a cap of 0 on slots that cost something. Empty when the cap is for
-// warmpolicy to apply.
-func unpaid(maxDollarsPerHour string, price float64, priced bool) string {
-	if maxDollarsPerHour == "" {
-		return ""
-	}
-	switch f, _ := strconv.ParseFloat(maxDollarsPerHour, 64); {
-	case !priced:
-		return fmt.Sprintf("no node of the pool has a known price yet, so no warm slot can be shown to fit maxDollarsPerHour (%s): no learned warm slots until one is priced (spec.forProvider.pricing)", maxDollarsPerHour)
-	case f == 0 && price > 0:
-		return fmt.Sprintf("maxDollarsPerHour is %s: no learned warm slots at %s USD an hour each", maxDollarsPerHour, dollars(price))
-	}
-	return ""
 }
 
 // coldStart is the measured cold start of the pool's executors: the 90th

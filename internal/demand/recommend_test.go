@@ -102,7 +102,7 @@ func TestRecommend(t *testing.T) {
 			status: status, at: at(7, 9, 58),
 			edit: func(o *v1alpha1.PoolCapacityObservation) { o.Cost = nil },
 			want: want{rec: &v1alpha1.WarmRecommendation{Executors: 0, Until: ten, Capped: "maxDollarsPerHour", Weeks: 2},
-				reason: "no node of the pool has a known price"},
+				reason: "what a warm slot costs is not known"},
 		},
 		"UnpricedWithoutDollarCap": {
 			reason: "Without a cap in dollars, an unknown price bounds nothing; the cost is left empty.",

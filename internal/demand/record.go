@@ -31,13 +31,9 @@ type Memory struct {
 	// warm and cold are the executor starts, by placement, the history
 	// has recorded: the counts of status.atProvider.executorStarts.
 	warm, cold int64
-	// slot is the start of the slot of the last observation and peak
-	// the most executors wanted in it; dirty says the history may have
-	// changed since it was last encoded: a new slot, a higher peak, a
-	// start. Encoding is what costs (a compression), so it is done only
-	// then.
-	slot  time.Time
-	peak  int32
+	// dirty says the history changed since it was last encoded
+	// (History.Observe says when). Encoding is what costs (a
+	// compression), so it is done only then.
 	dirty bool
 	// written and before are the digests of the last two encodings
 	// Record put in status, writtenAt when the last was.
@@ -113,15 +109,9 @@ func Record(m *Memory, in Input) (*Memory, Output) {
 	dw, dc := max(0, warm-m.warm), max(0, cold-m.cold)
 	m.warm, m.cold = max(m.warm, warm), max(m.cold, cold)
 	wanted := Wanted(in.Next)
-	m.history.Observe(now, wanted, clamp(dw+dc), clamp(dc))
-	slot := now.Truncate(warmpolicy.SlotLength)
-	if !slot.Equal(m.slot) || wanted > m.peak || dw+dc > 0 {
+	if m.history.Observe(now, wanted, clamp(dw+dc), clamp(dc)) {
 		m.dirty = true
 	}
-	if !slot.Equal(m.slot) {
-		m.slot, m.peak = slot, 0
-	}
-	m.peak = max(m.peak, wanted)
 
 	out.Demand = write(m, in, inStatus, now, reset != "")
 	out.Recommendation, out.Err = recommend(m, in, now)
@@ -178,7 +168,7 @@ func write(m *Memory, in Input, inStatus digest, now time.Time, reset bool) *v1a
 		m.before, m.written = m.written, d
 	}
 	m.writtenAt = now
-	return &v1alpha1.DemandHistory{Encoded: enc, Since: metav1.NewTime(m.since), Weeks: int32(weeksSpanned(m.since, now))}
+	return &v1alpha1.DemandHistory{Encoded: enc, Since: metav1.NewTime(m.since), Weeks: int32(m.history.Weeks())}
 }
 
 // othersChange reports whether the status changes this reconcile in
@@ -188,21 +178,6 @@ func othersChange(prev, next v1alpha1.PoolCapacityObservation) bool {
 	prev.Demand, prev.WarmRecommendation = nil, nil
 	next.Demand, next.WarmRecommendation = nil, nil
 	return !equality.Semantic.DeepEqual(prev, next)
-}
-
-// weekStart is a Monday, 00:00 UTC: the weeks of a history begin on
-// Mondays at 00:00 UTC, as warmpolicy's slots of the week count.
-var weekStart = time.Date(1970, time.January, 5, 0, 0, 0, 0, time.UTC)
-
-// weeksSpanned is how many of the last warmpolicy.Weeks weeks a history
-// begun at since spans at now, the week of now included. It equals the
-// weeks with an observation (Recommendation.Weeks) while the pool was
-// observed every week since, as a running provider observes it at every
-// poll; computing it costs nothing, where asking the history costs a
-// plan.
-func weeksSpanned(since, now time.Time) int {
-	week := func(t time.Time) int64 { return int64(t.Sub(weekStart) / (7 * 24 * time.Hour)) }
-	return int(min(warmpolicy.Weeks, max(1, week(now)-week(since)+1)))
 }
 
 // Wanted is the executors the pool is wanted for now: those of the

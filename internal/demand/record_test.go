@@ -299,3 +299,60 @@ func TestRestartReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestWeeks checks that the weeks the history in status says it holds
+// (status.atProvider.demand.weeks) are the weeks the recommendation rests
+// on: the weeks of the last four the pool was observed in.
+func TestWeeks(t *testing.T) {
+	ask := learned(v1alpha1.LearnedGoal{TargetWarmPercent: 90, Lead: metav1.Duration{Duration: 5 * time.Minute}})
+	cases := map[string]struct {
+		reason string
+		steps  []step
+		want   int32
+	}{
+		"FirstWeek": {
+			reason: "A pool observed this week has one week of history.",
+			steps:  []step{{at: at(0, 10, 0), wanted: 3, warm: 3}},
+			want:   1,
+		},
+		"NextWeek": {
+			reason: "A pool observed last week and this one has two.",
+			steps:  []step{{at: at(0, 10, 0), wanted: 3, warm: 3}, {at: at(7, 10, 0), wanted: 3, warm: 6}},
+			want:   2,
+		},
+		"AWeekNotObserved": {
+			reason: "A week the provider did not run in holds nothing: two weeks of the three since the history began.",
+			steps:  []step{{at: at(0, 10, 0), wanted: 3, warm: 3}, {at: at(14, 10, 0), wanted: 3, warm: 6, restart: true}},
+			want:   2,
+		},
+		"AtMostFour": {
+			reason: "A history holds four weeks at most.",
+			steps: []step{
+				{at: at(0, 10, 0), wanted: 3, warm: 3}, {at: at(7, 10, 0), wanted: 3, warm: 6}, {at: at(14, 10, 0), wanted: 3, warm: 9},
+				{at: at(21, 10, 0), wanted: 3, warm: 12}, {at: at(28, 10, 0), wanted: 3, warm: 15},
+			},
+			want: 4,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &provider{spec: ask}
+			var out Output
+			for _, s := range tc.steps {
+				if s.restart {
+					p.restart()
+				}
+				out = p.reconcile(t, observed(s.wanted, s.warm, s.cold), s.at, false)
+			}
+			if out.Demand == nil || out.Recommendation == nil {
+				t.Fatalf("%s\nno history or no recommendation in status: %+v", tc.reason, out)
+			}
+			if got := out.Demand.Weeks; got != tc.want {
+				t.Errorf("%s\ndemand.weeks: got %d, want %d", tc.reason, got, tc.want)
+			}
+			if got := out.Recommendation.Weeks; got != tc.want {
+				t.Errorf("%s\nwarmRecommendation.weeks: got %d, want %d", tc.reason, got, tc.want)
+			}
+		})
+	}
+}

@@ -102,7 +102,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		overdueNodes: gauge("burstpool_pool_overdue_nodes", "Ready pool nodes still carrying the startup taint more than startup.openAfter plus a slack after their creation (status.atProvider.overdue.nodes): their opening is failing.", pool()),
 		qsExecutors:  gauge("burstpool_queryservice_executors", "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).", pool(labelQS, labelQSNS, labelType)),
 		warmLevel:    gauge("burstpool_pool_warm_recommended_executors", "The learned warm level the provider publishes for the pool (status.atProvider.warmRecommendation.executors), while its spec asks for one.", pool()),
-		demandWeeks:  gauge("burstpool_pool_demand_history_weeks", "Weeks of the last 4 the pool's demand history spans, the current one included (status.atProvider.demand.weeks).", pool()),
+		demandWeeks:  gauge("burstpool_pool_demand_history_weeks", "Weeks of the last 4 the pool was observed in, the current one included (status.atProvider.demand.weeks).", pool()),
 		evictions:    counter("burstpool_pool_evictions_total", "Pods deleted by the pool's policies, by reason.", pool(labelReason)),
 		blocked:      counter("burstpool_pool_evictions_blocked_total", "Evictions a PodDisruptionBudget refused, by reason.", pool(labelReason)),
 		relists:      counter("burstpool_observer_relists_total", "Full relists of pool pods and nodes, by result.", []string{labelConfig, labelResult}),

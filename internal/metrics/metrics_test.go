@@ -199,7 +199,7 @@ func TestWarm(t *testing.T) {
 	spec := v1alpha1.PoolCapacityParameters{Pool: v1alpha1.PoolRef{Name: "shared", Namespace: "platform"}, MaxExecutors: 10}
 	names := []string{"burstpool_pool_warm_recommended_executors", "burstpool_pool_demand_history_weeks"}
 	const help = `
-# HELP burstpool_pool_demand_history_weeks Weeks of the last 4 the pool's demand history spans, the current one included (status.atProvider.demand.weeks).
+# HELP burstpool_pool_demand_history_weeks Weeks of the last 4 the pool was observed in, the current one included (status.atProvider.demand.weeks).
 # TYPE burstpool_pool_demand_history_weeks gauge
 burstpool_pool_demand_history_weeks{pool="shared",pool_namespace="platform"} %d
 `

@@ -10,6 +10,8 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
+	"sync"
 )
 
 // cell is one slot of one week, rounded to 18 bits: the peak executors
@@ -106,10 +108,13 @@ const (
 var encoding = base64.RawStdEncoding
 
 // Encode is the history in a compact text form, at most MaxEncodedBytes
-// long, that Decode reads back to an equal History.
+// long, that Decode reads back to an equal History. It allocates the
+// string it returns and nothing else: its scratch space and compressor
+// are reused across calls (encoders).
 func (h *History) Encode() string {
-	buf := make([]byte, 0, 1+binary.MaxVarintLen64+3*binary.MaxVarintLen32+packedBytes)
-	buf = append(buf, formatPacked)
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	buf := append(e.raw[:0], formatPacked)
 	open := uint64(0)
 	if h.valid {
 		open = uint64(h.open) + 1
@@ -120,11 +125,42 @@ func (h *History) Encode() string {
 	buf = binary.AppendUvarint(buf, uint64(h.acc.cold))
 	head := len(buf)
 	buf = h.pack(buf)
-	if z := deflate(buf[head:]); len(z) < packedBytes {
+	if z := e.deflate(buf[head:]); len(z) < packedBytes {
 		buf[0] = formatDeflated
 		buf = append(buf[:head], z...)
 	}
-	return encoding.EncodeToString(buf)
+	e.raw = buf
+	e.text = slices.Grow(e.text[:0], encoding.EncodedLen(len(buf)))[:encoding.EncodedLen(len(buf))]
+	encoding.Encode(e.text, buf)
+	return string(e.text)
+}
+
+// encoder is Encode's scratch space: the encoding before base64 (raw),
+// the DEFLATE compressor and its output (z), and the base64 text. A
+// compressor at BestCompression holds about 0.8 MB of tables, so one is
+// made per encoder, not per Encode; encoders keeps a few.
+type encoder struct {
+	raw, text []byte
+	z         bytes.Buffer
+	zw        *flate.Writer
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{raw: make([]byte, 0, maxRawBytes)}
+	e.zw, _ = flate.NewWriter(&e.z, flate.BestCompression) // the level is valid
+	return e
+}}
+
+// maxRawBytes is the longest encoding before base64.
+const maxRawBytes = 1 + binary.MaxVarintLen64 + 3*binary.MaxVarintLen32 + packedBytes
+
+// deflate is p compressed, in e's buffer: valid until e's next use.
+func (e *encoder) deflate(p []byte) []byte {
+	e.z.Reset()
+	e.zw.Reset(&e.z)
+	_, _ = e.zw.Write(p) // a bytes.Buffer does not fail
+	_ = e.zw.Close()
+	return e.z.Bytes()
 }
 
 func (h *History) pack(buf []byte) []byte {
@@ -144,14 +180,6 @@ func (h *History) pack(buf []byte) []byte {
 		buf = append(buf, byte(acc<<(8-n)))
 	}
 	return buf
-}
-
-func deflate(p []byte) []byte {
-	var b bytes.Buffer
-	zw, _ := flate.NewWriter(&b, flate.BestCompression) // the level is valid
-	_, _ = zw.Write(p)                                  // a bytes.Buffer does not fail
-	_ = zw.Close()
-	return b.Bytes()
 }
 
 // Decode reads what Encode wrote. Anything else (truncated, altered or
@@ -193,8 +221,8 @@ func decode(s string) (*History, error) {
 	packed := make([]byte, packedBytes)
 	var body io.Reader = r
 	if format == formatDeflated {
-		zr := flate.NewReader(r)
-		defer zr.Close() //nolint:errcheck // reading from memory
+		zr := inflater(r)
+		defer inflaters.Put(zr)
 		body = zr
 	}
 	if _, err := io.ReadFull(body, packed); err != nil {
@@ -219,6 +247,20 @@ func decode(s string) (*History, error) {
 		return nil, fmt.Errorf("%w: the open slot disagrees with its figures", errCorrupt)
 	}
 	return h, nil
+}
+
+// inflaters keeps the DEFLATE decompressors decode used (about 40 KB
+// each), so that a provider that decodes every pool's history as it
+// starts makes a few, not one a pool.
+var inflaters sync.Pool
+
+// inflater is a decompressor of r.
+func inflater(r io.Reader) io.Reader {
+	if zr, ok := inflaters.Get().(io.Reader); ok {
+		_ = zr.(flate.Resetter).Reset(r, nil) // resetting a decompressor does not fail
+		return zr
+	}
+	return flate.NewReader(r)
 }
 
 func (h *History) unpack(p []byte) error {

@@ -2,6 +2,7 @@ package warmpolicy
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -59,11 +60,14 @@ type figures struct {
 // An observation at a time before the latest one's slot (a clock that went
 // back) is added to the latest slot, so no start is lost; one Weeks or more
 // before it finds a history from elsewhere (an altered status) and starts
-// a new one; one before the week epoch (1970) is ignored. Negative figures count as 0 and cold starts
-// as at most starts.
-func (h *History) Observe(t time.Time, wanted, starts, coldStarts int32) {
+// a new one; one before the week epoch (1970) is ignored. Negative
+// figures count as 0 and cold starts as at most starts.
+//
+// It reports whether the history changed (a slot opened, a higher peak,
+// starts recorded): whether Encode would now return something else.
+func (h *History) Observe(t time.Time, wanted, starts, coldStarts int32) bool {
 	if t.Before(weekEpoch) {
-		return
+		return false
 	}
 	slot := int64(t.Sub(weekEpoch) / SlotLength)
 	if h.valid && slot <= h.open-int64(Weeks*SlotsPerWeek) {
@@ -71,9 +75,11 @@ func (h *History) Observe(t time.Time, wanted, starts, coldStarts int32) {
 		// history from elsewhere; it starts again.
 		*h = History{}
 	}
-	if !h.valid || slot > h.open {
+	opened := !h.valid || slot > h.open
+	if opened {
 		h.advance(slot)
 	}
+	before := h.acc
 	wanted, starts = max(0, wanted), max(0, starts)
 	coldStarts = min(max(0, coldStarts), starts)
 	h.acc.peak = max(h.acc.peak, uint32(wanted))
@@ -81,6 +87,21 @@ func (h *History) Observe(t time.Time, wanted, starts, coldStarts int32) {
 	h.acc.cold = addSat(h.acc.cold, uint32(coldStarts))
 	w, s := split(h.open)
 	h.cells[w%Weeks][s] = round(h.acc)
+	return opened || h.acc != before
+}
+
+// Weeks is how many of the last Weeks weeks, Monday to Monday UTC, up to
+// the latest observation's, have an observed slot: the weeks of history a
+// Recommendation rests on (Recommendation.Weeks). A week the pool was not
+// observed in (the provider down) does not count.
+func (h *History) Weeks() int {
+	n := 0
+	for w := range h.cells {
+		if slices.ContainsFunc(h.cells[w][:], cell.observed) {
+			n++
+		}
+	}
+	return n
 }
 
 // advance opens slot: the weeks between the open slot's and slot's are

@@ -210,10 +210,62 @@ func TestObserve(t *testing.T) {
 			if diff := cmp.Diff(tc.want, h.slot(tc.at)); diff != "" {
 				t.Errorf("\n%s\nslot %s: -want, +got:\n%s", tc.reason, tc.at, diff)
 			}
-			if got := h.weeks(); got != tc.weeks {
+			if got := h.Weeks(); got != tc.weeks {
 				t.Errorf("\n%s\nweeks: want %d, got %d", tc.reason, tc.weeks, got)
 			}
 		})
+	}
+}
+
+// TestObserveReportsChange checks what Observe reports against what it
+// did: the history changed exactly when its encoding did.
+func TestObserveReportsChange(t *testing.T) {
+	at := monday.Add(time.Hour)
+	base := []observation{{at: at, wanted: 3, starts: 2}}
+	cases := map[string]struct {
+		reason string
+		before []observation
+		obs    observation
+		want   bool
+	}{
+		"First":          {reason: "The first observation opens a slot.", obs: observation{at: at, wanted: 0}, want: true},
+		"Nothing":        {reason: "The same peak and no start change nothing.", before: base, obs: observation{at: at.Add(time.Minute), wanted: 3}, want: false},
+		"LowerPeak":      {reason: "A lower peak changes nothing.", before: base, obs: observation{at: at.Add(time.Minute), wanted: 1}, want: false},
+		"HigherPeak":     {reason: "A higher peak is recorded.", before: base, obs: observation{at: at.Add(time.Minute), wanted: 4}, want: true},
+		"Starts":         {reason: "Starts are recorded.", before: base, obs: observation{at: at.Add(time.Minute), wanted: 3, starts: 1}, want: true},
+		"NextSlot":       {reason: "A new slot opens, quiet as it is.", before: base, obs: observation{at: at.Add(SlotLength)}, want: true},
+		"ClockBack":      {reason: "An earlier time adds to the latest slot: nothing new, nothing changed.", before: base, obs: observation{at: at.Add(-time.Hour), wanted: 2}, want: false},
+		"BeforeTheEpoch": {reason: "An observation before 1970 is ignored.", before: base, obs: observation{at: time.Date(1969, 12, 1, 0, 0, 0, 0, time.UTC), wanted: 9, starts: 9}, want: false},
+		"Saturated": {
+			reason: "Starts beyond the most a slot counts change nothing.",
+			before: []observation{{at: at, starts: math.MaxInt32}},
+			obs:    observation{at: at.Add(time.Minute), starts: 5},
+			want:   false,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := record(tc.before...)
+			enc := h.Encode()
+			got := h.Observe(tc.obs.at, tc.obs.wanted, tc.obs.starts, tc.obs.coldStart)
+			if got != tc.want {
+				t.Errorf("\n%s\nObserve(...): got %t, want %t", tc.reason, got, tc.want)
+			}
+			if changed := h.Encode() != enc; changed != got {
+				t.Errorf("\n%s\nObserve reported %t, but the encoding changed: %t", tc.reason, got, changed)
+			}
+		})
+	}
+	// A random walk of the clock, mostly on, sometimes back.
+	rng := rand.New(rand.NewPCG(5, 8))
+	h, now := &History{}, monday
+	for i := range 3000 {
+		now = now.Add(time.Duration(rng.IntN(600)-60) * time.Second)
+		enc := h.Encode()
+		got := h.Observe(now, rng.Int32N(8), rng.Int32N(3)*rng.Int32N(2), 0)
+		if changed := h.Encode() != enc; changed != got {
+			t.Fatalf("observation %d at %s: Observe reported %t, but the encoding changed: %t", i, now, got, changed)
+		}
 	}
 }
 

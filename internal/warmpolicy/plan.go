@@ -3,10 +3,20 @@ package warmpolicy
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // demand is a history's figures, read once for planning: every slot of
-// every week that recorded starts (peak at least 1), in ring order.
+// every week that recorded starts (peak at least 1), in ring order, and
+// each slot's neighbourhood; and what planning computes from them once,
+// the segments of each leave-out (rank), which a plan under any cap takes
+// its part of (clip).
+//
+// A demand is large (about 64 KB, with scratch space from 0.2 MB for a
+// pool busy at known hours to 3.5 MB for one with distinct figures in
+// every slot of four weeks), so Recommend takes one from demands and
+// gives it back: planning allocates nothing once the scratch space has
+// grown to the histories planned.
 type demand struct {
 	cells    [Weeks][SlotsPerWeek]figures
 	observed [Weeks][SlotsPerWeek]bool
@@ -15,18 +25,76 @@ type demand struct {
 	near [SlotsPerWeek]bool
 	// starts are each week's starts.
 	starts [Weeks]float64
-	// made, keys and sorted are scratch space for segments, reused by
-	// each plan of one Recommend.
-	made, sorted []segment
-	keys         []uint64
+	// sums are each slot's starts over its observed weeks.
+	sums [SlotsPerWeek]sums
+	// around[first[s]:first[s+1]] are the cells of slot s's neighbourhood
+	// that recorded starts, by offset, then week; byPeak, at the same
+	// places, their indices among them, lowest peak first (and of equal
+	// peaks, in that order): the order appendSegments takes a slot's
+	// samples in, for every leave-out.
+	first [SlotsPerWeek + 1]int32
+	// means are the slots' stat for the leave-out being ranked.
+	means [SlotsPerWeek]stat
+	// ranked[skip+1] tells whether ranks[skip+1] holds the segments of
+	// the weeks but skip (-1: none).
+	ranked [Weeks + 1]bool
+	scratch
 }
 
+// scratch is what a demand reuses from one Recommend to the next: the
+// slots' neighbourhoods; each leave-out's segments, most warm starts per
+// slot-hour first, and the starts they estimate; the segments as made and
+// the sort's keys; the folds of calibrate.
+type scratch struct {
+	around    []neighbour
+	byPeak    []uint8
+	ranks     [Weeks + 1]rank
+	made      []segment
+	keys, tmp []uint64
+	folds     [Weeks]fold
+}
+
+// rank is the segments of the weeks but one, uncapped, by rate, and the
+// starts they estimate.
+type rank struct {
+	segs  []segment
+	total float64
+}
+
+// sums are a slot's starts summed over its observed weeks, their squares
+// summed, and how many weeks: whole numbers below 2^53, so exact in any
+// order, and a week's can be taken out again exactly.
+type sums struct {
+	sum, sq float64
+	n       int
+}
+
+// neighbour is a cell of a slot's neighbourhood that recorded starts: its
+// offset from the slot (0 to neighbours-1, for -3 to 3), its week, and its
+// figures.
+type neighbour struct {
+	offset, week uint8
+	peak         uint32
+	starts       float64
+}
+
+// demands are demands to reuse: Recommend takes one and gives it back.
+var demands = sync.Pool{New: func() any { return new(demand) }}
+
+// demand is h's figures, in a demand from demands; release gives it back.
 func (h *History) demand() *demand {
-	d := &demand{}
+	d := demands.Get().(*demand)
+	*d = demand{scratch: d.scratch}
 	for w := range h.cells {
 		for s, c := range h.cells[w] {
 			d.observed[w][s] = c.observed()
-			if f := c.figures(); f.starts > 0 {
+			if !c.observed() {
+				continue
+			}
+			f := c.figures()
+			x := float64(f.starts)
+			d.sums[s].sum, d.sums[s].sq, d.sums[s].n = d.sums[s].sum+x, d.sums[s].sq+x*x, d.sums[s].n+1
+			if f.starts > 0 {
 				f.peak = max(f.peak, 1)
 				d.cells[w][s] = f
 				d.starts[w] += float64(f.starts)
@@ -36,23 +104,61 @@ func (h *History) demand() *demand {
 			}
 		}
 	}
+	d.around, d.byPeak = d.around[:0], d.byPeak[:0]
+	for s := range SlotsPerWeek {
+		d.first[s] = int32(len(d.around))
+		if d.near[s] {
+			d.addNeighbourhood(s)
+		}
+	}
+	d.first[SlotsPerWeek] = int32(len(d.around))
 	return d
+}
+
+// release gives d back to demands; d is not to be used after.
+func (d *demand) release() { demands.Put(d) }
+
+// addNeighbourhood appends slot s's neighbourhood to around, and its
+// order by peak to byPeak: stable, as it sorts each cell's peak above its
+// index (28 cells at most).
+func (d *demand) addNeighbourhood(s int) {
+	var keys [neighbours * Weeks]uint64
+	n := 0
+	for o := range neighbours {
+		j := (s + o - (len(kernel) - 1) + SlotsPerWeek) % SlotsPerWeek
+		for w := range Weeks {
+			if f := d.cells[w][j]; f.starts > 0 {
+				d.around = append(d.around, neighbour{offset: uint8(o), week: uint8(w), peak: f.peak, starts: float64(f.starts)})
+				keys[n] = uint64(f.peak)<<8 | uint64(n)
+				n++
+			}
+		}
+	}
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	for _, k := range keys[:n] {
+		d.byPeak = append(d.byPeak, uint8(k))
+	}
 }
 
 // kernel weighs a slot's neighbours, by distance in slots, in the
 // neighbourhood's estimate of a slot's demand: the hour around it.
-var kernel = []float64{1, 0.75, 0.5, 0.25}
+var kernel = [...]float64{1, 0.75, 0.5, 0.25}
+
+// neighbours is how many slots a slot's estimate reads: itself and three
+// on each side.
+const neighbours = 2*len(kernel) - 1
 
 // mean is the mean and the variance of the starts of slot s over the
 // observed weeks but skip, and how many there are.
 func (d *demand) mean(s, skip int) (mean, variance float64, n int) {
-	var sum, sq float64
-	for w := range d.cells {
-		if w == skip || !d.observed[w][s] {
-			continue
-		}
-		x := float64(d.cells[w][s].starts)
-		sum, sq, n = sum+x, sq+x*x, n+1
+	sum, sq, n := d.sums[s].sum, d.sums[s].sq, d.sums[s].n
+	if skip >= 0 && d.observed[skip][s] {
+		x := float64(d.cells[skip][s].starts)
+		sum, sq, n = sum-x, sq-x*x, n-1
 	}
 	if n == 0 {
 		return 0, 0, 0
@@ -70,12 +176,12 @@ func (d *demand) mean(s, skip int) (mean, variance float64, n int) {
 // chance explains (an edge-preserving, bilateral smoothing). Bursts that
 // land at random within the hour are spread over it; a job that starts
 // at the same time every week keeps its own slot, and so do the quiet
-// slots beside it.
-func (d *demand) weights(ws []float64, s int, means []stat) {
-	own := means[s]
+// slots beside it. It reads the means of the leave-out being ranked.
+func (d *demand) weights(ws *[neighbours]float64, s int) {
+	own := d.means[s]
 	var sum float64
 	for o := 1 - len(kernel); o < len(kernel); o++ {
-		near := means[(s+o+SlotsPerWeek)%SlotsPerWeek]
+		near := d.means[(s+o+SlotsPerWeek)%SlotsPerWeek]
 		gap := (own.mean - near.mean) * (own.mean - near.mean)
 		noise := own.noise + near.noise
 		w := kernel[abs(o)]
@@ -101,15 +207,17 @@ func (d *demand) weights(ws []float64, s int, means []stat) {
 // starts were a Poisson count) over their number.
 type stat struct{ mean, noise float64 }
 
-func (d *demand) stats(skip int) []stat {
-	out := make([]stat, SlotsPerWeek)
-	for s := range out {
-		m, v, n := d.mean(s, skip)
-		if n > 0 {
-			out[s] = stat{mean: m, noise: max(v, m) / float64(n)}
+// stats sets means to the slots' stat over the weeks but skip.
+func (d *demand) stats(skip int) {
+	for s := range d.means {
+		d.means[s] = stat{}
+		if d.sums[s].sum == 0 {
+			continue // no starts in any week: a mean of 0, without noise
+		}
+		if m, v, n := d.mean(s, skip); n > 0 {
+			d.means[s] = stat{mean: m, noise: max(v, m) / float64(n)}
 		}
 	}
-	return out
 }
 
 // plan is a warm level for every slot of the week and the warm starts the
@@ -148,76 +256,103 @@ type segment struct {
 type sample struct {
 	peak   uint32
 	starts float64
+	// perPeak is starts/peak, which appendSegments sets.
+	perPeak float64
 }
 
-// segments are the segments of every slot from the weeks but skip (-1:
-// none), most warm starts per slot-hour first; of equal rates, the
+// rank is the segments of every slot from the weeks but skip (-1: none),
+// uncapped, most warm starts per slot-hour first; of equal rates, the
 // earlier slot of the week, and within a slot the lower levels (whose
 // rates are never lower); and the starts they estimate. Each slot's
-// estimate blends its own weeks' figures with its kernel-weighed
-// neighbours' (blend).
-func (d *demand) segments(skip int, limit int32) ([]segment, float64) {
+// estimate blends its own weeks' figures with its neighbours', as weights
+// weighs them. It is computed once per leave-out, and kept; a plan under
+// a cap takes its part of it (clip).
+func (d *demand) rank(skip int) *rank {
+	r := &d.ranks[skip+1]
+	if d.ranked[skip+1] {
+		return r
+	}
 	segs := d.made[:0]
 	var total float64
-	samples := make([]sample, 0, Weeks*2*len(kernel))
-	means := d.stats(skip)
-	ws := make([]float64, 2*len(kernel)-1)
+	var obs [neighbours * Weeks]sample
+	var ws [neighbours]float64
+	d.stats(skip)
 	for s := range SlotsPerWeek {
 		if !d.near[s] {
 			continue
 		}
-		samples = samples[:0]
-		d.weights(ws, s, means)
-		for o := 1 - len(kernel); o < len(kernel); o++ {
-			j := (s + o + SlotsPerWeek) % SlotsPerWeek
-			k := ws[o+len(kernel)-1]
-			if k == 0 {
-				continue
-			}
-			for w := range d.cells {
-				if f := d.cells[w][j]; f.starts > 0 && w != skip {
-					samples = append(samples, sample{peak: f.peak, starts: k * float64(f.starts)})
-					total += k * float64(f.starts)
-				}
+		d.weights(&ws, s)
+		ns := d.around[d.first[s]:d.first[s+1]]
+		for _, nb := range ns {
+			if k := ws[nb.offset]; k != 0 && int(nb.week) != skip {
+				total += k * nb.starts
 			}
 		}
-		segs = appendSegments(segs, s, samples, limit)
+		n := 0
+		for _, i := range d.byPeak[d.first[s]:d.first[s+1]] {
+			if nb := ns[i]; ws[nb.offset] != 0 && int(nb.week) != skip {
+				obs[n] = sample{peak: nb.peak, starts: ws[nb.offset] * nb.starts}
+				n++
+			}
+		}
+		segs = appendSegments(segs, s, obs[:n])
 	}
 	d.made = segs
-	d.sorted, d.keys = byRate(segs, d.sorted[:0], d.keys[:0])
-	return d.sorted, total
+	r.segs, d.keys, d.tmp = byRate(segs, r.segs[:0], d.keys[:0], d.tmp)
+	r.total, d.ranked[skip+1] = total, true
+	return r
+}
+
+// clip is the part of sg below limit executors a slot, and whether there
+// is one. The segments of a slot under a cap are its uncapped segments,
+// clipped: those that start below it, the last cut at it, at the same
+// rates and in the same order.
+func clip(sg segment, limit int32) (segment, bool) {
+	sg.to = min(sg.to, limit)
+	return sg, sg.to > sg.from
 }
 
 // byRate appends segs to out sorted by rate, highest first, and of equal
 // rates (to 32 bits of mantissa, a relative 2^-32) in their order in segs:
-// by slot, then level. It sorts keys, each the rate's leading bits and the
-// index, with a radix sort, several times faster than comparing segments;
-// keys is scratch space. The sort is stable, so is the result.
-func byRate(segs, out []segment, keys []uint64) ([]segment, []uint64) {
-	const indexBits = 20
+// by slot, then level. It sorts keys, each the rate's leading bits above
+// the index, with a radix sort of the rate's bits, several times faster
+// than comparing segments; keys and tmp are scratch space, returned to be
+// used again. The sort is stable, so is the result.
+func byRate(segs, out []segment, keys, tmp []uint64) ([]segment, []uint64, []uint64) {
 	if len(segs) >= 1<<indexBits {
-		panic("more segments than a week of history can make") // Weeks × (2×len(kernel)-1) a slot
+		panic("more segments than a week of history can make") // Weeks × neighbours a slot
 	}
+	keys, out = slices.Grow(keys, len(segs)), slices.Grow(out, len(segs))
 	for i, sg := range segs {
 		// A non-negative float's bits order as it does.
 		keys = append(keys, ^(math.Float64bits(sg.rate)>>indexBits)<<indexBits|uint64(i))
 	}
-	keys = radixSort(keys)
+	keys, tmp = radixSort(keys, tmp)
 	for _, k := range keys {
 		out = append(out, segs[k&(1<<indexBits-1)])
 	}
-	return out, keys
+	return out, keys, tmp
 }
 
-// radixSort sorts keys, least significant 11 bits first.
-func radixSort(keys []uint64) []uint64 {
+// indexBits are the low bits of byRate's keys: a segment's index.
+const indexBits = 20
+
+// radixSort sorts keys, given in the order of their low indexBits, by
+// the bits above them, least significant 11 first; it is stable, so keys
+// come out in the order of all their bits. tmp is scratch space: it
+// returns the sorted keys and the other buffer.
+func radixSort(keys, tmp []uint64) (sorted, spare []uint64) {
 	const bits, buckets = 11, 1 << 11
-	if len(keys) < 2 {
-		return keys
+	if len(keys) < buckets {
+		// Fewer keys than buckets: clearing and summing the counts
+		// would cost more than comparing. The keys differ in their
+		// index, so any sort orders them as the radix sort does.
+		slices.Sort(keys)
+		return keys, tmp
 	}
-	tmp := make([]uint64, len(keys))
+	tmp = slices.Grow(tmp[:0], len(keys))[:len(keys)]
 	var count [buckets]int
-	for shift := 0; shift < 64; shift += bits {
+	for shift := indexBits; shift < 64; shift += bits {
 		count = [buckets]int{}
 		for _, k := range keys {
 			count[k>>shift&(buckets-1)]++
@@ -236,31 +371,27 @@ func radixSort(keys []uint64) []uint64 {
 		}
 		keys, tmp = tmp, keys
 	}
-	return keys
+	return keys, tmp
 }
 
-// appendSegments adds slot s's segments: under the model, of a week's
-// starts at peak P a level w starts min(1, w/P) warm, so between two
-// peaks of the samples each executor of level buys the starts per peak of
-// every sample whose peak is higher.
-func appendSegments(segs []segment, s int, obs []sample, limit int32) []segment {
-	// Insertion sort by peak: a slot has a few dozen samples at most.
-	for i := 1; i < len(obs); i++ {
-		for j := i; j > 0 && obs[j].peak < obs[j-1].peak; j-- {
-			obs[j], obs[j-1] = obs[j-1], obs[j]
-		}
-	}
+// appendSegments adds slot s's segments, uncapped, from its samples
+// sorted by peak, lowest first: under the model, of a week's starts at
+// peak P a level w starts min(1, w/P) warm, so between two peaks of the
+// samples each executor of level buys the starts per peak of every
+// sample whose peak is higher.
+func appendSegments(segs []segment, s int, obs []sample) []segment {
 	var rest float64
-	for _, o := range obs {
-		rest += o.starts / float64(o.peak)
+	for i, o := range obs {
+		obs[i].perPeak = o.starts / float64(o.peak)
+		rest += obs[i].perPeak
 	}
 	var from int32
 	for _, o := range obs {
-		if to := int32(min(o.peak, uint32(limit))); to > from {
+		if to := int32(o.peak); to > from {
 			segs = append(segs, segment{slot: s, from: from, to: to, rate: rest})
 			from = to
 		}
-		rest -= o.starts / float64(o.peak)
+		rest -= o.perPeak
 	}
 	return segs
 }
@@ -268,18 +399,22 @@ func appendSegments(segs []segment, s int, obs []sample, limit int32) []segment 
 // plan is the least slot-hours that buy share of the history's
 // (estimated) starts.
 func (d *demand) plan(share float64, limit int32) plan {
-	segs, total := d.segments(-1, limit)
-	return greedy(segs, total, share)
+	r := d.rank(-1)
+	return greedy(r.segs, limit, r.total, share)
 }
 
-// greedy takes segments in their order (most warm starts per slot-hour
-// first) until they buy share of total: since each slot's warm starts
-// are concave in its level, that is the least slot-hours that do, but for
-// the last executor, which rounds up.
-func greedy(segs []segment, total, share float64) plan {
+// greedy takes segments, clipped at limit, in their order (most warm
+// starts per slot-hour first) until they buy share of total: since each
+// slot's warm starts are concave in its level, that is the least
+// slot-hours that do, but for the last executor, which rounds up.
+func greedy(segs []segment, limit int32, total, share float64) plan {
 	p := plan{total: total}
 	target := min(1, max(0, share)) * p.total
 	for _, sg := range segs {
+		sg, ok := clip(sg, limit)
+		if !ok {
+			continue
+		}
 		if p.warm >= target*(1-1e-12) {
 			break
 		}
@@ -327,20 +462,25 @@ type calibration struct {
 // history supports, within the caps). With fewer than two weeks with
 // starts there is nothing to check a plan on: share itself.
 func (d *demand) calibrate(share float64, limit int32) calibration {
-	var folds []fold
+	folds := d.folds[:0]
 	for w := range d.starts {
 		if d.starts[w] == 0 {
 			continue
 		}
-		f := fold{outTotal: d.starts[w]}
-		segs, in := d.segments(w, limit)
+		r := d.rank(w)
+		in := r.total
 		if in == 0 {
 			continue
 		}
+		// The fold's buffers are the ones of the last calibrate.
+		f := fold{outTotal: d.starts[w], inShare: slices.Grow(d.folds[len(folds)].inShare[:0], len(r.segs)), outWarm: slices.Grow(d.folds[len(folds)].outWarm[:0], len(r.segs))}
 		var levels [SlotsPerWeek]int32
 		var inWarm, outWarm float64
-		f.inShare, f.outWarm = make([]float64, 0, len(segs)), make([]float64, 0, len(segs))
-		for _, sg := range segs {
+		for _, sg := range r.segs {
+			sg, ok := clip(sg, limit)
+			if !ok {
+				continue
+			}
 			inWarm += sg.rate * float64(sg.to-sg.from)
 			if o := d.cells[w][sg.slot]; o.starts > 0 {
 				p := float64(o.peak)

@@ -61,7 +61,7 @@ func TestRecommend(t *testing.T) {
 		},
 		"BusinessHours": {
 			reason: "At 90% the business hours' bursts are worth most per warm slot (2 starts each a week): 8 warm from 09:00 to 18:00 on weekdays buy 2,880 of 3,200 starts.",
-			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25}},
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25, PriceKnown: true}},
 			want: Recommendation{
 				Executors: 8, Until: mon(10, 10), ExpectedShare: 0.9, DollarsPerHour: 2, Weeks: 4,
 				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
@@ -117,10 +117,42 @@ func TestRecommend(t *testing.T) {
 		},
 		"MaxDollarsPerHourBinds": {
 			reason: "$1 an hour at $0.25 a slot-hour is 4 slots, below maxSlots 5: 1,484 of 3,200 starts a week warm.",
-			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100, DollarsPerSlotHour: 0.25, MaxDollarsPerHour: 1}},
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxSlots: 5, MaxExecutors: 100, DollarsPerSlotHour: 0.25, PriceKnown: true, MaxDollarsPerHour: 1, DollarCap: true}},
 			want: Recommendation{
 				Executors: 4, Until: mon(10, 10), ExpectedShare: 0.46375, DollarsPerHour: 1, Weeks: 4, Capped: CapMaxDollarsPerHour,
 				Reason: "4 weeks of history, 12800 executor starts: warm levels of 219 slot-hours a week start 46% of them warm and 46% on weeks they were not learned from, against a target of 90%; bound by maxDollarsPerHour",
+			},
+		},
+		"UnknownPriceWithDollarCap": {
+			reason: "While what a slot costs is not known, a cap in dollars cannot be shown to hold: no warm slots, bound by the cap, and the reason says why.",
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, MaxDollarsPerHour: 1, DollarCap: true}},
+			want: Recommendation{
+				Until: mon(10, 10), Weeks: 4, Capped: CapMaxDollarsPerHour,
+				Reason: "what a warm slot costs is not known yet, so no warm slot can be shown to fit maxDollarsPerHour (1 USD an hour): no learned warm slots until the slots have a price",
+			},
+		},
+		"ZeroDollarCap": {
+			reason: "A cap of $0 an hour allows no slot that costs something.",
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25, PriceKnown: true, DollarCap: true}},
+			want: Recommendation{
+				Until: mon(10, 10), Weeks: 4, Capped: CapMaxDollarsPerHour,
+				Reason: "maxDollarsPerHour is 0 USD an hour, less than one warm slot costs (0.25 USD an hour): no learned warm slots",
+			},
+		},
+		"DollarCapBelowOneSlot": {
+			reason: "A cap in dollars below one slot's price allows none, as a cap of 0 does.",
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, DollarsPerSlotHour: 0.25, PriceKnown: true, MaxDollarsPerHour: 0.2, DollarCap: true}},
+			want: Recommendation{
+				Until: mon(10, 10), Weeks: 4, Capped: CapMaxDollarsPerHour,
+				Reason: "maxDollarsPerHour is 0.2 USD an hour, less than one warm slot costs (0.25 USD an hour): no learned warm slots",
+			},
+		},
+		"ZeroDollarCapOnFreeSlots": {
+			reason: "Slots that cost nothing keep within any cap in dollars, 0 too.",
+			args:   args{h: learned(4), t: mon(10, 0), g: Goal{WarmShare: 0.9, Lead: 5 * time.Minute, MaxExecutors: 100, PriceKnown: true, DollarCap: true}},
+			want: Recommendation{
+				Executors: 8, Until: mon(10, 10), ExpectedShare: 0.9, Weeks: 4,
+				Reason: "4 weeks of history, 12800 executor starts: warm levels of 360 slot-hours a week start 90% of them warm and 90% on weeks they were not learned from, against a target of 90%",
 			},
 		},
 		"MaxExecutorsBinds": {
@@ -175,11 +207,12 @@ func TestGreedyIsLeastCost(t *testing.T) {
 				obs = append(obs, o)
 				total += o.starts
 			}
-			segs = appendSegments(segs, s, obs, math.MaxInt32)
+			slices.SortStableFunc(obs, func(a, b sample) int { return int(a.peak) - int(b.peak) })
+			segs = appendSegments(segs, s, obs)
 		}
-		segs, _ = byRate(segs, nil, nil)
+		segs, _, _ = byRate(segs, nil, nil, nil)
 		share := []float64{0.5, 0.8, 0.9, 1}[trial%4]
-		p := greedy(segs, total, share)
+		p := greedy(segs, math.MaxInt32, total, share)
 		var cost int32
 		for _, l := range p.levels {
 			cost += l
@@ -267,15 +300,18 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
+// TestRadixSort sorts keys as byRate makes them: an index in the low
+// indexBits, in order, below random bits, many of them equal (a few
+// distinct values when shifted far).
 func TestRadixSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	for _, n := range []int{0, 1, 2, 10, 1000, 20000} {
+	for _, n := range []int{0, 1, 2, 10, 1000, 2048, 20000} {
 		keys := make([]uint64, n)
 		for i := range keys {
-			keys[i] = rng.Uint64() >> uint(rng.IntN(64))
+			keys[i] = (rng.Uint64()>>uint(rng.IntN(64)))&^(1<<indexBits-1) | uint64(i)
 		}
 		want := slices.Sorted(slices.Values(keys))
-		if got := radixSort(slices.Clone(keys)); !slices.Equal(want, got) {
+		if got, _ := radixSort(slices.Clone(keys), nil); !slices.Equal(want, got) {
 			t.Errorf("radixSort of %d keys is not sorted", n)
 		}
 	}

@@ -125,7 +125,7 @@ func policies(tb testing.TB, r replay, price float64) []func() Policy {
 		scheduled,
 		func() Policy {
 			return &Learned{MaxExecutors: maxExecutors, Goal: warmpolicy.Goal{
-				WarmShare: targetWarm, Lead: lead(), MaxExecutors: maxExecutors, DollarsPerSlotHour: price,
+				WarmShare: targetWarm, Lead: lead(), MaxExecutors: maxExecutors, DollarsPerSlotHour: price, PriceKnown: true,
 			}}
 		},
 	}
