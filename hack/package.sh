@@ -27,10 +27,11 @@
 # static binaries (CGO_ENABLED=0, -trimpath, -s -w) on an empty base, user
 # 65532:65532, the program at /usr/local/bin/<package name> as entrypoint
 # and the warmup helper ./cmd/warm at /warm (the provider's also the fail-safe
-# ./cmd/failsafe at /failsafe). They are written next to the
-# packages in ${OUTPUT}/images/<name>-<arch>.tar. Timestamps come from
-# SOURCE_DATE_EPOCH (default: the time of the last commit), so rebuilding
-# the same tree gives byte-identical packages.
+# ./cmd/failsafe at /failsafe), each linked with VERSION as its release
+# (internal/version: logged at start, burstpool_build_info). They are
+# written next to the packages in ${OUTPUT}/images/<name>-<arch>.tar.
+# Timestamps come from SOURCE_DATE_EPOCH (default: the time of the last
+# commit), so rebuilding the same tree gives byte-identical packages.
 #
 # With REGISTRY set (a release; hack/release.sh sets it), VERSION must be a
 # semantic version vX.Y.Z and the packages are made for REGISTRY/NAME:VERSION:
@@ -165,14 +166,16 @@ build() {
 # interfaces by default, and a DeploymentRuntimeConfig's container args
 # (--debug, say) replace an image's default arguments anyway.
 runtime() {
+	# Every binary says which release it is (internal/version).
+	local ldflags="-X github.com/burstpool/burstpool/internal/version.Version=$version"
 	local -a args=()
 	case $1 in
-	function-*) [ -z "$registry" ] || args=(-ldflags "-X main.defaultHelperImage=$registry/warm:$version") ;;
+	function-*) [ -z "$registry" ] || ldflags+=" -X main.defaultHelperImage=$registry/warm:$version" ;;
 	# The provider's image also carries the fail-safe that
 	# deploy/provider/failsafe.yaml runs beside it.
 	provider-*) args=(-extra /failsafe=./cmd/failsafe) ;;
 	esac
-	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm "${args[@]}" \
+	"$imagebuild" -main "$2" -name "$1" -extra /warm=./cmd/warm -ldflags "$ldflags" "${args[@]}" \
 		-platform "$platforms" -out "$images" -created "$created" \
 		-label "org.opencontainers.image.title=$1" \
 		-label "org.opencontainers.image.source=https://github.com/burstpool/burstpool" \

@@ -27,6 +27,7 @@ import (
 	capacitycontroller "github.com/burstpool/burstpool/internal/controller"
 	"github.com/burstpool/burstpool/internal/controller/poolcapacity"
 	"github.com/burstpool/burstpool/internal/metrics"
+	"github.com/burstpool/burstpool/internal/version"
 	"github.com/burstpool/burstpool/internal/watch"
 )
 
@@ -103,6 +104,10 @@ func (c *CLI) Run() error {
 	mrm := managed.NewMRMetricRecorder()
 	mrsm := statemetrics.NewMRStateMetrics()
 	crmetrics.Registry.MustRegister(mrm, mrsm)
+	if err := version.Register(crmetrics.Registry, "provider"); err != nil {
+		return errors.Wrap(err, "cannot export the build info")
+	}
+	log.Info("Starting the capacity provider", "version", version.Version)
 	o := poolcapacity.Options{
 		Options: controller.Options{
 			Logger:                  log,

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/burstpool/burstpool/internal/sizing"
+	"github.com/burstpool/burstpool/internal/version"
 )
 
 // defaultHelperImage is the warmup helper image of pools whose input and
@@ -45,12 +46,18 @@ func (c *CLI) Run() error {
 	}
 	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
 	decisions := newDecisionCache(c.DecisionCacheEntries, int64(c.DecisionCacheMiB)*1024*1024)
-	if decisions != nil && c.MetricsAddress != "" {
+	if c.MetricsAddress != "" {
 		// The SDK serves the default registry.
-		if err := prometheus.Register(decisions); err != nil {
+		if err := version.Register(prometheus.DefaultRegisterer, "function"); err != nil {
 			return err
 		}
+		if decisions != nil {
+			if err := prometheus.Register(decisions); err != nil {
+				return err
+			}
+		}
 	}
+	log.Info("Starting the pool-compose function", "version", version.Version)
 	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, decisions: decisions, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),

@@ -74,7 +74,7 @@ func burstThrough(t *testing.T, ctx context.Context, e *env, f fault) {
 
 	b := newBurst(t, ctx, e)
 	b.start(t, ctx, s, faultBase)
-	composedBefore := mustComposedObjects(t, ctx, e, b.poolNS, b.pool)
+	composedBefore := mustComposedObjects(t, ctx, e.Stack, b.poolNS, b.pool)
 	pc := capacityOf(t, composedBefore)
 	ran := mustRunningExecutors(t, ctx, c, b.qsNS, b.pool)
 	costBefore := eventuallyCost(t, ctx, c, pc, "the PoolCapacity counts the cost before the fault", func(capv1.CostObservation) error { return nil })
@@ -249,14 +249,25 @@ func decimalLess(a, b string) (bool, error) {
 	return x < y, nil
 }
 
+// poolExecutors selects the pool executors of pool.
+func poolExecutors(pool string) client.MatchingLabels {
+	return client.MatchingLabels{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool}
+}
+
+// mustExecutorPods are the pods of pool's executors in ns.
+func mustExecutorPods(t *testing.T, ctx context.Context, c client.Client, ns, pool string) []corev1.Pod {
+	t.Helper()
+	pods := &corev1.PodList{}
+	mustList(t, ctx, c, pods, client.InNamespace(ns), poolExecutors(pool))
+	return pods.Items
+}
+
 // mustRunningExecutors are the Running, not terminating pool executors of
 // pool in ns, by UID.
 func mustRunningExecutors(t *testing.T, ctx context.Context, c client.Client, ns, pool string) map[types.UID]string {
 	t.Helper()
-	pods := &corev1.PodList{}
-	mustList(t, ctx, c, pods, client.InNamespace(ns), client.MatchingLabels{qsv1.LabelPool: pool, qsv1.LabelExecutorType: qsv1.ExecutorTypePool})
 	out := map[types.UID]string{}
-	for _, p := range pods.Items {
+	for _, p := range mustExecutorPods(t, ctx, c, ns, pool) {
 		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			out[p.UID] = p.Name
 		}
@@ -290,9 +301,9 @@ func (o composedObject) String() string {
 // mustComposedObjects reads every object the Pool claim ns/name's
 // composite composed (its spec.resourceRefs) from the cluster, failing t
 // when the composite or one of them cannot be read.
-func mustComposedObjects(t *testing.T, ctx context.Context, e *env, ns, name string) []composedObject {
+func mustComposedObjects(t *testing.T, ctx context.Context, s *devplane.Stack, ns, name string) []composedObject {
 	t.Helper()
-	xr, err := compositeIn(ctx, e.Stack, ns, name)
+	xr, err := compositeIn(ctx, s, ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +319,7 @@ func mustComposedObjects(t *testing.T, ctx context.Context, e *env, ns, name str
 		o.kind, _ = m["kind"].(string)
 		o.namespace, _ = m["namespace"].(string)
 		o.name, _ = m["name"].(string)
-		u, err := e.Get(ctx, schema.FromAPIVersionAndKind(o.apiVersion, o.kind), o.namespace, o.name)
+		u, err := s.Get(ctx, schema.FromAPIVersionAndKind(o.apiVersion, o.kind), o.namespace, o.name)
 		if err != nil {
 			t.Fatalf("%s composed by pool %s/%s: %v", o, ns, name, err)
 		}

@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,49 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/test/harness/devplane"
-	"github.com/burstpool/burstpool/test/harness/gomod"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
-
-// docRegistry is the registry docs/install.md installs packages from; the
-// test serves them from a loopback registry and points Crossplane there
-// with an ImageConfig, so the steps run as written.
-const docRegistry = "ghcr.io/burstpool"
-
-// installSteps returns the sh blocks of the "## Steps" section of the
-// Markdown file at path, in order.
-func installSteps(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // a file of the checkout
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		steps        []string
-		inSection    bool
-		inBlock      bool
-		cur          strings.Builder
-		sectionFound bool
-	)
-	for _, l := range strings.Split(string(b), "\n") {
-		switch {
-		case !inBlock && strings.HasPrefix(l, "## "):
-			inSection = l == "## Steps"
-			sectionFound = sectionFound || inSection
-		case inSection && !inBlock && l == "```sh":
-			inBlock = true
-			cur.Reset()
-		case inBlock && l == "```":
-			inBlock = false
-			steps = append(steps, cur.String())
-		case inBlock:
-			cur.WriteString(l + "\n")
-		}
-	}
-	if !sectionFound || len(steps) == 0 {
-		t.Fatalf("%s has no sh blocks under ## Steps", path)
-	}
-	return steps
-}
 
 var (
 	gvkEC2NodeClass = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClass"}
@@ -68,87 +25,24 @@ var (
 
 // TestInstallSteps runs docs/install.md as a script on a local control
 // plane that stands in for an EKS cluster with Karpenter (the EC2NodeClass
-// CRD is installed): every sh block of its Steps section, in order, with
-// kubectl, from the checkout. The packages are those `make release`
-// publishes (hack/release.sh, to a loopback registry that an ImageConfig
-// substitutes for ghcr.io/burstpool); the steps install the Configuration
-// alone, and Crossplane installs the released Function and Provider as its
-// dependencies. The function and the provider run as local processes, the
-// provider as its shipped service account with the shipped roles.
+// CRD is installed) and whose Crossplane runs as its Helm chart installs
+// it: every sh block of its Steps section, in order, with kubectl, from
+// the checkout (installByDoc). The packages are those a release for
+// ghcr.io/burstpool publishes, served from a loopback registry that an
+// ImageConfig rewrites ghcr.io/burstpool to, as a mirror; the steps
+// install the Configuration alone, and Crossplane installs the released
+// Function and Provider as its dependencies. Step 3, run with MIRROR set,
+// must give the provider's Deployment the shipped runtime config: its
+// service account provider-burstpool, created by the step, which the
+// local provider process then authenticates as.
 // Then the reference's pools must compose with the EnvironmentConfig's
 // values, follow a change of it, and turn Pending, keeping their objects,
 // when a required setting is deleted.
 func TestInstallSteps(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	root := gomod.RootForTest(t)
-	doc := filepath.Join(root, "docs", "install.md")
-	steps := installSteps(t, doc)
-	tag := regexp.MustCompile(regexp.QuoteMeta(docRegistry) + `/burstpool:(\S+)`).FindStringSubmatch(strings.Join(steps, "\n"))
-	if tag == nil {
-		t.Fatalf("docs/install.md installs no %s/burstpool package", docRegistry)
-	}
-	kubectlBin, err := kubectlPath()
-	if err != nil {
-		t.Fatalf("cannot get kubectl (run `hack/tool.sh kubectl`): %v", err)
-	}
-
-	start := time.Now()
-	cfg := stackConfig(t)
-	cfg.Tag, cfg.CrossplaneArgs, cfg.Release = tag[1], []string{"--poll-interval=15s"}, true
-	s, err := devplane.Prepare(ctx, cfg)
-	if err != nil {
-		t.Fatalf("cannot prepare the control plane and packages: %v", err)
-	}
-	downWithLogs(t, s)
-	t.Logf("control plane up, packages pushed in %s", time.Since(start).Round(100*time.Millisecond))
-
-	// The cluster: Karpenter on AWS, and the registry the docs name.
-	mustApplyFile(t, ctx, s.Cluster.Config, root, "test", "crds", "upstream", "karpenter.k8s.aws_ec2nodeclasses.yaml")
-	mustApply(t, ctx, s.Cluster.Config, fmt.Sprintf(`apiVersion: pkg.crossplane.io/v1beta1
-kind: ImageConfig
-metadata:
-  name: install-test-registry
-spec:
-  matchImages:
-    - prefix: %s
-  rewriteImage:
-    prefix: %s/burstpool
-`, docRegistry, s.Registry()))
-
-	// What Crossplane's pod runtime would do, while the steps install the
-	// packages.
-	runtimes := make(chan error, 1)
-	go func() { runtimes <- s.StartRuntimes(ctx) }()
-
-	bin := t.TempDir()
-	if err := os.Symlink(kubectlBin, filepath.Join(bin, "kubectl")); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), "KUBECONFIG="+s.Cluster.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	stepsStart := time.Now()
-	for i, script := range steps {
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script) //nolint:gosec // the documentation's own steps
-		cmd.Dir, cmd.Env = root, env
-		stepStart := time.Now()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("docs/install.md, sh block %d failed: %v\n--- block ---\n%s--- output ---\n%s", i+1, err, script, out)
-			packageStates(t, s.Cluster.Kubeconfig)
-			select {
-			case err := <-runtimes:
-				t.Logf("the runtimes' start ended with: %v", err)
-			default:
-				t.Logf("the runtimes are still starting: %v", s.Took)
-			}
-			t.FailNow()
-		}
-		t.Logf("docs/install.md, sh block %d: done in %s\n%s", i+1, time.Since(stepStart).Round(100*time.Millisecond), out)
-	}
-	t.Logf("docs/install.md: every step ran in %s", time.Since(stepsStart).Round(100*time.Millisecond))
-	if err := <-runtimes; err != nil {
-		t.Fatalf("cannot start the function and provider runtimes: %v", err)
-	}
+	d := installByDoc(t, filepath.Join(schemacheck.UpstreamDir, "karpenter.k8s.aws_ec2nodeclasses.yaml"))
+	s, steps := d.Stack, d.steps
 	// The Function and the Provider are the Configuration's dependencies,
 	// installed by Crossplane from the released references.
 	for kind, name := range map[string]string{"Function": devplane.FunctionName, "Provider": devplane.ProviderName} {
@@ -156,14 +50,39 @@ spec:
 		if err != nil {
 			t.Fatalf("the Configuration's %s dependency %s: %v", kind, name, err)
 		}
-		repo := strings.TrimPrefix(name, "burstpool-")
-		if got, _, _ := unstructured.NestedString(p.Object, "spec", "package"); got != s.Registry()+"/burstpool/"+repo+":"+tag[1] {
-			t.Errorf("%s %s installs %q, want the released %s/burstpool/%s:%s", kind, name, got, s.Registry(), repo, tag[1])
+		want := docRegistry + "/" + strings.TrimPrefix(name, "burstpool-") + ":" + d.tag
+		if got, _, _ := unstructured.NestedString(p.Object, "spec", "package"); got != want {
+			t.Errorf("%s %s installs %q, want the released %s", kind, name, got, want)
 		}
 	}
-
-	// Tenants' QueryServices, so the basic pool derives its instance type.
-	mustApplyFile(t, ctx, s.Cluster.Config, root, "examples", "queryservices.yaml")
+	// Step 3 gave the provider's revision its runtime config, through the
+	// mirror's image: crossplane v2.4.0 internal/controller/pkg/runtime
+	// Reconciler.builderOptions looks the runtime ImageConfig up by the
+	// revision's resolved (rewritten) image, and
+	// DeploymentRuntimeBuilder.Deployment takes the service account from
+	// the runtime config's deploymentTemplate.
+	rev, err := devplane.ActiveRevision(ctx, s.Client, "Provider", devplane.ProviderName, waitQuick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep, err := devplane.RevisionDeployment(ctx, s.Client, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa := dep.Spec.Template.Spec.ServiceAccountName; sa != devplane.ProviderServiceAccount {
+		t.Errorf("the provider's Deployment %s runs as service account %q, want step 3's %s", dep.Name, sa, devplane.ProviderServiceAccount)
+	}
+	pr, err := s.Get(ctx, gvk("pkg.crossplane.io/v1", "ProviderRevision"), "", rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, _, _ := unstructured.NestedSlice(pr.Object, "status", "appliedImageConfigRefs")
+	if !slices.ContainsFunc(refs, func(r any) bool {
+		m, _ := r.(map[string]any)
+		return m["name"] == "burstpool-provider-runtime-mirror" && m["reason"] == "ConfigureRuntime"
+	}) {
+		t.Errorf("ProviderRevision %s applied the ImageConfigs %v, want step 3's burstpool-provider-runtime-mirror for its runtime", rev, refs)
+	}
 
 	role, cluster := docSettings(t, steps)
 	pools := []string{"burst-pool", "r7gd-pool"}
@@ -204,15 +123,6 @@ spec:
 			t.Errorf("pool %s lost its NodePool while Pending: %v", p, err)
 		}
 	}
-}
-
-// packageStates logs the packages' revisions and their conditions, to
-// tell why an installation step waited in vain.
-func packageStates(t *testing.T, kubeconfig string) {
-	t.Helper()
-	out, err := kubectl(t.Context(), kubeconfig, "get", "providerrevisions,functionrevisions,configurationrevisions,providers,functions,configurations",
-		"-o", `custom-columns=KIND:.kind,NAME:.metadata.name,STATE:.spec.desiredState,CONDITIONS:.status.conditions[*].reason,MESSAGES:.status.conditions[*].message`)
-	t.Logf("package states (%v):\n%s", err, out)
 }
 
 // docSettings reads the node role and cluster name of the EnvironmentConfig

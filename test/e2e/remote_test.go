@@ -239,7 +239,7 @@ spec:
 	// (b) West's API server is down for remoteOutage; right after it is
 	// back, a burst in west needs a new node there.
 	row := newFaultRow(t, fmt.Sprintf("Workload cluster unreachable (west's API server down %s), burst right after", remoteOutage), remoteConvergeBound)
-	mgmtBefore, westBefore := mustComposedObjects(t, ctx, e, poolNS, pool), workloadObjects(t, ctx, wc, pool)
+	mgmtBefore, westBefore := mustComposedObjects(t, ctx, e.Stack, poolNS, pool), workloadObjects(t, ctx, wc, pool)
 	ran := mustRunningExecutors(t, ctx, wc, analyticsNS, pool)
 	pc := capacityOf(t, mgmtBefore)
 	costBefore := eventuallyCost(t, ctx, mc, pc, "the PoolCapacity counts the cost before the outage", func(capv1.CostObservation) error { return nil })

@@ -84,24 +84,31 @@ func withRuntimeConfig(u *unstructured.Unstructured, name string) *unstructured.
 func ActiveRevision(ctx context.Context, c client.Client, kind, name string, timeout time.Duration) (string, error) {
 	var rev string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion("pkg.crossplane.io/v1")
-		l.SetKind(kind + "RevisionList")
-		if err := c.List(ctx, l, client.MatchingLabels{"pkg.crossplane.io/package": name}); err != nil {
-			return false, nil //nolint:nilerr // the revision CRDs may not be served yet; poll again
-		}
-		for _, r := range l.Items {
-			if s, _, _ := unstructured.NestedString(r.Object, "spec", "desiredState"); s == "Active" {
-				rev = r.GetName()
-				return true, nil
-			}
-		}
-		return false, nil
+		var err error
+		rev, err = activeRevision(ctx, c, kind, name)
+		return err == nil && rev != "", nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("%s %s has no active revision after %s: %w", kind, name, timeout, err)
 	}
 	return rev, nil
+}
+
+// activeRevision is the name of the package kind/name's active revision,
+// or "" while it has none.
+func activeRevision(ctx context.Context, c client.Client, kind, name string) (string, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion("pkg.crossplane.io/v1")
+	l.SetKind(kind + "RevisionList")
+	if err := c.List(ctx, l, client.MatchingLabels{"pkg.crossplane.io/package": name}); err != nil {
+		return "", err
+	}
+	for _, r := range l.Items {
+		if s, _, _ := unstructured.NestedString(r.Object, "spec", "desiredState"); s == "Active" {
+			return r.GetName(), nil
+		}
+	}
+	return "", nil
 }
 
 // MarkRuntime records on a package revision (kind FunctionRevision or

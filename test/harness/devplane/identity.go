@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -58,21 +59,20 @@ func ApplyProviderManifestsFor(ctx context.Context, cfg *rest.Config, root, regi
 	return nil
 }
 
-// ProviderKubeconfig gives the capacity provider the identity Crossplane's
-// pod runtime would: it creates the service account the runtime config
-// names, asks the API server for a token of it (TokenRequest, valid for
-// lifetime) and writes a kubeconfig at path that authenticates with it, so
-// the provider runs with the shipped roles and nothing else.
-func ProviderKubeconfig(ctx context.Context, c client.Client, cfg *rest.Config, path string, lifetimeSeconds int64) error {
-	return AccountKubeconfig(ctx, c, cfg, ProviderServiceAccount, path, lifetimeSeconds)
-}
-
-// AccountKubeconfig does what ProviderKubeconfig does for the service
-// account name of CrossplaneNS.
+// AccountKubeconfig gives a runtime the identity a pod of service account
+// name of CrossplaneNS would have: it waits until the account exists
+// (whoever installs burstpool creates it: deploy/provider's manifests, or
+// Crossplane for a revision that runs under an account of its own), asks
+// the API server for a token of it (TokenRequest, valid for lifetime) and
+// writes a kubeconfig at path that authenticates with it, so the runtime
+// has the rights bound to that account and nothing else.
 func AccountKubeconfig(ctx context.Context, c client.Client, cfg *rest.Config, name, path string, lifetimeSeconds int64) error {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: CrossplaneNS}}
-	if err := c.Create(ctx, sa); err != nil && !kerrors.IsAlreadyExists(err) {
-		return fmt.Errorf("cannot create service account %s/%s: %w", CrossplaneNS, name, err)
+	sa := &corev1.ServiceAccount{}
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, packageActive, true, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, types.NamespacedName{Namespace: CrossplaneNS, Name: name}, sa) == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("service account %s/%s does not exist after %s (the installation creates it): %w", CrossplaneNS, name, packageActive, err)
 	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(lifetimeSeconds)}}
 	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -45,10 +44,6 @@ func (s *Stack) InstallProviderKubernetes(ctx context.Context, forward []int, po
 	var p localcp.Process
 	err := s.step("install provider-kubernetes "+ProviderKubernetesVersion, func() error {
 		root := s.cfg.Root
-		crank, err := localcp.Tool(ctx, root, "crank")
-		if err != nil {
-			return err
-		}
 		bin, err := localcp.Tool(ctx, root, ProviderKubernetesName)
 		if err != nil {
 			return err
@@ -67,9 +62,8 @@ func (s *Stack) InstallProviderKubernetes(ctx context.Context, forward []int, po
 			return err
 		}
 		xpkg := filepath.Join(s.cfg.Dir, "provider-kubernetes", "provider-kubernetes.xpkg")
-		cmd := exec.CommandContext(ctx, crank, "xpkg", "build", "--package-root", stage, "--examples-root", filepath.Join(stage, "examples"), "--package-file", xpkg) //nolint:gosec // pinned tool
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("crank xpkg build failed: %w\n%s", err, out)
+		if err := crankBuild(ctx, root, stage, xpkg); err != nil {
+			return err
 		}
 		ref, err := ocireg.PushXpkg(ctx, s.registry, "crossplane-contrib/provider-kubernetes", ProviderKubernetesVersion, xpkg)
 		if err != nil {
@@ -83,7 +77,7 @@ func (s *Stack) InstallProviderKubernetes(ctx context.Context, forward []int, po
 			return fmt.Errorf("cannot install provider-kubernetes: %w", err)
 		}
 		certs := filepath.Join(s.cfg.Dir, "certs", ProviderKubernetesName)
-		if err := s.runProviderLocally(ctx, ProviderKubernetesName, certs, "objects.kubernetes.crossplane.io", "providerconfigs.kubernetes.crossplane.io"); err != nil {
+		if _, err := s.runProviderLocally(ctx, ProviderKubernetesName, certs, "objects.kubernetes.crossplane.io", "providerconfigs.kubernetes.crossplane.io"); err != nil {
 			return err
 		}
 		p, err = s.Cluster.StartIsolated(localcp.Isolated{

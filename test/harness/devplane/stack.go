@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -40,8 +40,18 @@ type Config struct {
 	// Release publishes the packages with hack/release.sh (Tag must then
 	// be a semantic version): the Configuration's dependencies name the
 	// released Function and Provider in the loopback registry, so
-	// installing the Configuration alone installs them.
+	// installing the Configuration alone installs them. The function and
+	// the provider then run the programs of their packages, each revision
+	// its own (Stack.FollowRevisions), not binaries built from the
+	// checkout.
 	Release bool
+	// ReleaseFor, with Release, is the registry path the release is made
+	// for (its Configurations' dependencies name it, as the project's
+	// release for ShippedRegistry does), while the packages are pushed to
+	// the loopback registry under ReleasePath: the copy of a mirror, which
+	// an ImageConfig that rewrites ReleaseFor to the loopback registry
+	// serves. Empty: the release is made for where it is pushed.
+	ReleaseFor string
 	// ReleasePath is the repository path under the loopback registry that
 	// Release publishes to (host:port/ReleasePath/NAME); empty is
 	// "burstpool". Crossplane names the Function and the Provider it
@@ -147,15 +157,26 @@ type Stack struct {
 	// stopSupervising ends the replicas' supervision.
 	stopSupervising context.CancelFunc
 
-	cfg            Config
-	bin            string
-	refs           Packages
-	registry       string
-	functionPort   int
+	cfg      Config
+	bin      string
+	refs     Packages
+	registry string
+	// functionPorts are the two loopback ports the function may serve on,
+	// both reachable from Crossplane core: a revision's process serves on
+	// the one its predecessor does not, so the two overlap as a rolling
+	// update's pods do. functionAddr is where the current one serves.
+	functionPorts  [2]int
+	functionAddr   string
 	functionSecret string
-	stopRegistry   func()
-	// MetricsAddr is where the capacity provider serves Prometheus metrics.
-	MetricsAddr string
+	// functionRevision and providerRevision are the package revisions the
+	// local processes run, written under revisionsMu (FollowRevisions
+	// runs beside the caller).
+	revisionsMu                        sync.Mutex
+	functionRevision, providerRevision string
+	stopRegistry                       func()
+	// MetricsAddr is where the capacity provider serves Prometheus metrics,
+	// and FunctionMetricsAddr where the function does.
+	MetricsAddr, FunctionMetricsAddr string
 	// InstanceTypes is the kwok provider's instance types file
 	// (INSTANCE_TYPES_FILE_PATH), which Karpenter reads when it starts.
 	InstanceTypes string
@@ -235,25 +256,30 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}()
 	step, bin := s.step, s.bin
 	if err := step("build burstpool binaries", func() error {
-		return goBuild(ctx, cfg.Root, bin, "./functions/pool-compose", "./cmd/provider", "./cmd/failsafe", "./test/cmd/localcp")
+		pkgs := []string{"./cmd/failsafe", "./test/cmd/localcp"}
+		if !cfg.Release {
+			// A release's runtimes run the programs of its packages.
+			pkgs = append(pkgs, "./functions/pool-compose", "./cmd/provider")
+		}
+		return goBuild(ctx, cfg.Root, bin, pkgs...)
 	}); err != nil {
 		return nil, err
 	}
 	pkgs := filepath.Join(cfg.Dir, "out")
 	if !cfg.Release {
 		if err := step("build packages (crossplane xpkg build)", func() error {
-			return buildPackages(ctx, cfg.Root, pkgs)
+			return buildPackages(ctx, cfg.Root, pkgs, nil)
 		}); err != nil {
 			return nil, err
 		}
 	}
 
-	ports, err := localcp.FreePorts(2)
+	ports, err := localcp.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	s.functionPort = ports[0]
-	registryPort := ports[1]
+	s.functionPorts = [2]int{ports[0], ports[1]}
+	registryPort := ports[2]
 	types := filepath.Join(cfg.Dir, "instance-types.json")
 	if err := WriteInstanceTypes(types, cfg.catalog()); err != nil {
 		return nil, err
@@ -276,7 +302,7 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			CrossplaneEnv:     cfg.crossplaneEnv(),
 			CrossplaneArgs:    cfg.CrossplaneArgs,
 			HelmInstall:       cfg.HelmInstall,
-			ForwardPorts:      []int{s.functionPort, registryPort},
+			ForwardPorts:      []int{s.functionPorts[0], s.functionPorts[1], registryPort},
 			StopWithParent:    cfg.StopWithParent,
 		})
 		return err
@@ -310,17 +336,9 @@ func Prepare(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if cfg.Release {
 			prefix := addr + "/" + cfg.releasePath() + "/"
 			*refs = Packages{Configuration: prefix + "burstpool:" + tag, Function: prefix + "function-pool-compose:" + tag, Provider: prefix + "provider-burstpool:" + tag}
-			return release(ctx, cfg.Root, pkgs, addr+"/"+cfg.releasePath(), tag)
+			return s.publish(ctx, tag)
 		}
-		p := filepath.Join(pkgs, "packages")
-		arch := runtime.GOARCH
-		if refs.Configuration, err = ocireg.PushXpkg(ctx, addr, "burstpool/burstpool", tag, filepath.Join(p, "burstpool.xpkg")); err != nil {
-			return err
-		}
-		if refs.Function, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/function-pool-compose", tag, filepath.Join(p, "function-pool-compose-"+arch+".xpkg")); err != nil {
-			return err
-		}
-		refs.Provider, err = ocireg.PushXpkgIndex(ctx, addr, "burstpool/provider-burstpool", tag, filepath.Join(p, "provider-burstpool-"+arch+".xpkg"))
+		*refs, err = pushPackages(ctx, addr, "burstpool", tag, filepath.Join(pkgs, "packages"))
 		return err
 	}); err != nil {
 		return nil, err
@@ -426,11 +444,12 @@ func (s *Stack) PackageNames() (function, provider string) {
 
 // StartRuntimes starts what Crossplane's pod runtime would for the
 // installed packages: the function and the provider as local processes,
-// the provider with a token of its service account; then it waits for the
-// Pool API. It waits for the packages' revisions, so it may run while they
-// are being installed.
+// each for its package's active revision, the provider with a token of
+// the service account its pod would run as; then it waits for the Pool
+// API. It waits for the packages' revisions, so it may run while they are
+// being installed.
 func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
-	step, cfg, bin := s.step, s.cfg, s.bin
+	step, cfg := s.step, s.cfg
 
 	fnName, provName := s.PackageNames()
 	if err := step("start the pool-compose function (mTLS, signed by Crossplane's CA)", func() error {
@@ -438,46 +457,32 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 		if s.functionSecret, err = RuntimeCerts(ctx, s.Client, fnName, certs); err != nil {
 			return err
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(s.functionPort)
-		metrics, err := localcp.FreePorts(1)
+		rev, err := ActiveRevision(ctx, s.Client, "Function", fnName, packageActive)
 		if err != nil {
 			return err
 		}
-		s.Function, err = start(filepath.Join(cfg.Dir, "logs"), fnName, cfg.StopWithParent,
-			[]string{"TLS_SERVER_CERTS_DIR=" + certs}, filepath.Join(bin, "pool-compose"), "--address", addr, "--debug", "--kwok-catalog", string(cfg.catalog()),
-			"--metrics-address", "127.0.0.1:"+strconv.Itoa(metrics[0]))
-		if err != nil {
-			return err
-		}
-		if err := localcp.WaitPort(ctx, addr, runtimeListening); err != nil {
-			return fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, s.Function.Tail(20))
-		}
-		return s.ConnectFunction(ctx)
+		return s.runFunction(ctx, rev)
 	}); err != nil {
 		return err
 	}
 
 	if err := step("start the capacity provider", func() error {
-		if err := s.runProviderLocally(ctx, provName, filepath.Join(cfg.Dir, "certs", provName), "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io"); err != nil {
+		rev, err := s.runProviderLocally(ctx, provName, filepath.Join(cfg.Dir, "certs", provName), "poolcapacities.capacity.e6data.io", "providerconfigs.capacity.e6data.io")
+		if err != nil {
 			return err
 		}
-		// The provider runs as its service account, with the shipped roles
-		// only, as in a pod that Crossplane starts.
-		kubeconfig := filepath.Join(cfg.Dir, "provider.kubeconfig")
-		if err := ProviderKubeconfig(ctx, s.Client, s.Cluster.Config, kubeconfig, 7*24*3600); err != nil {
-			return err
-		}
-		// Elected through a Lease in Crossplane's namespace, as in a Pod,
-		// with the shipped Role's rights on Leases.
-		args := []string{"--poll-interval", "10s", "--leader-election-namespace", CrossplaneNS}
-		env, path := []string{"KUBECONFIG=" + kubeconfig}, filepath.Join(bin, "provider")
 		if cfg.ProviderReplicas > 1 {
+			path, env, args, err := s.providerCommand(ctx, rev)
+			if err != nil {
+				return err
+			}
 			sctx, cancel := context.WithCancel(context.Background())
 			s.stopSupervising = cancel
 			if err := s.startReplicas(sctx, cfg.ProviderReplicas, filepath.Join(cfg.Dir, "logs"), env, path, args...); err != nil {
 				return err
 			}
 			s.Provider, s.MetricsAddr = s.Replicas[0].Proc(), s.Replicas[0].MetricsAddr
+			s.setRevision(&s.providerRevision, rev)
 			for _, r := range s.Replicas {
 				if err := localcp.WaitPort(ctx, r.MetricsAddr, runtimeListening); err != nil {
 					return err
@@ -485,17 +490,7 @@ func (s *Stack) StartRuntimes(ctx context.Context) (err error) {
 			}
 			return nil
 		}
-		ports, err := localcp.FreePorts(2)
-		if err != nil {
-			return err
-		}
-		s.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-		s.Provider, err = start(filepath.Join(cfg.Dir, "logs"), provName, cfg.StopWithParent, env, path,
-			append(args, "--metrics-address", s.MetricsAddr, "--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))...)
-		if err != nil {
-			return err
-		}
-		return localcp.WaitPort(ctx, s.MetricsAddr, runtimeListening)
+		return s.runProvider(ctx, rev)
 	}); err != nil {
 		return err
 	}
@@ -523,27 +518,35 @@ spec:
     source: InjectedIdentity
 `
 
-// runProviderLocally marks the active revision of the installed Provider
-// name as running outside the cluster, serving with a certificate written to
-// certs, and waits until the CRDs it owns are established.
-func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds ...string) error {
+// runProviderLocally waits for the active revision of the installed
+// Provider name and returns it. Where Crossplane runs no Deployment for it
+// (the External runtime) it marks the revision as running outside the
+// cluster, serving with a certificate written to certs. It then waits
+// until the CRDs the provider owns are established.
+func (s *Stack) runProviderLocally(ctx context.Context, name, certs string, crds ...string) (string, error) {
 	rev, err := ActiveRevision(ctx, s.Client, "Provider", name, packageActive)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if s.cfg.providerOnDeployment() {
-		// Crossplane runs the revision's Deployment and records its
-		// health; the local process only acts for it.
-		return localcp.WaitEstablished(ctx, s.Cluster.Config, crdEstablished, crds...)
+	// On the Deployment runtime Crossplane runs the revision's Deployment
+	// and records its health; the local process only acts for it.
+	if !s.cfg.providerOnDeployment() {
+		if err := s.markProviderRevision(ctx, name, certs, rev); err != nil {
+			return "", err
+		}
 	}
+	return rev, localcp.WaitEstablished(ctx, s.Cluster.Config, crdEstablished, crds...)
+}
+
+// markProviderRevision records on ProviderRevision rev of the Provider
+// name what the Deployment runtime would: its serving certificate
+// (written to certs) and a healthy runtime.
+func (s *Stack) markProviderRevision(ctx context.Context, name, certs, rev string) error {
 	secret, err := RuntimeCerts(ctx, s.Client, name, certs)
 	if err != nil {
 		return err
 	}
-	if err := MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret); err != nil {
-		return err
-	}
-	return localcp.WaitEstablished(ctx, s.Cluster.Config, crdEstablished, crds...)
+	return MarkRuntime(ctx, s.Client, "ProviderRevision", rev, "", secret)
 }
 
 // ConnectFunction points the function's active revision at the local
@@ -555,7 +558,7 @@ func (s *Stack) ConnectFunction(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return MarkRuntime(ctx, s.Client, "FunctionRevision", rev, "127.0.0.1:"+strconv.Itoa(s.functionPort), s.functionSecret)
+	return MarkRuntime(ctx, s.Client, "FunctionRevision", rev, s.functionAddr, s.functionSecret)
 }
 
 // RestartProvider stops the capacity provider and starts it again.
@@ -588,7 +591,7 @@ func (s *Stack) StartFunction(ctx context.Context) error {
 	if err := s.save(); err != nil {
 		return err
 	}
-	return localcp.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(s.functionPort), runtimeListening)
+	return localcp.WaitPort(ctx, s.functionAddr, runtimeListening)
 }
 
 // Down stops the runtimes, the registry and the control plane.

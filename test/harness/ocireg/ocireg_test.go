@@ -140,3 +140,45 @@ func TestPushXpkgIndex(t *testing.T) {
 		t.Errorf("PushXpkgIndex(...): -want platform digests, +got:\n%s", diff)
 	}
 }
+
+func TestFile(t *testing.T) {
+	addr := serve(t)
+	var paths []string
+	for _, arch := range []string{"amd64", "arm64"} {
+		p := v1.Platform{OS: "linux", Architecture: arch}
+		img, err := image.Build(append(image.BaseFiles(), image.File{Path: "/usr/local/bin/x", Mode: 0o755, Data: []byte("x for " + arch)}), image.Config{Platform: p, Entrypoint: []string{"/usr/local/bin/x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), arch+".tar")
+		if err := image.WriteTarball(path, "burstpool.local/test:"+arch, img); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	ref, err := PushXpkgIndex(t.Context(), addr, "burstpool/provider-burstpool", "v0.1.0", paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		reason string
+		arch   string
+		path   string
+		want   string
+		err    bool
+	}{
+		"ProgramOfThePlatform": {reason: "The index's image for the platform is read.", arch: "arm64", path: "/usr/local/bin/x", want: "x for arm64"},
+		"Missing":              {reason: "A path the image lacks is an error.", arch: "amd64", path: "/usr/local/bin/y", err: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := File(t.Context(), ref, v1.Platform{OS: "linux", Architecture: tc.arch}, tc.path)
+			if (err != nil) != tc.err {
+				t.Fatalf("%s\nFile(...): error %v, want error %t", tc.reason, err, tc.err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("%s\nFile(...): %q, want %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
