@@ -8,6 +8,7 @@ import (
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -104,12 +105,10 @@ func ExecutorResources(qs *unstructured.Unstructured) (cpu, mem string) {
 // ScaleExecutors sets the replicas of QueryService ns/qs's pool executor
 // Deployment to n, as its operator would.
 func ScaleExecutors(ctx context.Context, c client.Client, ns, qs string, n int32) error {
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ExecutorDeploymentName(qs)}, d); err != nil {
-		return err
-	}
-	d.Spec.Replicas = &n
-	return c.Update(ctx, d)
+	// A merge patch of replicas alone: an update of what was read races
+	// the Deployment controller's status writes.
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ExecutorDeploymentName(qs)}}
+	return c.Patch(ctx, d, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n)))
 }
 
 // CapacityObservation reads status.atProvider of the PoolCapacity name
