@@ -130,7 +130,7 @@ soak: ## Burst several pools at random for SOAK_ARGS' --duration (default 10m) w
 .PHONY: bench-warm
 bench-warm: ## Replay a week of demand (examples/warm) under each warm policy on a simulated cloud: warm-slot cost, warm starts, p50/p90 to Running (prints a table); then eight more weeks of the same shape, and Scheduled at other levels (a minute or two).
 	$(GOTEST) -run '^$$' -bench '^BenchmarkReplayWeek$$' -benchtime=1x ./test/warmweek/
-	BURSTPOOL_BENCH_WARM=1 $(GOTEST) -timeout 20m -run '^TestOtherWeeks$$' -v ./test/warmweek/
+	$(GOTEST) -timeout 20m -run '^TestOtherWeeks$$' -v ./test/warmweek/
 
 .PHONY: bench-burst
 bench-burst: ## Measure burst latency (executor pod to Running) on the local control plane with modelled node launch and image pull, cold vs pools with and without warm slots (minutes; prints a table).

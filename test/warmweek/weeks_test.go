@@ -9,7 +9,7 @@ import (
 	"github.com/burstpool/burstpool/internal/warmpolicy"
 )
 
-// TestOtherWeeks is part of make bench-warm (BURSTPOOL_BENCH_WARM=1): it
+// TestOtherWeeks runs in make test, and make bench-warm prints it: it
 // replays eight more traces of the same shape, with other seeds, under the
 // scheduled and learned policies, and the shipped trace under scheduled
 // windows at other business-hours levels, so that a reader can tell the
@@ -17,9 +17,6 @@ import (
 // warm share. It fails when the learned level misses its target on
 // average or costs more than the scheduled windows on average.
 func TestOtherWeeks(t *testing.T) {
-	if os.Getenv("BURSTPOOL_BENCH_WARM") == "" {
-		t.Skip("part of make bench-warm: set BURSTPOOL_BENCH_WARM=1")
-	}
 	price := slotPrice(t)
 	pool := Pool{MaxExecutors: maxExecutors, PerNode: perNode, ConsolidateAfter: consolidateAfter, SlotDollarsPerHour: price}
 	weeks := Shipped()
