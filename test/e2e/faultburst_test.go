@@ -11,9 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -54,6 +56,11 @@ type fault struct {
 	// countBound bounds how soon after the fault's end the claim counts
 	// what runs; statusBound when zero.
 	countBound time.Duration
+	// apiOutage says the fault takes the API server down: every watch of
+	// every component (the provider's, Crossplane's for the composite and
+	// the claim) fails until it is back, and the count may wait on their
+	// reconnect as well (reflectorCatchUp).
+	apiOutage bool
 	// proof, when not nil, says what shows the fault happened; it runs
 	// once the fault has ended and fails t when the fault did not happen.
 	proof func(t *testing.T, ctx context.Context, b burst, began time.Time) string
@@ -106,10 +113,18 @@ func burstThrough(t *testing.T, ctx context.Context, e *env, f fault) {
 		beginFault()
 	}
 	allRunning := func() {
-		testfixture.Eventually(t, waitNodes, fmt.Sprintf("the burst's %d executors Running", faultBurst), func() (bool, error) {
+		running := func() (bool, error) {
 			n, err := runningExecutors(ctx, c, b.qsNS, b.pool)
 			return n == faultBurst, fmt.Errorf("%d of %d executors Running (%v)", n, faultBurst, err)
-		})
+		}
+		if ok, _ := testfixture.Within(t, waitNodes, running); !ok && f.apiOutage {
+			if lost := lostVerdicts(t, ctx, s, b); len(lost) > 0 {
+				t.Logf("%s: the scheduler's verdict on %v was lost to the outage (a FailedScheduling event, no PodScheduled condition, so Karpenter does not see them); waiting for the scheduler's own retry", f.name, lost)
+				row.Note = fmt.Sprintf("verdict on %d executors lost to the outage, retried by the scheduler", len(lost))
+				testfixture.Eventually(t, schedulerRetry, fmt.Sprintf("the burst's %d executors Running after the scheduler's retry", faultBurst), running)
+			}
+		}
+		testfixture.Eventually(t, waitStatus, fmt.Sprintf("the burst's %d executors Running", faultBurst), running)
 		row.Running = time.Since(scaled)
 	}
 	if f.untilRunning {
@@ -126,12 +141,17 @@ func burstThrough(t *testing.T, ctx context.Context, e *env, f fault) {
 	}
 	// Counted: occupied and allocated are the executors Running, total
 	// the Ready pool nodes (one slot each).
+	if f.apiOutage {
+		countBound = statusBound + reflectorCatchUp(row.Held)
+		row.CountBound = countBound
+	}
+	h := hops{start: time.Now()}
 	counted := testfixture.Eventually(t, waitStatus, "the claim counts what runs", func() (bool, error) {
-		return claimCounts(ctx, e, b)
+		return h.counts(ctx, e, b, pc)
 	})
 	row.Counted = counted
 	if counted > countBound {
-		t.Errorf("%s: the claim counted what runs %s after the fault ended and the executors ran, beyond its bound (%s)", f.name, counted.Round(100*time.Millisecond), countBound)
+		t.Errorf("%s: the claim counted what runs %s after the fault ended and the executors ran, beyond its bound (%s); %s", f.name, counted.Round(100*time.Millisecond), countBound, h)
 	}
 	eventuallyCost(t, ctx, c, pc, "the cost advances past the fault and attributes the burst's QueryService", func(o capv1.CostObservation) error {
 		return costAfter(costBefore, o, ended, b.qsNS, b.qs)
@@ -154,10 +174,30 @@ func burstThrough(t *testing.T, ctx context.Context, e *env, f fault) {
 	t.Logf("%s: %d executors and %d composed objects kept; counted %s after; proof: %s", f.name, len(ran), len(composedBefore), counted.Round(100*time.Millisecond), row.Proof)
 }
 
-// claimCounts reports whether the claim of b's pool counts what runs:
+// hops records when each object on the way from the capacity provider to
+// the tenant first counted what runs: the PoolCapacity the provider
+// writes, the composite the function writes from it, the claim Crossplane
+// copies the composite's status to. A slow count names the slow hop.
+type hops struct {
+	start                      time.Time
+	capacity, composite, claim time.Duration
+}
+
+func (h hops) String() string {
+	at := func(d time.Duration) string {
+		if d == 0 {
+			return "not yet"
+		}
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return fmt.Sprintf("counted by the PoolCapacity after %s, the composite after %s, the claim after %s", at(h.capacity), at(h.composite), at(h.claim))
+}
+
+// counts reports whether the claim of b's pool counts what runs:
 // occupied and the QueryService's allocation are the Running executors,
-// total the Ready pool nodes, one slot each.
-func claimCounts(ctx context.Context, e *env, b burst) (bool, error) {
+// total the Ready pool nodes, one slot each. It records the first time
+// the PoolCapacity pc, the composite and the claim each did.
+func (h *hops) counts(ctx context.Context, e *env, b burst, pc string) (bool, error) {
 	running, err := runningExecutors(ctx, e.Client, b.qsNS, b.pool)
 	if err != nil {
 		return false, err
@@ -166,14 +206,34 @@ func claimCounts(ctx context.Context, e *env, b burst) (bool, error) {
 	if err := e.Client.List(ctx, nodes, client.MatchingLabels{qsv1.LabelPool: b.pool}); err != nil {
 		return false, err
 	}
+	ready := len(readyNodes(nodes.Items))
+	want := fmt.Sprintf("occupied %d allocated %d total %d", running, running, ready)
+	seen := func(d *time.Duration, got string) {
+		if *d == 0 && got == want && running == faultBurst {
+			*d = time.Since(h.start)
+		}
+	}
+	if o, err := observation(ctx, e.Client, pc); err == nil {
+		var allocated int32
+		for _, a := range o.Allocations {
+			if a.Namespace == b.qsNS && a.QueryService == b.qs {
+				allocated = a.PoolExecutors
+			}
+		}
+		seen(&h.capacity, fmt.Sprintf("occupied %d allocated %d total %d", o.OccupiedExecutors, allocated, o.TotalExecutors))
+	}
+	if xr, err := compositeIn(ctx, e.Stack, b.poolNS, b.pool); err == nil {
+		occupied, _, _ := unstructured.NestedInt64(xr.Object, "status", "occupiedExecutors")
+		total, _, _ := unstructured.NestedInt64(xr.Object, "status", "totalExecutors")
+		seen(&h.composite, fmt.Sprintf("occupied %d allocated %d total %d", occupied, allocation(xr, b.qsNS, b.qs), total))
+	}
 	p, st, err := readPool(ctx, e.Stack, b.poolNS, b.pool)
 	if err != nil {
 		return false, err
 	}
-	ready := len(readyNodes(nodes.Items))
-	want := fmt.Sprintf("occupied %d allocated %d total %d", running, running, ready)
 	got := fmt.Sprintf("occupied %d allocated %d total %d", st.OccupiedExecutors, allocation(p, b.qsNS, b.qs), st.TotalExecutors)
-	return got == want && running == faultBurst, fmt.Errorf("claim %s, want %s", got, want)
+	seen(&h.claim, got)
+	return h.claim != 0, fmt.Errorf("claim %s, want %s; %s", got, want, h)
 }
 
 // eventuallyCost waits until the cost of the PoolCapacity pc passes
@@ -369,4 +429,67 @@ func metricSum(ctx context.Context, s *devplane.Stack, name string) (float64, er
 		sum += v
 	}
 	return sum, nil
+}
+
+// reflectorCatchUp is how long after an API server outage of held a
+// client-go informer may still wait before it lists and watches again.
+// Its reflector retries with a jittered exponential backoff
+// (k8s.io/client-go/tools/cache/reflector.go: 800 ms doubling to 30 s,
+// jitter 1.0, so each wait lies in [d, 2d)). The wait under way when the
+// server returns began at the latest at held, so it ends at most 2d after,
+// with d the longest step whose unjittered waits before it fit in held.
+// Crossplane's watches of the composite and the claim back off the same
+// way, so a count after an outage may wait this long on any of them.
+func reflectorCatchUp(held time.Duration) time.Duration {
+	const (
+		first = 800 * time.Millisecond
+		most  = 30 * time.Second
+	)
+	d, before := first, time.Duration(0)
+	for before+d <= held && d < most {
+		before += d
+		d = min(2*d, most)
+	}
+	return 2 * d
+}
+
+// schedulerRetry is how long the scheduler keeps a pod it judged
+// unschedulable before it tries it again with no cluster event to prompt
+// it: podMaxInUnschedulablePodsDuration (5 min, kube-scheduler's
+// pkg/scheduler/backend/queue), flushed every 30 s, plus the burst's own
+// bound for the nodes it then needs.
+const schedulerRetry = 5*time.Minute + 30*time.Second + waitNodes
+
+// lostVerdicts names the burst's executors whose scheduling verdict the
+// outage lost: Pending, not bound, not gated, with no PodScheduled
+// condition although the scheduler recorded a FailedScheduling event for
+// them. The scheduler's status write failed with the API server, so
+// Karpenter, which provisions only for pods marked Unschedulable, never
+// sees them, and the scheduler, holding them as unschedulable, tries them
+// again only after schedulerRetry.
+func lostVerdicts(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) []string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(s.Cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods(b.qsNS).List(ctx, metav1.ListOptions{LabelSelector: qsv1.LabelPool + "=" + b.pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []string
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" || len(p.Spec.SchedulingGates) > 0 ||
+			slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled }) {
+			continue
+		}
+		evs, err := cs.CoreV1().Events(b.qsNS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name + ",reason=FailedScheduling"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs.Items) > 0 {
+			lost = append(lost, p.Name)
+		}
+	}
+	return lost
 }

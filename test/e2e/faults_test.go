@@ -158,7 +158,7 @@ func scenarioAPIServerRestart(t *testing.T, ctx context.Context, e *env) {
 	var counters providerCounters
 	burstThrough(t, ctx, e, fault{
 		name: "API server restarted",
-		hold: apiServerDown,
+		hold: apiServerDown, apiOutage: true,
 		begin: func(t *testing.T, ctx context.Context, _ burst) {
 			counters = readProviderCounters(t, ctx, s)
 			if err := s.Cluster.Kill(apiServer); err != nil {
@@ -224,7 +224,8 @@ func scenarioWatchGone(t *testing.T, ctx context.Context, e *env) {
 		revision int64
 	)
 	burstThrough(t, ctx, e, fault{
-		name: "Watch broken with 410 Gone (etcd compacted, API server restarted)",
+		name:      "Watch broken with 410 Gone (etcd compacted, API server restarted)",
+		apiOutage: true,
 		begin: func(t *testing.T, ctx context.Context, b burst) {
 			l, err := cs.CoreV1().Pods(b.qsNS).List(ctx, metav1.ListOptions{LabelSelector: qsv1.LabelPool + "=" + b.pool})
 			if err != nil {

@@ -52,6 +52,9 @@ type faultRow struct {
 	Cost string
 	// Proof is what shows the fault happened.
 	Proof string
+	// Note says what, outside burstpool, the burst waited on, when it
+	// did.
+	Note string
 	// Failed records that the scenario failed.
 	Failed bool
 }
@@ -130,8 +133,12 @@ func faultMarkdown(rows []faultRow) string {
 		if r.Counted > 0 {
 			counted += " (bound " + seconds(r.CountBound) + ")"
 		}
+		running := seconds(r.Running)
+		if r.Note != "" {
+			running += " (" + r.Note + ")"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, seconds(r.Held), seconds(r.Running), count(r.ExecutorsLost), count(r.ComposedLost), counted, orNotReached(r.Cost), orNotReached(r.Proof))
+			name, seconds(r.Held), running, count(r.ExecutorsLost), count(r.ComposedLost), counted, orNotReached(r.Cost), orNotReached(r.Proof))
 	}
 	return b.String()
 }
