@@ -21,8 +21,8 @@ import (
 // written.
 const docRegistry = devplane.ShippedRegistry
 
-// installDoc is the document TestInstallSteps, TestUpgrade and
-// TestUninstall run, relative to the checkout.
+// installDoc is the document TestInstallSteps and TestLifecycle run,
+// relative to the checkout.
 const installDoc = "docs/install.md"
 
 // docBlocks returns the sh blocks of the section "## <section>" of the

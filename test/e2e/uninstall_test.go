@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	qsv1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
@@ -27,7 +29,7 @@ import (
 
 // awsMirror is the registry path the burstpool-aws Configuration's
 // provider-aws dependencies are published under (package/aws), which
-// TestUninstall mirrors.
+// TestLifecycle/Uninstall mirrors.
 const awsMirror = "xpkg.crossplane.io/crossplane-contrib"
 
 // awsStandIns are the provider-aws packages burstpool-aws depends on, at
@@ -48,10 +50,10 @@ var awsManaged = map[string][]string{
 	"provider-aws-eks": {"AccessEntry"},
 }
 
-// TestUninstall removes an installation exactly as docs/install.md's
-// Uninstalling section says, with burstpool-aws. The installation is the
-// doc's Steps (installByDoc), then burstpool-aws as its AWS section
-// installs it, from the mirror of ghcr.io/burstpool, with its provider-aws
+// uninstallByDoc removes an installation of version exactly as
+// docs/install.md's Uninstalling section says, with burstpool-aws. The
+// installation is the doc's Steps (installByDoc), upgraded or not, then
+// burstpool-aws of version as its AWS section installs it, from the mirror of ghcr.io/burstpool, with its provider-aws
 // dependencies from a mirror of xpkg.crossplane.io: stand-ins of
 // provider-aws-iam and provider-aws-eks that serve the node IAM kinds and
 // whose controllers the test plays (awsProviders), and node IAM on in the
@@ -65,12 +67,10 @@ var awsManaged = map[string][]string{
 // QueryService CRD, which the section keeps), role, runtime config,
 // ImageConfig, Lease or setting; the same sweep, run before, finds each
 // kind of them.
-func TestUninstall(t *testing.T) {
-	t.Parallel()
+func uninstallByDoc(t *testing.T, d *docPlane, version string) {
 	ctx := t.Context()
-	d := installByDoc(t)
 	s, c := d.Stack, d.Client
-	const pool, qs, executors = "burst-pool", "analytics-cluster", 2
+	const pool = "burst-pool"
 
 	// burstpool-aws, as the doc's AWS section installs it, from mirrors.
 	for _, p := range awsStandIns {
@@ -92,7 +92,7 @@ metadata:
   name: burstpool-aws
 spec:
   package: %s/burstpool-aws:%s
-`, docRegistry, d.tag))
+`, docRegistry, version))
 	took := eventually(t, waitSlow, "burstpool-aws and the provider-aws providers it installs Healthy", func(ctx context.Context) (bool, error) {
 		pkgs := map[string]string{"burstpool-aws": "Configuration"}
 		for _, p := range awsStandIns {
@@ -125,15 +125,24 @@ spec:
 	})
 	t.Logf("node IAM composed and Ready in %s", took.Round(100*time.Millisecond))
 
-	// Executors run on burst-pool.
-	cpu, mem := devplane.ExecutorResources(mustQS(t, ctx, c, analyticsNS, qs))
-	if err := c.Create(ctx, devplane.ExecutorDeployment(analyticsNS, qs, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", executors, cpu, mem, executorScheduling(t, c, poolNS, pool))); err != nil {
-		t.Fatal(err)
+	// Executors run on burst-pool: those an upgrade left running, else
+	// one of each QueryService's.
+	executors := 0
+	for _, x := range upgradeExecutors {
+		cpu, mem := devplane.ExecutorResources(mustQS(t, ctx, c, x.ns, x.qs))
+		if err := c.Create(ctx, devplane.ExecutorDeployment(x.ns, x.qs, "us-docker.pkg.dev/e6data-analytics/e6-engine/executor:3.0.218", 1, cpu, mem, executorScheduling(t, c, poolNS, pool))); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+		dep := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: x.ns, Name: devplane.ExecutorDeploymentName(x.qs)}, dep); err != nil {
+			t.Fatal(err)
+		}
+		executors += int(ptr.Deref(dep.Spec.Replicas, 1))
 	}
-	waitExecutors(t, waitNodes, "executors Running on "+pool, c, analyticsNS, pool, executors)
+	waitUpgradeExecutors(t, c, pool, executors, "executors Running on "+pool)
 	eventually(t, waitStatus, "the claim counts them", func(ctx context.Context) (bool, error) {
 		_, st, err := readPool(ctx, s, poolNS, pool)
-		return err == nil && st.OccupiedExecutors == executors, fmt.Errorf("occupied %d (%v)", st.OccupiedExecutors, err)
+		return err == nil && int(st.OccupiedExecutors) == executors, fmt.Errorf("occupied %d (%v)", st.OccupiedExecutors, err)
 	})
 
 	// What the sweep finds of burstpool while it is installed: each kind
@@ -161,7 +170,9 @@ spec:
 
 	// What the team does first: the QueryServices' operator scales the
 	// pool executors to zero.
-	scaleExecutors(t, ctx, c, analyticsNS, qs, 0)
+	for _, x := range upgradeExecutors {
+		scaleExecutors(t, ctx, c, x.ns, x.qs, 0)
+	}
 	// The local function and provider stop as their packages go, as their
 	// Deployments would.
 	stopFollowing := followRevisions(ctx, s)
@@ -265,7 +276,7 @@ func leftovers(t *testing.T, ctx context.Context, s *devplane.Stack) []string {
 var ignoredKinds = map[string]bool{"Event": true, "QueryService": true, "APIService": true}
 
 // burstpools reports whether o, of kind in API group, is burstpool's
-// (see leftovers). In the plane of TestUninstall only burstpool's
+// (see leftovers). In the plane of TestLifecycle only burstpool's
 // Composition composes, so whatever Crossplane composed for a composite
 // counts too.
 func burstpools(group, kind string, o *unstructured.Unstructured) bool {

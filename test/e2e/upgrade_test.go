@@ -23,7 +23,7 @@ import (
 	"github.com/burstpool/burstpool/test/harness/devplane"
 )
 
-// upgradeExecutors are the executors TestUpgrade runs on the reference's
+// upgradeExecutors are the executors TestLifecycle/Upgrade runs on the reference's
 // burst-pool (4.1) through the upgrade: analytics-cluster's, burst from
 // two to three, and reporting-cluster's one (examples/queryservices.yaml,
 // which step 7 applies).
@@ -39,8 +39,9 @@ var upgradeExecutors = []struct {
 // executors, and r7gd-pool, which holds warm slots only.
 var upgradePools = []string{"burst-pool", "r7gd-pool"}
 
-// TestUpgrade upgrades an installation that docs/install.md's Steps made
-// to the next release exactly as its Upgrading section says, while pools
+// upgradeByDoc upgrades an installation that docs/install.md's Steps made
+// to the next release exactly as its Upgrading section says, and returns
+// the release the installation runs then, while pools
 // run and burst: step 3 again, then the section's sh blocks, with VERSION
 // the next release. Both releases are made for ghcr.io/burstpool and
 // served from its mirror (installByDoc); the next one is built from the
@@ -62,10 +63,8 @@ var upgradePools = []string{"burst-pool", "r7gd-pool"}
 // showed fewer occupied executors than ran; that the new provider's
 // counters go on from the status's totals; and that the upgraded
 // installation bursts.
-func TestUpgrade(t *testing.T) {
-	t.Parallel()
+func upgradeByDoc(t *testing.T, d *docPlane) string {
 	ctx := t.Context()
-	d := installByDoc(t)
 	s, c := d.Stack, d.Client
 	next := nextPatch(t, d.tag)
 	const pool = "burst-pool"
@@ -227,6 +226,7 @@ func TestUpgrade(t *testing.T) {
 		return err == nil && int(st.OccupiedExecutors) == want+1, fmt.Errorf("occupied %d (%v)", st.OccupiedExecutors, err)
 	})
 	t.Logf("burst on %s after the upgrade Running in %s", next, took.Round(100*time.Millisecond))
+	return next
 }
 
 // nextPatch is the release after tag in its minor series: v0.1.0 gives
