@@ -182,13 +182,20 @@ func othersChange(prev, next v1alpha1.PoolCapacityObservation) bool {
 
 // Wanted is the executors the pool is wanted for now: those of the
 // attached QueryServices on its nodes and those waiting for a slot
-// (status.atProvider.allocations). Executors of QueryServices that are
+// (status.atProvider.allocations), each QueryService's at most its share
+// (maxPoolExecutors) when it has one. Executors of QueryServices that are
 // not attached count for nothing: a tenant who may create pods only in
-// its own namespace cannot raise another pool's demand.
+// its own namespace cannot raise another pool's demand. Nor can an
+// attached tenant raise the warm slots the platform pays for beyond what
+// its share lets it use, by creating executors that can only wait.
 func Wanted(o v1alpha1.PoolCapacityObservation) int32 {
 	var n int64
 	for _, a := range o.Allocations {
-		n += int64(a.PoolExecutors) + int64(a.PendingExecutors)
+		q := int64(a.PoolExecutors) + int64(a.PendingExecutors)
+		if a.MaxPoolExecutors > 0 {
+			q = min(q, int64(a.MaxPoolExecutors))
+		}
+		n += q
 	}
 	return clamp(n)
 }

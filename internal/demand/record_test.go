@@ -356,3 +356,46 @@ func TestWeeks(t *testing.T) {
 		})
 	}
 }
+
+func TestWanted(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		allocations []v1alpha1.Allocation
+		want        int32
+	}{
+		"RunningAndWaiting": {
+			reason:      "A QueryService wants the executors it runs on the pool and those waiting for a slot.",
+			allocations: []v1alpha1.Allocation{{QueryService: "a", Namespace: "ws-a", PoolExecutors: 3, PendingExecutors: 2}},
+			want:        5,
+		},
+		"EveryQueryService": {
+			reason: "The pool is wanted for the sum over its QueryServices.",
+			allocations: []v1alpha1.Allocation{
+				{QueryService: "a", Namespace: "ws-a", PoolExecutors: 3},
+				{QueryService: "b", Namespace: "ws-b", PoolExecutors: 1, PendingExecutors: 1},
+			},
+			want: 5,
+		},
+		"WaitingBeyondItsShare": {
+			reason: "An attached tenant that creates executors beyond its share, which can only wait, raises the pool's demand by its share at most.",
+			allocations: []v1alpha1.Allocation{
+				{QueryService: "greedy", Namespace: "ws-a", PoolExecutors: 4, PendingExecutors: 996, MaxPoolExecutors: 4},
+				{QueryService: "b", Namespace: "ws-b", PoolExecutors: 2, MaxPoolExecutors: 4},
+			},
+			want: 6,
+		},
+		"NoShare": {
+			reason:      "A QueryService with no share is bounded by the pool alone.",
+			allocations: []v1alpha1.Allocation{{QueryService: "a", Namespace: "ws-a", PoolExecutors: 4, PendingExecutors: 6}},
+			want:        10,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Wanted(v1alpha1.PoolCapacityObservation{Allocations: tc.allocations})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nWanted(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
