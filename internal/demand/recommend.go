@@ -35,7 +35,10 @@ func recommend(m *Memory, in Input, now time.Time) (*v1alpha1.WarmRecommendation
 		return in.Prev.WarmRecommendation, err
 	}
 	prev := in.Prev.WarmRecommendation
-	if prev != nil && m.asked && g == m.goal && now.Before(prev.Until.Time) {
+	// The previous recommendation holds until its until, unless that is
+	// further ahead than Recommend ever says (a slot): then it is not the
+	// one this provider wrote.
+	if prev != nil && m.asked && g == m.goal && now.Before(prev.Until.Time) && !prev.Until.After(now.Add(warmpolicy.SlotLength)) {
 		return prev, nil
 	}
 	m.goal, m.asked = g, true

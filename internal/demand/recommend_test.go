@@ -224,3 +224,19 @@ func TestRecommendRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendForged: a recommendation in status that says it holds for
+// years was not written by the provider, which revises its own every
+// slot; the next reconcile replaces it rather than keeping it until then.
+func TestRecommendForged(t *testing.T) {
+	goal := learned(v1alpha1.LearnedGoal{TargetWarmPercent: 90, Lead: metav1.Duration{Duration: 5 * time.Minute}})
+	p := &provider{spec: goal, status: workdayHistory(at(7, 9, 58))}
+	wanted, warm, cold := workday(at(7, 9, 58))
+	p.reconcile(t, observed(wanted, warm, cold), at(7, 9, 58), false)
+	p.status.WarmRecommendation = &v1alpha1.WarmRecommendation{Executors: 64, Until: metav1.NewTime(at(7, 9, 58).AddDate(10, 0, 0)), Reason: "forged"}
+	wanted, warm, cold = workday(at(7, 9, 59))
+	r := p.reconcile(t, observed(wanted, warm, cold), at(7, 9, 59), false).Recommendation
+	if r == nil || r.Executors != 6 || !r.Until.Time.Equal(at(7, 10, 0)) {
+		t.Errorf("after a forged recommendation: %+v, want 6 until %s", r, at(7, 10, 0))
+	}
+}

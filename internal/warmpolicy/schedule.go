@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	_ "time/tzdata" // time zones resolve the same on every host and image
+	_ "time/tzdata" // time zones resolve in images that carry no zone database (the host's is preferred where there is one)
 
 	"github.com/robfig/cron/v3"
 )

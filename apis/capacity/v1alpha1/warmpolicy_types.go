@@ -35,7 +35,7 @@ type LearnedGoal struct {
 	// MaxDollarsPerHour caps what the learned warm slots cost per hour,
 	// as a decimal (empty: no cap). A slot costs its node's price
 	// (forProvider.pricing) divided by executorsPerNode.
-	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,6})?$`
 	// +optional
 	MaxDollarsPerHour string `json:"maxDollarsPerHour,omitempty"`
 }
@@ -44,8 +44,10 @@ type LearnedGoal struct {
 // internal/warmpolicy), kept in status so that it survives a restart of
 // the provider.
 type DemandHistory struct {
-	// Encoded is the history in warmpolicy's compact form, bounded in
-	// size (warmpolicy.MaxEncodedBytes).
+	// Encoded is the history in warmpolicy's compact form. The provider
+	// writes at most warmpolicy.MaxEncodedBytes (8 KiB) and replaces a
+	// longer one as unreadable; the schema bounds what any writer may
+	// store.
 	// +kubebuilder:validation:MaxLength=16384
 	Encoded string `json:"encoded"`
 

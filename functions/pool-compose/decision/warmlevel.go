@@ -187,6 +187,12 @@ func warmLevel(in WarmLevelInput) (WarmLevel, Outcome) {
 			// Lapsed: the provider has not revised it for a slot past its
 			// until; the level no longer rests on it.
 			rec = nil
+		case rec.Until.After(in.Now.Add(warmpolicy.SlotLength + clockSkew)):
+			// The provider revises its recommendation at least every slot,
+			// so it never says one holds longer: one that does was not
+			// written by it, and would hold its level for as long as it
+			// says.
+			rec = nil
 		default:
 			until = rec.Until
 			o.Until = expires
@@ -200,6 +206,10 @@ func warmLevel(in WarmLevelInput) (WarmLevel, Outcome) {
 	if policy == warmpolicy.Learned && li.Learned == nil && in.Recommendation != nil {
 		l.Reason = fmt.Sprintf("the learned warm level lapsed at %s (the capacity provider has not revised it since): the warm level is minExecutors (%d)",
 			in.Recommendation.Until.UTC().Format(time.RFC3339), l.Executors)
+		if in.Recommendation.Until.After(in.Now) {
+			l.Reason = fmt.Sprintf("the learned warm level says it holds until %s, further ahead than the capacity provider ever revises it (%s): not applied, the warm level is minExecutors (%d)",
+				in.Recommendation.Until.UTC().Format(time.RFC3339), warmpolicy.SlotLength, l.Executors)
+		}
 	}
 	out.Executors = l.Executors
 	out.Status = &poolv1alpha1.WarmPolicyStatus{Type: policy, Executors: l.Executors, Source: l.Source, Reason: l.Reason}
@@ -330,9 +340,13 @@ func dollarString(d float64) string {
 	return strconv.FormatFloat(math.Round(d*1e4)/1e4, 'f', -1, 64)
 }
 
+// clockSkew is how far the clocks of the function and the capacity
+// provider may differ.
+const clockSkew = time.Minute
+
 // maxDollarsPattern is the form of learned.maxDollarsPerHour, as the
 // capacity API's LearnedGoal takes it.
-var maxDollarsPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+var maxDollarsPattern = regexp.MustCompile(`^[0-9]{1,9}(\.[0-9]{1,6})?$`)
 
 // ValidateWarmPolicy checks the settings' warmPolicy, naming each field to
 // fix: the lead time, the learned target and caps, and every class's
@@ -356,7 +370,7 @@ func ValidateWarmPolicy(w *v1beta1.WarmPolicy) []SettingError {
 			bad("warmPolicy.learned.maxSlots", "%d is negative: set 0 for no cap, or the most warm slots a learned level may hold", l.MaxSlots)
 		}
 		if l.MaxDollarsPerHour != "" && !maxDollarsPattern.MatchString(l.MaxDollarsPerHour) {
-			bad("warmPolicy.learned.maxDollarsPerHour", "%q is not a decimal number of dollars such as 12.50", l.MaxDollarsPerHour)
+			bad("warmPolicy.learned.maxDollarsPerHour", "%q is not a decimal number of dollars such as 12.50, below a billion with at most 6 decimals", l.MaxDollarsPerHour)
 		}
 	}
 	for i, c := range w.Classes {

@@ -321,6 +321,14 @@ func TestWarmLevel(t *testing.T) {
 			want:      levelSummary{Executors: 2, Status: minimum(poolv1alpha1.WarmLearned, 2, time.Time{}), Condition: "True/MinExecutors", Learned: learnedGoal(90, 0, "")},
 			reasonHas: []string{"lapsed at 2026-11-23T08:30:00Z"},
 		},
+		"LearnedTooFarAhead": {
+			reason: "A recommendation that says it holds for years was not written by the provider, which revises its own every slot: not applied.",
+			in: base(func(in *WarmLevelInput) {
+				in.Policy, in.Recommendation = learnedPolicy, recommended(64, at(10*365*24*time.Hour))
+			}),
+			want:      levelSummary{Executors: 2, Status: minimum(poolv1alpha1.WarmLearned, 2, time.Time{}), Condition: "True/MinExecutors", Learned: learnedGoal(90, 0, "")},
+			reasonHas: []string{"further ahead than the capacity provider ever revises it"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -362,6 +370,11 @@ func TestValidateWarmPolicy(t *testing.T) {
 			reason: "The dollar cap is a decimal.",
 			w:      warmSettings(func(s *v1beta1.WarmPolicy) { s.Learned.MaxDollarsPerHour = "$12" }),
 			want:   map[string]string{"warmPolicy.learned.maxDollarsPerHour": `"$12" is not a decimal`},
+		},
+		"DollarsBeyondAFloat": {
+			reason: "A dollar cap of 310 digits matches a decimal, yet no float holds it: the provider could not parse the goal.",
+			w:      warmSettings(func(s *v1beta1.WarmPolicy) { s.Learned.MaxDollarsPerHour = "1" + strings.Repeat("0", 309) }),
+			want:   map[string]string{"warmPolicy.learned.maxDollarsPerHour": "is not a decimal"},
 		},
 		"ClassWindowInvalid": {
 			reason: "A class's window is compiled as a pool's would be, and refused naming it.",

@@ -24,7 +24,8 @@ import (
 // capacity and plan, records the pool's demand (demand.go), and sets the
 // capacity as status.atProvider; the managed reconciler writes the
 // status. The PoolCapacity is up to date unless an actuator has
-// something of the plan to apply, which Update does. A PoolCapacity being
+// something of the plan to apply, which Update does, or something beside
+// the plan failed, which Update reports. A PoolCapacity being
 // deleted reports that nothing exists, so its finalizer is removed at
 // once: there is nothing external to delete.
 func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.ExternalObservation, error) {
@@ -62,11 +63,14 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		e.metrics.Starts(spec, o.ExecutorStarts)
 		e.metrics.Warm(spec, o.Demand, o.WarmRecommendation)
 	}
-	e.planned = &planned{spec: spec, snap: g.snap, plan: res.Plan, now: now}
-	// An error makes Synced False; the status above is written all the
-	// same.
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate(e.target(), cr, e.planned)},
-		utilerrors.NewAggregate(nonNil(g.summaryErr, costErr, demandErr))
+	// What failed beside the plan (a workload cluster's summary, the
+	// cost, the learned warm level) never holds the plan back: an error
+	// from Observe would skip Update, and with it the executors' gate, the
+	// startup taint and the warm slots of every burst. Update applies the
+	// plan and returns these, so Synced says what failed.
+	e.planned = &planned{spec: spec, snap: g.snap, plan: res.Plan, now: now,
+		failed: utilerrors.NewAggregate(nonNil(g.summaryErr, costErr, demandErr))}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: e.planned.failed == nil && upToDate(e.target(), cr, e.planned)}, nil
 }
 
 // Update applies the plan this reconcile's Observe computed.
@@ -78,7 +82,7 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	if e.planned == nil {
 		return managed.ExternalUpdate{}, nil
 	}
-	return managed.ExternalUpdate{}, utilerrors.NewAggregate(actuate(ctx, e.target(), cr, e.planned))
+	return managed.ExternalUpdate{}, utilerrors.NewAggregate(append(actuate(ctx, e.target(), cr, e.planned), e.planned.failed))
 }
 
 // target is what the actuators apply this client's plans to.

@@ -59,6 +59,9 @@ type planned struct {
 	snap capacity.Snapshot
 	plan capacity.Plan
 	now  time.Time
+	// failed is what Observe could not read or record beside the plan;
+	// Update reports it once the plan is applied.
+	failed error
 }
 
 // A target is what the actuators apply a plan to and through: the pool's

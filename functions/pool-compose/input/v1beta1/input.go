@@ -889,7 +889,7 @@ type LearnedWarmPolicy struct {
 	// MaxDollarsPerHour caps what a pool's learned warm slots cost per
 	// hour, a decimal such as "12.50" (a slot costs its node's price, from
 	// capacity.pricing, divided by executorsPerNode); unset, no cap.
-	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,6})?$`
 	// +optional
 	MaxDollarsPerHour string `json:"maxDollarsPerHour,omitempty"`
 }
