@@ -239,13 +239,20 @@ func refuseWarmPolicy(in WarmLevelInput, policy string, static WarmLevel, err er
 	var o Outcome
 	msg := fmt.Sprintf("spec.warmPolicy.windows are refused: %v", err)
 	st := &poolv1alpha1.WarmPolicyStatus{Type: policy, Executors: static.Executors, Source: poolv1alpha1.WarmFromMinExecutors}
-	if p := in.Previous; p != nil && p.Source != "" {
-		st.Executors, st.Source = min(max(p.Executors, static.Executors), in.MaxExecutors), p.Source
+	st.Reason = fmt.Sprintf("%s; the warm level is minExecutors (%d) until they are fixed", msg, st.Executors)
+	// The level the pool held stays for as long as it would have held:
+	// until its until, when the windows would next have changed it. No
+	// longer: a refused policy cannot keep a level the windows no longer
+	// give.
+	if p := in.Previous; p != nil && p.Source != "" && p.Until != nil && in.Now.Before(p.Until.Time) {
+		st.Executors, st.Source, st.Until = min(max(p.Executors, static.Executors), in.MaxExecutors), p.Source, p.Until
 		if in.Cap > 0 {
 			st.Executors = min(st.Executors, in.Cap)
 		}
+		o.Until, o.RequeueAfter = p.Until.Time, p.Until.Sub(in.Now)
+		st.Reason = fmt.Sprintf("%s; the warm level stays at %d executors until they are fixed, or until %s, when it would have changed",
+			msg, st.Executors, p.Until.UTC().Format(time.RFC3339))
 	}
-	st.Reason = fmt.Sprintf("%s; the warm level stays at %d executors until they are fixed", msg, st.Executors)
 	o.condition(CondWarmPolicy, metav1.ConditionFalse, ReasonInvalidWarmPolicy, st.Reason)
 	if in.PreviousReason != ReasonInvalidWarmPolicy {
 		o.event(true, ReasonInvalidWarmPolicy, st.Reason)

@@ -215,13 +215,24 @@ func TestWarmLevel(t *testing.T) {
 			reasonHas: []string{"tenancy cap (4)"},
 		},
 		"InvalidCronKeepsLevel": {
-			reason: "A schedule that does not parse is refused on the claim; the level the pool held stays, and so does every object.",
+			reason: "A schedule that does not parse is refused on the claim; the level the pool held stays until the windows would have changed it, and so does every object.",
 			in: base(func(in *WarmLevelInput) {
 				in.Policy = scheduledPolicy(poolv1alpha1.WarmWindow{Name: "typo", Schedule: "0 25 * * *", Duration: "1h", Executors: 6})
-				in.Previous = &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Executors: 6, Source: poolv1alpha1.WarmFromWindow}
+				in.Previous = &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Executors: 6, Source: poolv1alpha1.WarmFromWindow, Until: until(at(2 * time.Hour))}
 			}),
-			want:      levelSummary{Executors: 6, Status: &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Executors: 6, Source: poolv1alpha1.WarmFromWindow}, Condition: "False/InvalidWarmPolicy", Events: []string{ReasonInvalidWarmPolicy}},
+			want: levelSummary{Executors: 6, Status: &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Executors: 6, Source: poolv1alpha1.WarmFromWindow, Until: until(at(2 * time.Hour))},
+				Until: at(2 * time.Hour), RequeueAfter: 2 * time.Hour, Condition: "False/InvalidWarmPolicy", Events: []string{ReasonInvalidWarmPolicy}},
 			reasonHas: []string{`window "typo"`, "0 25 * * *", "stays at 6"},
+		},
+		"InvalidCronHeldNoLonger": {
+			reason: "Past the time the held level would have changed, a refused policy keeps it no longer: a tenant cannot pin a window's level by breaking its schedule.",
+			in: base(func(in *WarmLevelInput) {
+				in.Policy = scheduledPolicy(poolv1alpha1.WarmWindow{Name: "typo", Schedule: "0 25 * * *", Duration: "1h", Executors: 6})
+				in.Previous = &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Executors: 6, Source: poolv1alpha1.WarmFromWindow, Until: until(at(-time.Minute))}
+				in.PreviousReason = ReasonInvalidWarmPolicy
+			}),
+			want:      levelSummary{Executors: 2, Status: &poolv1alpha1.WarmPolicyStatus{Type: poolv1alpha1.WarmScheduled, Executors: 2, Source: poolv1alpha1.WarmFromMinExecutors}, Condition: "False/InvalidWarmPolicy"},
+			reasonHas: []string{"minExecutors (2)"},
 		},
 		"InvalidCronOnce": {
 			reason: "The refusal's event is emitted once, when the condition turns.",
