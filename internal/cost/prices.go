@@ -39,7 +39,7 @@ func NewPrices(p *v1alpha1.Pricing) (Prices, error) {
 		clouds = []sizing.Cloud{sizing.Cloud(p.Catalog)}
 	}
 	for _, c := range clouds {
-		cat, err := sizing.LoadCatalog(c)
+		cat, err := sizing.SharedCatalog(c)
 		if err != nil {
 			return Prices{}, errors.Wrap(err, "cannot load the pricing catalog")
 		}
