@@ -3,6 +3,7 @@ package warmpolicy
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // time zones resolve in images that carry no zone database (the host's is preferred where there is one)
 
@@ -78,7 +79,7 @@ func compile(i int, w Window) (window, error) {
 	}
 	loc := time.UTC
 	if w.TimeZone != "" {
-		if loc, err = time.LoadLocation(w.TimeZone); err != nil || w.TimeZone == "Local" {
+		if loc, err = location(w.TimeZone); err != nil || w.TimeZone == "Local" {
 			return window{}, fmt.Errorf("time zone %q is not an IANA time zone name: use one such as Europe/Berlin or America/New_York, or leave it empty for UTC", w.TimeZone)
 		}
 	}
@@ -133,6 +134,25 @@ func (s Schedule) At(t time.Time, lead time.Duration) (level int32, name string,
 		}
 	}
 	return level, name, next
+}
+
+// locations holds the zones location loaded, by name: time.LoadLocation
+// reads and parses the zone's file on every call, and windows are
+// compiled on every decision that is not served from the cache. Only
+// zones that exist are kept, so it holds at most the database's names.
+var locations sync.Map
+
+// location is time.LoadLocation, loaded once per name for the process.
+func location(name string) (*time.Location, error) {
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	locations.Store(name, l)
+	return l, nil
 }
 
 func earliest(a, b time.Time) time.Time {
