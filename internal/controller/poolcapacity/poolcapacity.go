@@ -159,7 +159,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.PoolCapacity{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(cs.events, &handler.EnqueueRequestForObject{})).
-		Complete(ratelimiter.NewReconciler(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+		Complete(parked{kube: mgr.GetClient(), clusters: cs, inner: ratelimiter.NewReconciler(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter)})
 }
 
 // notStatusOnly drops updates of a PoolCapacity that change nothing but its
