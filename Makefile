@@ -16,7 +16,7 @@ BENCHPKG ?= $(addprefix ./,$(sort $(dir $(shell git grep -l -E '^func Benchmark'
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
 tools: ## Build every pinned binary the suites run (cached by version; slow only the first time).
@@ -76,10 +76,28 @@ bench-once: ## Run every benchmark once (-benchtime=1x), so that none rots unsee
 bench: ## Run the benchmarks of the pure cores and the function.
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(BENCHPKG)
 
+# The size of the capacity provider's load test (TestLoad): executors,
+# nodes and pools, from the test's own variables when they are set. The
+# timeout grows with the size: 20 minutes, and one more for every 5,000
+# executors.
+LOADTEST_PODS    ?= $(or $(BURSTPOOL_LOADTEST_PODS),10000)
+LOADTEST_NODES   ?= $(or $(BURSTPOOL_LOADTEST_NODES),1000)
+LOADTEST_POOLS   ?= $(or $(BURSTPOOL_LOADTEST_POOLS),40)
+LOADTEST_TIMEOUT ?= $(shell echo $$(( 20 + $(LOADTEST_PODS) / 5000 )))m
+
 .PHONY: loadtest
-loadtest: ## Load the capacity provider with 10,000 executors, and the function with 10,000 QueryServices, on a real API server.
-	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) BURSTPOOL_LOADTEST=1 $(GOTEST) -timeout 20m -run TestLoad -v ./internal/controller/poolcapacity/
+loadtest: loadtest-provider ## Load the capacity provider with 10,000 executors (LOADTEST_PODS, _NODES, _POOLS), and the function with 10,000 QueryServices, on a real API server.
 	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) BURSTPOOL_LOADTEST=1 $(GOTEST) -timeout 20m -run TestTenOfTenThousandAPIServer -v ./functions/pool-compose/
+
+.PHONY: loadtest-provider
+loadtest-provider: ## Load the capacity provider (its binary, as a process) with LOADTEST_PODS executors on LOADTEST_NODES nodes in LOADTEST_POOLS pools; prints convergence, RSS and heap per executor.
+	KUBEBUILDER_ASSETS=$$(hack/tool.sh envtest) BURSTPOOL_LOADTEST=1 BURSTPOOL_LOADTEST_PODS=$(LOADTEST_PODS) \
+		BURSTPOOL_LOADTEST_NODES=$(LOADTEST_NODES) BURSTPOOL_LOADTEST_POOLS=$(LOADTEST_POOLS) \
+		$(GOTEST) -timeout $(LOADTEST_TIMEOUT) -run '^TestLoad$$' -v ./internal/controller/poolcapacity/
+
+.PHONY: loadtest-100k
+loadtest-100k: ## Load the capacity provider with 100,000 executors on 10,000 nodes in 1,000 pools (about 10 minutes).
+	$(MAKE) --no-print-directory loadtest-provider LOADTEST_PODS=100000 LOADTEST_NODES=10000 LOADTEST_POOLS=1000
 
 .PHONY: render
 render: ## Render every examples/render scenario with crossplane render and validate the output.

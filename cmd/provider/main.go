@@ -86,7 +86,9 @@ func (c *CLI) Run() error {
 		LeaseDuration:                 &c.LeaseDuration,
 		RenewDeadline:                 &c.RenewDeadline,
 		RetryPeriod:                   &c.RetryPeriod,
-		Cache:                         cache.Options{SyncPeriod: &c.SyncPeriod},
+		// The cache holds PoolCapacities, ProviderConfigs and their
+		// usages; no controller reads their managed fields.
+		Cache: cache.Options{SyncPeriod: &c.SyncPeriod, DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return errors.Wrap(err, "cannot create the controller manager")

@@ -31,25 +31,10 @@ const (
 // Metrics holds the provider's collectors. Its methods are safe for
 // concurrent use.
 type Metrics struct {
-	executors    *prometheus.GaugeVec
-	maxExecutors *prometheus.GaugeVec
-	nodes        *prometheus.GaugeVec
-	warmReady    *prometheus.GaugeVec
-	warmFailing  *prometheus.GaugeVec
-	failures     *prometheus.GaugeVec
-	failuresAll  *prometheus.CounterVec
-	observed     *prometheus.GaugeVec
-	requestedCPU *prometheus.GaugeVec
-	requestedMem *prometheus.GaugeVec
-	unauthorized *prometheus.GaugeVec
-	unplaceable  *prometheus.GaugeVec
-	overdueExecs *prometheus.GaugeVec
-	overdueNodes *prometheus.GaugeVec
-	qsExecutors  *prometheus.GaugeVec
-	warmLevel    *prometheus.GaugeVec
-	demandWeeks  *prometheus.GaugeVec
-	evictions    *prometheus.CounterVec
-	blocked      *prometheus.CounterVec
+	gauges      *pools
+	failuresAll *prometheus.CounterVec
+	evictions   *prometheus.CounterVec
+	blocked     *prometheus.CounterVec
 
 	relists     *prometheus.CounterVec
 	watchErrors *prometheus.CounterVec
@@ -81,36 +66,21 @@ func New(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(c)
 		return c
 	}
-	c, st := newCosts(), newStarts()
-	reg.MustRegister(c, st)
+	c, st, ps := newCosts(), newStarts(), newPools()
+	reg.MustRegister(c, st, ps)
 	return &Metrics{
-		costs:        c,
-		starts:       st,
-		executors:    gauge("burstpool_pool_executors", "Executor slots of a pool by state: total, available, occupied, pending or draining.", pool(labelState)),
-		maxExecutors: gauge("burstpool_pool_max_executors", "The pool's maxExecutors.", pool()),
-		nodes:        gauge("burstpool_pool_nodes", "Nodes of a pool by state: ready or not_ready.", pool(labelState)),
-		warmReady:    gauge("burstpool_pool_warm_images_ready", "Images with at least one running warmup pod on the pool.", pool()),
-		warmFailing:  gauge("burstpool_pool_warmup_failures", "Images whose warmup pods cannot pull them.", pool()),
-		failures:     gauge("burstpool_pool_executor_failures", "Executor failures the pool's status lists, by reason.", pool(labelReason)),
-		failuresAll:  counter("burstpool_pool_executor_failures_total", "Executor failures diagnosed, by reason: each failed pod once per reason.", pool(labelReason)),
-		observed:     gauge("burstpool_pool_last_observed_timestamp_seconds", "When the provider last knew its view of the pool's cluster to be current (status.atProvider.lastObservedTime), as a Unix time.", pool()),
-		requestedCPU: gauge("burstpool_pool_requested_cpu_cores", "CPU the pool's occupied, draining and pending executors request.", pool()),
-		requestedMem: gauge("burstpool_pool_requested_memory_bytes", "Memory the pool's occupied, draining and pending executors request.", pool()),
-		unauthorized: gauge("burstpool_pool_unauthorized_executors", "Pool executors of QueryServices not attached to the pool.", pool()),
-		unplaceable:  gauge("burstpool_pool_unplaceable_executors", "Pending pool executors that ask for the pool's nodes but could run on none of them: they count for nothing.", pool()),
-		overdueExecs: gauge("burstpool_pool_overdue_executors", "Pool executors still at the executor gate more than its bound plus a slack after their creation (status.atProvider.overdue.executors): their release is failing.", pool()),
-		overdueNodes: gauge("burstpool_pool_overdue_nodes", "Ready pool nodes still carrying the startup taint more than startup.openAfter plus a slack after their creation (status.atProvider.overdue.nodes): their opening is failing.", pool()),
-		qsExecutors:  gauge("burstpool_queryservice_executors", "Executors of an attached QueryService by type: pool, pending (pool executors waiting for a slot), regular, or share (its maxPoolExecutors, when the pool bounds it).", pool(labelQS, labelQSNS, labelType)),
-		warmLevel:    gauge("burstpool_pool_warm_recommended_executors", "The learned warm level the provider publishes for the pool (status.atProvider.warmRecommendation.executors), while its spec asks for one.", pool()),
-		demandWeeks:  gauge("burstpool_pool_demand_history_weeks", "Weeks of the last 4 the pool was observed in, the current one included (status.atProvider.demand.weeks).", pool()),
-		evictions:    counter("burstpool_pool_evictions_total", "Pods deleted by the pool's policies, by reason.", pool(labelReason)),
-		blocked:      counter("burstpool_pool_evictions_blocked_total", "Evictions a PodDisruptionBudget refused, by reason.", pool(labelReason)),
-		relists:      counter("burstpool_observer_relists_total", "Full relists of pool pods and nodes, by result.", []string{labelConfig, labelResult}),
-		watchErrors:  counter("burstpool_observer_watch_errors_total", "Errors of the pod and node watches.", []string{labelConfig}),
-		events:       counter("burstpool_observer_events_total", "Pod and node events applied to the snapshot.", []string{labelConfig}),
-		lastSync:     gauge("burstpool_observer_last_sync_timestamp_seconds", "When the observer last knew its view of the cluster to be current, as a Unix time.", []string{labelConfig}),
-		pools:        map[string]v1alpha1.PoolRef{},
-		counted:      map[string]map[failed]v1alpha1.FailureReason{},
+		costs:       c,
+		starts:      st,
+		gauges:      ps,
+		failuresAll: counter("burstpool_pool_executor_failures_total", "Executor failures diagnosed, by reason: each failed pod once per reason.", pool(labelReason)),
+		evictions:   counter("burstpool_pool_evictions_total", "Pods deleted by the pool's policies, by reason.", pool(labelReason)),
+		blocked:     counter("burstpool_pool_evictions_blocked_total", "Evictions a PodDisruptionBudget refused, by reason.", pool(labelReason)),
+		relists:     counter("burstpool_observer_relists_total", "Full relists of pool pods and nodes, by result.", []string{labelConfig, labelResult}),
+		watchErrors: counter("burstpool_observer_watch_errors_total", "Errors of the pod and node watches.", []string{labelConfig}),
+		events:      counter("burstpool_observer_events_total", "Pod and node events applied to the snapshot.", []string{labelConfig}),
+		lastSync:    gauge("burstpool_observer_last_sync_timestamp_seconds", "When the observer last knew its view of the cluster to be current, as a Unix time.", []string{labelConfig}),
+		pools:       map[string]v1alpha1.PoolRef{},
+		counted:     map[string]map[failed]v1alpha1.FailureReason{},
 	}
 }
 
@@ -129,71 +99,46 @@ func (m *Metrics) Record(name string, spec v1alpha1.PoolCapacityParameters, res 
 
 	p, ns := spec.Pool.Name, spec.Pool.Namespace
 	o := res.Observation
-	m.executors.WithLabelValues(p, ns, "draining").Set(float64(o.DrainingExecutors))
-	m.observed.WithLabelValues(p, ns).Set(float64(observed.Unix()))
-	var cpu, mem float64
-	if r := o.Requested; r != nil {
-		cpu, mem = r.CPU.AsApproximateFloat64(), r.Memory.AsApproximateFloat64()
-	}
-	m.requestedCPU.WithLabelValues(p, ns).Set(cpu)
-	m.requestedMem.WithLabelValues(p, ns).Set(mem)
 	for _, r := range fresh {
 		m.failuresAll.WithLabelValues(p, ns, string(r)).Inc()
 	}
-	m.executors.WithLabelValues(p, ns, "total").Set(float64(o.TotalExecutors))
-	m.executors.WithLabelValues(p, ns, "available").Set(float64(o.AvailableExecutors))
-	m.executors.WithLabelValues(p, ns, "occupied").Set(float64(o.OccupiedExecutors))
-	m.executors.WithLabelValues(p, ns, "pending").Set(float64(o.PendingExecutors))
-	m.maxExecutors.WithLabelValues(p, ns).Set(float64(spec.MaxExecutors))
-	m.nodes.WithLabelValues(p, ns, "ready").Set(float64(o.Nodes.Ready))
-	m.nodes.WithLabelValues(p, ns, "not_ready").Set(float64(o.Nodes.NotReady))
-	m.warmReady.WithLabelValues(p, ns).Set(float64(res.WarmImagesReady))
-	m.warmFailing.WithLabelValues(p, ns).Set(float64(len(o.WarmupFailures)))
-	m.unauthorized.WithLabelValues(p, ns).Set(float64(o.UnauthorizedCount))
-	m.unplaceable.WithLabelValues(p, ns).Set(float64(o.UnplaceableCount))
-	var late v1alpha1.Overdue
-	if o.Overdue != nil {
-		late = *o.Overdue
+	v := &poolValues{
+		executors: [len(executorStates)]float64{float64(o.TotalExecutors), float64(o.AvailableExecutors),
+			float64(o.OccupiedExecutors), float64(o.PendingExecutors), float64(o.DrainingExecutors)},
+		max: float64(spec.MaxExecutors), ready: float64(o.Nodes.Ready), notReady: float64(o.Nodes.NotReady),
+		warmReady: float64(res.WarmImagesReady), warmFailing: float64(len(o.WarmupFailures)),
+		observed: float64(observed.Unix()), unauthorized: float64(o.UnauthorizedCount), unplaceable: float64(o.UnplaceableCount),
 	}
-	m.overdueExecs.WithLabelValues(p, ns).Set(float64(late.Executors))
-	m.overdueNodes.WithLabelValues(p, ns).Set(float64(late.Nodes))
-
-	byReason := make(map[v1alpha1.FailureReason]int, len(v1alpha1.FailureReasons))
-	for _, r := range v1alpha1.FailureReasons {
-		byReason[r] = 0
+	if r := o.Requested; r != nil {
+		v.cpu, v.mem = r.CPU.AsApproximateFloat64(), r.Memory.AsApproximateFloat64()
+	}
+	if o.Overdue != nil {
+		v.late, v.lateNo = float64(o.Overdue.Executors), float64(o.Overdue.Nodes)
 	}
 	for _, f := range o.Failures {
-		byReason[f.Reason]++
-	}
-	for r, n := range byReason {
-		m.failures.WithLabelValues(p, ns, string(r)).Set(float64(n))
-	}
-
-	m.qsExecutors.DeletePartialMatch(prometheus.Labels{labelPool: p, labelNamespace: ns})
-	for _, a := range o.Allocations {
-		m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "pool").Set(float64(a.PoolExecutors))
-		m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "regular").Set(float64(a.RegularExecutors))
-		m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "pending").Set(float64(a.PendingExecutors))
-		if a.MaxPoolExecutors > 0 {
-			m.qsExecutors.WithLabelValues(p, ns, a.QueryService, a.Namespace, "share").Set(float64(a.MaxPoolExecutors))
+		if v.failures == nil {
+			v.failures = map[v1alpha1.FailureReason]int{}
 		}
+		v.failures[f.Reason]++
 	}
+	for _, a := range o.Allocations {
+		v.queryServices = append(v.queryServices, queryServiceValues{name: a.QueryService, namespace: a.Namespace,
+			pool: float64(a.PoolExecutors), regular: float64(a.RegularExecutors), pending: float64(a.PendingExecutors), share: float64(a.MaxPoolExecutors)})
+	}
+	m.gauges.set(spec.Pool, v)
 }
 
 // Warm sets the series of the pool's demand history d and learned warm
 // level r; the latter goes while r is nil.
 func (m *Metrics) Warm(spec v1alpha1.PoolCapacityParameters, d *v1alpha1.DemandHistory, r *v1alpha1.WarmRecommendation) {
-	p, ns := spec.Pool.Name, spec.Pool.Namespace
-	var weeks int32
+	var w warmValues
 	if d != nil {
-		weeks = d.Weeks
+		w.weeks = float64(d.Weeks)
 	}
-	m.demandWeeks.WithLabelValues(p, ns).Set(float64(weeks))
-	if r == nil {
-		m.warmLevel.DeleteLabelValues(p, ns)
-		return
+	if r != nil {
+		w.level, w.recommended = float64(r.Executors), true
 	}
-	m.warmLevel.WithLabelValues(p, ns).Set(float64(r.Executors))
+	m.gauges.setWarm(spec.Pool, w)
 }
 
 // Evicted counts a pod deleted by the pool's policies.
@@ -238,11 +183,7 @@ func (m *Metrics) Forget(name string) {
 
 func (m *Metrics) forgetPool(p v1alpha1.PoolRef) {
 	l := prometheus.Labels{labelPool: p.Name, labelNamespace: p.Namespace}
-	for _, v := range []*prometheus.GaugeVec{m.executors, m.maxExecutors, m.nodes, m.warmReady, m.warmFailing, m.failures,
-		m.unauthorized, m.unplaceable, m.overdueExecs, m.overdueNodes, m.qsExecutors, m.observed, m.requestedCPU, m.requestedMem,
-		m.warmLevel, m.demandWeeks} {
-		v.DeletePartialMatch(l)
-	}
+	m.gauges.set(p, nil)
 	for _, v := range []*prometheus.CounterVec{m.evictions, m.blocked, m.failuresAll} {
 		v.DeletePartialMatch(l)
 	}

@@ -211,6 +211,7 @@ burstpool_pool_warm_recommended_executors{pool="shared",pool_namespace="platform
 		reason string
 		d      *v1alpha1.DemandHistory
 		r      *v1alpha1.WarmRecommendation
+		record bool
 		forget bool
 		want   string
 	}{
@@ -228,6 +229,12 @@ burstpool_pool_warm_recommended_executors{pool="shared",pool_namespace="platform
 			reason: "A pool with no history in status yet has none: 0 weeks.",
 			want:   fmt.Sprintf(help, 0),
 		},
+		"RecordedAgain": {
+			reason: "The next reconcile's Record keeps the series Warm set: both live in one collector.",
+			d:      &v1alpha1.DemandHistory{Weeks: 3}, r: &v1alpha1.WarmRecommendation{Executors: 6},
+			record: true,
+			want:   fmt.Sprintf(help, 3) + level,
+		},
 		"Forgotten": {
 			reason: "Forget drops both series.",
 			d:      &v1alpha1.DemandHistory{Weeks: 3}, r: &v1alpha1.WarmRecommendation{Executors: 6},
@@ -242,6 +249,9 @@ burstpool_pool_warm_recommended_executors{pool="shared",pool_namespace="platform
 			// A level exported before goes when the spec stops asking.
 			m.Warm(spec, tc.d, &v1alpha1.WarmRecommendation{Executors: 1})
 			m.Warm(spec, tc.d, tc.r)
+			if tc.record {
+				m.Record("shared", spec, capacity.Result{}, time.Unix(200, 0))
+			}
 			if tc.forget {
 				m.Forget("shared")
 			}

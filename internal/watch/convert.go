@@ -8,36 +8,66 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
-// A record is all an informer keeps of a pool pod or node: its identity, for
-// the informer's own bookkeeping, and the capacity view of it (a
-// *capacity.Pod or a *capacity.Node). Keeping it instead of the object makes
-// a cache of tens of thousands of pods several times smaller. Nothing reads
-// these objects back through the cache.
+// A record is all an informer keeps of a pool pod or node: the capacity
+// view of it (a *capacity.Pod or a *capacity.Node), and what the informer
+// itself reads of what it stores: the namespace and name it keys it by, and
+// the resource version that tells a resync from an update (client-go
+// tools/cache, MetaNamespaceKeyFunc in store.go and the handlers'
+// dispatch in shared_informer.go). Keeping it instead of the object, or
+// even the object's metadata, makes a cache of a hundred thousand pods
+// several times smaller. Nothing reads these objects back through the
+// cache. A record never changes: its setters change nothing, and its other
+// getters answer what a record does not keep with zero values.
 type record[V any] struct {
-	metav1.TypeMeta
-	metav1.ObjectMeta
-	view V
+	namespace, name, version string
+	view                     V
 }
 
-// DeepCopyObject copies the record; the capacity view is immutable and is
-// shared.
-func (c *record[V]) DeepCopyObject() runtime.Object {
-	out := &record[V]{TypeMeta: c.TypeMeta, view: c.view}
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	return out
-}
+// DeepCopyObject returns the record itself: it never changes, and its
+// capacity view is immutable.
+func (r *record[V]) DeepCopyObject() runtime.Object { return r }
 
-// identity returns the metadata an informer needs to key and version an
-// object.
-func identity(m metav1.Object) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion()}
-}
+// GetObjectKind returns no kind: an informer stores one kind only.
+func (*record[V]) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (r *record[V]) GetNamespace() string                        { return r.namespace }
+func (r *record[V]) GetName() string                             { return r.name }
+func (r *record[V]) GetResourceVersion() string                  { return r.version }
+func (*record[V]) GetGenerateName() string                       { return "" }
+func (*record[V]) GetUID() types.UID                             { return "" }
+func (*record[V]) GetGeneration() int64                          { return 0 }
+func (*record[V]) GetSelfLink() string                           { return "" }
+func (*record[V]) GetCreationTimestamp() metav1.Time             { return metav1.Time{} }
+func (*record[V]) GetDeletionTimestamp() *metav1.Time            { return nil }
+func (*record[V]) GetDeletionGracePeriodSeconds() *int64         { return nil }
+func (*record[V]) GetLabels() map[string]string                  { return nil }
+func (*record[V]) GetAnnotations() map[string]string             { return nil }
+func (*record[V]) GetFinalizers() []string                       { return nil }
+func (*record[V]) GetOwnerReferences() []metav1.OwnerReference   { return nil }
+func (*record[V]) GetManagedFields() []metav1.ManagedFieldsEntry { return nil }
+func (*record[V]) SetNamespace(string)                           {}
+func (*record[V]) SetName(string)                                {}
+func (*record[V]) SetGenerateName(string)                        {}
+func (*record[V]) SetUID(types.UID)                              {}
+func (*record[V]) SetResourceVersion(string)                     {}
+func (*record[V]) SetGeneration(int64)                           {}
+func (*record[V]) SetSelfLink(string)                            {}
+func (*record[V]) SetCreationTimestamp(metav1.Time)              {}
+func (*record[V]) SetDeletionTimestamp(*metav1.Time)             {}
+func (*record[V]) SetDeletionGracePeriodSeconds(*int64)          {}
+func (*record[V]) SetLabels(map[string]string)                   {}
+func (*record[V]) SetAnnotations(map[string]string)              {}
+func (*record[V]) SetFinalizers([]string)                        {}
+func (*record[V]) SetOwnerReferences([]metav1.OwnerReference)    {}
+func (*record[V]) SetManagedFields([]metav1.ManagedFieldsEntry)  {}
 
 // TransformPod is a cache transform that replaces a pod by a record holding
 // its capacity view.
@@ -48,10 +78,10 @@ func TransformPod(obj any) (any, error) { return transform(obj, Pod) }
 func TransformNode(obj any) (any, error) { return transform(obj, Node) }
 
 // transform replaces an object of type O by a record holding view of it, and
-// leaves anything else as it is.
+// leaves anything else (a record already) as it is.
 func transform[O metav1.Object, V any](obj any, view func(O) V) (any, error) {
 	if o, ok := obj.(O); ok {
-		return &record[V]{ObjectMeta: identity(o), view: view(o)}, nil
+		return &record[V]{namespace: intern(o.GetNamespace()), name: o.GetName(), version: o.GetResourceVersion(), view: view(o)}, nil
 	}
 	return obj, nil
 }
@@ -78,8 +108,8 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		Name:      p.Name,
 		UID:       string(p.UID),
 		Pool:      intern(p.Labels[qsv1alpha1.LabelPool]),
-		Labels:    internLabels(p.Labels),
-		Image:     p.Annotations[warmup.AnnotationImage],
+		Labels:    sharedLabels(p.Labels),
+		Image:     intern(p.Annotations[warmup.AnnotationImage]),
 		NodeName:  intern(p.Spec.NodeName),
 		State:     state(p),
 		Reason:    p.Status.Reason,
@@ -126,6 +156,7 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 		for _, c := range p.Status.ContainerStatuses {
 			out.Containers = append(out.Containers, container(c, false))
 		}
+		out.Containers = sharedContainers(out.Containers)
 	}
 	return out
 }

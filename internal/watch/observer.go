@@ -18,9 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
@@ -87,7 +85,6 @@ type Observer struct {
 	store  *capacity.Store
 	cfg    *rest.Config
 	kube   kubernetes.Interface
-	scheme *runtime.Scheme
 	opts   Options
 	reader client.Client
 
@@ -178,7 +175,6 @@ func New(cfg *rest.Config, o Options) (*Observer, error) {
 		kube:   kube,
 		store:  capacity.NewStore(),
 		cfg:    cfg,
-		scheme: s,
 		opts:   o,
 		reader: reader,
 		synced: make(chan struct{}),
@@ -229,78 +225,85 @@ func (o *Observer) Start(ctx context.Context) error {
 		return nil
 	}
 
-	cl, err := o.cluster()
+	informers, err := o.informers()
 	if err != nil {
 		return err
 	}
-	if err := o.handle(ctx, cl.GetCache()); err != nil {
-		return err
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := cl.Start(ctx); err != nil {
-			o.opts.Logger.Error(err, "cannot run the pod and node informers")
-			cancel()
+	synced := make([]toolscache.InformerSynced, 0, len(informers))
+	for _, inf := range informers {
+		reg, err := inf.AddEventHandler(inf.handlers)
+		if err != nil {
+			return errors.Wrapf(err, "cannot watch %s", inf.kind)
 		}
-	}()
-	if !cl.GetCache().WaitForCacheSync(ctx) {
+		synced = append(synced, reg.HasSynced)
+		wg.Go(func() { inf.RunWithContext(ctx) })
+	}
+	// Synced once every handler has been handed what its informer's first
+	// list read, so the first snapshot holds all of it.
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("cannot sync the pod and node informers")
 	}
 	o.flush()
 	o.setErr(nil)
 	o.markSynced()
 
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		o.batch(ctx)
-	}()
+	wg.Go(func() { o.batch(ctx) })
 	o.poll(ctx, false)
 	return nil
 }
 
-func (o *Observer) cluster() (cluster.Cluster, error) {
-	sel := poolLabelExists()
-	watchCfg := rest.CopyConfig(o.cfg)
-	watchCfg.UserAgent = UserAgentWatch
-	cl, err := cluster.New(watchCfg, func(co *cluster.Options) {
-		co.Scheme = o.scheme
-		co.Cache.ByObject = map[client.Object]cache.ByObject{
-			&corev1.Pod{}:  {Label: sel, Transform: TransformPod},
-			&corev1.Node{}: {Label: sel, Transform: TransformNode},
-		}
-		co.Cache.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
-			o.watchErr.Store(true)
-			o.setErr(err)
-			o.opts.Metrics.WatchFailed()
-			toolscache.DefaultWatchErrorHandler(ctx, r, err)
-		}
-	})
-	return cl, errors.Wrap(err, "cannot create a cache of pool pods and nodes")
+// An informer watches one kind of pool object and hands its changes to
+// handlers.
+type informer struct {
+	toolscache.SharedIndexInformer
+	kind     string
+	handlers toolscache.ResourceEventHandlerFuncs
 }
 
-// handle turns informer notifications into pending events.
-func (o *Observer) handle(ctx context.Context, c cache.Cache) error {
-	for _, w := range []struct {
-		kind     string
-		obj      client.Object
-		handlers toolscache.ResourceEventHandlerFuncs
-	}{
-		{kind: "pod", obj: &corev1.Pod{}, handlers: handlers(o.enqueue, Pod,
-			func(p *capacity.Pod, deleted bool) capacity.Event { return capacity.Event{Pod: p, Deleted: deleted} })},
-		{kind: "node", obj: &corev1.Node{}, handlers: handlers(o.enqueue, Node,
-			func(n *capacity.Node, deleted bool) capacity.Event { return capacity.Event{Node: n, Deleted: deleted} })},
-	} {
-		inf, err := c.GetInformer(ctx, w.obj)
-		if err != nil {
-			return errors.Wrapf(err, "cannot get the %s informer", w.kind)
+// informers returns the pod and node informers of the cluster. Each reads
+// only pool-labelled objects, as protobuf, and stores a record of each
+// (TransformPod, TransformNode), under no index but its key.
+func (o *Observer) informers() ([]informer, error) {
+	cfg := rest.CopyConfig(o.cfg)
+	cfg.UserAgent = UserAgentWatch
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create a client of pool pods and nodes")
+	}
+	sel := poolLabelExists().String()
+	pool := func(o *metav1.ListOptions) { o.LabelSelector = sel }
+	out := []informer{
+		{kind: "pods", handlers: handlers(o.enqueue, Pod,
+			func(p *capacity.Pod, deleted bool) capacity.Event { return capacity.Event{Pod: p, Deleted: deleted} }),
+			SharedIndexInformer: toolscache.NewSharedIndexInformerWithOptions(
+				toolscache.NewFilteredListWatchFromClient(kube.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, pool),
+				&corev1.Pod{}, toolscache.SharedIndexInformerOptions{ObjectDescription: "pool pods"})},
+		{kind: "nodes", handlers: handlers(o.enqueue, Node,
+			func(n *capacity.Node, deleted bool) capacity.Event { return capacity.Event{Node: n, Deleted: deleted} }),
+			SharedIndexInformer: toolscache.NewSharedIndexInformerWithOptions(
+				toolscache.NewFilteredListWatchFromClient(kube.CoreV1().RESTClient(), "nodes", metav1.NamespaceAll, pool),
+				&corev1.Node{}, toolscache.SharedIndexInformerOptions{ObjectDescription: "pool nodes"})},
+	}
+	for i, transform := range []toolscache.TransformFunc{TransformPod, TransformNode} {
+		if err := out[i].SetTransform(transform); err != nil {
+			return nil, errors.Wrapf(err, "cannot set the %s transform", out[i].kind)
 		}
-		if _, err := inf.AddEventHandler(w.handlers); err != nil {
-			return errors.Wrapf(err, "cannot watch %ss", w.kind)
+		if err := out[i].SetWatchErrorHandlerWithContext(o.watchFailed); err != nil {
+			return nil, errors.Wrapf(err, "cannot handle %s watch errors", out[i].kind)
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// watchFailed records a watch error; the reflector then lists and watches
+// again, and the poller relists.
+func (o *Observer) watchFailed(ctx context.Context, r *toolscache.Reflector, err error) {
+	o.watchErr.Store(true)
+	o.setErr(err)
+	o.opts.Metrics.WatchFailed()
+	toolscache.DefaultWatchErrorHandler(ctx, r, err)
 }
 
 // handlers returns informer handlers that enqueue the event of an object's

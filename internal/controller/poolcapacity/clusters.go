@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
@@ -27,6 +28,7 @@ type running struct {
 	obs         *watch.Observer
 	cancel      context.CancelFunc
 	done        chan struct{}
+	started     time.Time
 
 	// Set when the observer stopped, before done is closed.
 	err      error
@@ -149,7 +151,7 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		}
 		obs.Store().Subscribe(func(_ capacity.Snapshot, pools []string) { c.notify(config, pools) })
 		rctx, cancel := context.WithCancel(c.ctx)
-		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{}), failures: failures}
+		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{}), failures: failures, started: time.Now()}
 		go func(r *running) {
 			err := obs.Start(rctx)
 			if err == nil {
@@ -182,6 +184,26 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		return nil, errors.Wrapf(err, "cannot reach the cluster of ProviderConfig %q", config)
 	}
 	return nil, errors.Wrapf(errNotSynced, "cluster of ProviderConfig %q", config)
+}
+
+// syncing reports whether the observer of the ProviderConfig called config
+// started less than parkFor ago and is still reading its first view
+// without an error.
+func (c *clusters) syncing(config string) bool {
+	c.mu.Lock()
+	r := c.running[config]
+	c.mu.Unlock()
+	if r == nil || time.Since(r.started) > parkFor {
+		return false
+	}
+	select {
+	case <-r.obs.Synced():
+		return false
+	case <-r.done:
+		return false
+	default:
+	}
+	return r.obs.Err() == nil
 }
 
 // track records that the PoolCapacity called name reads pool through config.
@@ -302,4 +324,41 @@ func (c *clusters) enqueue(names []string) {
 		default:
 		}
 	}
+}
+
+// parkFor bounds how long PoolCapacities wait, unreconciled, for their
+// cluster's observer to read its first view (see parked): the provider
+// reads a hundred thousand pods in about five seconds, and an observer
+// whose first read hangs without an error holds them no longer, so that
+// each says why it is not Ready (ClusterUnreachable) soon after.
+const parkFor = 10 * time.Second
+
+// parkedRetry is how often a parked PoolCapacity looks again; the
+// observer's sync queues every PoolCapacity of its cluster at once anyway.
+const parkedRetry = time.Second
+
+// parked wraps the PoolCapacity reconciler: a PoolCapacity whose
+// cluster's observer is still reading its first view (clusters.syncing) is
+// tried again after parkedRetry instead of reconciled, unless it is being
+// deleted. The PoolCapacity whose reconcile started the observer wrote why
+// it waits (Ready False, ClusterUnreachable); reconciling the others before
+// the view is read would only fail the same way, each failure a status
+// write and a share of the reconcile rate that, with a thousand
+// PoolCapacities, pushes the reconciles after the sync tens of seconds
+// back.
+type parked struct {
+	kube     client.Reader
+	clusters *clusters
+	inner    reconcile.Reconciler
+}
+
+// Reconcile reconciles the PoolCapacity of req unless it is parked.
+func (p parked) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pc := &v1alpha1.PoolCapacity{}
+	if err := p.kube.Get(ctx, req.NamespacedName, pc); err == nil && pc.GetDeletionTimestamp() == nil {
+		if ref := pc.GetProviderConfigReference(); ref != nil && p.clusters.syncing(ref.Name) {
+			return reconcile.Result{RequeueAfter: parkedRetry}, nil
+		}
+	}
+	return p.inner.Reconcile(ctx, req)
 }

@@ -3,23 +3,33 @@ package poolcapacity_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
-	"runtime"
+	"os/exec"
+	"path/filepath"
 	"strconv"
-	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
-	"github.com/burstpool/burstpool/internal/watch"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
+	"github.com/burstpool/burstpool/test/harness/localcp"
 )
 
 // loadParam reads a positive integer from the environment, or def.
@@ -36,40 +46,141 @@ func loadParam(t *testing.T, name string, def int) int {
 	return n
 }
 
-func rssKiB(t *testing.T) int {
-	t.Helper()
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatalf("cannot read the process's memory use: %v", err)
-	}
-	for _, l := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	t.Fatal("no VmRSS in /proc/self/status")
-	return 0
-}
-
-func heapMiB() float64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapInuse) / (1 << 20)
-}
-
 // parallel runs fn for 0..n-1 on workers goroutines.
 func parallel(t *testing.T, n, workers int, fn func(i int) error) {
 	t.Helper()
 	apiserver.Parallel(t, n, workers, fn)
 }
 
-// TestLoad puts BURSTPOOL_LOADTEST_PODS executor pods (default 10,000) on
-// BURSTPOOL_LOADTEST_NODES nodes (1,000) in BURSTPOOL_LOADTEST_POOLS pools
-// (40) on the real API server, runs the provider, and reports how long every
-// PoolCapacity takes to converge, after start and after churn, and the
-// memory the provider adds. It runs only with BURSTPOOL_LOADTEST=1.
+// loadConvergeLimit bounds each wait for every PoolCapacity to converge.
+const loadConvergeLimit = 10 * time.Minute
+
+// loadGCLimit bounds the wait for the provider's first garbage collection
+// after a convergence: the Go runtime collects at least every two minutes.
+const loadGCLimit = 150 * time.Second
+
+// A load is the cluster TestLoad builds: pods executors on nodes nodes,
+// spread over pools pools.
+type load struct {
+	pods, nodes, pools int
+}
+
+func (l load) pool(i int) string { return fmt.Sprintf("load-%04d", i%l.pools) }
+
+// nodeFor is the index of a node of the pool of executor i's pool index p:
+// executors count only on their own pool's nodes.
+func (l load) nodeFor(p, i int) int { return p%l.pools + l.pools*(i%(l.nodes/l.pools)) }
+
+func (l load) nodeName(i int) string { return fmt.Sprintf("load-node-%05d", i) }
+
+func (l load) podName(i int) string { return fmt.Sprintf("exec-%06d", i) }
+
+// node is pool node i as a cloud node registers: labels of its type
+// and zone, capacity, addresses, the images it pulled.
+func (l load) node(i int) *corev1.Node {
+	name := l.nodeName(i)
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			qsv1alpha1.LabelPool:           l.pool(i),
+			qsv1alpha1.LabelPoolNamespace:  "load",
+			corev1.LabelHostname:           name,
+			corev1.LabelInstanceTypeStable: "m7i.4xlarge",
+			corev1.LabelTopologyZone:       fmt.Sprintf("zone-%d", i%3),
+			corev1.LabelTopologyRegion:     "region-1",
+			corev1.LabelOSStable:           "linux",
+			corev1.LabelArchStable:         "amd64",
+			"karpenter.sh/capacity-type":   "on-demand",
+			"karpenter.sh/nodepool":        l.pool(i),
+		}},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///zone/i-" + name},
+	}
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	n.Status = corev1.NodeStatus{
+		Capacity: res, Allocatable: res,
+		Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory"},
+			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure"},
+			{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID"},
+		},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)}, {Type: corev1.NodeHostName, Address: name}},
+		NodeInfo:  corev1.NodeSystemInfo{KubeletVersion: "v1.36.3", ContainerRuntimeVersion: "containerd://2.1.0", OSImage: "Amazon Linux 2023", Architecture: "amd64", OperatingSystem: "linux"},
+		Images: []corev1.ContainerImage{
+			{Names: []string{"registry.example/e6/exec@sha256:0123456789abcdef", "registry.example/e6/exec:1"}, SizeBytes: 812345678},
+			{Names: []string{"registry.example/pause@sha256:fedcba9876543210", "registry.example/pause:3.10"}, SizeBytes: 321000},
+		},
+	}
+	return n
+}
+
+// pod is executor i of QueryService qs-(i%5) as a ReplicaSet makes it and
+// the kubelet reports it running on node: requests, environment, probes,
+// conditions and container status.
+func (l load) pod(i, node int, pool string) *corev1.Pod {
+	qs := fmt.Sprintf("qs-%d", i%5)
+	labels := executorLabels(qs)
+	labels[qsv1alpha1.LabelPool] = pool
+	labels[qsv1alpha1.LabelPoolNamespace] = "load"
+	labels["pod-template-hash"] = "7d9f6c5b4"
+	now := metav1.Now()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: l.podName(i), Labels: labels,
+			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "executor"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: qs + "-exec-7d9f6c5b4",
+				UID: "9f0e4c1a-4f5e-4a57-9d0b-0c1d2e3f4a5b", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: corev1.PodSpec{
+			NodeName: l.nodeName(node),
+			Containers: []corev1.Container{{
+				Name: "executor", Image: "registry.example/e6/exec:1",
+				Args:  []string{"--role=executor", "--query-service=" + qs},
+				Ports: []corev1.ContainerPort{{Name: "rpc", ContainerPort: 9000}, {Name: "metrics", ContainerPort: 9100}},
+				Env: []corev1.EnvVar{{Name: "QUERY_SERVICE", Value: qs}, {Name: "POOL", Value: pool},
+					{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+				Resources:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("6Gi")}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("rpc")}}},
+			}},
+			Tolerations: []corev1.Toleration{{Key: qsv1alpha1.TaintPool, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}},
+		},
+	}
+	p.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, StartTime: &now, HostIP: "10.0.0.1", PodIP: "10.1.0.1", QOSClass: corev1.PodQOSBurstable,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "executor", Image: "registry.example/e6/exec:1", ImageID: "registry.example/e6/exec@sha256:0123456789abcdef",
+			ContainerID: fmt.Sprintf("containerd://%064d", i), Ready: true, Started: ptr.To(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}},
+	}
+	return p
+}
+
+// createWithStatus creates obj, then writes its status as the kubelet would (the API
+// server drops the status of a create).
+func createWithStatus(ctx context.Context, c client.Client, obj client.Object, status func(client.Object)) error {
+	if err := c.Create(ctx, obj); err != nil {
+		return err
+	}
+	status(obj)
+	return c.Status().Update(ctx, obj)
+}
+
+// TestLoad puts BURSTPOOL_LOADTEST_PODS running executor pods (default
+// 10,000) on BURSTPOOL_LOADTEST_NODES nodes (1,000) in
+// BURSTPOOL_LOADTEST_POOLS pools (40) on the real API server, then runs the
+// capacity provider's own binary (cmd/provider, built by the test) as a
+// process of its own, and reports how long every PoolCapacity takes to
+// converge after the provider starts, after 10% of the executors are
+// deleted and after a churn burst, and the provider's memory: its resident
+// set (VmRSS, and the peak VmHWM) and its Go heap (live after the first
+// collection past convergence), in all and per executor beyond an idle
+// provider's. BURSTPOOL_LOADTEST_WORKERS (64) writers create the objects;
+// the provider runs with --max-reconcile-rate BURSTPOOL_LOADTEST_RECONCILE_RATE
+// (100). It runs only with BURSTPOOL_LOADTEST=1.
 func TestLoad(t *testing.T) {
 	switch v := os.Getenv("BURSTPOOL_LOADTEST"); v {
 	case "":
@@ -78,115 +189,408 @@ func TestLoad(t *testing.T) {
 	default:
 		t.Fatalf("BURSTPOOL_LOADTEST=%q: set it to 1 to run the load test, or unset it", v)
 	}
-	pods := loadParam(t, "BURSTPOOL_LOADTEST_PODS", 10000)
-	nodes := loadParam(t, "BURSTPOOL_LOADTEST_NODES", 1000)
-	pools := loadParam(t, "BURSTPOOL_LOADTEST_POOLS", 40)
-	if nodes < pools || pods < pools {
-		t.Fatalf("BURSTPOOL_LOADTEST_NODES (%d) and _PODS (%d) must be at least _POOLS (%d)", nodes, pods, pools)
+	l := load{
+		pods:  loadParam(t, "BURSTPOOL_LOADTEST_PODS", 10000),
+		nodes: loadParam(t, "BURSTPOOL_LOADTEST_NODES", 1000),
+		pools: loadParam(t, "BURSTPOOL_LOADTEST_POOLS", 40),
+	}
+	workers := loadParam(t, "BURSTPOOL_LOADTEST_WORKERS", 64)
+	rate := loadParam(t, "BURSTPOOL_LOADTEST_RECONCILE_RATE", 100)
+	if l.nodes < l.pools || l.pods < l.pools {
+		t.Fatalf("BURSTPOOL_LOADTEST_NODES (%d) and _PODS (%d) must be at least _POOLS (%d)", l.nodes, l.pods, l.pools)
 	}
 	ctx := context.Background()
+	bin, kubeconfig := buildProvider(t), providerKubeconfig(t)
+
+	// Writers go as fast as the API server takes them: no client-side
+	// rate limit.
 	fast := rest.CopyConfig(cfg)
-	fast.QPS, fast.Burst = 2000, 4000
-	c, err := client.New(fast, client.Options{Scheme: scheme(t)})
+	fast.QPS, fast.Burst = -1, 0
+	c, err := client.NewWithWatch(fast, client.Options{Scheme: scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	createNamespace(t, c, "load")
-	pool := func(i int) string { return fmt.Sprintf("load-%03d", i%pools) }
-
-	began := time.Now()
-	parallel(t, nodes, 16, func(i int) error {
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("load-node-%05d", i), Labels: map[string]string{qsv1alpha1.LabelPool: pool(i)}}}
-		if err := c.Create(ctx, n); err != nil {
-			return err
-		}
-		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-		return c.Status().Update(ctx, n)
-	})
-	parallel(t, pods, 16, func(i int) error {
-		l := executorLabels(fmt.Sprintf("qs-%d", i%5))
-		l[qsv1alpha1.LabelPool] = pool(i)
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: fmt.Sprintf("exec-%06d", i), Labels: l},
-			Spec: corev1.PodSpec{
-				NodeName:   fmt.Sprintf("load-node-%05d", i%nodes),
-				Containers: []corev1.Container{{Name: "executor", Image: "e6/exec:1"}},
-			},
-		}
-		if err := c.Create(ctx, p); err != nil {
-			return err
-		}
-		p.Status = running(time.Now())
-		return c.Status().Update(ctx, p)
-	})
-	t.Logf("created %d nodes and %d running pods in %d pools in %s", nodes, pods, pools, time.Since(began).Round(time.Millisecond))
-
 	if err := c.Create(ctx, &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "load"},
 		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int32{}
-	for i := 0; i < pods; i++ {
-		want[pool(i)]++
-	}
-	for i := 0; i < pools; i++ {
-		pc := poolCapacity(pool(i), "load")
-		pc.Spec.ForProvider.Pool.Name = pool(i)
-		pc.Spec.ForProvider.NodeSelector = map[string]string{qsv1alpha1.LabelPool: pool(i)}
-		pc.Spec.ForProvider.ExecutorSelector = map[string]string{qsv1alpha1.LabelPool: pool(i)}
+	parallel(t, l.pools, workers, func(i int) error {
+		pc := poolCapacity(l.pool(i), "load")
+		pc.Spec.ForProvider.Pool = v1alpha1.PoolRef{Name: l.pool(i), Namespace: "load"}
+		pc.Spec.ForProvider.NodeSelector = map[string]string{qsv1alpha1.LabelPool: l.pool(i)}
+		pc.Spec.ForProvider.ExecutorSelector = map[string]string{qsv1alpha1.LabelPool: l.pool(i), qsv1alpha1.LabelExecutorType: qsv1alpha1.ExecutorTypePool}
 		pc.Spec.ForProvider.WarmupSelector = nil
 		pc.Spec.ForProvider.ExecutorsPerNode = 1000
 		pc.Spec.ForProvider.MaxExecutors = 1000000
 		pc.Spec.ForProvider.QueryServices = nil
-		for q := 0; q < 5; q++ {
+		for q := range 5 {
 			pc.Spec.ForProvider.QueryServices = append(pc.Spec.ForProvider.QueryServices, v1alpha1.AttachedQueryService{Name: fmt.Sprintf("qs-%d", q), Namespace: "load"})
 		}
-		if err := c.Create(ctx, pc); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return c.Create(ctx, pc)
+	})
+	st := watchStatuses(t, c, l.pools)
 
-	allConverged := func(what string) time.Duration {
-		start := time.Now()
-		deadline := start.Add(5 * time.Minute)
-		for {
+	// An idle provider: every PoolCapacity reconciled, no pod or node.
+	run := startLoadProvider(t, bin, kubeconfig, rate)
+	st.converge(t, "an idle provider", func(pc *v1alpha1.PoolCapacity) bool {
+		return pc.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
+	})
+	idle := run.memory(t, false)
+	run.stop(t)
+	t.Logf("idle provider (%d PoolCapacities): %s", l.pools, idle)
+
+	began := time.Now()
+	parallel(t, l.nodes, workers, func(i int) error {
+		n := l.node(i)
+		status := n.Status
+		return createWithStatus(ctx, c, n, func(o client.Object) { o.(*corev1.Node).Status = status })
+	})
+	nodesTook := time.Since(began)
+	began = time.Now()
+	want := map[string]int32{}
+	for i := range l.pods {
+		want[l.pool(i)]++
+	}
+	parallel(t, l.pods, workers, func(i int) error {
+		p := l.pod(i, l.nodeFor(i, i/l.pools), l.pool(i))
+		status := p.Status
+		return createWithStatus(ctx, c, p, func(o client.Object) { o.(*corev1.Pod).Status = status })
+	})
+	t.Logf("created %d nodes in %s and %d running executors in %s (%.0f objects/s, two writes each), in %d pools",
+		l.nodes, nodesTook.Round(time.Millisecond), l.pods, time.Since(began).Round(time.Millisecond),
+		float64(l.nodes+l.pods)/(nodesTook+time.Since(began)).Seconds(), l.pools)
+
+	var rows []loadRow
+	run = startLoadProvider(t, bin, kubeconfig, rate)
+	defer run.stop(t)
+	synced := run.applied(l.pods + l.nodes)
+	d := st.converge(t, "start", occupied(want))
+	select {
+	case s := <-synced:
+		t.Logf("start: the observer applied every pod and node %s after the provider started", s.Round(time.Millisecond))
+	default:
+	}
+	rows = append(rows, loadRow{phase: "start", executors: l.pods, converged: d, mem: run.memory(t, true)})
+	t.Logf("start: converged in %s; %s", d.Round(time.Millisecond), rows[len(rows)-1].mem)
+
+	// 10% of the executors go at once.
+	churn := l.pods / 10
+	parallel(t, churn, workers, func(i int) error {
+		return client.IgnoreNotFound(c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: l.podName(i)}}, client.GracePeriodSeconds(0)))
+	})
+	for i := range churn {
+		want[l.pool(i)]--
+	}
+	d = st.converge(t, "10% deleted", occupied(want))
+	rows = append(rows, loadRow{phase: "10% deleted", executors: l.pods - churn, converged: d, mem: run.memory(t, false)})
+	t.Logf("10%% deleted: converged in %s after the last delete; %s", d.Round(time.Millisecond), rows[len(rows)-1].mem)
+
+	// A churn burst: as many executors again go as arrive, at once; the
+	// new ones land on the first half of the pools.
+	arrive := max(l.pools/2, 1)
+	parallel(t, 2*churn, workers, func(i int) error {
+		if i%2 == 0 {
+			k := churn + i/2
+			return client.IgnoreNotFound(c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: l.podName(k)}}, client.GracePeriodSeconds(0)))
+		}
+		k := l.pods + i/2
+		p := l.pod(k, l.nodeFor(k%arrive, k), l.pool(k%arrive))
+		status := p.Status
+		return createWithStatus(ctx, c, p, func(o client.Object) { o.(*corev1.Pod).Status = status })
+	})
+	for i := range churn {
+		want[l.pool(churn+i)]--
+		want[l.pool((l.pods+i)%arrive)]++
+	}
+	d = st.converge(t, "churn burst", occupied(want))
+	rows = append(rows, loadRow{phase: "churn burst", executors: l.pods - churn, converged: d, mem: run.memory(t, false)})
+	t.Logf("churn burst: converged in %s after the last write; %s", d.Round(time.Millisecond), rows[len(rows)-1].mem)
+
+	t.Logf("capacity provider under load: %d nodes, %d pools, the provider as its own process (--max-reconcile-rate %d)", l.nodes, l.pools, rate)
+	t.Logf("idle: RSS %.1f MiB, Go heap %.1f MiB live (%.1f MiB in use)", idle.rssMiB(), idle.liveMiB(), idle.inuseMiB())
+	t.Logf("%-12s %9s %10s %9s %9s %9s %10s %12s %13s", "phase", "executors", "converged", "RSS MiB", "peak MiB", "heap MiB", "inuse MiB", "RSS KiB/exec", "heap KiB/exec")
+	for _, r := range rows {
+		heap, perHeap := "-", "-"
+		if r.mem.live > 0 {
+			heap = fmt.Sprintf("%.1f", r.mem.liveMiB())
+			perHeap = fmt.Sprintf("%.2f", (r.mem.live-idle.live)/1024/float64(r.executors))
+		}
+		t.Logf("%-12s %9d %10s %9.1f %9.1f %9s %10.1f %12.2f %13s", r.phase, r.executors, r.converged.Round(time.Millisecond),
+			r.mem.rssMiB(), float64(r.mem.peakKiB)/1024, heap, r.mem.inuseMiB(), float64(r.mem.rssKiB-idle.rssKiB)/float64(r.executors), perHeap)
+	}
+}
+
+// A loadRow is one phase of TestLoad: how many executors run, how long
+// the PoolCapacities took to converge, and the provider's memory then.
+type loadRow struct {
+	phase     string
+	executors int
+	converged time.Duration
+	mem       loadMemory
+}
+
+// occupied is true of a PoolCapacity that counts the executors want says
+// its pool runs.
+func occupied(want map[string]int32) func(*v1alpha1.PoolCapacity) bool {
+	w := make(map[string]int32, len(want))
+	for k, v := range want {
+		w[k] = v
+	}
+	return func(pc *v1alpha1.PoolCapacity) bool {
+		n, ok := w[pc.Name]
+		return ok && pc.Status.AtProvider.OccupiedExecutors == n
+	}
+}
+
+// statuses follows every PoolCapacity through a watch, as the test reads
+// convergence without polling the API server.
+type statuses struct {
+	pools int
+	mu    sync.Mutex
+	last  map[string]*v1alpha1.PoolCapacity
+	kick  chan struct{}
+}
+
+func watchStatuses(t *testing.T, c client.WithWatch, pools int) *statuses {
+	t.Helper()
+	s := &statuses{pools: pools, last: map[string]*v1alpha1.PoolCapacity{}, kick: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
 			var l v1alpha1.PoolCapacityList
 			if err := c.List(ctx, &l); err != nil {
-				t.Fatal(err)
+				time.Sleep(time.Second)
+				continue
 			}
-			ok := 0
-			for _, pc := range l.Items {
-				if w, in := want[pc.Name]; in && pc.Status.AtProvider.OccupiedExecutors == w {
-					ok++
+			for i := range l.Items {
+				s.set(&l.Items[i])
+			}
+			w, err := c.Watch(ctx, &v1alpha1.PoolCapacityList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.ResourceVersion}})
+			if err != nil {
+				time.Sleep(time.Second)
+				continue
+			}
+			for e := range w.ResultChan() {
+				if pc, ok := e.Object.(*v1alpha1.PoolCapacity); ok && (e.Type == watch.Added || e.Type == watch.Modified) {
+					s.set(pc)
 				}
 			}
-			if ok == pools {
-				return time.Since(start)
+			w.Stop()
+		}
+	}()
+	return s
+}
+
+func (s *statuses) set(pc *v1alpha1.PoolCapacity) {
+	s.mu.Lock()
+	s.last[pc.Name] = pc
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// converge waits until ok holds of every PoolCapacity and returns how long
+// that took; it fails the test after loadConvergeLimit.
+func (s *statuses) converge(t *testing.T, what string, ok func(*v1alpha1.PoolCapacity) bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	limit := time.After(loadConvergeLimit)
+	for {
+		s.mu.Lock()
+		n := 0
+		for _, pc := range s.last {
+			if ok(pc) {
+				n++
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: only %d of %d PoolCapacities converged within 5m", what, ok, pools)
-			}
-			time.Sleep(100 * time.Millisecond)
+		}
+		s.mu.Unlock()
+		if n == s.pools {
+			return time.Since(start)
+		}
+		select {
+		case <-s.kick:
+		case <-time.After(time.Second):
+		case <-limit:
+			t.Fatalf("%s: only %d of %d PoolCapacities converged within %s", what, n, s.pools, loadConvergeLimit)
 		}
 	}
+}
 
-	rss0, heap0 := rssKiB(t), heapMiB()
-	p := startProviderAs(t, fast, watch.Options{Watch: true, PollInterval: time.Minute, BatchWindow: 100 * time.Millisecond})
-	defer p.stop(t)
-	d := allConverged("start")
-	rss1, heap1 := rssKiB(t), heapMiB()
-	t.Logf("all %d PoolCapacities converged %s after the provider started", pools, d.Round(time.Millisecond))
-	t.Logf("memory: RSS %d -> %d MiB (+%d MiB), Go heap in use %.1f -> %.1f MiB (+%.1f MiB) for %d pods and %d nodes",
-		rss0/1024, rss1/1024, (rss1-rss0)/1024, heap0, heap1, heap1-heap0, pods, nodes)
-
-	churn := pods / 10
-	began = time.Now()
-	parallel(t, churn, 16, func(i int) error {
-		return client.IgnoreNotFound(c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: fmt.Sprintf("exec-%06d", i)}}, client.GracePeriodSeconds(0)))
-	})
-	for i := 0; i < churn; i++ {
-		want[pool(i)]--
+// buildProvider builds cmd/provider into a temporary folder.
+func buildProvider(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
 	}
-	d = allConverged("churn")
-	t.Logf("deleted %d pods in %s; all PoolCapacities converged %s after the last delete", churn, time.Since(began).Round(time.Millisecond)-d.Round(time.Millisecond), d.Round(time.Millisecond))
+	bin := filepath.Join(t.TempDir(), "provider")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/provider")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cannot build the provider: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// A loadProvider is the provider binary running as its own process.
+type loadProvider struct {
+	proc    localcp.Process
+	metrics string
+}
+
+// providerKubeconfig writes the kubeconfig of a cluster-admin user of the
+// test's API server, for the provider process.
+func providerKubeconfig(t *testing.T) string {
+	t.Helper()
+	user, err := env.AddUser(envtest.User{Name: "load-provider", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startLoadProvider runs the provider binary bin with kubeconfig, without
+// leader election, serving its metrics on a loopback port.
+func startLoadProvider(t *testing.T, bin, kubeconfig string, rate int) *loadProvider {
+	t.Helper()
+	dir := t.TempDir()
+	addr := freeLoopback(t)
+	proc, err := localcp.Start(dir, "provider", true, []string{"KUBECONFIG=" + kubeconfig}, bin,
+		"--no-leader-election", "--metrics-address="+addr, "--health-address=127.0.0.1:0",
+		"--max-reconcile-rate="+strconv.Itoa(rate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &loadProvider{proc: proc, metrics: addr}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("provider log:\n%s", proc.Tail(40))
+		}
+	})
+	return p
+}
+
+func (p *loadProvider) stop(t *testing.T) {
+	t.Helper()
+	if !p.proc.Alive() {
+		return
+	}
+	if err := p.proc.Stop(30 * time.Second); err != nil {
+		t.Errorf("cannot stop the provider: %v", err)
+	}
+}
+
+// freeLoopback returns a loopback address with a port free at the time.
+func freeLoopback(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() //nolint:errcheck // only its port was wanted
+	return ln.Addr().String()
+}
+
+// loadMemory is the provider's memory at one moment.
+type loadMemory struct {
+	rssKiB, peakKiB int64
+	// live is the Go heap the last collection found live; inuse the heap
+	// in use at the moment (live and garbage), in bytes.
+	live, inuse float64
+}
+
+func (m loadMemory) rssMiB() float64   { return float64(m.rssKiB) / 1024 }
+func (m loadMemory) liveMiB() float64  { return m.live / (1 << 20) }
+func (m loadMemory) inuseMiB() float64 { return m.inuse / (1 << 20) }
+
+func (m loadMemory) String() string {
+	return fmt.Sprintf("RSS %.1f MiB (peak %.1f), Go heap %.1f MiB live, %.1f MiB in use", m.rssMiB(), float64(m.peakKiB)/1024, m.liveMiB(), m.inuseMiB())
+}
+
+// memory reads the provider's resident set and Go heap. With collected it
+// first waits for a garbage collection (up to loadGCLimit), so that the live
+// heap it reads counts everything the provider holds now.
+func (p *loadProvider) memory(t *testing.T, collected bool) loadMemory {
+	t.Helper()
+	m, err := p.scrape()
+	if err != nil {
+		t.Fatalf("cannot read the provider's metrics: %v", err)
+	}
+	if collected {
+		limit := time.Now().Add(loadGCLimit)
+		for cycles := m["go_gc_cycles_total_gc_cycles_total"]; time.Now().Before(limit); time.Sleep(250 * time.Millisecond) {
+			if m, err = p.scrape(); err != nil {
+				t.Fatalf("cannot read the provider's metrics: %v", err)
+			}
+			if m["go_gc_cycles_total_gc_cycles_total"] > cycles {
+				break
+			}
+		}
+	}
+	rss, err := localcp.StatusKiB(p.proc.PID, "VmRSS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, err := localcp.StatusKiB(p.proc.PID, "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loadMemory{rssKiB: rss, peakKiB: peak, live: m["go_gc_heap_live_bytes"], inuse: m["go_memstats_heap_inuse_bytes"]}
+}
+
+// applied reports, once, how long after now the provider's observers
+// have applied n pod and node events (burstpool_observer_events_total).
+func (p *loadProvider) applied(n int) <-chan time.Duration {
+	out := make(chan time.Duration, 1)
+	start := time.Now()
+	go func() {
+		for time.Since(start) < loadConvergeLimit {
+			if m, err := p.scrape(); err == nil && m["burstpool_observer_events_total"] >= float64(n) {
+				out <- time.Since(start)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	return out
+}
+
+// scrape reads the provider's gauges and counters, each the sum of its
+// series.
+func (p *loadProvider) scrape() (map[string]float64, error) {
+	rsp, err := http.Get("http://" + p.metrics + "/metrics") //nolint:noctx // a loopback scrape, bounded by the client's default transport
+	if err != nil {
+		return nil, err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // a read-only body
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(rsp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.GetGauge() != nil:
+				out[name] += m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				out[name] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out, nil
 }

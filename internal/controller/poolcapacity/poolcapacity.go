@@ -39,7 +39,6 @@ import (
 	xperrors "github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
@@ -159,7 +158,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.PoolCapacity{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(cs.events, &handler.EnqueueRequestForObject{})).
-		Complete(ratelimiter.NewReconciler(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+		// The limiter runs on the wall clock, whatever clock the
+		// reconciler reads.
+		Complete(parked{kube: mgr.GetClient(), clusters: cs, inner: newPaced(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter, time.Now)})
 }
 
 // notStatusOnly drops updates of a PoolCapacity that change nothing but its

@@ -287,7 +287,11 @@ func children(pid int) []int {
 }
 
 // RSSKiB reads the resident memory (VmRSS) of process pid, in KiB.
-func RSSKiB(pid int) (int64, error) {
+func RSSKiB(pid int) (int64, error) { return StatusKiB(pid, "VmRSS") }
+
+// StatusKiB reads a size field of /proc/PID/status (VmRSS, the resident
+// memory; VmHWM, its peak) of process pid, in KiB.
+func StatusKiB(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -295,11 +299,11 @@ func RSSKiB(pid int) (int64, error) {
 	defer f.Close() //nolint:errcheck // read-only
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // Tail returns the last n lines of p's log.

@@ -1,0 +1,90 @@
+package poolcapacity
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
+	"github.com/burstpool/burstpool/internal/watch"
+)
+
+// reconciled counts the reconciles that reach it.
+type reconciled struct{ n int }
+
+func (r *reconciled) Reconcile(context.Context, reconcile.Request) (reconcile.Result, error) {
+	r.n++
+	return reconcile.Result{}, nil
+}
+
+// TestParked checks that a PoolCapacity whose cluster's observer is still
+// reading its first view waits without being reconciled, and that one
+// being deleted, one of another cluster and one whose observer started
+// more than parkFor ago are reconciled.
+func TestParked(t *testing.T) {
+	obs, err := watch.New(&rest.Config{Host: "https://127.0.0.1:1"}, watch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := metav1.NewTime(time.Unix(1, 0))
+	cases := map[string]struct {
+		reason  string
+		config  string
+		deleted bool
+		started time.Duration // how long ago the observer started
+		want    reconcile.Result
+		wantN   int
+	}{
+		"Syncing": {
+			reason: "A PoolCapacity of a cluster whose observer is reading its first view waits.",
+			config: "syncing", want: reconcile.Result{RequeueAfter: parkedRetry},
+		},
+		"Deleting": {
+			reason: "A PoolCapacity being deleted needs no cluster and is reconciled.",
+			config: "syncing", deleted: true, wantN: 1,
+		},
+		"OtherCluster": {
+			reason: "A PoolCapacity of a cluster no observer reads yet is reconciled: its reconcile starts the observer.",
+			config: "other", wantN: 1,
+		},
+		"WaitedLongEnough": {
+			reason: "Once the observer has tried for parkFor, PoolCapacities are reconciled and say why it has no view.",
+			config: "syncing", started: parkFor + time.Second, wantN: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			if err := v1alpha1.AddToScheme(s); err != nil {
+				t.Fatal(err)
+			}
+			pc := &v1alpha1.PoolCapacity{ObjectMeta: metav1.ObjectMeta{Name: "pc"}}
+			pc.SetProviderConfigReference(&xpv2.Reference{Name: tc.config})
+			if tc.deleted {
+				pc.SetDeletionTimestamp(&deleted)
+				pc.SetFinalizers([]string{"test"})
+			}
+			inner := &reconciled{}
+			cs := newClusters(watch.Options{}, nil, logr.Discard())
+			cs.running["syncing"] = &running{obs: obs, done: make(chan struct{}), started: time.Now().Add(-tc.started)}
+			p := parked{kube: fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build(), clusters: cs, inner: inner}
+			got, err := p.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "pc"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" || inner.n != tc.wantN {
+				t.Errorf("%s\nreconciled %d times, want %d; result -want, +got:\n%s", tc.reason, inner.n, tc.wantN, diff)
+			}
+		})
+	}
+}
