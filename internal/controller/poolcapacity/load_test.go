@@ -25,11 +25,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/burstpool/burstpool/apis/capacity/v1alpha1"
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/test/harness/apiserver"
 	"github.com/burstpool/burstpool/test/harness/localcp"
+	"github.com/burstpool/burstpool/test/harness/schemacheck"
 )
 
 // loadParam reads a positive integer from the environment, or def.
@@ -462,13 +464,60 @@ func providerKubeconfig(t *testing.T) string {
 	return path
 }
 
+// shippedEnv is the environment the shipped runtime config
+// (deploy/provider/runtimeconfig.yaml) gives the provider's container, as
+// NAME=value: the loadtest runs the binary as it is deployed.
+func shippedEnv(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "deploy", "provider", "runtimeconfig.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // read only
+	docs, err := schemacheck.Documents(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range docs {
+		var rc struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				DeploymentTemplate struct {
+					Spec struct {
+						Template corev1.PodTemplateSpec `json:"template"`
+					} `json:"spec"`
+				} `json:"deploymentTemplate"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(d, &rc); err != nil {
+			t.Fatal(err)
+		}
+		if rc.Kind != "DeploymentRuntimeConfig" {
+			continue
+		}
+		for _, c := range rc.Spec.DeploymentTemplate.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if e.ValueFrom != nil {
+					t.Fatalf("the shipped runtime config sets %s from the pod; the loadtest cannot", e.Name)
+				}
+				out = append(out, e.Name+"="+e.Value)
+			}
+		}
+	}
+	return out
+}
+
 // startLoadProvider runs the provider binary bin with kubeconfig, without
 // leader election, serving its metrics on a loopback port.
 func startLoadProvider(t *testing.T, bin, kubeconfig string, rate int) *loadProvider {
 	t.Helper()
 	dir := t.TempDir()
 	addr := freeLoopback(t)
-	proc, err := localcp.Start(dir, "provider", true, []string{"KUBECONFIG=" + kubeconfig}, bin,
+	shipped := shippedEnv(t)
+	t.Logf("the provider runs with the shipped runtime config's environment %q", shipped)
+	env := append([]string{"KUBECONFIG=" + kubeconfig}, shipped...)
+	proc, err := localcp.Start(dir, "provider", true, env, bin,
 		"--no-leader-election", "--metrics-address="+addr, "--health-address=127.0.0.1:0",
 		"--max-reconcile-rate="+strconv.Itoa(rate))
 	if err != nil {
