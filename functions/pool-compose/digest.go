@@ -7,6 +7,7 @@ import (
 	"hash"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -57,14 +58,22 @@ type digester struct {
 	h   hash.Hash
 	buf []byte
 	// fields is a stack of the Struct fields being sorted, those of
-	// nested Structs above those of the Structs that hold them.
-	fields []field
+	// nested Structs above those of the Structs that hold them; entries
+	// is one of map entries.
+	fields  []field
+	entries []entry
 }
 
 // field is one field of a Struct.
 type field struct {
 	key   string
 	value *structpb.Value
+}
+
+// entry is one entry of a map field.
+type entry struct {
+	key   protoreflect.MapKey
+	value protoreflect.Value
 }
 
 func (d *digester) flush() {
@@ -155,38 +164,56 @@ func (d *digester) message(m protoreflect.Message) {
 
 // protoMap encodes a map field's entries in key order.
 func (d *digester) protoMap(fd protoreflect.FieldDescriptor, m protoreflect.Map) {
-	keys := make([]protoreflect.MapKey, 0, m.Len())
-	m.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
-		keys = append(keys, k)
+	base := len(d.entries)
+	m.Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
+		d.entries = append(d.entries, entry{k, v})
 		return true
 	})
-	slices.SortFunc(keys, compareKeys)
+	// Nested maps push their entries above these and pop them before
+	// they return, so these stay as sorted here.
+	entries := d.entries[base:]
+	slices.SortFunc(entries, keyOrder(fd.MapKey().Kind()))
 	d.byte('P')
-	d.uint(uint64(len(keys)))
-	for _, k := range keys {
-		d.singular(fd.MapKey(), k.Value())
-		d.singular(fd.MapValue(), m.Get(k))
+	d.uint(uint64(len(entries)))
+	for _, e := range entries {
+		d.singular(fd.MapKey(), e.key.Value())
+		d.singular(fd.MapValue(), e.value)
+	}
+	// Cleared, so that a pooled digester holds no request.
+	clear(d.entries[base:])
+	d.entries = d.entries[:base]
+}
+
+// keyOrder orders the entries of a map whose keys are of kind k: strings,
+// integers or booleans.
+func keyOrder(k protoreflect.Kind) func(a, b entry) int {
+	switch k {
+	case protoreflect.StringKind:
+		return compareStringKeys
+	case protoreflect.BoolKind:
+		return compareBoolKeys
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return compareIntKeys
+	default:
+		return compareUintKeys
 	}
 }
 
-// compareKeys orders map keys, which are all of one kind: strings,
-// integers or booleans.
-func compareKeys(a, b protoreflect.MapKey) int {
-	switch x := a.Interface().(type) {
-	case string:
-		return cmp.Compare(x, b.String())
-	case bool:
-		if x == b.Bool() {
-			return 0
-		}
-		if !x {
-			return -1
-		}
-		return 1
-	case int32, int64:
-		return cmp.Compare(a.Int(), b.Int())
+func compareStringKeys(a, b entry) int { return strings.Compare(a.key.String(), b.key.String()) }
+
+func compareIntKeys(a, b entry) int { return cmp.Compare(a.key.Int(), b.key.Int()) }
+
+func compareUintKeys(a, b entry) int { return cmp.Compare(a.key.Uint(), b.key.Uint()) }
+
+func compareBoolKeys(a, b entry) int {
+	switch x, y := a.key.Bool(), b.key.Bool(); {
+	case x == y:
+		return 0
+	case !x:
+		return -1
 	default:
-		return cmp.Compare(a.Uint(), b.Uint())
+		return 1
 	}
 }
 
@@ -239,13 +266,16 @@ func (d *digester) structValue(s *structpb.Struct) {
 	// Nested Structs push their fields above these and pop them before
 	// they return, so these stay as sorted here.
 	fields := d.fields[base:]
-	slices.SortFunc(fields, func(a, b field) int { return cmp.Compare(a.key, b.key) })
+	slices.SortFunc(fields, compareFields)
 	for _, f := range fields {
 		d.string(f.key)
 		d.value(f.value)
 	}
+	clear(d.fields[base:])
 	d.fields = d.fields[:base]
 }
+
+func compareFields(a, b field) int { return strings.Compare(a.key, b.key) }
 
 func (d *digester) list(l *structpb.ListValue) {
 	if l == nil {
