@@ -34,10 +34,12 @@ import (
 // checked now, a CapacityBuffer's wait or an unused image's retention
 // counted down) is not kept.
 //
-// The cache is bounded in entries and in bytes (an estimate of the memory
-// each response holds, sizeOf), and evicts the least recently used
-// response first; the function's --decision-cache-entries and
-// --decision-cache-mib set the bounds.
+// Each response is kept with its encoding, which the gRPC server sends on
+// a hit (encoded.go). The cache is bounded in entries and in bytes (an
+// estimate of the memory each response and its encoding hold, sizeOf and
+// encodedSize), and evicts the least recently used response first; the
+// function's --decision-cache-entries and --decision-cache-mib set the
+// bounds.
 
 // decisionCache keeps responses by request digest, least recently used
 // first out. It is safe for concurrent use. The responses it holds are
@@ -54,10 +56,11 @@ type decisionCache struct {
 	hits, misses, uncacheable atomic.Uint64
 }
 
-// decided is a response and the span of clock readings it holds for.
+// decided is a response, its encoding, and the span of clock readings it
+// holds for.
 type decided struct {
 	key            digest
-	rsp            *fnv1.RunFunctionResponse
+	rsp, enc       *fnv1.RunFunctionResponse
 	decided, until time.Time
 	bytes          int64
 }
@@ -72,30 +75,31 @@ func newDecisionCache(maxEntries int, maxBytes int64) *decisionCache {
 	return &decisionCache{maxEntries: maxEntries, maxBytes: maxBytes, byKey: map[digest]*list.Element{}}
 }
 
-// get returns the response kept under key if it holds at now. One that
-// holds until a known instant closer than its TTL is served with the TTL
-// shortened to that instant (at least decision.MinRequeueAfter), as
-// deciding it at now would have: Crossplane then comes back when the
-// decision may change (a warm window's lead or close), not up to a TTL
-// later.
-func (c *decisionCache) get(key digest, now time.Time) (*fnv1.RunFunctionResponse, bool) {
+// get returns the response kept under key if it holds at now, and its
+// encoding (encode). One that holds until a known instant closer than its
+// TTL is served with the TTL shortened to that instant (at least
+// decision.MinRequeueAfter), as deciding it at now would have: Crossplane
+// then comes back when the decision may change (a warm window's lead or
+// close), not up to a TTL later. Such a response has no encoding (enc is
+// nil).
+func (c *decisionCache) get(key digest, now time.Time) (rsp, enc *fnv1.RunFunctionResponse, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byKey[key]
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	d := e.Value.(*decided) //nolint:forcetypeassert // the list holds only *decided
 	if !decision.Holds(d.decided, d.until, now) {
 		c.remove(e)
-		return nil, false
+		return nil, nil, false
 	}
 	c.lru.MoveToFront(e)
 	c.hits.Add(1)
 	if left := d.until.Sub(now); !d.until.IsZero() && left < d.rsp.GetMeta().GetTtl().AsDuration() {
-		return withTTL(d.rsp, max(left, decision.MinRequeueAfter)), true
+		return withTTL(d.rsp, max(left, decision.MinRequeueAfter)), nil, true
 	}
-	return d.rsp, true
+	return d.rsp, d.enc, true
 }
 
 // withTTL is rsp with its TTL set to ttl: a new response that shares every
@@ -113,30 +117,41 @@ func withTTL(rsp *fnv1.RunFunctionResponse, ttl time.Duration) *fnv1.RunFunction
 	return out
 }
 
-// put keeps rsp, decided at now, under key, unless it holds for that
-// reading of the clock only (until is now or before) or is larger than
-// the whole cache. It evicts the least recently used responses to stay
-// within the bounds.
-func (c *decisionCache) put(key digest, rsp *fnv1.RunFunctionResponse, now, until time.Time) {
+// put keeps rsp, decided at now, under key with its encoding, and returns
+// that encoding (encode); unless rsp holds for that reading of the clock
+// only (until is now or before), is larger than the whole cache, or cannot
+// be encoded: then it keeps nothing and returns nil. It evicts the least
+// recently used responses to stay within the bounds.
+func (c *decisionCache) put(key digest, rsp *fnv1.RunFunctionResponse, now, until time.Time) *fnv1.RunFunctionResponse {
 	if !until.IsZero() && !now.Before(until) {
 		c.uncacheable.Add(1)
-		return
+		return nil
 	}
 	c.misses.Add(1)
 	n := sizeOf(rsp.ProtoReflect())
 	if n > c.maxBytes {
-		return
+		return nil
+	}
+	enc, err := encode(rsp)
+	if err != nil {
+		// gRPC fails to send it too, and says why.
+		return nil
+	}
+	n += encodedSize(enc)
+	if n > c.maxBytes {
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[key]; ok {
 		c.remove(e)
 	}
-	c.byKey[key] = c.lru.PushFront(&decided{key: key, rsp: rsp, decided: now, until: until, bytes: n})
+	c.byKey[key] = c.lru.PushFront(&decided{key: key, rsp: rsp, enc: enc, decided: now, until: until, bytes: n})
 	c.bytes += n
 	for c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes {
 		c.remove(c.lru.Back())
 	}
+	return enc
 }
 
 func (c *decisionCache) remove(e *list.Element) {

@@ -79,10 +79,12 @@
 //
 // RunFunction (fn.go) answers a request it has decided before from its
 // decision cache (decisions.go, keyed by the request's digest, digest.go;
-// docs/development.md says what it keeps and for how long). Any other it
-// decides: it gathers one decision.Input from the request (gather; what it
-// asks Crossplane for is in requirements.go; the input, settings and spec
-// decoded once per content, decoded.go) and takes one of two paths:
+// docs/development.md says what it keeps and for how long), which the gRPC
+// server sends as the encoding the cache keeps beside it (encoded.go). Any
+// other it decides: it gathers one decision.Input from the request
+// (gather; what it asks Crossplane for is in requirements.go; the input,
+// settings and spec decoded once per content, decoded.go) and takes one of
+// two paths:
 //
 //   - a pool of this cluster, or one whose claim is refused, goes to
 //     decision.Compute;

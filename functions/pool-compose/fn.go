@@ -43,7 +43,16 @@ type Function struct {
 
 // RunFunction composes one XPool: it answers a request it has decided
 // before from the decision cache (decisions.go), and decides any other.
+// The gRPC server serves it through wireServer (encoded.go), which sends a
+// kept response's encoding instead.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp, _ := f.answer(req)
+	return rsp, nil
+}
+
+// answer answers req: the response, and, when the decision cache keeps
+// it, its encoding (encode; nil otherwise).
+func (f *Function) answer(req *fnv1.RunFunctionRequest) (rsp, enc *fnv1.RunFunctionResponse) {
 	now := time.Now()
 	if f.now != nil {
 		now = f.now()
@@ -53,12 +62,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	key := digestOf(req)
-	if rsp, ok := f.decisions.get(key, now); ok {
-		return rsp, nil
+	if rsp, enc, ok := f.decisions.get(key, now); ok {
+		return rsp, enc
 	}
 	rsp, until := f.compose(req, now)
-	f.decisions.put(key, rsp, now, until)
-	return rsp, nil
+	return rsp, f.decisions.put(key, rsp, now, until)
 }
 
 // compose decides one request at now: it gathers the XPool, its observed

@@ -58,7 +58,7 @@ func (c *CLI) Run() error {
 		}
 	}
 	log.Info("Starting the pool-compose function", "version", version.Version)
-	return function.Serve(&Function{log: log, now: time.Now, cache: &renderCache{}, decisions: decisions, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv},
+	return function.Serve(wireServer{f: &Function{log: log, now: time.Now, cache: &renderCache{}, decisions: decisions, kwokCatalog: sizing.Cloud(c.KWOKCatalog), maxRecv: maxRecv}},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

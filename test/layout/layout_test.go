@@ -106,8 +106,9 @@ func TestFunctionPackagesKeepTheirRoles(t *testing.T) {
 // TestFunctionMainOnlyGathersAndApplies: package main holds the CLI,
 // gathering the request, choosing the path and writing the response, and
 // what it keeps across calls to do so (the decision and render caches, the
-// decoded inputs, the request digest that keys them); every decision (a
-// func decide*) lives in package decision.
+// decoded inputs, the request digest that keys them, the encodings of the
+// responses the decision cache keeps, which the gRPC server sends); every
+// decision (a func decide*) lives in package decision.
 func TestFunctionMainOnlyGathersAndApplies(t *testing.T) {
 	root := gomod.RootForTest(t)
 	dir := filepath.Join(root, "functions", "pool-compose")
@@ -117,7 +118,7 @@ func TestFunctionMainOnlyGathersAndApplies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list ./functions/pool-compose: %v", err)
 	}
-	want := []string{"apply.go", "decisions.go", "decoded.go", "digest.go", "doc.go", "fn.go", "main.go", "render.go", "requestsize.go", "requirements.go", "reuse.go"}
+	want := []string{"apply.go", "decisions.go", "decoded.go", "digest.go", "doc.go", "encoded.go", "fn.go", "main.go", "render.go", "requestsize.go", "requirements.go", "reuse.go"}
 	if diff := cmp.Diff(want, strings.Fields(string(out))); diff != "" {
 		t.Errorf("package main's files (-want +got):\n%s", diff)
 	}
