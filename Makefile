@@ -139,7 +139,7 @@ verify: ## Tidy, regenerate, vet, lint and format, then fail if anything changed
 	git diff --exit-code
 
 .PHONY: bench-grpc
-bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against two floors and function-go-templating (minutes; prints a table).
+bench-grpc: ## Benchmark the pool-compose binary over gRPC on loopback against three floors and function-go-templating (minutes; prints a table).
 	gt=$$(hack/tool.sh function-go-templating) && \
 	BURSTPOOL_GO_TEMPLATING=$$gt BURSTPOOL_BENCH_GRPC=1 $(GOTEST) -timeout 30m -run '^TestGRPCBench$$' -v ./functions/pool-compose/
 

@@ -28,18 +28,22 @@ import (
 // (insecure, as crossplane render does) twice, warm (with its decision
 // cache, which answers every call after the first: Crossplane polling an
 // unchanged pool) and cold (without: every call decided, as when the
-// request changed), beside two floors (test/cmd/grpcfloor): echo, which
-// answers each request with its desired state unchanged, and same-bytes,
-// which answers with the very response pool-compose gave, read at start.
-// The four are called in turn, one call each per round, with the client
+// request changed), beside three floors (test/cmd/grpcfloor): echo, which
+// answers each request with its desired state unchanged; same-bytes,
+// which answers with the very response pool-compose gave, read at start
+// and encoded on every call, the floor of a call that decides; and
+// encoded, which sends that response's bytes as they are, the floor of a
+// call the decision cache answers (which sends the encoding it kept). The
+// five are called in turn, one call each per round, with the client
 // Crossplane uses (default options: it accepts responses up to 4 MiB), and
 // each pool shape is timed for BURSTPOOL_BENCH_GRPC_SECONDS (default 8)
 // seconds. It prints p50 and p99 latency, server CPU per call (from
 // /proc/PID/stat), request and response bytes, and pool-compose's ratios to
-// the same-bytes floor. make bench-grpc runs it; it runs only with
-// BURSTPOOL_BENCH_GRPC=1, as it takes minutes.
+// the floors: warm to encoded and to same-bytes, cold to same-bytes. make
+// bench-grpc runs it; it runs only with BURSTPOOL_BENCH_GRPC=1, as it takes
+// minutes.
 //
-// On the shapes of goTemplatingShapes a fifth server takes its turn in each
+// On the shapes of goTemplatingShapes a sixth server takes its turn in each
 // round: function-go-templating v0.12.2, the peer, given the same request
 // with the template of testdata/gotemplating/input.yaml as its input (which
 // renders the same composed objects as pool-compose, by name, and does
@@ -137,16 +141,18 @@ func TestGRPCBench(t *testing.T) {
 		}
 	}
 	same := serve(t, dir, filepath.Join(dir, "grpcfloor"), "--mode=fixed", "--responses="+rspDir)
+	encoded := serve(t, dir, filepath.Join(dir, "grpcfloor"), "--mode=encoded", "--responses="+rspDir)
 	echo := serve(t, dir, filepath.Join(dir, "grpcfloor"), "--mode=echo")
-	servers := []*server{fn, cold, same, echo, peer}
+	servers := []*server{fn, cold, same, encoded, echo, peer}
+	const peerAt = 5
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "gRPC on loopback, insecure; %s per shape, servers called in turn.\n\n", budget)
-	fmt.Fprintln(&out, "| N×M | request | response | p50 warm / cold / same-bytes / echo | p99 warm / cold / same-bytes / echo | CPU/call warm / cold / same-bytes / echo | CPU warm ÷ same | CPU cold ÷ same | p50 cold ÷ same | go-templating response | go-templating p50 | go-templating CPU/call | go-templating ÷ cold | go-templating ÷ warm | calls |")
-	fmt.Fprintln(&out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(&out, "| N×M | request | response | p50 warm / cold / same-bytes / encoded / echo | p99 warm / cold / same-bytes / encoded / echo | CPU/call warm / cold / same-bytes / encoded / echo | CPU warm ÷ encoded | CPU warm ÷ same | CPU cold ÷ same | p50 cold ÷ same | go-templating response | go-templating p50 | go-templating CPU/call | go-templating ÷ cold | go-templating ÷ warm | calls |")
+	fmt.Fprintln(&out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, req := range reqs {
 		// Each server's request: the peer's carries its template.
-		in := []*fnv1.RunFunctionRequest{req, req, req, req, peerReqs[i]}
+		in := []*fnv1.RunFunctionRequest{req, req, req, req, req, peerReqs[i]}
 		lat := make([][]time.Duration, len(servers))
 		cpu0 := make([]time.Duration, len(servers))
 		for j, s := range servers {
@@ -184,14 +190,14 @@ func TestGRPCBench(t *testing.T) {
 			p50[j], p99[j] = lat[j][len(lat[j])/2], lat[j][len(lat[j])*99/100]
 		}
 		peerCols := "— | — | — | — | —"
-		if in[4] != nil {
-			peerCols = fmt.Sprintf("%s | %s | %s | %.1f× | %.1f×", kib(rspBytes[4]), ms(p50[4]), ms(cpu[4]), ratio(cpu[4], cpu[1]), ratio(cpu[4], cpu[0]))
+		if in[peerAt] != nil {
+			peerCols = fmt.Sprintf("%s | %s | %s | %.1f× | %.1f×", kib(rspBytes[peerAt]), ms(p50[peerAt]), ms(cpu[peerAt]), ratio(cpu[peerAt], cpu[1]), ratio(cpu[peerAt], cpu[0]))
 		}
-		fmt.Fprintf(&out, "| %s | %s | %s | %s / %s / %s / %s | %s / %s / %s / %s | %s / %s / %s / %s | %.2f× | %.2f× | %.2f× | %s | %d |\n",
+		fmt.Fprintf(&out, "| %s | %s | %s | %s / %s / %s / %s / %s | %s / %s / %s / %s / %s | %s / %s / %s / %s / %s | %.2f× | %.2f× | %.2f× | %.2f× | %s | %d |\n",
 			shapes[i].name, kib(proto.Size(req)), kib(rspBytes[0]),
-			ms(p50[0]), ms(p50[1]), ms(p50[2]), ms(p50[3]), ms(p99[0]), ms(p99[1]), ms(p99[2]), ms(p99[3]),
-			ms(cpu[0]), ms(cpu[1]), ms(cpu[2]), ms(cpu[3]),
-			ratio(cpu[0], cpu[2]), ratio(cpu[1], cpu[2]), ratio(p50[1], p50[2]), peerCols, calls)
+			ms(p50[0]), ms(p50[1]), ms(p50[2]), ms(p50[3]), ms(p50[4]), ms(p99[0]), ms(p99[1]), ms(p99[2]), ms(p99[3]), ms(p99[4]),
+			ms(cpu[0]), ms(cpu[1]), ms(cpu[2]), ms(cpu[3]), ms(cpu[4]),
+			ratio(cpu[0], cpu[3]), ratio(cpu[0], cpu[2]), ratio(cpu[1], cpu[2]), ratio(p50[1], p50[2]), peerCols, calls)
 	}
 	fmt.Print("\n" + out.String())
 	if p := os.Getenv("BURSTPOOL_BENCH_GRPC_OUT"); p != "" {

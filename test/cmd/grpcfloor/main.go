@@ -7,7 +7,11 @@
 // binary RunFunctionResponse), TAG being the request's meta.tag: the bytes
 // pool-compose answered that request with, so that the floor pays what
 // pool-compose pays to receive the request and send its response, and
-// nothing else.
+// nothing else. The response is decoded at start and encoded on every
+// call, as a function that answers with a message does. Mode encoded
+// answers with the same file's bytes as they are, which gRPC copies
+// without encoding anything, as pool-compose does with a response its
+// decision cache keeps.
 package main
 
 import (
@@ -26,8 +30,8 @@ import (
 
 // CLI of the floor.
 type CLI struct {
-	Mode               string `default:"echo" enum:"echo,fixed" help:"echo: answer with the request's desired state; fixed: answer with DIR/TAG.pb."`
-	Responses          string `help:"Directory of TAG.pb responses (mode fixed)." type:"existingdir"`
+	Mode               string `default:"echo" enum:"echo,fixed,encoded" help:"echo: answer with the request's desired state; fixed: answer with DIR/TAG.pb, encoded on every call; encoded: answer with DIR/TAG.pb's bytes as they are."`
+	Responses          string `help:"Directory of TAG.pb responses (modes fixed and encoded)." type:"existingdir"`
 	Address            string `default:"127.0.0.1:9443" help:"Address at which to listen for gRPC connections (insecure)."`
 	MaxRecvMessageSize int    `default:"64" help:"Maximum size of a received message in MiB."`
 }
@@ -56,7 +60,7 @@ func (f fixed) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fn
 // Run serves until the process is stopped.
 func (c *CLI) Run() error {
 	var srv fnv1.FunctionRunnerServiceServer = echo{}
-	if c.Mode == "fixed" {
+	if c.Mode != "echo" {
 		files, err := filepath.Glob(filepath.Join(c.Responses, "*.pb"))
 		if err != nil {
 			return err
@@ -70,6 +74,12 @@ func (c *CLI) Run() error {
 			rsp := &fnv1.RunFunctionResponse{}
 			if err := proto.Unmarshal(b, rsp); err != nil {
 				return fmt.Errorf("cannot read %s: %w", p, err)
+			}
+			if c.Mode == "encoded" {
+				// The bytes as the response's unknown fields, which
+				// encoding writes as they are.
+				rsp = &fnv1.RunFunctionResponse{}
+				rsp.ProtoReflect().SetUnknown(b)
 			}
 			f.rsps[strings.TrimSuffix(filepath.Base(p), ".pb")] = rsp
 		}
