@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -69,12 +71,23 @@ spec:
 	// Before: the executor's start is counted (StartSettle after it ran)
 	// and the cost counts the pool's one node.
 	var before capv1.PoolCapacityObservation
+	first := "NewNode"
 	eventually(t, waitStatus, "the provider counts the first executor's start, on a new node", func(ctx context.Context) (bool, error) {
 		var err error
 		before, err = atProvider(ctx, c, pool)
-		return err == nil && starts(before) == "NewNode=1" && before.Cost != nil && before.Cost.NodeSeconds != "0",
+		if starts(before) == "ExistingNode=1" && replacedByTaintEviction(ctx, s, ns) {
+			// kube-controller-manager's taint eviction evicted the first
+			// executor as it was bound, its cache still holding the node's
+			// karpenter.sh/unregistered taint (kubernetes/kubernetes#139992);
+			// its replacement started on the node that was there by then.
+			first = "ExistingNode"
+		}
+		return err == nil && starts(before) == first+"=1" && before.Cost != nil && before.Cost.NodeSeconds != "0",
 			fmt.Errorf("executorStarts %s, cost %v (%v)", starts(before), before.Cost != nil, err)
 	})
+	if first != "NewNode" {
+		t.Logf("the first executor was evicted by the taint eviction controller as it was bound (kubernetes/kubernetes#139992) and replaced on the node launched for it: its start counts on ExistingNode")
+	}
 	node := onlyNode(t, ctx, c, pool)
 	countersBefore := nodeSecondsCounted(t, ctx, s, pool, ns)
 
@@ -93,7 +106,11 @@ spec:
 		if err != nil || after.Cost == nil {
 			return false, fmt.Errorf("no cost (%v)", err)
 		}
-		return starts(after) == "ExistingNode=1 NewNode=1" && after.Cost.AccountedUntil.After(restarted),
+		want := "ExistingNode=1 NewNode=1"
+		if first == "ExistingNode" {
+			want = "ExistingNode=2"
+		}
+		return starts(after) == want && after.Cost.AccountedUntil.After(restarted),
 			fmt.Errorf("executorStarts %s, accountedUntil %v (restarted %v)", starts(after), after.Cost.AccountedUntil, restarted)
 	})
 	if n := onlyNode(t, ctx, c, pool); n != node {
@@ -131,6 +148,9 @@ spec:
 		l := func(pl string) string {
 			return fmt.Sprintf(`placement="%s",pool="%s",pool_namespace="%s"`, pl, pool, ns)
 		}
+		if first == "ExistingNode" {
+			return m[l("existing_node")] == 2 && m[l("new_node")] == 0, fmt.Errorf("counts %v", m)
+		}
 		return m[l("existing_node")] == 1 && m[l("new_node")] == 1, fmt.Errorf("counts %v", m)
 	})
 	var cost *poolv1.PoolCost
@@ -140,7 +160,11 @@ spec:
 			return false, fmt.Errorf("no status.cost (%v)", err)
 		}
 		cost = st.Cost
-		return len(cost.ExecutorStarts) == 2, fmt.Errorf("status.cost.executorStarts %+v", cost.ExecutorStarts)
+		placements := 2
+		if first == "ExistingNode" {
+			placements = 1
+		}
+		return len(cost.ExecutorStarts) == placements, fmt.Errorf("status.cost.executorStarts %+v", cost.ExecutorStarts)
 	})
 	t.Logf("status.cost: warm %s/h, executor starts %+v", cost.WarmDollarsPerHour, cost.ExecutorStarts)
 }
@@ -206,4 +230,15 @@ func decimalOf(t *testing.T, s string) float64 {
 		t.Fatalf("status decimal %q: %v", s, err)
 	}
 	return f
+}
+
+// replacedByTaintEviction reports whether the taint eviction controller
+// evicted a pool executor in ns (a TaintManagerEviction event).
+func replacedByTaintEviction(ctx context.Context, s *devplane.Stack, ns string) bool {
+	cs, err := kubernetes.NewForConfig(s.Cluster.Config)
+	if err != nil {
+		return false
+	}
+	evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=TaintManagerEviction,involvedObject.kind=Pod"})
+	return err == nil && len(evs.Items) > 0
 }

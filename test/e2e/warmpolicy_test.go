@@ -299,14 +299,19 @@ func scenarioLearnedWarmLevel(t *testing.T, ctx context.Context, e *env) {
 	var seen warmSeen
 	eventually(t, waitStatus, "the Learned pool holds minExecutors until a level is learned", p.holding(1, poolv1.WarmFromMinExecutors, "", &seen))
 	name := p.pool + "-capacity"
-	pc, err := s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	goal, _, _ := unstructured.NestedMap(pc.Object, "spec", "forProvider", "warmPolicy", "learned")
-	if goal["targetWarmPercent"] != int64(90) || goal["lead"] != warmLead.String() {
-		t.Errorf("PoolCapacity %s asks for the learned goal %v, want the settings' default target 90 and lead %s", name, goal, warmLead)
-	}
+	// The claim may show the Static pool's minExecutors a moment before
+	// Crossplane applies the Learned one's PoolCapacity.
+	var pc *unstructured.Unstructured
+	eventually(t, waitStatus, "the PoolCapacity asks for the settings' learned goal", func(ctx context.Context) (bool, error) {
+		var err error
+		pc, err = s.Get(ctx, gvk(capacityAPI, "PoolCapacity"), "", name)
+		if err != nil {
+			return false, err
+		}
+		goal, _, _ := unstructured.NestedMap(pc.Object, "spec", "forProvider", "warmPolicy", "learned")
+		return goal["targetWarmPercent"] == int64(90) && goal["lead"] == warmLead.String(),
+			fmt.Errorf("PoolCapacity %s asks for the learned goal %v, want the settings' default target 90 and lead %s", name, goal, warmLead)
+	})
 
 	// The history, as the provider would have recorded it, once the
 	// provider keeps one for the pool (so that its first write does not
