@@ -357,13 +357,12 @@ func warmupImagesAre(ctx context.Context, c client.Client, pool, image string) (
 // continuity samples, every second until stop, what an upgrade must not
 // disturb: pool's executors (none gone, none replaced), each of
 // upgradePools' PoolCapacity's counts, cost and executor start counts,
-// which may only grow, and the count the claim shows, which may not fall
-// below the executors that run. It notes, without failing, what the
-// provider's documented start-up does: its PoolCapacities report Ready
-// False (ClusterUnreachable) until its observer of the cluster has synced
-// (docs/capacity.md, "Limits"), and a claim the function composes
-// meanwhile shows no counts, as for any PoolCapacity whose figures are
-// not current.
+// which may only grow, and the count the claim shows, which may neither
+// fall below the executors that run nor vanish. It notes, without
+// failing, a PoolCapacity that reports Ready False (ClusterUnreachable):
+// the new provider's observer took more than ten seconds to sync
+// (docs/capacity.md, "Limits"); the claim showing no counts meanwhile
+// fails.
 type continuity struct {
 	mu      sync.Mutex
 	start   time.Time
@@ -479,7 +478,7 @@ func (w *continuity) sample(ctx context.Context, c client.Client, pool string, o
 	if n, found, conds, err := claimOccupied(ctx, c, pool); err == nil {
 		switch {
 		case !found:
-			noted = append(noted, fmt.Sprintf("the claim %s shows no counts %s", pool, conds))
+			broken = append(broken, fmt.Sprintf("the claim %s shows no counts %s", pool, conds))
 		case n < occupied:
 			broken = append(broken, fmt.Sprintf("the claim %s counts %d occupied executors %s, %d run", pool, n, conds, occupied))
 		}

@@ -199,9 +199,9 @@ const ReasonClusterUnreachable xpv2.ConditionReason = "ClusterUnreachable"
 // synced snapshot of its cluster. It starts observing the cluster the first
 // time a ProviderConfig is used, and again when its credentials change. It
 // never waits for the cluster: until its observer has synced, Connect fails
-// at once, with Ready False (ClusterUnreachable) saying why, and the
-// PoolCapacity is retried with backoff and queued again when the observer
-// syncs. A PoolCapacity being deleted needs no cluster at all.
+// at once, with Ready False (ClusterUnreachable) saying why (unless the
+// observer is reading its first view: firstView), and the PoolCapacity is
+// retried with backoff and queued again when the observer syncs. A PoolCapacity being deleted needs no cluster at all.
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	cr, ok := mg.(*v1alpha1.PoolCapacity)
 	if !ok {
@@ -212,11 +212,24 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	}
 	ext, err := c.connect(ctx, cr)
 	if err != nil {
-		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(),
-			Reason: ReasonClusterUnreachable, Message: err.Error()})
+		if !c.firstView(cr, err) {
+			cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now(),
+				Reason: ReasonClusterUnreachable, Message: err.Error()})
+		}
 		return nil, err
 	}
 	return ext, nil
+}
+
+// firstView reports whether err only says that cr's cluster's observer
+// is still reading its first view, without an error and for less than
+// parkFor (as after the provider starts or a new leader takes over). The
+// status then holds what a provider wrote a moment ago, so its Ready
+// condition stays as it is: the claim keeps counting rather than showing
+// no counts for the second a start takes.
+func (c *connector) firstView(cr *v1alpha1.PoolCapacity, err error) bool {
+	ref := cr.GetProviderConfigReference()
+	return errors.Is(err, errNotSynced) && ref != nil && c.clusters.syncing(ref.Name)
 }
 
 func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*external, error) {
