@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -75,7 +73,7 @@ spec:
 	eventually(t, waitStatus, "the provider counts the first executor's start, on a new node", func(ctx context.Context) (bool, error) {
 		var err error
 		before, err = atProvider(ctx, c, pool)
-		if starts(before) == "ExistingNode=1" && replacedByTaintEviction(ctx, s, ns) {
+		if starts(before) == "ExistingNode=1" && replacedByTaintEviction(ctx, c, ns) {
 			// kube-controller-manager's taint eviction evicted the first
 			// executor as it was bound, its cache still holding the node's
 			// karpenter.sh/unregistered taint (kubernetes/kubernetes#139992);
@@ -234,11 +232,7 @@ func decimalOf(t *testing.T, s string) float64 {
 
 // replacedByTaintEviction reports whether the taint eviction controller
 // evicted a pool executor in ns (a TaintManagerEviction event).
-func replacedByTaintEviction(ctx context.Context, s *devplane.Stack, ns string) bool {
-	cs, err := kubernetes.NewForConfig(s.Cluster.Config)
-	if err != nil {
-		return false
-	}
-	evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=TaintManagerEviction,involvedObject.kind=Pod"})
-	return err == nil && len(evs.Items) > 0
+func replacedByTaintEviction(ctx context.Context, c client.Client, ns string) bool {
+	evicted, err := hasEvents(ctx, c, ns, client.MatchingFields{"reason": "TaintManagerEviction", "involvedObject.kind": "Pod"})
+	return err == nil && evicted
 }

@@ -11,11 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	capv1 "github.com/burstpool/burstpool/apis/capacity/v1alpha1"
@@ -118,7 +116,7 @@ func burstThrough(t *testing.T, ctx context.Context, e *env, f fault) {
 			return n == faultBurst, fmt.Errorf("%d of %d executors Running (%v)", n, faultBurst, err)
 		}
 		if ok, _ := testfixture.Within(t, waitNodes, running); !ok && f.apiOutage {
-			if lost := lostVerdicts(t, ctx, s, b); len(lost) > 0 {
+			if lost := lostVerdicts(t, ctx, c, b); len(lost) > 0 {
 				t.Logf("%s: the scheduler's verdict on %v was lost to the outage (a FailedScheduling event, no PodScheduled condition, so Karpenter does not see them); waiting for the scheduler's own retry", f.name, lost)
 				row.Note = fmt.Sprintf("verdict on %d executors lost to the outage, retried by the scheduler", len(lost))
 				testfixture.Eventually(t, schedulerRetry, fmt.Sprintf("the burst's %d executors Running after the scheduler's retry", faultBurst), running)
@@ -467,27 +465,21 @@ const schedulerRetry = 5*time.Minute + 30*time.Second + waitNodes
 // Karpenter, which provisions only for pods marked Unschedulable, never
 // sees them, and the scheduler, holding them as unschedulable, tries them
 // again only after schedulerRetry.
-func lostVerdicts(t *testing.T, ctx context.Context, s *devplane.Stack, b burst) []string {
+func lostVerdicts(t *testing.T, ctx context.Context, c client.Client, b burst) []string {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(s.Cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods, err := cs.CoreV1().Pods(b.qsNS).List(ctx, metav1.ListOptions{LabelSelector: qsv1.LabelPool + "=" + b.pool})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pods := &corev1.PodList{}
+	mustList(t, ctx, c, pods, client.InNamespace(b.qsNS), client.MatchingLabels{qsv1.LabelPool: b.pool})
 	var lost []string
 	for _, p := range pods.Items {
 		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" || len(p.Spec.SchedulingGates) > 0 ||
 			slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled }) {
 			continue
 		}
-		evs, err := cs.CoreV1().Events(b.qsNS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name + ",reason=FailedScheduling"})
+		failed, err := hasEvents(ctx, c, b.qsNS, client.MatchingFields{"involvedObject.name": p.Name, "reason": "FailedScheduling"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(evs.Items) > 0 {
+		if failed {
 			lost = append(lost, p.Name)
 		}
 	}

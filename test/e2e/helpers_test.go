@@ -241,6 +241,17 @@ func daemonSets(ctx context.Context, c client.Client, opts ...client.ListOption)
 	return l.Items, nil
 }
 
+// hasEvents reports whether ns holds an event that the field selector
+// fields matches (involvedObject.*, reason, type), as the API server
+// selects them.
+func hasEvents(ctx context.Context, c client.Client, ns string, fields client.MatchingFields) (bool, error) {
+	l := &corev1.EventList{}
+	if err := c.List(ctx, l, client.InNamespace(ns), fields); err != nil {
+		return false, err
+	}
+	return len(l.Items) > 0, nil
+}
+
 // capacityEvents lists the events of pool's PoolCapacity.
 func capacityEvents(t *testing.T, ctx context.Context, c client.Client, pool string) []corev1.Event {
 	t.Helper()
