@@ -37,6 +37,7 @@ type CLI struct {
 
 	MetricsAddress string `default:":8080" help:"Address to serve Prometheus metrics on: every interface by default, where a PodMonitor scrapes the pod; pass 127.0.0.1:PORT to run it outside a pod."`
 	HealthAddress  string `default:":8081" help:"Address to serve health and readiness probes on (every interface by default, where the kubelet probes the pod)."`
+	Profile        string `help:"Serve runtime profiling data via HTTP at /debug/pprof on this address; off when unset." placeholder:"host:port"`
 
 	PollInterval            time.Duration `default:"1m" help:"How often every PoolCapacity is recomputed even when no pod or node changed."`
 	RelistInterval          time.Duration `default:"1m" help:"How often pool pods and nodes are relisted after a watch error (or always, with --no-watch)."`
@@ -76,6 +77,7 @@ func (c *CLI) Run() error {
 		Scheme:                  s,
 		Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddress},
 		HealthProbeBindAddress:  c.HealthAddress,
+		PprofBindAddress:        c.Profile,
 		LeaderElection:          c.LeaderElection,
 		LeaderElectionID:        "provider-burstpool-capacity",
 		LeaderElectionNamespace: c.LeaderElectionNamespace,

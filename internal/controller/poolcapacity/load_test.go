@@ -2,13 +2,19 @@ package poolcapacity_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,7 +188,12 @@ func createWithStatus(ctx context.Context, c client.Client, obj client.Object, s
 // collection past convergence), in all and per executor beyond an idle
 // provider's. BURSTPOOL_LOADTEST_WORKERS (64) writers create the objects;
 // the provider runs with --max-reconcile-rate BURSTPOOL_LOADTEST_RECONCILE_RATE
-// (100). It runs only with BURSTPOOL_LOADTEST=1.
+// (100). With BURSTPOOL_LOADTEST_STARTS (1) above one, the provider is
+// started again that many times in all, each time from statuses that count
+// no executor; with BURSTPOOL_LOADTEST_PROFILE set to a folder, each start's
+// first seconds are profiled (the provider's --profile) into it. A timeline
+// of each start shows where it spends its time. It runs only with
+// BURSTPOOL_LOADTEST=1.
 func TestLoad(t *testing.T) {
 	switch v := os.Getenv("BURSTPOOL_LOADTEST"); v {
 	case "":
@@ -198,6 +209,8 @@ func TestLoad(t *testing.T) {
 	}
 	workers := loadParam(t, "BURSTPOOL_LOADTEST_WORKERS", 64)
 	rate := loadParam(t, "BURSTPOOL_LOADTEST_RECONCILE_RATE", 100)
+	starts := loadParam(t, "BURSTPOOL_LOADTEST_STARTS", 1)
+	profiles := os.Getenv("BURSTPOOL_LOADTEST_PROFILE")
 	if l.nodes < l.pools || l.pods < l.pools {
 		t.Fatalf("BURSTPOOL_LOADTEST_NODES (%d) and _PODS (%d) must be at least _POOLS (%d)", l.nodes, l.pods, l.pools)
 	}
@@ -234,7 +247,7 @@ func TestLoad(t *testing.T) {
 	st := watchStatuses(t, c, l.pools)
 
 	// An idle provider: every PoolCapacity reconciled, no pod or node.
-	run := startLoadProvider(t, bin, kubeconfig, rate)
+	run := startLoadProvider(t, bin, kubeconfig, rate, "")
 	st.converge(t, "an idle provider", func(pc *v1alpha1.PoolCapacity) bool {
 		return pc.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue
 	})
@@ -264,17 +277,37 @@ func TestLoad(t *testing.T) {
 		float64(l.nodes+l.pods)/(nodesTook+time.Since(began)).Seconds(), l.pools)
 
 	var rows []loadRow
-	run = startLoadProvider(t, bin, kubeconfig, rate)
-	defer run.stop(t)
-	synced := run.applied(l.pods + l.nodes)
-	d := st.converge(t, "start", occupied(want))
-	select {
-	case s := <-synced:
-		t.Logf("start: the observer applied every pod and node %s after the provider started", s.Round(time.Millisecond))
-	default:
+	for n := 1; n <= starts; n++ {
+		phase := "start"
+		if n > 1 {
+			// Each later start begins, as the first did, from statuses
+			// that count no executor: the counts must be the new
+			// provider's.
+			run.stop(t)
+			uncount(t, c, l.pools)
+			st.converge(t, "counts cleared", occupied(nil))
+			phase = fmt.Sprintf("start %d", n)
+		}
+		var profile string
+		if profiles != "" {
+			profile = filepath.Join(profiles, strings.ReplaceAll(phase, " ", "-")+".pprof")
+		}
+		cpu := planeCPU(t)
+		run = startLoadProvider(t, bin, kubeconfig, rate, profile)
+		stopTimeline := run.timeline(t, st, occupied(want), cpu)
+		d := st.converge(t, phase, occupied(want))
+		if s := stopTimeline(l.pods + l.nodes); s > 0 {
+			t.Logf("%s: the observer applied every pod and node %s after the provider started", phase, s.Round(time.Millisecond))
+		}
+		t.Logf("%s: CPU seconds used until converged: %s", phase, cpu.since(t, run.proc.PID))
+		if n == 1 {
+			t.Logf("a PoolCapacity each status write carries: %s", st.size(l.pool(0)))
+		}
+		t.Logf("%s: events recorded so far: %s", phase, recordedEvents(t, c))
+		rows = append(rows, loadRow{phase: phase, executors: l.pods, converged: d, mem: run.memory(t, n == 1)})
+		t.Logf("%s: converged in %s; %s", phase, d.Round(time.Millisecond), rows[len(rows)-1].mem)
 	}
-	rows = append(rows, loadRow{phase: "start", executors: l.pods, converged: d, mem: run.memory(t, true)})
-	t.Logf("start: converged in %s; %s", d.Round(time.Millisecond), rows[len(rows)-1].mem)
+	defer run.stop(t)
 
 	// 10% of the executors go at once.
 	churn := l.pods / 10
@@ -284,7 +317,7 @@ func TestLoad(t *testing.T) {
 	for i := range churn {
 		want[l.pool(i)]--
 	}
-	d = st.converge(t, "10% deleted", occupied(want))
+	d := st.converge(t, "10% deleted", occupied(want))
 	rows = append(rows, loadRow{phase: "10% deleted", executors: l.pods - churn, converged: d, mem: run.memory(t, false)})
 	t.Logf("10%% deleted: converged in %s after the last delete; %s", d.Round(time.Millisecond), rows[len(rows)-1].mem)
 
@@ -323,6 +356,79 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// A cpuMark is the CPU time the processes of the test's control plane had
+// used at one moment: the API server, its etcd and the test itself.
+type cpuMark struct {
+	at                    time.Time
+	apiserver, etcd       int
+	apiserverCPU, etcdCPU float64
+	self                  float64
+}
+
+// planeCPU marks the CPU time the API server, its etcd and this test have
+// used so far.
+func planeCPU(t *testing.T) cpuMark {
+	t.Helper()
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cpuMark{at: time.Now(), apiserver: localcp.FindProcess("--secure-port=" + u.Port())}
+	for _, a := range localcp.Cmdline(m.apiserver) {
+		if v, ok := strings.CutPrefix(a, "--etcd-servers="); ok {
+			m.etcd = localcp.FindProcess("--listen-client-urls=" + v)
+		}
+	}
+	m.apiserverCPU, _ = localcp.CPUSeconds(m.apiserver)
+	m.etcdCPU, _ = localcp.CPUSeconds(m.etcd)
+	m.self, _ = localcp.CPUSeconds(os.Getpid())
+	return m
+}
+
+// now marks the CPU time m's processes have used so far.
+func (m cpuMark) now() cpuMark {
+	n := m
+	n.at = time.Now()
+	n.apiserverCPU, _ = localcp.CPUSeconds(m.apiserver)
+	n.etcdCPU, _ = localcp.CPUSeconds(m.etcd)
+	n.self, _ = localcp.CPUSeconds(os.Getpid())
+	return n
+}
+
+// since says how much CPU time the provider (process provider, started
+// after m) and the control plane's processes used since m.
+func (m cpuMark) since(t *testing.T, provider int) string {
+	t.Helper()
+	n := m.now()
+	p, err := localcp.CPUSeconds(provider)
+	if err != nil {
+		return fmt.Sprintf("cannot read the provider's: %v", err)
+	}
+	if m.apiserver == 0 || m.etcd == 0 {
+		return fmt.Sprintf("provider %.1f (the API server's and etcd's processes were not found)", p)
+	}
+	return fmt.Sprintf("provider %.1f, API server %.1f, etcd %.1f, the test %.1f, in %.1f s on %d cores",
+		p, n.apiserverCPU-m.apiserverCPU, n.etcdCPU-m.etcdCPU, n.self-m.self, n.at.Sub(m.at).Seconds(), runtime.NumCPU())
+}
+
+// uncount clears the executor counts of every PoolCapacity's status, as
+// the test's own write.
+func uncount(t *testing.T, c client.Client, pools int) {
+	t.Helper()
+	var l v1alpha1.PoolCapacityList
+	if err := c.List(context.Background(), &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != pools {
+		t.Fatalf("%d PoolCapacities, want %d", len(l.Items), pools)
+	}
+	parallel(t, len(l.Items), 32, func(i int) error {
+		pc := &l.Items[i]
+		pc.Status.AtProvider.OccupiedExecutors = 0
+		return c.Status().Update(context.Background(), pc)
+	})
+}
+
 // A loadRow is one phase of TestLoad: how many executors run, how long
 // the PoolCapacities took to converge, and the provider's memory then.
 type loadRow struct {
@@ -333,8 +439,11 @@ type loadRow struct {
 }
 
 // occupied is true of a PoolCapacity that counts the executors want says
-// its pool runs.
+// its pool runs; with want nil, of one that counts none.
 func occupied(want map[string]int32) func(*v1alpha1.PoolCapacity) bool {
+	if want == nil {
+		return func(pc *v1alpha1.PoolCapacity) bool { return pc.Status.AtProvider.OccupiedExecutors == 0 }
+	}
 	w := make(map[string]int32, len(want))
 	for k, v := range want {
 		w[k] = v
@@ -395,6 +504,49 @@ func (s *statuses) set(pc *v1alpha1.PoolCapacity) {
 	}
 }
 
+// recordedEvents counts the Kubernetes events of PoolCapacities by reason
+// and type, each event's count summed.
+func recordedEvents(t *testing.T, c client.Client) string {
+	t.Helper()
+	var l corev1.EventList
+	if err := c.List(context.Background(), &l, client.MatchingFields{"involvedObject.kind": "PoolCapacity"}); err != nil {
+		return err.Error()
+	}
+	n := map[string]int32{}
+	for _, e := range l.Items {
+		n[e.Type+" "+e.Reason] += max(e.Count, 1)
+	}
+	return fmt.Sprint(n)
+}
+
+// size says how large the PoolCapacity called name is as JSON, and how
+// much of that its status and its managed fields are.
+func (s *statuses) size(name string) string {
+	s.mu.Lock()
+	pc := s.last[name].DeepCopy()
+	s.mu.Unlock()
+	all, err := json.Marshal(pc)
+	if err != nil {
+		return err.Error()
+	}
+	status, _ := json.Marshal(pc.Status)
+	managed, _ := json.Marshal(pc.ManagedFields)
+	return fmt.Sprintf("%d bytes as JSON, %d of them its status, %d its managed fields", len(all), len(status), len(managed))
+}
+
+// count is how many PoolCapacities ok holds of now.
+func (s *statuses) count(ok func(*v1alpha1.PoolCapacity) bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, pc := range s.last {
+		if ok(pc) {
+			n++
+		}
+	}
+	return n
+}
+
 // converge waits until ok holds of every PoolCapacity and returns how long
 // that took; it fails the test after loadConvergeLimit.
 func (s *statuses) converge(t *testing.T, what string, ok func(*v1alpha1.PoolCapacity) bool) time.Duration {
@@ -402,14 +554,7 @@ func (s *statuses) converge(t *testing.T, what string, ok func(*v1alpha1.PoolCap
 	start := time.Now()
 	limit := time.After(loadConvergeLimit)
 	for {
-		s.mu.Lock()
-		n := 0
-		for _, pc := range s.last {
-			if ok(pc) {
-				n++
-			}
-		}
-		s.mu.Unlock()
+		n := s.count(ok)
 		if n == s.pools {
 			return time.Since(start)
 		}
@@ -443,6 +588,47 @@ func buildProvider(t *testing.T) string {
 type loadProvider struct {
 	proc    localcp.Process
 	metrics string
+	// profiled is closed once the CPU profile of the provider's first
+	// seconds is written, when one was asked for.
+	profiled <-chan struct{}
+}
+
+// loadProfileSeconds is how long the CPU profile of a start runs: the
+// observer's first view and the reconciles after it.
+const loadProfileSeconds = 15
+
+// cpuProfile writes the CPU profile of the loadProfileSeconds after the
+// provider serving pprof on addr starts to path, in the background.
+func cpuProfile(t *testing.T, addr, path string) <-chan struct{} {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, loadProfileSeconds)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			rsp, err := http.Get(url) //nolint:noctx // a loopback request the server ends after loadProfileSeconds
+			if err != nil {
+				if time.Now().Before(deadline) {
+					continue
+				}
+				t.Errorf("cannot profile the provider: %v", err)
+				return
+			}
+			defer rsp.Body.Close() //nolint:errcheck // read only
+			f, err := os.Create(path)
+			if err == nil {
+				_, err = io.Copy(f, rsp.Body)
+				err = errors.Join(err, f.Close())
+			}
+			if err != nil {
+				t.Errorf("cannot write the provider's profile: %v", err)
+				return
+			}
+			t.Logf("CPU profile of the provider's first %d s: %s", loadProfileSeconds, path)
+			return
+		}
+	}()
+	return done
 }
 
 // providerKubeconfig writes the kubeconfig of a cluster-admin user of the
@@ -510,20 +696,28 @@ func shippedEnv(t *testing.T) []string {
 
 // startLoadProvider runs the provider binary bin with kubeconfig, without
 // leader election, serving its metrics on a loopback port.
-func startLoadProvider(t *testing.T, bin, kubeconfig string, rate int) *loadProvider {
+func startLoadProvider(t *testing.T, bin, kubeconfig string, rate int, profile string) *loadProvider {
 	t.Helper()
 	dir := t.TempDir()
 	addr := freeLoopback(t)
 	shipped := shippedEnv(t)
 	t.Logf("the provider runs with the shipped runtime config's environment %q", shipped)
 	env := append([]string{"KUBECONFIG=" + kubeconfig}, shipped...)
-	proc, err := localcp.Start(dir, "provider", true, env, bin,
-		"--no-leader-election", "--metrics-address="+addr, "--health-address=127.0.0.1:0",
-		"--max-reconcile-rate="+strconv.Itoa(rate))
+	args := []string{"--no-leader-election", "--metrics-address=" + addr, "--health-address=127.0.0.1:0",
+		"--max-reconcile-rate=" + strconv.Itoa(rate)}
+	var pprofAddr string
+	if profile != "" {
+		pprofAddr = freeLoopback(t)
+		args = append(args, "--profile="+pprofAddr)
+	}
+	proc, err := localcp.Start(dir, "provider", true, env, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &loadProvider{proc: proc, metrics: addr}
+	if profile != "" {
+		p.profiled = cpuProfile(t, pprofAddr, profile)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("provider log:\n%s", proc.Tail(40))
@@ -534,6 +728,9 @@ func startLoadProvider(t *testing.T, bin, kubeconfig string, rate int) *loadProv
 
 func (p *loadProvider) stop(t *testing.T) {
 	t.Helper()
+	if p.profiled != nil {
+		<-p.profiled
+	}
 	if !p.proc.Alive() {
 		return
 	}
@@ -600,27 +797,88 @@ func (p *loadProvider) memory(t *testing.T, collected bool) loadMemory {
 	return loadMemory{rssKiB: rss, peakKiB: peak, live: m["go_gc_heap_live_bytes"], inuse: m["go_memstats_heap_inuse_bytes"]}
 }
 
-// applied reports, once, how long after now the provider's observers
-// have applied n pod and node events (burstpool_observer_events_total).
-func (p *loadProvider) applied(n int) <-chan time.Duration {
-	out := make(chan time.Duration, 1)
+// loadSample is how often timeline reads the provider's metrics: often
+// enough to place each step of a start, seldom enough that serving them
+// is not a cost of its own.
+const loadSample = 500 * time.Millisecond
+
+// timeline logs, every loadSample until stop is called, what the provider
+// has done since it started: pod and node events its observers applied,
+// reconciles the PoolCapacity controller ran (those that asked to be
+// requeued after a while, as a parked or paced one does, among them), and
+// how many PoolCapacities hold what ok wants; a line only when one of
+// them changed. It shows where a slow convergence spends its time. stop
+// returns when the observers had applied n events, to within loadSample;
+// zero if they had not.
+func (p *loadProvider) timeline(t *testing.T, st *statuses, ok func(*v1alpha1.PoolCapacity) bool, plane cpuMark) (stop func(n int) time.Duration) {
+	t.Helper()
 	start := time.Now()
+	done := make(chan struct{})
+	var mu sync.Mutex
+	applied := map[float64]time.Duration{}
+	finished := make(chan struct{})
 	go func() {
-		for time.Since(start) < loadConvergeLimit {
-			if m, err := p.scrape(); err == nil && m["burstpool_observer_events_total"] >= float64(n) {
-				out <- time.Since(start)
-				return
+		defer close(finished)
+		last := ""
+		prev := plane
+		prevProvider := 0.0
+		tick := time.NewTicker(loadSample)
+		defer tick.Stop()
+		for {
+			m, err := p.scrape()
+			if err == nil {
+				at := time.Since(start)
+				events := m["burstpool_observer_events_total"]
+				mu.Lock()
+				if _, ok := applied[events]; !ok {
+					applied[events] = at
+				}
+				mu.Unlock()
+				line := fmt.Sprintf("events %7.0f  reconciles %6.0f (errors %4.0f, requeued after %5.0f)  converged %5d",
+					events, m["controller_runtime_reconcile_total"],
+					m["controller_runtime_reconcile_errors_total"], m["controller_runtime_reconcile_total/requeue_after"], st.count(ok))
+				now := plane.now()
+				provider, _ := localcp.CPUSeconds(p.proc.PID)
+				if line != last {
+					// CPU as cores busy since the last line.
+					wall := now.at.Sub(prev.at).Seconds()
+					t.Logf("  %6.2fs  %s  cores: provider %.2f, API server %.2f, etcd %.2f", at.Seconds(), line,
+						(provider-prevProvider)/wall, (now.apiserverCPU-prev.apiserverCPU)/wall, (now.etcdCPU-prev.etcdCPU)/wall)
+					last, prev, prevProvider = line, now, provider
+				}
 			}
-			time.Sleep(200 * time.Millisecond)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
 		}
 	}()
-	return out
+	return func(n int) time.Duration {
+		close(done)
+		<-finished
+		mu.Lock()
+		defer mu.Unlock()
+		var first time.Duration
+		for events, at := range applied {
+			if events >= float64(n) && (first == 0 || at < first) {
+				first = at
+			}
+		}
+		return first
+	}
 }
 
+// scrapeClient reads the provider's metrics uncompressed: compressing a
+// thousand pools' series costs the provider more than a loopback read of
+// them saves.
+var scrapeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
+
 // scrape reads the provider's gauges and counters, each the sum of its
-// series.
+// series, and, for those with a result label, the sum of each result's
+// series as name/result.
 func (p *loadProvider) scrape() (map[string]float64, error) {
-	rsp, err := http.Get("http://" + p.metrics + "/metrics") //nolint:noctx // a loopback scrape, bounded by the client's default transport
+	rsp, err := scrapeClient.Get("http://" + p.metrics + "/metrics") //nolint:noctx // a loopback scrape, bounded by the client's timeout
 	if err != nil {
 		return nil, err
 	}
@@ -633,11 +891,18 @@ func (p *loadProvider) scrape() (map[string]float64, error) {
 	out := map[string]float64{}
 	for name, f := range fams {
 		for _, m := range f.GetMetric() {
+			var v float64
 			switch {
 			case m.GetGauge() != nil:
-				out[name] += m.GetGauge().GetValue()
+				v = m.GetGauge().GetValue()
 			case m.GetCounter() != nil:
-				out[name] += m.GetCounter().GetValue()
+				v = m.GetCounter().GetValue()
+			}
+			out[name] += v
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					out[name+"/"+l.GetValue()] += v
+				}
 			}
 		}
 	}
