@@ -334,7 +334,8 @@ func (c *clusters) enqueue(names []string) {
 const parkFor = 10 * time.Second
 
 // parkedRetry is how often a parked PoolCapacity looks again; the
-// observer's sync queues every PoolCapacity of its cluster at once anyway.
+// observer's sync queues every PoolCapacity parked on its cluster at once
+// anyway.
 const parkedRetry = time.Second
 
 // parked wraps the PoolCapacity reconciler: a PoolCapacity whose
@@ -357,6 +358,9 @@ func (p parked) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 	pc := &v1alpha1.PoolCapacity{}
 	if err := p.kube.Get(ctx, req.NamespacedName, pc); err == nil && pc.GetDeletionTimestamp() == nil {
 		if ref := pc.GetProviderConfigReference(); ref != nil && p.clusters.syncing(ref.Name) {
+			// Known as the cluster's, the PoolCapacity is queued the
+			// moment the view is read, not up to parkedRetry later.
+			p.clusters.track(pc.Name, ref.Name, capacity.PoolKey(pc.Spec.ForProvider))
 			return reconcile.Result{RequeueAfter: parkedRetry}, nil
 		}
 	}

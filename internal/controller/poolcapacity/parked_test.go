@@ -88,3 +88,37 @@ func TestParked(t *testing.T) {
 		})
 	}
 }
+
+// TestParkedWokenBySync checks that a parked PoolCapacity is queued when
+// its cluster's observer reads its first view, not only when its
+// parkedRetry comes: the PoolCapacities a provider parks as it starts had
+// reached no Connect, so the sync, which queues the PoolCapacities of its
+// cluster, did not know them, and a thousand of them converged a second
+// late in all.
+func TestParkedWokenBySync(t *testing.T) {
+	obs, err := watch.New(&rest.Config{Host: "https://127.0.0.1:1"}, watch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	pc := &v1alpha1.PoolCapacity{ObjectMeta: metav1.ObjectMeta{Name: "pc"}}
+	pc.SetProviderConfigReference(&xpv2.Reference{Name: "syncing"})
+	cs := newClusters(watch.Options{}, nil, logr.Discard())
+	cs.running["syncing"] = &running{obs: obs, done: make(chan struct{}), started: time.Now()}
+	p := parked{kube: fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build(), clusters: cs, inner: &reconciled{}}
+	if _, err := p.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "pc"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	cs.notifyConfig("syncing")
+	var queued []string
+	for len(cs.events) > 0 {
+		queued = append(queued, (<-cs.events).Object.GetName())
+	}
+	if diff := cmp.Diff([]string{"pc"}, queued); diff != "" {
+		t.Errorf("the sync of the parked PoolCapacity's cluster queued -want, +got:\n%s", diff)
+	}
+}
