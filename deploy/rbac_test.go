@@ -83,9 +83,11 @@ var allowed = []string{
 	"burstpool-capacity-provider: cluster kubernetes.crossplane.io/providerconfigs get",
 	// The executor gate: the parameters of the static admission policies
 	// of executor-gate.yaml, one ExecutorGate per PoolCapacity that holds
-	// executors back (server-side apply creates or patches it), and a read
+	// executors back (server-side apply creates or patches it; one list as
+	// the provider starts says which pools have one to remove), and a read
 	// of that file's MutatingAdmissionPolicy by name, to tell the pool when
 	// it is missing. No right to write any admission policy.
+	"burstpool-capacity-provider: cluster capacity.e6data.io/executorgates list",
 	"burstpool-capacity-provider: cluster capacity.e6data.io/executorgates create",
 	"burstpool-capacity-provider: cluster capacity.e6data.io/executorgates patch",
 	"burstpool-capacity-provider: cluster capacity.e6data.io/executorgates delete",

@@ -43,6 +43,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	// Gather.
 	now := e.clock()
 	g := e.gather(ctx, spec, cr.Status.AtProvider, now)
+	if e.local {
+		knowGate(ctx, e.census, e.gates, e.obs.Client(), cr.Name, now)
+	}
 
 	// Compute.
 	res := capacity.Compute(spec, g.snap, cr.Status.AtProvider, now)

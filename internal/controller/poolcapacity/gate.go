@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -204,4 +205,63 @@ func gateMeta(cr *v1alpha1.PoolCapacity) gateObjectMeta {
 		}}
 	}
 	return m
+}
+
+// A gateCensus is which ExecutorGates the provider's own cluster held when
+// the provider first looked, taken with one LIST. A provider that starts
+// remembers no gate it applied, so without the census every pool would
+// remove its gate, which for most pools never existed, as its first
+// reconcile: with a thousand pools, a thousand DELETEs and as many
+// UpdatedExternalResource events in the seconds every PoolCapacity waits
+// on its first status.
+type gateCensus struct {
+	mu    sync.Mutex
+	taken time.Time
+	// known is false when the census could not be taken: every gate is
+	// then removed as before.
+	known bool
+	names map[string]bool
+}
+
+// absent reports whether the census, taken first if it was not, found no
+// ExecutorGate of the PoolCapacity called pc, and is younger than
+// reassert: a gate applied later by another provider (a leader that
+// lost its Lease a moment before) is removed at the reassert after.
+// The census is taken at most once; when it cannot be, absent is false.
+func (g *gateCensus) absent(ctx context.Context, c client.Reader, pc string, now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.taken.IsZero() {
+		g.taken = now
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ExecutorGateKind + "List"))
+		err := c.List(ctx, l)
+		switch {
+		case err == nil:
+			g.known = true
+			g.names = make(map[string]bool, len(l.Items))
+			for _, eg := range l.Items {
+				g.names[eg.Name] = true
+			}
+		case meta.IsNoMatchError(err):
+			// A cluster without the CRD holds no ExecutorGate.
+			g.known = true
+		}
+	}
+	return g.known && now.Sub(g.taken) < reassert && !g.names[pc]
+}
+
+// knowGate records the executor gate of the PoolCapacity called pc as
+// removed, at now, when the provider has applied none since it started
+// and the census found none: as bindGate would have left it.
+func knowGate(ctx context.Context, census *gateCensus, gates *memo[gateState], c client.Reader, pc string, now time.Time) {
+	if census == nil {
+		return
+	}
+	if _, ok := gates.get(pc); ok {
+		return
+	}
+	if census.absent(ctx, c, pc, now) {
+		gates.set(pc, gateState{}, now)
+	}
 }

@@ -126,6 +126,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			shed:       newMemo[[]capacity.Eviction](),
 			buffers:    newMemo[capacity.BufferScale](),
 			gates:      newMemo[gateState](),
+			census:     &gateCensus{},
 			demands:    newMemo[*demand.Memory](),
 		},
 	}

@@ -32,6 +32,9 @@ type shared struct {
 	shed    *memo[[]capacity.Eviction]
 	buffers *memo[capacity.BufferScale]
 	gates   *memo[gateState]
+	// census is which ExecutorGates the provider's cluster held when the
+	// provider started; nil takes none.
+	census *gateCensus
 	// demands is what the provider keeps of each pool's demand history.
 	demands *memo[*demand.Memory]
 }
