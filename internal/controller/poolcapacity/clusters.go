@@ -149,7 +149,17 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 			c.mu.Unlock()
 			return nil, errors.Wrapf(err, "cannot observe the cluster of ProviderConfig %q", config)
 		}
-		obs.Store().Subscribe(func(_ capacity.Snapshot, pools []string) { c.notify(config, pools) })
+		obs.Store().Subscribe(func(_ capacity.Snapshot, pools []string) {
+			select {
+			case <-obs.Synced():
+				c.notify(config, pools)
+			default:
+				// The first view: the sync wakes every PoolCapacity of
+				// the cluster (below). Queuing its pools here too would
+				// reconcile, and write the status of, those already
+				// running a second time.
+			}
+		})
 		rctx, cancel := context.WithCancel(c.ctx)
 		r = &running{fingerprint: fingerprint, obs: obs, cancel: cancel, done: make(chan struct{}), failures: failures, started: time.Now()}
 		go func(r *running) {
@@ -163,11 +173,19 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 			close(r.done)
 		}(r)
 		go func(r *running) {
+			// The PoolCapacities parked on the observer (see parked)
+			// wait for nothing else: they are woken once it has read
+			// its first view, has failed, has tried for parkFor, or
+			// was replaced (its successor wakes them again).
+			t := time.NewTimer(parkFor)
+			defer t.Stop()
 			select {
 			case <-r.obs.Synced():
-				c.notifyConfig(config)
+			case <-r.done:
+			case <-t.C:
 			case <-rctx.Done():
 			}
+			c.notifyConfig(config)
 		}(r)
 		c.running[config] = r
 	}
@@ -285,8 +303,10 @@ func (c *clusters) untrackLocked(name string) {
 	}
 }
 
-// notifyConfig asks for a reconcile of every PoolCapacity that uses the
-// ProviderConfig called config.
+// notifyConfig queues a reconcile of every PoolCapacity that uses the
+// ProviderConfig called config. Unlike notify it waits for room in the
+// queue (until the provider stops): a parked PoolCapacity has no other
+// reconcile coming.
 func (c *clusters) notifyConfig(config string) {
 	c.imu.Lock()
 	var names []string
@@ -296,7 +316,15 @@ func (c *clusters) notifyConfig(config string) {
 		}
 	}
 	c.imu.Unlock()
-	c.enqueue(names)
+	for _, n := range names {
+		pc := &v1alpha1.PoolCapacity{}
+		pc.SetName(n)
+		select {
+		case c.events <- event.GenericEvent{Object: client.Object(pc)}:
+		case <-c.ctx.Done():
+			return
+		}
+	}
 }
 
 // notify asks for a reconcile of every PoolCapacity of the changed pools. It
@@ -333,15 +361,15 @@ func (c *clusters) enqueue(names []string) {
 // each says why it is not Ready (ClusterUnreachable) soon after.
 const parkFor = 10 * time.Second
 
-// parkedRetry is how often a parked PoolCapacity looks again; the
-// observer's sync queues every PoolCapacity parked on its cluster at once
-// anyway.
-const parkedRetry = time.Second
-
 // parked wraps the PoolCapacity reconciler: a PoolCapacity whose
 // cluster's observer is still reading its first view (clusters.syncing) is
-// tried again after parkedRetry instead of reconciled, unless it is being
-// deleted. The PoolCapacity whose reconcile started the observer wrote why
+// not reconciled, unless it is being deleted, but recorded as the
+// cluster's, so that the observer wakes it (clusters.observer) once it
+// has read that view, has failed or has tried for parkFor. It is not
+// retried on a timer: a timer set while it waited would reconcile it, and
+// write its status, a second time soon after the wake, and with a
+// thousand PoolCapacities those second reconciles used up the rate
+// limiter's burst that the first ones needed. The PoolCapacity whose reconcile started the observer wrote why
 // it waits (Ready False, ClusterUnreachable); reconciling the others before
 // the view is read would only fail the same way, each failure a status
 // write and a share of the reconcile rate that, with a thousand
@@ -357,11 +385,13 @@ type parked struct {
 func (p parked) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pc := &v1alpha1.PoolCapacity{}
 	if err := p.kube.Get(ctx, req.NamespacedName, pc); err == nil && pc.GetDeletionTimestamp() == nil {
-		if ref := pc.GetProviderConfigReference(); ref != nil && p.clusters.syncing(ref.Name) {
-			// Known as the cluster's, the PoolCapacity is queued the
-			// moment the view is read, not up to parkedRetry later.
+		if ref := pc.GetProviderConfigReference(); ref != nil {
+			// Recorded before syncing is read: a wake that follows
+			// the read, however soon, finds the PoolCapacity.
 			p.clusters.track(pc.Name, ref.Name, capacity.PoolKey(pc.Spec.ForProvider))
-			return reconcile.Result{RequeueAfter: parkedRetry}, nil
+			if p.clusters.syncing(ref.Name) {
+				return reconcile.Result{}, nil
+			}
 		}
 	}
 	return p.inner.Reconcile(ctx, req)

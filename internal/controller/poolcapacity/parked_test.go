@@ -46,8 +46,8 @@ func TestParked(t *testing.T) {
 		wantN   int
 	}{
 		"Syncing": {
-			reason: "A PoolCapacity of a cluster whose observer is reading its first view waits.",
-			config: "syncing", want: reconcile.Result{RequeueAfter: parkedRetry},
+			reason: "A PoolCapacity of a cluster whose observer is reading its first view waits, with no retry of its own: the observer wakes it.",
+			config: "syncing", want: reconcile.Result{},
 		},
 		"Deleting": {
 			reason: "A PoolCapacity being deleted needs no cluster and is reconciled.",
@@ -90,11 +90,11 @@ func TestParked(t *testing.T) {
 }
 
 // TestParkedWokenBySync checks that a parked PoolCapacity is queued when
-// its cluster's observer reads its first view, not only when its
-// parkedRetry comes: the PoolCapacities a provider parks as it starts had
-// reached no Connect, so the sync, which queues the PoolCapacities of its
-// cluster, did not know them, and a thousand of them converged a second
-// late in all.
+// its cluster's observer reads its first view: the PoolCapacities a
+// provider parks as it starts had reached no Connect, so the sync, which
+// queues the PoolCapacities of its cluster, did not know them, and a
+// thousand of them converged up to a second late, each when its retry
+// came.
 func TestParkedWokenBySync(t *testing.T) {
 	obs, err := watch.New(&rest.Config{Host: "https://127.0.0.1:1"}, watch.Options{})
 	if err != nil {
@@ -107,6 +107,7 @@ func TestParkedWokenBySync(t *testing.T) {
 	pc := &v1alpha1.PoolCapacity{ObjectMeta: metav1.ObjectMeta{Name: "pc"}}
 	pc.SetProviderConfigReference(&xpv2.Reference{Name: "syncing"})
 	cs := newClusters(watch.Options{}, nil, logr.Discard())
+	cs.ctx = t.Context()
 	cs.running["syncing"] = &running{obs: obs, done: make(chan struct{}), started: time.Now()}
 	p := parked{kube: fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build(), clusters: cs, inner: &reconciled{}}
 	if _, err := p.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "pc"}}); err != nil {
