@@ -284,8 +284,13 @@ func TestLoad(t *testing.T) {
 			// that count no executor: the counts must be the new
 			// provider's.
 			run.stop(t)
+			mark, began := planeCPU(t), time.Now()
 			uncount(t, c, l.pools)
 			st.converge(t, "counts cleared", occupied(nil))
+			// What a thousand status writes cost the API server alone,
+			// beside what a start costs it.
+			t.Logf("%s: the test cleared %d PoolCapacities' counts in %s; CPU seconds: %s", phase, l.pools,
+				time.Since(began).Round(time.Millisecond), mark.since(t, 0))
 			phase = fmt.Sprintf("start %d", n)
 		}
 		var profile string
@@ -396,18 +401,22 @@ func (m cpuMark) now() cpuMark {
 }
 
 // since says how much CPU time the provider (process provider, started
-// after m) and the control plane's processes used since m.
+// after m; none when zero) and the control plane's processes used since m.
 func (m cpuMark) since(t *testing.T, provider int) string {
 	t.Helper()
 	n := m.now()
-	p, err := localcp.CPUSeconds(provider)
-	if err != nil {
-		return fmt.Sprintf("cannot read the provider's: %v", err)
+	var p string
+	if provider != 0 {
+		cpu, err := localcp.CPUSeconds(provider)
+		if err != nil {
+			return fmt.Sprintf("cannot read the provider's: %v", err)
+		}
+		p = fmt.Sprintf("provider %.1f, ", cpu)
 	}
 	if m.apiserver == 0 || m.etcd == 0 {
-		return fmt.Sprintf("provider %.1f (the API server's and etcd's processes were not found)", p)
+		return p + "(the API server's and etcd's processes were not found)"
 	}
-	return fmt.Sprintf("provider %.1f, API server %.1f, etcd %.1f, the test %.1f, in %.1f s on %d cores",
+	return fmt.Sprintf("%sAPI server %.1f, etcd %.1f, the test %.1f, in %.1f s on %d cores",
 		p, n.apiserverCPU-m.apiserverCPU, n.etcdCPU-m.etcdCPU, n.self-m.self, n.at.Sub(m.at).Seconds(), runtime.NumCPU())
 }
 
