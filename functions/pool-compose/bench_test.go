@@ -10,6 +10,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 )
 
 // benchRequest is a kwok pool that allows every QueryService by selector,
@@ -79,15 +80,8 @@ func BenchmarkRunFunction(b *testing.B) {
 	for _, s := range benchShapes {
 		req := benchRequest(b, s.n, s.images, false)
 		for _, cached := range []bool{false, true} {
-			name := fmt.Sprintf("qs=%d/images=%d/decided", s.n, s.images)
-			if cached {
-				name = fmt.Sprintf("qs=%d/images=%d/cached", s.n, s.images)
-			}
-			b.Run(name, func(b *testing.B) {
-				f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
-				if cached {
-					f.decisions = newDecisionCache(16, 64<<20)
-				}
+			b.Run(benchName(s.n, s.images, cached), func(b *testing.B) {
+				f := benchFunction(cached)
 				// The pool's fixed objects (its PoolCapacity, NodeClass and
 				// NodePool, the placeholders and their PriorityClass, the
 				// node agents' PriorityClass, and the admission policy and
@@ -119,6 +113,25 @@ func BenchmarkRunFunction(b *testing.B) {
 	}
 }
 
+// benchName names a benchmark of n QueryServices and images images,
+// decided or cached.
+func benchName(n, images int, cached bool) string {
+	if cached {
+		return fmt.Sprintf("qs=%d/images=%d/cached", n, images)
+	}
+	return fmt.Sprintf("qs=%d/images=%d/decided", n, images)
+}
+
+// benchFunction is the Function a benchmark runs: with a render cache, and
+// a decision cache when cached.
+func benchFunction(cached bool) *Function {
+	f := &Function{now: func() time.Time { return now }, cache: &renderCache{}}
+	if cached {
+		f.decisions = newDecisionCache(16, 64<<20)
+	}
+	return f
+}
+
 // benchRunFunction times f's RunFunction on req in process, failing b on
 // an error or a fatal result and handing every response to check.
 func benchRunFunction(b *testing.B, f *Function, req *fnv1.RunFunctionRequest, check func(*fnv1.RunFunctionResponse)) {
@@ -132,4 +145,66 @@ func benchRunFunction(b *testing.B, f *Function, req *fnv1.RunFunctionRequest, c
 		}
 		check(rsp)
 	}
+}
+
+// BenchmarkServe runs a call as the gRPC server serves it, in process, on
+// each of benchShapes: the request decoded from its bytes, answered by
+// wireServer, the answer encoded; decided (each call decided anew, the
+// objects already rendered from the render cache and sent as their
+// encodings) and cached (the decision cache's kept encoding). Each
+// response must encode to as many bytes as the decided one.
+func BenchmarkServe(b *testing.B) {
+	for _, s := range benchShapes {
+		req, err := proto.Marshal(benchRequest(b, s.n, s.images, false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, cached := range []bool{false, true} {
+			b.Run(benchName(s.n, s.images, cached), func(b *testing.B) {
+				f := benchFunction(cached)
+				size := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					in := &fnv1.RunFunctionRequest{}
+					if err := proto.Unmarshal(req, in); err != nil {
+						b.Fatal(err)
+					}
+					rsp, err := wireServer{f: f}.RunFunction(b.Context(), in)
+					if err != nil {
+						b.Fatal(err)
+					}
+					out, err := proto.Marshal(rsp)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if size == 0 {
+						size = checkServed(b, f, in, out)
+					}
+					if len(out) != size {
+						b.Fatalf("the response is %d bytes, the decided one %d", len(out), size)
+					}
+				}
+				b.ReportMetric(float64(len(req)), "request-bytes")
+				b.ReportMetric(float64(size), "response-bytes")
+			})
+		}
+	}
+}
+
+// checkServed checks that out, the bytes served for req, read as the
+// response f decides for req, and returns their length.
+func checkServed(b *testing.B, f *Function, req *fnv1.RunFunctionRequest, out []byte) int {
+	b.Helper()
+	got := &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(out, got); err != nil {
+		b.Fatal(err)
+	}
+	if fatal(got) != "" {
+		b.Fatalf("RunFunction: %s", fatal(got))
+	}
+	want, _ := (&Function{now: f.now}).answer(req, false)
+	if !proto.Equal(want, got) {
+		b.Fatal("the response served differs from the one decided")
+	}
+	return len(out)
 }

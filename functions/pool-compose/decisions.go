@@ -105,12 +105,7 @@ func (c *decisionCache) get(key digest, now time.Time) (rsp, enc *fnv1.RunFuncti
 // withTTL is rsp with its TTL set to ttl: a new response that shares every
 // other field with rsp, which stays as it was.
 func withTTL(rsp *fnv1.RunFunctionResponse, ttl time.Duration) *fnv1.RunFunctionResponse {
-	out := &fnv1.RunFunctionResponse{}
-	m := out.ProtoReflect()
-	rsp.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		m.Set(fd, v)
-		return true
-	})
+	out := shallowCopy(rsp)
 	meta := proto.Clone(rsp.GetMeta()).(*fnv1.ResponseMeta) //nolint:forcetypeassert // Clone returns the type it is given
 	meta.Ttl = durationpb.New(ttl)
 	out.Meta = meta
@@ -118,11 +113,12 @@ func withTTL(rsp *fnv1.RunFunctionResponse, ttl time.Duration) *fnv1.RunFunction
 }
 
 // put keeps rsp, decided at now, under key with its encoding, and returns
-// that encoding (encode); unless rsp holds for that reading of the clock
-// only (until is now or before), is larger than the whole cache, or cannot
-// be encoded: then it keeps nothing and returns nil. It evicts the least
-// recently used responses to stay within the bounds.
-func (c *decisionCache) put(key digest, rsp *fnv1.RunFunctionResponse, now, until time.Time) *fnv1.RunFunctionResponse {
+// that encoding (encode of wire, a response that encodes as rsp does);
+// unless rsp holds for that reading of the clock only (until is now or
+// before), is larger than the whole cache, or cannot be encoded: then it
+// keeps nothing and returns nil. It evicts the least recently used
+// responses to stay within the bounds.
+func (c *decisionCache) put(key digest, rsp, wire *fnv1.RunFunctionResponse, now, until time.Time) *fnv1.RunFunctionResponse {
 	if !until.IsZero() && !now.Before(until) {
 		c.uncacheable.Add(1)
 		return nil
@@ -132,7 +128,7 @@ func (c *decisionCache) put(key digest, rsp *fnv1.RunFunctionResponse, now, unti
 	if n > c.maxBytes {
 		return nil
 	}
-	enc, err := encode(rsp)
+	enc, err := encode(wire)
 	if err != nil {
 		// gRPC fails to send it too, and says why.
 		return nil

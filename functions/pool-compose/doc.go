@@ -96,8 +96,10 @@
 //     wraps every object for the workload cluster (remote.Wrap) and says
 //     whether the cluster is reachable (remote.Reachability).
 //
-// apply (apply.go) writes the decision.Output into the response. The
-// packages:
+// apply (apply.go) writes the decision.Output into the response; objects
+// built from unchanged inputs come from the render cache (render.go), and
+// the gRPC server sends each of those as the encoding the render cache
+// keeps beside it (encoded.go). The packages:
 //
 //   - decision: the pure decisions, Input in, Output out; its package
 //     documentation says how Compute decides, one file per decision, and

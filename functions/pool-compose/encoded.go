@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"maps"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // A hit in the decision cache (decisions.go) costs receiving the request,
@@ -13,6 +16,14 @@ import (
 // encoding beside it, made once when the response was decided, and the
 // gRPC server sends that on every hit rather than encoding the response
 // again.
+//
+// A response that is decided is mostly composed objects from the render
+// cache (render.go), unchanged since they were built: every warmup
+// DaemonSet, the NodePool, the PoolCapacity, the admission policy. Each
+// keeps its wire encoding too, made the first time it is sent, and a
+// decided response is sent with those encodings in place of the objects
+// (renderCache.wire), so that a call that decides encodes only what it
+// built anew: the XPool's status and the objects that changed.
 
 // wireServer is the Function the gRPC server serves: it answers a request as
 // Function.RunFunction does, but sends a response the decision cache keeps
@@ -26,9 +37,9 @@ type wireServer struct {
 
 // RunFunction implements fnv1.FunctionRunnerServiceServer.
 func (s wireServer) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp, enc := s.f.answer(req)
-	if enc != nil {
-		return enc, nil
+	rsp, wire := s.f.answer(req, true)
+	if wire != nil {
+		return wire, nil
 	}
 	return rsp, nil
 }
@@ -52,4 +63,81 @@ func encode(rsp *fnv1.RunFunctionResponse) (*fnv1.RunFunctionResponse, error) {
 // encodedSize estimates the heap an encoding of encode holds.
 func encodedSize(enc *fnv1.RunFunctionResponse) int64 {
 	return messageBytes + int64(cap(enc.ProtoReflect().GetUnknown()))
+}
+
+// wire returns a response that encodes as rsp does, with every desired
+// object that came from the cache as its wire encoding (wireStruct), which
+// encoding copies as it is; rsp itself when none did. It shares every
+// other field with rsp, which stays as it was.
+func (c *renderCache) wire(rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionResponse {
+	if c == nil {
+		return rsp
+	}
+	var resources map[string]*fnv1.Resource
+	for n, r := range rsp.GetDesired().GetResources() {
+		enc := c.wireStruct(r.GetResource())
+		if enc == nil {
+			continue
+		}
+		if resources == nil {
+			resources = maps.Clone(rsp.GetDesired().GetResources())
+		}
+		r = shallowCopy(r)
+		r.Resource = enc
+		resources[n] = r
+	}
+	if resources == nil {
+		return rsp
+	}
+	out := shallowCopy(rsp)
+	out.Desired = shallowCopy(rsp.GetDesired())
+	out.Desired.Resources = resources
+	return out
+}
+
+// wireStruct returns the wire encoding of s if the cache holds s, making
+// it the first time: an empty Struct that holds s's encoding as its
+// unknown fields, as encode does for a response. Nil when the cache does
+// not hold s, or s cannot be encoded.
+func (c *renderCache) wireStruct(s *structpb.Struct) *structpb.Struct {
+	if s == nil {
+		return nil
+	}
+	c.mu.Lock()
+	enc, ok := c.encodings[s]
+	c.mu.Unlock()
+	if !ok || enc != nil {
+		return enc
+	}
+	b, err := proto.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	enc = &structpb.Struct{}
+	enc.ProtoReflect().SetUnknown(b)
+	n := messageBytes + int64(cap(b))
+	c.mu.Lock()
+	if prev, ok := c.encodings[s]; ok && prev == nil && c.bytes+n <= c.limit() {
+		// Still held, encoded by no other call meanwhile, and within
+		// the bound.
+		c.encodings[s] = enc
+		c.bytes += n
+	}
+	c.mu.Unlock()
+	return enc
+}
+
+// shallowCopy returns a new message that shares every field of m, its
+// unknown fields included.
+func shallowCopy[M proto.Message](m M) M {
+	src := m.ProtoReflect()
+	out := src.New()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		out.Set(fd, v)
+		return true
+	})
+	if u := src.GetUnknown(); len(u) > 0 {
+		out.SetUnknown(u)
+	}
+	return out.Interface().(M) //nolint:forcetypeassert // New returns a message of m's type
 }

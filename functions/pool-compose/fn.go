@@ -43,30 +43,41 @@ type Function struct {
 
 // RunFunction composes one XPool: it answers a request it has decided
 // before from the decision cache (decisions.go), and decides any other.
-// The gRPC server serves it through wireServer (encoded.go), which sends a
-// kept response's encoding instead.
+// The gRPC server serves it through wireServer (encoded.go), which sends
+// the response's wire form instead.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp, _ := f.answer(req)
+	rsp, _ := f.answer(req, false)
 	return rsp, nil
 }
 
-// answer answers req: the response, and, when the decision cache keeps
-// it, its encoding (encode; nil otherwise).
-func (f *Function) answer(req *fnv1.RunFunctionRequest) (rsp, enc *fnv1.RunFunctionResponse) {
+// answer answers req: the response, and a message that encodes as it does
+// and costs less to encode, to be sent in its place: the encoding the
+// decision cache keeps (encode), else, when onWire or when the response
+// is to be kept, rsp with its objects from the render cache as their
+// encodings (renderCache.wire). The message is nil otherwise, and when
+// the kept response is served with its TTL shortened (decisionCache.get).
+func (f *Function) answer(req *fnv1.RunFunctionRequest, onWire bool) (rsp, wire *fnv1.RunFunctionResponse) {
 	now := time.Now()
 	if f.now != nil {
 		now = f.now()
 	}
 	if f.decisions == nil {
 		rsp, _ := f.compose(req, now)
-		return rsp, nil
+		if onWire {
+			wire = f.cache.wire(rsp)
+		}
+		return rsp, wire
 	}
 	key := digestOf(req)
 	if rsp, enc, ok := f.decisions.get(key, now); ok {
 		return rsp, enc
 	}
 	rsp, until := f.compose(req, now)
-	return rsp, f.decisions.put(key, rsp, now, until)
+	wire = f.cache.wire(rsp)
+	if enc := f.decisions.put(key, rsp, wire, now, until); enc != nil {
+		return rsp, enc
+	}
+	return rsp, wire
 }
 
 // compose decides one request at now: it gathers the XPool, its observed
