@@ -190,7 +190,10 @@ func createWithStatus(ctx context.Context, c client.Client, obj client.Object, s
 // the provider runs with --max-reconcile-rate BURSTPOOL_LOADTEST_RECONCILE_RATE
 // (100). With BURSTPOOL_LOADTEST_STARTS (1) above one, the provider is
 // started again that many times in all, each time from statuses that count
-// no executor; with BURSTPOOL_LOADTEST_PROFILE set to a folder, each start's
+// no executor; with BURSTPOOL_LOADTEST_BASELINE set to another build of the
+// provider (an earlier commit's), every second start runs that binary
+// instead, so that one run compares the two interleaved, on the same API
+// server and objects; with BURSTPOOL_LOADTEST_PROFILE set to a folder, each start's
 // first seconds are profiled (the provider's --profile) into it. A timeline
 // of each start shows where it spends its time. It runs only with
 // BURSTPOOL_LOADTEST=1.
@@ -211,6 +214,10 @@ func TestLoad(t *testing.T) {
 	rate := loadParam(t, "BURSTPOOL_LOADTEST_RECONCILE_RATE", 100)
 	starts := loadParam(t, "BURSTPOOL_LOADTEST_STARTS", 1)
 	profiles := os.Getenv("BURSTPOOL_LOADTEST_PROFILE")
+	baseline := os.Getenv("BURSTPOOL_LOADTEST_BASELINE")
+	if baseline != "" && profiles != "" {
+		t.Fatal("BURSTPOOL_LOADTEST_BASELINE and _PROFILE: a baseline binary may serve no profile; set one of them")
+	}
 	if l.nodes < l.pools || l.pods < l.pools {
 		t.Fatalf("BURSTPOOL_LOADTEST_NODES (%d) and _PODS (%d) must be at least _POOLS (%d)", l.nodes, l.pods, l.pools)
 	}
@@ -298,7 +305,12 @@ func TestLoad(t *testing.T) {
 			profile = filepath.Join(profiles, strings.ReplaceAll(phase, " ", "-")+".pprof")
 		}
 		cpu := planeCPU(t)
-		run = startLoadProvider(t, bin, kubeconfig, rate, profile)
+		started := bin
+		if baseline != "" && n%2 == 0 {
+			started = baseline
+			phase += " (baseline)"
+		}
+		run = startLoadProvider(t, started, kubeconfig, rate, profile)
 		stopTimeline := run.timeline(t, st, occupied(want), cpu)
 		d := st.converge(t, phase, occupied(want))
 		if s := stopTimeline(l.pods + l.nodes); s > 0 {
