@@ -112,13 +112,7 @@ func status(r warmpolicy.Recommendation, priced bool, now time.Time) *v1alpha1.W
 		Weeks:               int32(r.Weeks),
 	}
 	if priced {
-		out.DollarsPerHour = dollars(r.DollarsPerHour)
+		out.DollarsPerHour = warmpolicy.USD(r.DollarsPerHour)
 	}
 	return out
-}
-
-// dollars formats an amount of dollars to the millionth, without
-// trailing zeros.
-func dollars(f float64) string {
-	return strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64)
 }

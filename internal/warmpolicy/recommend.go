@@ -119,16 +119,16 @@ func unaffordable(g Goal) string {
 	case !g.DollarCap:
 		return ""
 	case !g.PriceKnown:
-		return fmt.Sprintf("what a warm slot costs is not known yet, so no warm slot can be shown to fit maxDollarsPerHour (%s USD an hour): no learned warm slots until the slots have a price", usd(g.MaxDollarsPerHour))
+		return fmt.Sprintf("what a warm slot costs is not known yet, so no warm slot can be shown to fit maxDollarsPerHour (%s USD an hour): no learned warm slots until the slots have a price", USD(g.MaxDollarsPerHour))
 	case g.DollarsPerSlotHour > 0 && max(0, g.MaxDollarsPerHour)/g.DollarsPerSlotHour < 1: // as caps counts
-		return fmt.Sprintf("maxDollarsPerHour is %s USD an hour, less than one warm slot costs (%s USD an hour): no learned warm slots", usd(max(0, g.MaxDollarsPerHour)), usd(g.DollarsPerSlotHour))
+		return fmt.Sprintf("maxDollarsPerHour is %s USD an hour, less than one warm slot costs (%s USD an hour): no learned warm slots", USD(max(0, g.MaxDollarsPerHour)), USD(g.DollarsPerSlotHour))
 	}
 	return ""
 }
 
-// usd formats an amount of dollars to the millionth, without trailing
-// zeros.
-func usd(f float64) string {
+// USD formats an amount of dollars to the millionth, without trailing
+// zeros, as a warm level's cost is shown wherever it is.
+func USD(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64)
 }
 
