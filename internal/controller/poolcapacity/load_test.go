@@ -296,7 +296,7 @@ func TestLoad(t *testing.T) {
 			st.converge(t, "counts cleared", occupied(nil))
 			// What a thousand status writes cost the API server alone,
 			// beside what a start costs it.
-			t.Logf("%s: the test cleared %d PoolCapacities' counts in %s; CPU seconds: %s", phase, l.pools,
+			t.Logf("before start %d: the test cleared %d PoolCapacities' counts in %s; CPU seconds: %s", n, l.pools,
 				time.Since(began).Round(time.Millisecond), mark.since(t, 0))
 			phase = fmt.Sprintf("start %d", n)
 		}
