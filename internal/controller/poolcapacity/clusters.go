@@ -174,16 +174,25 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 		}(r)
 		go func(r *running) {
 			// The PoolCapacities parked on the observer (see parked)
-			// wait for nothing else: they are woken once it has read
-			// its first view, has failed, has tried for parkFor, or
-			// was replaced (its successor wakes them again).
+			// wait for nothing else: they are woken when syncing stops
+			// holding them (it has read its first view, has failed or
+			// reports an error, looked at every parkCheck as the
+			// parked ones looked before, or has tried for parkFor), or
+			// when it was replaced (its successor wakes them again).
 			t := time.NewTimer(parkFor)
 			defer t.Stop()
-			select {
-			case <-r.obs.Synced():
-			case <-r.done:
-			case <-t.C:
-			case <-rctx.Done():
+			check := time.NewTicker(parkCheck)
+			defer check.Stop()
+			for r.obs.Err() == nil {
+				select {
+				case <-r.obs.Synced():
+				case <-r.done:
+				case <-t.C:
+				case <-rctx.Done():
+				case <-check.C:
+					continue
+				}
+				break
 			}
 			c.notifyConfig(config)
 		}(r)
@@ -361,11 +370,16 @@ func (c *clusters) enqueue(names []string) {
 // each says why it is not Ready (ClusterUnreachable) soon after.
 const parkFor = 10 * time.Second
 
+// parkCheck is how often the observer's wake looks whether its first read
+// met an error, which ends the parking (clusters.syncing).
+const parkCheck = time.Second
+
 // parked wraps the PoolCapacity reconciler: a PoolCapacity whose
 // cluster's observer is still reading its first view (clusters.syncing) is
 // not reconciled, unless it is being deleted, but recorded as the
 // cluster's, so that the observer wakes it (clusters.observer) once it
-// has read that view, has failed or has tried for parkFor. It is not
+// has read that view, has failed or met an error, or has tried for
+// parkFor. It is not
 // retried on a timer: a timer set while it waited would reconcile it, and
 // write its status, a second time soon after the wake, and with a
 // thousand PoolCapacities those second reconciles used up the rate
