@@ -172,30 +172,7 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 			r.retryAt = time.Now().Add(min(retryMin<<min(r.failures-1, 10), retryMax))
 			close(r.done)
 		}(r)
-		go func(r *running) {
-			// The PoolCapacities parked on the observer (see parked)
-			// wait for nothing else: they are woken when syncing stops
-			// holding them (it has read its first view, has failed or
-			// reports an error, looked at every parkCheck as the
-			// parked ones looked before, or has tried for parkFor), or
-			// when it was replaced (its successor wakes them again).
-			t := time.NewTimer(parkFor)
-			defer t.Stop()
-			check := time.NewTicker(parkCheck)
-			defer check.Stop()
-			for r.obs.Err() == nil {
-				select {
-				case <-r.obs.Synced():
-				case <-r.done:
-				case <-t.C:
-				case <-rctx.Done():
-				case <-check.C:
-					continue
-				}
-				break
-			}
-			c.notifyConfig(config)
-		}(r)
+		go c.wake(rctx, config, r)
 		c.running[config] = r
 	}
 	c.mu.Unlock()
@@ -309,6 +286,42 @@ func (c *clusters) untrackLocked(name string) {
 	delete(c.pools[u], name)
 	if len(c.pools[u]) == 0 {
 		delete(c.pools, u)
+	}
+}
+
+// wake queues the PoolCapacities of the ProviderConfig called config,
+// observed by r, when they need it. Those parked on the observer (see
+// parked) wait for nothing else: they are woken when syncing stops
+// holding them (the observer has read its first view, has failed or
+// reports an error, looked at every parkCheck as the parked ones looked
+// before, or has tried for parkFor), or when it was replaced (its
+// successor wakes them again). And when the observer reads its first
+// view, every PoolCapacity of the cluster is queued, those woken before
+// it and retrying with backoff among them.
+func (c *clusters) wake(ctx context.Context, config string, r *running) {
+	t := time.NewTimer(parkFor)
+	defer t.Stop()
+	check := time.NewTicker(parkCheck)
+	defer check.Stop()
+	for r.obs.Err() == nil {
+		select {
+		case <-r.obs.Synced():
+			c.notifyConfig(config)
+			return
+		case <-r.done:
+		case <-t.C:
+		case <-ctx.Done():
+		case <-check.C:
+			continue
+		}
+		break
+	}
+	c.notifyConfig(config)
+	select {
+	case <-r.obs.Synced():
+		c.notifyConfig(config)
+	case <-r.done:
+	case <-ctx.Done():
 	}
 }
 
