@@ -339,14 +339,20 @@ func (c *clusters) notifyConfig(config string) {
 	}
 	c.imu.Unlock()
 	for _, n := range names {
-		pc := &v1alpha1.PoolCapacity{}
-		pc.SetName(n)
 		select {
-		case c.events <- event.GenericEvent{Object: client.Object(pc)}:
+		case c.events <- requestOf(n):
 		case <-c.ctx.Done():
 			return
 		}
 	}
+}
+
+// requestOf is the event that queues a reconcile of the PoolCapacity
+// called name.
+func requestOf(name string) event.GenericEvent {
+	pc := &v1alpha1.PoolCapacity{}
+	pc.SetName(name)
+	return event.GenericEvent{Object: client.Object(pc)}
 }
 
 // notify asks for a reconcile of every PoolCapacity of the changed pools. It
@@ -367,10 +373,8 @@ func (c *clusters) notify(config string, pools []string) {
 // blocks: when the queue is full the poll interval catches up.
 func (c *clusters) enqueue(names []string) {
 	for _, n := range names {
-		pc := &v1alpha1.PoolCapacity{}
-		pc.SetName(n)
 		select {
-		case c.events <- event.GenericEvent{Object: client.Object(pc)}:
+		case c.events <- requestOf(n):
 		default:
 		}
 	}

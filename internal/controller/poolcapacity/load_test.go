@@ -390,25 +390,28 @@ func planeCPU(t *testing.T) cpuMark {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := cpuMark{at: time.Now(), apiserver: localcp.FindProcess("--secure-port=" + u.Port())}
+	m := cpuMark{apiserver: localcp.FindProcess("--secure-port=" + u.Port())}
 	for _, a := range localcp.Cmdline(m.apiserver) {
 		if v, ok := strings.CutPrefix(a, "--etcd-servers="); ok {
 			m.etcd = localcp.FindProcess("--listen-client-urls=" + v)
 		}
 	}
-	m.apiserverCPU, _ = localcp.CPUSeconds(m.apiserver)
-	m.etcdCPU, _ = localcp.CPUSeconds(m.etcd)
-	m.self, _ = localcp.CPUSeconds(os.Getpid())
-	return m
+	return m.now()
+}
+
+// cpuSeconds is the CPU time process pid has used, in seconds.
+func cpuSeconds(pid int) (float64, error) {
+	d, err := localcp.CPUTime(pid)
+	return d.Seconds(), err
 }
 
 // now marks the CPU time m's processes have used so far.
 func (m cpuMark) now() cpuMark {
 	n := m
 	n.at = time.Now()
-	n.apiserverCPU, _ = localcp.CPUSeconds(m.apiserver)
-	n.etcdCPU, _ = localcp.CPUSeconds(m.etcd)
-	n.self, _ = localcp.CPUSeconds(os.Getpid())
+	n.apiserverCPU, _ = cpuSeconds(m.apiserver)
+	n.etcdCPU, _ = cpuSeconds(m.etcd)
+	n.self, _ = cpuSeconds(os.Getpid())
 	return n
 }
 
@@ -419,7 +422,7 @@ func (m cpuMark) since(t *testing.T, provider int) string {
 	n := m.now()
 	var p string
 	if provider != 0 {
-		cpu, err := localcp.CPUSeconds(provider)
+		cpu, err := cpuSeconds(provider)
 		if err != nil {
 			return fmt.Sprintf("cannot read the provider's: %v", err)
 		}
@@ -859,7 +862,7 @@ func (p *loadProvider) timeline(t *testing.T, st *statuses, ok func(*v1alpha1.Po
 					events, m["controller_runtime_reconcile_total"],
 					m["controller_runtime_reconcile_errors_total"], m["controller_runtime_reconcile_total/requeue_after"], st.count(ok))
 				now := plane.now()
-				provider, _ := localcp.CPUSeconds(p.proc.PID)
+				provider, _ := cpuSeconds(p.proc.PID)
 				if line != last {
 					// CPU as cores busy since the last line.
 					wall := now.at.Sub(prev.at).Seconds()

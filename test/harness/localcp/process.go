@@ -306,39 +306,6 @@ func StatusKiB(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
-// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's CPU
-// times: 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
-// CPUSeconds reads the CPU time process pid has used so far, user and
-// system, from /proc/PID/stat.
-func CPUSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command, field 2, is in parentheses and may hold spaces: the
-	// fields after it start past the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("cannot read /proc/%d/stat: no command", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// utime and stime are fields 14 and 15; f[0] is field 3.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("cannot read /proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	var ticks int64
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("cannot read /proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return float64(ticks) / clockTicks, nil
-}
-
 // FindProcess returns the PID of the process whose command line holds
 // every one of args, or zero when none does.
 func FindProcess(args ...string) int {
