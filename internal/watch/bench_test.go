@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
@@ -62,4 +64,63 @@ func BenchmarkPod(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkDecodePod measures decoding one executor pod as a watch streams
+// it (protobuf, with what the API server and a ReplicaSet add: managed
+// fields, a service account volume, arguments, environment and a probe),
+// in full and cut (sparseSerializer), and its view.
+func BenchmarkDecodePod(b *testing.B) {
+	full, sparse := protobuf(b)
+	data := encode(b, full, streamedPod())
+	for _, tc := range []struct {
+		name string
+		s    runtime.Serializer
+	}{{"Full", full}, {"Cut", sparse}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			var view *capacity.Pod
+			for b.Loop() {
+				obj, _, err := tc.s.Decode(data, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				view = Pod(obj.(*corev1.Pod))
+			}
+			if view.State != capacity.PodRunning || view.CPUMillis != 8000 {
+				b.Fatalf("decoded %v requesting %dm, want a running executor requesting 8000m", view.State, view.CPUMillis)
+			}
+		})
+	}
+}
+
+// streamedPod is an executor pod as a pod watch streams it.
+func streamedPod() *corev1.Pod {
+	p := executorPod(1, "burst-node-1")
+	p.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app.kubernetes.io/component":{},"f:e6data.io/pool":{},"f:e6data.io/pool-namespace":{},"f:e6data.io/query-service":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"9f0e4c1a-4f5e-4a57-9d0b-0c1d2e3f4a5b\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"executor\"}":{".":{},"f:args":{},"f:env":{".":{},"k:{\"name\":\"POD_IP\"}":{".":{},"f:name":{},"f:valueFrom":{".":{},"f:fieldRef":{}}},"k:{\"name\":\"QUERY_SERVICE\"}":{".":{},"f:name":{},"f:value":{}}},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{},"f:readinessProbe":{},"f:resources":{".":{},"f:requests":{".":{},"f:cpu":{},"f:memory":{}}}}},"f:nodeSelector":{},"f:tolerations":{}}}`)}},
+		{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersReady\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Initialized\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:containerStatuses":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"10.1.0.1\"}":{".":{},"f:ip":{}}},"f:startTime":{}}}`)}},
+	}
+	p.Spec.Volumes = []corev1.Volume{{Name: "kube-api-access-x7k2p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptrTo(int64(3607))}},
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+		{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+	}}}}}
+	c := &p.Spec.Containers[0]
+	c.Image, c.ImagePullPolicy = "ghcr.io/e6data/executor:3.1", corev1.PullIfNotPresent
+	c.Args = []string{"--role=executor", "--query-service=analytics"}
+	c.Ports = []corev1.ContainerPort{{Name: "rpc", ContainerPort: 9000}, {Name: "metrics", ContainerPort: 9100}}
+	c.Env = []corev1.EnvVar{{Name: "QUERY_SERVICE", Value: "analytics"},
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}
+	c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("rpc")}}}
+	c.TerminationMessagePath, c.TerminationMessagePolicy = "/dev/termination-log", corev1.TerminationMessageReadFile
+	p.Status.HostIP, p.Status.PodIP = "10.0.0.1", "10.1.0.1"
+	p.Status.PodIPs = []corev1.PodIP{{IP: "10.1.0.1"}}
+	s := &p.Status.ContainerStatuses[0]
+	s.ImageID, s.ContainerID = "ghcr.io/e6data/executor@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "containerd://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	return p
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -261,8 +262,9 @@ type informer struct {
 }
 
 // informers returns the pod and node informers of the cluster. Each reads
-// only pool-labelled objects, as protobuf, and stores a record of each
-// (TransformPod, TransformNode), under no index but its key.
+// only pool-labelled objects, as protobuf (pods cut by sparseSerializer),
+// and stores a record of each (TransformPod, TransformNode), under no
+// index but its key.
 func (o *Observer) informers() ([]informer, error) {
 	cfg := rest.CopyConfig(o.cfg)
 	cfg.UserAgent = UserAgentWatch
@@ -272,13 +274,17 @@ func (o *Observer) informers() ([]informer, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create a client of pool pods and nodes")
 	}
+	pods, err := podClient(cfg)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create a client of pool pods")
+	}
 	sel := poolLabelExists().String()
 	pool := func(o *metav1.ListOptions) { o.LabelSelector = sel }
 	out := []informer{
 		{kind: "pods", handlers: handlers(o.enqueue, Pod,
 			func(p *capacity.Pod, deleted bool) capacity.Event { return capacity.Event{Pod: p, Deleted: deleted} }),
 			SharedIndexInformer: toolscache.NewSharedIndexInformerWithOptions(
-				toolscache.NewFilteredListWatchFromClient(kube.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, pool),
+				toolscache.NewFilteredListWatchFromClient(pods, "pods", metav1.NamespaceAll, pool),
 				&corev1.Pod{}, toolscache.SharedIndexInformerOptions{ObjectDescription: "pool pods"})},
 		{kind: "nodes", handlers: handlers(o.enqueue, Node,
 			func(n *capacity.Node, deleted bool) capacity.Event { return capacity.Event{Node: n, Deleted: deleted} }),
@@ -295,6 +301,16 @@ func (o *Observer) informers() ([]informer, error) {
 		}
 	}
 	return out, nil
+}
+
+// podClient returns a client of core v1 objects that decodes pods through
+// a sparseSerializer.
+func podClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	cfg = rest.CopyConfig(cfg)
+	gv := corev1.SchemeGroupVersion
+	cfg.GroupVersion, cfg.APIPath = &gv, "/api"
+	cfg.NegotiatedSerializer = sparseCodecs{clientgoscheme.Codecs.WithoutConversion()}
+	return rest.RESTClientFor(cfg)
 }
 
 // watchFailed records a watch error; the reflector then lists and watches
