@@ -2,8 +2,8 @@ package watch
 
 import (
 	"strings"
+	"sync"
 	"time"
-	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,9 +86,40 @@ func transform[O metav1.Object, V any](obj any, view func(O) V) (any, error) {
 	return obj, nil
 }
 
+// maxInterned bounds how many strings the intern table holds. Once it
+// would hold more it forgets them all, as a sharedTable does, so that
+// names no object carries any longer (nodes replaced, pods that each carry
+// a label value of their own) do not accumulate; objects keep the strings
+// they were given.
+const maxInterned = 1 << 16
+
+// interned holds the canonical copy of each string intern was given.
+// unique.Make did this before: each string it first meets costs it a weak
+// pointer and a cleanup, tens of microseconds when a start meets ten
+// thousand node names at once (BenchmarkIntern).
+var interned = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
 // intern returns the canonical copy of s, so that the label keys and values
 // that thousands of pods repeat are stored once.
-func intern(s string) string { return unique.Make(s).Value() }
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	interned.Lock()
+	defer interned.Unlock()
+	if c, ok := interned.m[s]; ok {
+		return c
+	}
+	if len(interned.m) >= maxInterned {
+		clear(interned.m)
+	}
+	c := strings.Clone(s)
+	interned.m[c] = c
+	return c
+}
 
 func internLabels(in map[string]string) map[string]string {
 	if len(in) == 0 {
