@@ -190,6 +190,14 @@ func (c *clusters) observer(ctx context.Context, config, fingerprint string, cfg
 	return nil, errors.Wrapf(errNotSynced, "cluster of ProviderConfig %q", config)
 }
 
+// observing reports whether an observer of the ProviderConfig called
+// config was started, running or not.
+func (c *clusters) observing(config string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running[config] != nil
+}
+
 // syncing reports whether the observer of the ProviderConfig called config
 // started less than parkFor ago and is still reading its first view
 // without an error.
@@ -400,16 +408,22 @@ const parkCheck = time.Second
 // retried on a timer: a timer set while it waited would reconcile it, and
 // write its status, a second time soon after the wake, and with a
 // thousand PoolCapacities those second reconciles used up the rate
-// limiter's burst that the first ones needed. The PoolCapacity whose reconcile started the observer wrote why
-// it waits (Ready False, ClusterUnreachable); reconciling the others before
-// the view is read would only fail the same way, each failure a status
-// write and a share of the reconcile rate that, with a thousand
-// PoolCapacities, pushes the reconciles after the sync tens of seconds
-// back.
+// limiter's burst that the first ones needed. Reconciling a PoolCapacity
+// before the view is read would only fail to connect, each failure an
+// event, a status write and a share of the reconcile rate that, with a
+// thousand PoolCapacities, pushes the reconciles after the sync tens of
+// seconds back; so the first PoolCapacity of a cluster starts its
+// observer (start) and parks like the rest.
 type parked struct {
 	kube     client.Reader
 	clusters *clusters
-	inner    reconcile.Reconciler
+	// start starts the observer of a PoolCapacity's cluster, as Connect
+	// does, when none was started: the first PoolCapacities reconciled as
+	// the provider starts then park too, instead of failing to connect
+	// with an event and a status write each. What it fails with, the
+	// reconcile that follows reports.
+	start func(context.Context, *v1alpha1.PoolCapacity) error
+	inner reconcile.Reconciler
 }
 
 // Reconcile reconciles the PoolCapacity of req unless it is parked.
@@ -420,6 +434,9 @@ func (p parked) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 			// Recorded before syncing is read: a wake that follows
 			// the read, however soon, finds the PoolCapacity.
 			p.clusters.track(pc.Name, ref.Name, capacity.PoolKey(pc.Spec.ForProvider))
+			if p.start != nil && !p.clusters.observing(ref.Name) {
+				_ = p.start(ctx, pc) // what it fails with, the reconcile that follows reports
+			}
 			if p.clusters.syncing(ref.Name) {
 				return reconcile.Result{}, nil
 			}

@@ -2,6 +2,7 @@ package poolcapacity
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -28,9 +29,10 @@ func (r *reconciled) Reconcile(context.Context, reconcile.Request) (reconcile.Re
 }
 
 // TestParked checks that a PoolCapacity whose cluster's observer is still
-// reading its first view waits without being reconciled, and that one
-// being deleted, one of another cluster and one whose observer started
-// more than parkFor ago are reconciled.
+// reading its first view waits without being reconciled, and so does the
+// first of a cluster no observer reads yet, once it started one; and that
+// one being deleted, one whose observer could not be started and one
+// whose observer started more than parkFor ago are reconciled.
 func TestParked(t *testing.T) {
 	obs, err := watch.New(&rest.Config{Host: "https://127.0.0.1:1"}, watch.Options{})
 	if err != nil {
@@ -42,8 +44,12 @@ func TestParked(t *testing.T) {
 		config  string
 		deleted bool
 		started time.Duration // how long ago the observer started
-		want    reconcile.Result
-		wantN   int
+		// startErr is what starting the observer of a cluster none
+		// reads fails with; nil starts one, reading its first view.
+		startErr   error
+		want       reconcile.Result
+		wantN      int
+		wantStarts int
 	}{
 		"Syncing": {
 			reason: "A PoolCapacity of a cluster whose observer is reading its first view waits, with no retry of its own: the observer wakes it.",
@@ -53,9 +59,13 @@ func TestParked(t *testing.T) {
 			reason: "A PoolCapacity being deleted needs no cluster and is reconciled.",
 			config: "syncing", deleted: true, wantN: 1,
 		},
-		"OtherCluster": {
-			reason: "A PoolCapacity of a cluster no observer reads yet is reconciled: its reconcile starts the observer.",
-			config: "other", wantN: 1,
+		"FirstOfCluster": {
+			reason: "A PoolCapacity of a cluster no observer reads yet starts the observer and waits like the rest, rather than fail to connect with an event and a status write.",
+			config: "other", wantStarts: 1,
+		},
+		"CannotStart": {
+			reason: "A PoolCapacity whose cluster's observer cannot be started is reconciled, and its reconcile says why.",
+			config: "other", startErr: errors.New("no such ProviderConfig"), wantN: 1, wantStarts: 1,
 		},
 		"WaitedLongEnough": {
 			reason: "Once the observer has tried for parkFor, PoolCapacities are reconciled and say why it has no view.",
@@ -77,13 +87,24 @@ func TestParked(t *testing.T) {
 			inner := &reconciled{}
 			cs := newClusters(watch.Options{}, nil, logr.Discard())
 			cs.running["syncing"] = &running{obs: obs, done: make(chan struct{}), started: time.Now().Add(-tc.started)}
-			p := parked{kube: fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build(), clusters: cs, inner: inner}
+			starts := 0
+			start := func(_ context.Context, pc *v1alpha1.PoolCapacity) error {
+				starts++
+				if tc.startErr != nil {
+					return tc.startErr
+				}
+				cs.mu.Lock()
+				cs.running[pc.GetProviderConfigReference().Name] = &running{obs: obs, done: make(chan struct{}), started: time.Now()}
+				cs.mu.Unlock()
+				return nil
+			}
+			p := parked{kube: fake.NewClientBuilder().WithScheme(s).WithObjects(pc).Build(), clusters: cs, start: start, inner: inner}
 			got, err := p.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "pc"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" || inner.n != tc.wantN {
-				t.Errorf("%s\nreconciled %d times, want %d; result -want, +got:\n%s", tc.reason, inner.n, tc.wantN, diff)
+			if diff := cmp.Diff(tc.want, got); diff != "" || inner.n != tc.wantN || starts != tc.wantStarts {
+				t.Errorf("%s\nreconciled %d times, want %d; started %d observers, want %d; result -want, +got:\n%s", tc.reason, inner.n, tc.wantN, starts, tc.wantStarts, diff)
 			}
 		})
 	}

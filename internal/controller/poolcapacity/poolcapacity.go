@@ -161,7 +161,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		WatchesRawSource(source.Channel(cs.events, &handler.EnqueueRequestForObject{})).
 		// The limiter runs on the wall clock, whatever clock the
 		// reconciler reads.
-		Complete(parked{kube: mgr.GetClient(), clusters: cs, inner: newPaced(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter, time.Now)})
+		Complete(parked{kube: mgr.GetClient(), clusters: cs, start: c.startObserver,
+			inner: newPaced(name, xperrors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter, time.Now)})
 }
 
 // notStatusOnly drops updates of a PoolCapacity that change nothing but its
@@ -252,6 +253,17 @@ func (c *connector) connect(ctx context.Context, cr *v1alpha1.PoolCapacity) (*ex
 		return nil, err
 	}
 	return &external{config: pc.Name, obs: obs, shared: c.shared, local: fp == fingerprintLocal}, nil
+}
+
+// startObserver starts the observer of cr's cluster, as Connect does,
+// and says why it cannot; an observer reading its first view is no
+// failure here.
+func (c *connector) startObserver(ctx context.Context, cr *v1alpha1.PoolCapacity) error {
+	_, err := c.connect(ctx, cr)
+	if errors.Is(err, errNotSynced) {
+		return nil
+	}
+	return err
 }
 
 // restConfig returns how to reach the cluster pc points at, and a
