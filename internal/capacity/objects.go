@@ -125,7 +125,9 @@ type Pod struct {
 	// the taint manager.
 	Disruption *Disruption
 
-	// CPUMillis and MemoryBytes are what the pod's containers request.
+	// CPUMillis and MemoryBytes are what the pod requests, as the
+	// scheduler reckons it (containers, sidecars, pod-level requests,
+	// overhead).
 	CPUMillis   int64
 	MemoryBytes int64
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	qsv1alpha1 "github.com/burstpool/burstpool/apis/queryservice/v1alpha1"
 	"github.com/burstpool/burstpool/internal/capacity"
@@ -171,7 +172,7 @@ func Pod(p *corev1.Pod) *capacity.Pod {
 	if p.Spec.NodeName == "" && out.State == capacity.PodPending {
 		out.Aim = aim(&p.Spec)
 	}
-	out.CPUMillis, out.MemoryBytes = requests(&p.Spec)
+	out.CPUMillis, out.MemoryBytes = requests(p)
 	for _, g := range p.Spec.SchedulingGates {
 		out.Gates = append(out.Gates, intern(g.Name))
 	}
@@ -239,18 +240,47 @@ func requirement(r corev1.NodeSelectorRequirement, field bool) capacity.Requirem
 }
 
 // requests returns the CPU (in millicores) and memory (in bytes) a pod
-// requests, as the scheduler reckons them: its containers together, or its
-// largest init container when that is more.
-func requests(spec *corev1.PodSpec) (cpu, mem int64) {
-	for _, c := range spec.Containers {
+// requests, as kube-scheduler reckons them (its NodeResourcesFit plugin
+// calls the same function): its containers together, or its largest
+// init container when that is more, with restartable init containers
+// (sidecars) added to what runs beside them (KEP-753); its pod-level
+// requests in place of its containers' where it sets them (KEP-2837,
+// PodLevelResources); and its overhead. Reckoned from containers alone,
+// an executor that requests only at pod level would show as requesting
+// nothing.
+//
+// A pod with none of those (an executor, mostly) is summed here without
+// the maps PodRequests builds, a tenth of a pod's transform
+// (TestRequestsAsScheduler holds the two equal).
+func requests(p *corev1.Pod) (cpu, mem int64) {
+	if !plainRequests(&p.Spec) {
+		reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		return reqs.Cpu().MilliValue(), reqs.Memory().Value()
+	}
+	for _, c := range p.Spec.Containers {
 		cpu += c.Resources.Requests.Cpu().MilliValue()
 		mem += c.Resources.Requests.Memory().Value()
 	}
-	for _, c := range spec.InitContainers {
+	for _, c := range p.Spec.InitContainers {
 		cpu = max(cpu, c.Resources.Requests.Cpu().MilliValue())
 		mem = max(mem, c.Resources.Requests.Memory().Value())
 	}
 	return cpu, mem
+}
+
+// plainRequests reports whether what spec requests is its containers'
+// sum, or its largest init container's: no pod-level requests, no
+// overhead, no sidecar.
+func plainRequests(spec *corev1.PodSpec) bool {
+	if spec.Resources != nil && len(spec.Resources.Requests) > 0 || len(spec.Overhead) > 0 {
+		return false
+	}
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			return false
+		}
+	}
+	return true
 }
 
 func state(p *corev1.Pod) capacity.PodState {

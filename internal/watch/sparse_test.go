@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/randfill"
 
 	"github.com/burstpool/burstpool/internal/capacity"
@@ -89,6 +90,15 @@ func randomPods(n int) []*corev1.Pod {
 					corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(100*(i+j)), resource.DecimalSI),
 					corev1.ResourceMemory: *resource.NewQuantity(int64(1<<20*(i+j)), resource.BinarySI),
 				}
+			}
+		}
+		if i%3 == 1 {
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi")}}
+			p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+		}
+		for j := range p.Spec.InitContainers {
+			if (i+j)%2 == 0 {
+				p.Spec.InitContainers[j].RestartPolicy = ptrTo(corev1.ContainerRestartPolicyAlways)
 			}
 		}
 		if p.Annotations != nil {
@@ -196,5 +206,25 @@ func TestSparseOthers(t *testing.T) {
 				t.Errorf("(-full +sparse):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRequestsAsScheduler checks that what a pod requests is what
+// kube-scheduler reckons (k8s.io/component-helpers/resource.PodRequests)
+// for pods filled at random, those that requests sums itself included.
+func TestRequestsAsScheduler(t *testing.T) {
+	plain := 0
+	for i, p := range randomPods(500) {
+		if plainRequests(&p.Spec) {
+			plain++
+		}
+		want := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		cpu, mem := requests(p)
+		if cpu != want.Cpu().MilliValue() || mem != want.Memory().Value() {
+			t.Errorf("pod %d requests %dm CPU and %d bytes, the scheduler reckons %dm and %d", i, cpu, mem, want.Cpu().MilliValue(), want.Memory().Value())
+		}
+	}
+	if plain == 0 || plain == 500 {
+		t.Errorf("%d of 500 random pods request plainly: the test covers only one way", plain)
 	}
 }

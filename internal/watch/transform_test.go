@@ -93,6 +93,32 @@ func TestTransformPodFields(t *testing.T) {
 			},
 			want: func(v *capacity.Pod) { v.CPUMillis = 20000 },
 		},
+		// kube-scheduler reckons a pod's requests with
+		// k8s.io/component-helpers/resource.PodRequests (its
+		// NodeResourcesFit plugin): the three cases below are how it
+		// departs from the sum of the containers.
+		"PodLevelRequests": {
+			reason: "spec.resources (PodLevelResources, KEP-2837) replaces the containers' requests it names: an executor requesting only at pod level still requests.",
+			edit: func(p *corev1.Pod) {
+				p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("12"), corev1.ResourceMemory: resource.MustParse("48Gi")}}
+				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+			},
+			want: func(v *capacity.Pod) { v.CPUMillis, v.MemoryBytes = 12000, 48<<30 },
+		},
+		"Sidecar": {
+			reason: "A restartable init container (a sidecar, KEP-753) runs beside the containers, so its requests add to theirs.",
+			edit: func(p *corev1.Pod) {
+				p.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), Resources: cpu("1")}}
+			},
+			want: func(v *capacity.Pod) { v.CPUMillis = 9000 },
+		},
+		"Overhead": {
+			reason: "spec.overhead (a RuntimeClass's) is requested on top of the containers.",
+			edit: func(p *corev1.Pod) {
+				p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+			},
+			want: func(v *capacity.Pod) { v.CPUMillis = 8250 },
+		},
 		"SchedulingGates": {
 			reason: "spec.schedulingGates hold the pod back from the scheduler.",
 			edit:   func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "hold"}} },
