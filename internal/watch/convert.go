@@ -250,8 +250,8 @@ func requirement(r corev1.NodeSelectorRequirement, field bool) capacity.Requirem
 // nothing.
 //
 // A pod with none of those (an executor, mostly) is summed here without
-// the maps PodRequests builds, a tenth of a pod's transform
-// (TestRequestsAsScheduler holds the two equal).
+// the maps PodRequests builds, which would add half to its transform
+// (BenchmarkPod); TestRequestsAsScheduler holds the two equal.
 func requests(p *corev1.Pod) (cpu, mem int64) {
 	if !plainRequests(&p.Spec) {
 		reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
