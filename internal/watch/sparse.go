@@ -73,42 +73,59 @@ func numbers(ns ...protowire.Number) fieldSet {
 	return s
 }
 
+// eachField calls fn with each field of msg in turn: its number, its wire
+// type, the whole field and the length of its tag; it stops when fn
+// returns false. It returns false when msg is not well-formed protobuf.
+func eachField(msg []byte, fn func(num protowire.Number, typ protowire.Type, field []byte, tag int) bool) bool {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
+		if m < 0 {
+			return false
+		}
+		if !fn(num, typ, msg[:n+m], n) {
+			return true
+		}
+		msg = msg[n+m:]
+	}
+	return true
+}
+
+// bytesValue is the value of a field of wire type bytes.
+func bytesValue(field []byte, tag int) []byte {
+	v, _ := protowire.ConsumeBytes(field[tag:])
+	return v
+}
+
 // apply appends msg to out without the fields c cuts. It returns false,
 // and out as it was, when msg is not well-formed protobuf. scratch holds a
 // buffer for each level of embedded message below this one.
 func (c *cut) apply(out, msg []byte, scratch [][]byte) ([]byte, bool) {
 	start := len(out)
-	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			return out[:start], false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
-		if m < 0 {
-			return out[:start], false
-		}
-		field := msg[:n+m]
-		msg = msg[n+m:]
+	ok := true
+	wellFormed := eachField(msg, func(num protowire.Number, typ protowire.Type, field []byte, tag int) bool {
 		if c.drop.has(num) {
-			continue
+			return true
 		}
-		if typ != protowire.BytesType || c.in == nil || len(scratch) == 0 {
+		in := c.in[num]
+		if in == nil || typ != protowire.BytesType || len(scratch) == 0 {
 			out = append(out, field...)
-			continue
+			return true
 		}
-		switch in := c.in[num]; {
-		case in != nil:
-			v, _ := protowire.ConsumeBytes(field[n:])
-			sub, ok := in.apply(scratch[0][:0], v, scratch[1:])
-			if !ok {
-				return out[:start], false
-			}
-			scratch[0] = sub
-			out = protowire.AppendTag(out, num, typ)
-			out = protowire.AppendBytes(out, sub)
-		default:
-			out = append(out, field...)
+		var sub []byte
+		if sub, ok = in.apply(scratch[0][:0], bytesValue(field, tag), scratch[1:]); !ok {
+			return false
 		}
+		scratch[0] = sub
+		out = protowire.AppendTag(out, num, typ)
+		out = protowire.AppendBytes(out, sub)
+		return true
+	})
+	if !wellFormed || !ok {
+		return out[:start], false
 	}
 	return out, true
 }
@@ -167,59 +184,39 @@ func podBytes(data []byte) ([]byte, bool) {
 		return nil, false
 	}
 	var raw []byte
-	var pod bool
-	for msg := data[len(protobufPrefix):]; len(msg) > 0; {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			return nil, false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
-		if m < 0 {
-			return nil, false
-		}
-		v, _ := protowire.ConsumeBytes(msg[n:])
-		msg = msg[n+m:]
+	pod, plain := false, true
+	wellFormed := eachField(data[len(protobufPrefix):], func(num protowire.Number, typ protowire.Type, field []byte, tag int) bool {
 		if typ != protowire.BytesType {
-			continue
+			return true
 		}
-		switch num {
+		switch v := bytesValue(field, tag); num {
 		case 1: // typeMeta
 			pod = isPodType(v)
 		case 2: // raw
 			raw = v
 		case 3, 4: // contentEncoding, contentType: anything but plain protobuf
-			if len(v) > 0 {
-				return nil, false
-			}
+			plain = len(v) == 0
 		}
-	}
-	return raw, pod && raw != nil
+		return plain
+	})
+	return raw, wellFormed && plain && pod && raw != nil
 }
 
 // isPodType reports whether a protobuf runtime.TypeMeta says v1 Pod.
 func isPodType(meta []byte) bool {
 	var version, kind bool
-	for len(meta) > 0 {
-		num, typ, n := protowire.ConsumeTag(meta)
-		if n < 0 {
-			return false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, meta[n:])
-		if m < 0 {
-			return false
-		}
+	wellFormed := eachField(meta, func(num protowire.Number, typ protowire.Type, field []byte, tag int) bool {
 		if typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(meta[n:])
-			switch num {
+			switch v := bytesValue(field, tag); num {
 			case 1:
 				version = string(v) == podKind.Version
 			case 2:
 				kind = string(v) == podKind.Kind
 			}
 		}
-		meta = meta[n+m:]
-	}
-	return version && kind
+		return true
+	})
+	return wellFormed && version && kind
 }
 
 // sparseCodecs is a client's NegotiatedSerializer whose protobuf
