@@ -270,13 +270,9 @@ func (o *Observer) informers() ([]informer, error) {
 	cfg.UserAgent = UserAgentWatch
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	kube, err := kubernetes.NewForConfig(cfg)
+	core, err := podClient(cfg)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create a client of pool pods and nodes")
-	}
-	pods, err := podClient(cfg)
-	if err != nil {
-		return nil, errors.Wrap(err, "cannot create a client of pool pods")
 	}
 	sel := poolLabelExists().String()
 	pool := func(o *metav1.ListOptions) { o.LabelSelector = sel }
@@ -284,12 +280,12 @@ func (o *Observer) informers() ([]informer, error) {
 		{kind: "pods", handlers: handlers(o.enqueue, Pod,
 			func(p *capacity.Pod, deleted bool) capacity.Event { return capacity.Event{Pod: p, Deleted: deleted} }),
 			SharedIndexInformer: toolscache.NewSharedIndexInformerWithOptions(
-				toolscache.NewFilteredListWatchFromClient(pods, "pods", metav1.NamespaceAll, pool),
+				toolscache.NewFilteredListWatchFromClient(core, "pods", metav1.NamespaceAll, pool),
 				&corev1.Pod{}, toolscache.SharedIndexInformerOptions{ObjectDescription: "pool pods"})},
 		{kind: "nodes", handlers: handlers(o.enqueue, Node,
 			func(n *capacity.Node, deleted bool) capacity.Event { return capacity.Event{Node: n, Deleted: deleted} }),
 			SharedIndexInformer: toolscache.NewSharedIndexInformerWithOptions(
-				toolscache.NewFilteredListWatchFromClient(kube.CoreV1().RESTClient(), "nodes", metav1.NamespaceAll, pool),
+				toolscache.NewFilteredListWatchFromClient(core, "nodes", metav1.NamespaceAll, pool),
 				&corev1.Node{}, toolscache.SharedIndexInformerOptions{ObjectDescription: "pool nodes"})},
 	}
 	for i, transform := range []toolscache.TransformFunc{TransformPod, TransformNode} {
@@ -304,12 +300,18 @@ func (o *Observer) informers() ([]informer, error) {
 }
 
 // podClient returns a client of core v1 objects that decodes pods through
-// a sparseSerializer.
+// a sparseSerializer and reads watches through a bufferedFramer.
 func podClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	return coreClient(cfg, sparseCodecs{clientgoscheme.Codecs.WithoutConversion()})
+}
+
+// coreClient returns a client of core v1 objects that encodes and decodes
+// with codecs.
+func coreClient(cfg *rest.Config, codecs runtime.NegotiatedSerializer) (*rest.RESTClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	gv := corev1.SchemeGroupVersion
 	cfg.GroupVersion, cfg.APIPath = &gv, "/api"
-	cfg.NegotiatedSerializer = sparseCodecs{clientgoscheme.Codecs.WithoutConversion()}
+	cfg.NegotiatedSerializer = codecs
 	return rest.RESTClientFor(cfg)
 }
 

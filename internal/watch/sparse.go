@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"bufio"
+	"io"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -220,7 +222,8 @@ func isPodType(meta []byte) bool {
 }
 
 // sparseCodecs is a client's NegotiatedSerializer whose protobuf
-// serializer is a sparseSerializer.
+// serializer is a sparseSerializer, and whose protobuf watches are read
+// through a bufferedFramer.
 type sparseCodecs struct {
 	runtime.NegotiatedSerializer
 }
@@ -228,9 +231,40 @@ type sparseCodecs struct {
 func (c sparseCodecs) SupportedMediaTypes() []runtime.SerializerInfo {
 	infos := append([]runtime.SerializerInfo(nil), c.NegotiatedSerializer.SupportedMediaTypes()...)
 	for i := range infos {
-		if infos[i].MediaType == runtime.ContentTypeProtobuf {
-			infos[i].Serializer = sparseSerializer{infos[i].Serializer}
+		if infos[i].MediaType != runtime.ContentTypeProtobuf {
+			continue
+		}
+		infos[i].Serializer = sparseSerializer{infos[i].Serializer}
+		if st := infos[i].StreamSerializer; st != nil {
+			buffered := *st
+			buffered.Framer = bufferedFramer{st.Framer}
+			infos[i].StreamSerializer = &buffered
 		}
 	}
 	return infos
+}
+
+// watchBuffer is how much of a watch's body a bufferedFramer reads at
+// once: four of the API server's HTTP/2 frames of 16 KiB.
+const watchBuffer = 64 << 10
+
+// A bufferedFramer reads a watch's frames out of a buffer. Over HTTP/2,
+// every read of a response body that brings the unacknowledged bytes to
+// 4 KiB sends the API server a WINDOW_UPDATE frame and flushes the
+// connection: a write and a TLS record on the client, a frame to read
+// and process on the server. The length-delimited framer reads each event
+// twice (its length, then its bytes), so a start's stream of pool pods,
+// a few KiB each, would return credit for nearly every pod. Read through
+// a buffer, the body gives up to watchBuffer bytes at a time of what has
+// already arrived; a read never waits to fill it.
+type bufferedFramer struct{ runtime.Framer }
+
+func (f bufferedFramer) NewFrameReader(r io.ReadCloser) io.ReadCloser {
+	return f.Framer.NewFrameReader(bufferedBody{bufio.NewReaderSize(r, watchBuffer), r})
+}
+
+// A bufferedBody reads through its buffer and closes the body under it.
+type bufferedBody struct {
+	*bufio.Reader
+	io.Closer
 }
