@@ -1,7 +1,10 @@
 package poolcapacity_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +289,7 @@ func TestLoad(t *testing.T) {
 		float64(l.nodes+l.pods)/(nodesTook+time.Since(began)).Seconds(), l.pools)
 
 	var rows []loadRow
+	floorRow := "not measured: BURSTPOOL_LOADTEST_STARTS=1"
 	for n := 1; n <= starts; n++ {
 		phase := "start"
 		if n > 1 {
@@ -292,6 +297,9 @@ func TestLoad(t *testing.T) {
 			// that count no executor: the counts must be the new
 			// provider's.
 			run.stop(t)
+			if n == 2 {
+				floorRow = floor(t, c, st, l, rate, want)
+			}
 			mark, began := planeCPU(t), time.Now()
 			uncount(t, c, l.pools)
 			st.converge(t, "counts cleared", occupied(nil))
@@ -305,6 +313,7 @@ func TestLoad(t *testing.T) {
 		if profiles != "" {
 			profile = filepath.Join(profiles, strings.ReplaceAll(phase, " ", "-")+".pprof")
 		}
+		requests := apiRequests(t)
 		cpu := planeCPU(t)
 		started := bin
 		if baseline != "" && n%2 == 0 {
@@ -319,6 +328,7 @@ func TestLoad(t *testing.T) {
 		stopTimeline := run.timeline(t, st, occupied(want), cpu)
 		d := st.converge(t, phase, occupied(want))
 		t.Logf("%s: CPU seconds used until converged: %s", phase, cpu.since(t, run.proc.PID))
+		t.Logf("%s: requests the API server served until converged (and shortly after), by verb, resource and code: %s", phase, requests.since(t))
 		if apiProfiled != nil {
 			<-apiProfiled
 		}
@@ -370,6 +380,7 @@ func TestLoad(t *testing.T) {
 
 	t.Logf("capacity provider under load: %d nodes, %d pools, the provider as its own process (--max-reconcile-rate %d)", l.nodes, l.pools, rate)
 	t.Logf("idle: RSS %.1f MiB, Go heap %.1f MiB live (%.1f MiB in use)", idle.rssMiB(), idle.liveMiB(), idle.inuseMiB())
+	t.Logf("the floor of a start (no provider: the objects streamed undecoded, then the converged statuses written): %s", floorRow)
 	t.Logf("%-12s %9s %10s %9s %9s %9s %10s %12s %13s", "phase", "executors", "converged", "RSS MiB", "peak MiB", "heap MiB", "inuse MiB", "RSS KiB/exec", "heap KiB/exec")
 	for _, r := range rows {
 		heap, perHeap := "-", "-"
@@ -637,6 +648,147 @@ func cpuProfile(t *testing.T, addr, path string) <-chan struct{} {
 	return profileOf(t, "the provider", http.DefaultClient, fmt.Sprintf("http://%s", addr), path)
 }
 
+// floor measures the least a start can take on this machine, with the
+// statuses the provider converged to at hand: the API server streams
+// every pool pod and node to a client that decodes none of them (it reads
+// each watch's frames until the initial events end), then takes the status
+// write of every PoolCapacity, rate at a time, as the provider makes it.
+// What a start takes beyond it is the provider's.
+func floor(t *testing.T, c client.Client, st *statuses, l load, rate int, want map[string]int32) string {
+	t.Helper()
+	converged := map[string]v1alpha1.PoolCapacityStatus{}
+	st.mu.Lock()
+	for name, pc := range st.last {
+		converged[name] = *pc.Status.DeepCopy()
+	}
+	st.mu.Unlock()
+	uncount(t, c, l.pools)
+	st.converge(t, "counts cleared", occupied(nil))
+
+	mark, began := planeCPU(t), time.Now()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed [2]int
+	var wg sync.WaitGroup
+	for i, path := range []string{"/api/v1/pods", "/api/v1/nodes"} {
+		wg.Go(func() { streamed[i] = initialEvents(t, hc, path) })
+	}
+	wg.Wait()
+	viewed := time.Since(began)
+	st.mu.Lock()
+	pcs := make([]*v1alpha1.PoolCapacity, 0, len(st.last))
+	for _, pc := range st.last {
+		pc = pc.DeepCopy()
+		pc.Status = converged[pc.Name]
+		pcs = append(pcs, pc)
+	}
+	st.mu.Unlock()
+	parallel(t, len(pcs), rate, func(i int) error { return c.Status().Update(context.Background(), pcs[i]) })
+	st.converge(t, "the floor's writes", occupied(want))
+	d := time.Since(began)
+	if streamed[0] != l.pods || streamed[1] != l.nodes {
+		t.Fatalf("the floor streamed %d pods and %d nodes, want %d and %d", streamed[0], streamed[1], l.pods, l.nodes)
+	}
+	out := fmt.Sprintf("%s (every pod and node streamed by %s); CPU seconds: %s", d.Round(time.Millisecond), viewed.Round(time.Millisecond), mark.since(t, 0))
+	t.Logf("the floor of a start: converged in %s", out)
+	return out
+}
+
+// initialEvents watches the pool-labelled objects at path from the test's
+// API server as protobuf, as the observer does, and reads the frames of
+// the initial events without decoding them, until the bookmark that ends
+// them. It returns how many objects came.
+func initialEvents(t *testing.T, hc *http.Client, path string) int {
+	t.Helper()
+	q := url.Values{"watch": {"true"}, "sendInitialEvents": {"true"}, "resourceVersionMatch": {"NotOlderThan"},
+		"allowWatchBookmarks": {"true"}, "labelSelector": {qsv1alpha1.LabelPool}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+path+"?"+q.Encode(), nil)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf;stream=watch")
+	rsp, err := hc.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer rsp.Body.Close() //nolint:errcheck // read only, ended early
+	r := bufio.NewReaderSize(rsp.Body, 64<<10)
+	var head [4]byte
+	frame := make([]byte, 0, 64<<10)
+	for n := 0; ; n++ {
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			t.Errorf("%s: after %d events: %v", path, n, err)
+			return n
+		}
+		size := int(binary.BigEndian.Uint32(head[:]))
+		if cap(frame) < size {
+			frame = make([]byte, size)
+		}
+		frame = frame[:size]
+		if _, err := io.ReadFull(r, frame); err != nil {
+			t.Errorf("%s: after %d events: %v", path, n, err)
+			return n
+		}
+		// A metav1.WatchEvent: its type is field 1. Only a bookmark, and
+		// the one that ends the initial events, is looked into.
+		if bytes.HasPrefix(frame, []byte("\x0a\x08BOOKMARK")) && bytes.Contains(frame, []byte(metav1.InitialEventsAnnotationKey)) {
+			return n
+		}
+	}
+}
+
+// apiTally counts the requests the test's API server has served, by verb,
+// resource and code (apiserver_request_total), WATCH and LIST included.
+type apiTally map[string]float64
+
+func apiRequests(t *testing.T) apiTally {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics") //nolint:noctx // a loopback scrape
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rsp.Body.Close() //nolint:errcheck // read only
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(rsp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := apiTally{}
+	for _, m := range fams["apiserver_request_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		res := l["resource"]
+		if l["subresource"] != "" {
+			res += "/" + l["subresource"]
+		}
+		out[l["verb"]+" "+res+" "+l["code"]] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// since lists what the API server has served since the tally was taken.
+func (a apiTally) since(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for k, v := range apiRequests(t) {
+		if d := v - a[k]; d > 0 {
+			out = append(out, fmt.Sprintf("%s %.0f", k, d))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
 // apiServerProfile writes the CPU profile of the test API server's next
 // loadProfileSeconds to path, in the background: what a start costs it.
 func apiServerProfile(t *testing.T, path string) <-chan struct{} {
@@ -857,9 +1009,10 @@ const loadSample = 500 * time.Millisecond
 // loadScrape is how often timeline reads the provider's metrics. A scrape
 // of a thousand pools' gauges (some 45,000 series) costs the provider
 // about 70 ms of CPU: at every loadSample, serving them took a fifth of
-// the provider's CPU during the start being measured. Prometheus scrapes
-// every 15 to 60 s.
-const loadScrape = 2 * time.Second
+// the provider's CPU during the start being measured, and every 2 s,
+// still 7%. Prometheus scrapes every 15 to 60 s; this is at least once
+// in a start.
+const loadScrape = 5 * time.Second
 
 // timeline logs, every loadSample until stop is called, what the provider
 // has done since it started: pod and node events its observers applied,
