@@ -223,6 +223,21 @@ func TestLoad(t *testing.T) {
 	if baseline != "" && profiles != "" {
 		t.Fatal("BURSTPOOL_LOADTEST_BASELINE and _PROFILE: a baseline binary may serve no profile; set one of them")
 	}
+	if baseline != "" {
+		// The baseline runs under the provider's name: a client's field
+		// manager is its binary's name, and under another one its status
+		// writes would add an entry of managed fields to every
+		// PoolCapacity, which each later write then carries.
+		named := filepath.Join(t.TempDir(), providerManager)
+		abs, err := filepath.Abs(baseline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, named); err != nil {
+			t.Fatal(err)
+		}
+		baseline = named
+	}
 	if l.nodes < l.pools || l.pods < l.pools {
 		t.Fatalf("BURSTPOOL_LOADTEST_NODES (%d) and _PODS (%d) must be at least _POOLS (%d)", l.nodes, l.pods, l.pools)
 	}
@@ -328,7 +343,7 @@ func TestLoad(t *testing.T) {
 		stopTimeline := run.timeline(t, st, occupied(want), cpu)
 		d := st.converge(t, phase, occupied(want))
 		t.Logf("%s: CPU seconds used until converged: %s", phase, cpu.since(t, run.proc.PID))
-		t.Logf("%s: requests the API server served until converged (and shortly after), by verb, resource and code: %s", phase, requests.since(t))
+		t.Logf("%s: the API server until converged (and shortly after): requests by verb, resource and code: %s", phase, requests.since(t))
 		if apiProfiled != nil {
 			<-apiProfiled
 		}
@@ -455,8 +470,15 @@ func (m cpuMark) since(t *testing.T, provider int) string {
 		p, n.apiserverCPU-m.apiserverCPU, n.etcdCPU-m.etcdCPU, n.self-m.self, n.at.Sub(m.at).Seconds(), runtime.NumCPU())
 }
 
+// providerManager is the provider's field manager: client-go names it
+// after the binary.
+const providerManager = "provider"
+
 // uncount clears the executor counts of every PoolCapacity's status, as
-// the test's own write.
+// the provider's own write would: a status the provider wrote before and
+// is stale now. Written as the test, each status would carry a second
+// entry of managed fields that no cluster has, and every later write
+// would carry it too.
 func uncount(t *testing.T, c client.Client, pools int) {
 	t.Helper()
 	var l v1alpha1.PoolCapacityList
@@ -469,7 +491,7 @@ func uncount(t *testing.T, c client.Client, pools int) {
 	parallel(t, len(l.Items), 32, func(i int) error {
 		pc := &l.Items[i]
 		pc.Status.AtProvider.OccupiedExecutors = 0
-		return c.Status().Update(context.Background(), pc)
+		return c.Status().Update(context.Background(), pc, client.FieldOwner(providerManager))
 	})
 }
 
@@ -618,7 +640,7 @@ func buildProvider(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "provider")
+	bin := filepath.Join(t.TempDir(), providerManager)
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/provider")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -665,7 +687,7 @@ func floor(t *testing.T, c client.Client, st *statuses, l load, rate int, want m
 	uncount(t, c, l.pools)
 	st.converge(t, "counts cleared", occupied(nil))
 
-	mark, began := planeCPU(t), time.Now()
+	requests, mark, began := apiRequests(t), planeCPU(t), time.Now()
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -685,13 +707,15 @@ func floor(t *testing.T, c client.Client, st *statuses, l load, rate int, want m
 		pcs = append(pcs, pc)
 	}
 	st.mu.Unlock()
-	parallel(t, len(pcs), rate, func(i int) error { return c.Status().Update(context.Background(), pcs[i]) })
+	parallel(t, len(pcs), rate, func(i int) error {
+		return c.Status().Update(context.Background(), pcs[i], client.FieldOwner(providerManager))
+	})
 	st.converge(t, "the floor's writes", occupied(want))
 	d := time.Since(began)
 	if streamed[0] != l.pods || streamed[1] != l.nodes {
 		t.Fatalf("the floor streamed %d pods and %d nodes, want %d and %d", streamed[0], streamed[1], l.pods, l.nodes)
 	}
-	out := fmt.Sprintf("%s (every pod and node streamed by %s); CPU seconds: %s", d.Round(time.Millisecond), viewed.Round(time.Millisecond), mark.since(t, 0))
+	out := fmt.Sprintf("%s (every pod and node streamed by %s); CPU seconds: %s; the API server: %s", d.Round(time.Millisecond), viewed.Round(time.Millisecond), mark.since(t, 0), requests.since(t))
 	t.Logf("the floor of a start: converged in %s", out)
 	return out
 }
@@ -741,9 +765,16 @@ func initialEvents(t *testing.T, hc *http.Client, path string) int {
 	}
 }
 
-// apiTally counts the requests the test's API server has served, by verb,
-// resource and code (apiserver_request_total), WATCH and LIST included.
-type apiTally map[string]float64
+// An apiTally counts the requests the test's API server has served, by
+// verb, resource and code (apiserver_request_total; a watch counts once
+// it ends), with its garbage collections and the bytes it has allocated:
+// a collection of its heap, some 3.5 GiB at 100,000 pods, costs it
+// seconds of CPU, and whether one falls within a start is most of how
+// much the API server's share of it varies.
+type apiTally struct {
+	requests          map[string]float64
+	cycles, allocated float64
+}
 
 func apiRequests(t *testing.T) apiTally {
 	t.Helper()
@@ -761,7 +792,7 @@ func apiRequests(t *testing.T) apiTally {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := apiTally{}
+	out := apiTally{requests: map[string]float64{}}
 	for _, m := range fams["apiserver_request_total"].GetMetric() {
 		l := map[string]string{}
 		for _, p := range m.GetLabel() {
@@ -771,22 +802,30 @@ func apiRequests(t *testing.T) apiTally {
 		if l["subresource"] != "" {
 			res += "/" + l["subresource"]
 		}
-		out[l["verb"]+" "+res+" "+l["code"]] += m.GetCounter().GetValue()
+		out.requests[l["verb"]+" "+res+" "+l["code"]] += m.GetCounter().GetValue()
+	}
+	for _, m := range fams["go_gc_duration_seconds"].GetMetric() {
+		out.cycles += float64(m.GetSummary().GetSampleCount())
+	}
+	for _, m := range fams["go_memstats_alloc_bytes_total"].GetMetric() {
+		out.allocated += m.GetCounter().GetValue()
 	}
 	return out
 }
 
-// since lists what the API server has served since the tally was taken.
+// since says what the API server has served, collected and allocated
+// since the tally was taken.
 func (a apiTally) since(t *testing.T) string {
 	t.Helper()
+	now := apiRequests(t)
 	var out []string
-	for k, v := range apiRequests(t) {
-		if d := v - a[k]; d > 0 {
+	for k, v := range now.requests {
+		if d := v - a.requests[k]; d > 0 {
 			out = append(out, fmt.Sprintf("%s %.0f", k, d))
 		}
 	}
 	sort.Strings(out)
-	return strings.Join(out, ", ")
+	return fmt.Sprintf("%s; %.0f garbage collections, %.1f GiB allocated", strings.Join(out, ", "), now.cycles-a.cycles, (now.allocated-a.allocated)/(1<<30))
 }
 
 // apiServerProfile writes the CPU profile of the test API server's next
