@@ -351,9 +351,7 @@ func TestLoad(t *testing.T) {
 			t.Logf("%s: the observer applied every pod and node by %s after the provider started (metrics read every %s); the first PoolCapacity converged at %s",
 				phase, all.Round(time.Millisecond), loadScrape, first.Round(time.Millisecond))
 		}
-		if n == 1 {
-			t.Logf("a PoolCapacity each status write carries: %s", st.size(l.pool(0)))
-		}
+		t.Logf("%s: a PoolCapacity each status write carries: %s", phase, st.size(l.pool(0)))
 		t.Logf("%s: events recorded so far: %s", phase, recordedEvents(t, c))
 		rows = append(rows, loadRow{phase: phase, executors: l.pods, converged: d, mem: run.memory(t, n == 1)})
 		t.Logf("%s: converged in %s; %s", phase, d.Round(time.Millisecond), rows[len(rows)-1].mem)
