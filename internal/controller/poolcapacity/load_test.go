@@ -226,8 +226,9 @@ func TestLoad(t *testing.T) {
 	if baseline != "" {
 		// The baseline runs under the provider's name: a client's field
 		// manager is its binary's name, and under another one its status
-		// writes would add an entry of managed fields to every
-		// PoolCapacity, which each later write then carries.
+		// writes take their fields into an entry of managed fields of
+		// their own, in every PoolCapacity (2,599 bytes of managed fields
+		// instead of 2,384 at 4 pools).
 		named := filepath.Join(t.TempDir(), providerManager)
 		abs, err := filepath.Abs(baseline)
 		if err != nil {
@@ -474,9 +475,7 @@ const providerManager = "provider"
 
 // uncount clears the executor counts of every PoolCapacity's status, as
 // the provider's own write would: a status the provider wrote before and
-// is stale now. Written as the test, each status would carry a second
-// entry of managed fields that no cluster has, and every later write
-// would carry it too.
+// is stale now.
 func uncount(t *testing.T, c client.Client, pools int) {
 	t.Helper()
 	var l v1alpha1.PoolCapacityList
