@@ -270,7 +270,7 @@ func (o *Observer) informers() ([]informer, error) {
 	cfg.UserAgent = UserAgentWatch
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	core, err := podClient(cfg)
+	core, err := observerClient(cfg)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot create a client of pool pods and nodes")
 	}
@@ -299,9 +299,10 @@ func (o *Observer) informers() ([]informer, error) {
 	return out, nil
 }
 
-// podClient returns a client of core v1 objects that decodes pods through
-// a sparseSerializer and reads watches through a bufferedFramer.
-func podClient(cfg *rest.Config) (*rest.RESTClient, error) {
+// observerClient returns the client of core v1 objects the observer lists
+// and watches pods and nodes with: it decodes pods through a
+// sparseSerializer and reads watches through a bufferedFramer.
+func observerClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	return coreClient(cfg, sparseCodecs{clientgoscheme.Codecs.WithoutConversion()})
 }
 

@@ -136,7 +136,7 @@ func (c *cut) apply(out, msg []byte, scratch [][]byte) ([]byte, bool) {
 // level of embedded message the cut descends into.
 var buffers = sync.Pool{New: func() any { return &[4][]byte{} }}
 
-// sparseSerializer is the protobuf serializer of the pod client, which
+// sparseSerializer is the protobuf serializer of the observer's client, which
 // decodes each pod from its cut protobuf and everything else as the
 // serializer it wraps does.
 type sparseSerializer struct {

@@ -19,21 +19,29 @@ import (
 	"github.com/burstpool/burstpool/internal/warmup"
 )
 
-// protobuf returns the protobuf serializer a client of core objects
-// decodes with, and the sparse one the pod client uses in its place.
-func protobuf(t testing.TB) (full, sparse runtime.Serializer) {
+// observerProtobuf is what the observer's client encodes and decodes
+// protobuf with.
+func observerProtobuf(t testing.TB) runtime.SerializerInfo {
 	t.Helper()
 	for _, info := range (sparseCodecs{clientgoscheme.Codecs.WithoutConversion()}).SupportedMediaTypes() {
 		if info.MediaType == runtime.ContentTypeProtobuf {
-			s, ok := info.Serializer.(sparseSerializer)
-			if !ok {
-				t.Fatalf("the pod client's protobuf serializer is a %T, want a sparseSerializer", info.Serializer)
-			}
-			return s.Serializer, s
+			return info
 		}
 	}
-	t.Fatal("the pod client has no protobuf serializer")
-	return nil, nil
+	t.Fatal("the observer's client has no protobuf serializer")
+	return runtime.SerializerInfo{}
+}
+
+// protobuf returns the protobuf serializer a client of core objects
+// decodes with, and the sparse one the observer's client uses in its place.
+func protobuf(t testing.TB) (full, sparse runtime.Serializer) {
+	t.Helper()
+	info := observerProtobuf(t)
+	s, ok := info.Serializer.(sparseSerializer)
+	if !ok {
+		t.Fatalf("the observer's client's protobuf serializer is a %T, want a sparseSerializer", info.Serializer)
+	}
+	return s.Serializer, s
 }
 
 // encode returns obj as the API server sends it, its kind named.

@@ -19,9 +19,10 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// watchStream returns n pod events as a protobuf watch streams them: each
-// a length-delimited metav1.WatchEvent holding the encoded pod.
-func watchStream(t testing.TB, n int) []byte {
+// watchFrames returns n pod events as a protobuf watch streams them, a
+// metav1.WatchEvent holding the encoded pod each, and the stream: each
+// frame after its length.
+func watchFrames(t testing.TB, n int) (frames [][]byte, stream []byte) {
 	t.Helper()
 	full, _ := protobuf(t)
 	var b bytes.Buffer
@@ -37,8 +38,9 @@ func watchStream(t testing.TB, n int) []byte {
 		if _, err := w.Write(data); err != nil {
 			t.Fatal(err)
 		}
+		frames = append(frames, data)
 	}
-	return b.Bytes()
+	return frames, b.Bytes()
 }
 
 // A countingBody is a response body that counts the reads that return
@@ -59,27 +61,15 @@ func (c *countingBody) Read(p []byte) (int, error) {
 
 func (c *countingBody) Close() error { c.closed = true; return nil }
 
-// frameFramer is the framer the pod client reads protobuf watches with.
-func frameFramer(t testing.TB) runtime.Framer {
-	t.Helper()
-	for _, info := range (sparseCodecs{clientgoscheme.Codecs.WithoutConversion()}).SupportedMediaTypes() {
-		if info.MediaType == runtime.ContentTypeProtobuf && info.StreamSerializer != nil {
-			return info.StreamSerializer.Framer
-		}
-	}
-	t.Fatal("the pod client streams no protobuf")
-	return nil
-}
-
-// TestBufferedFramer reads a pod watch's frames through the pod client's
+// TestBufferedFramer reads a pod watch's frames through the observer's client's
 // framer and through the plain length-delimited one: the same frames, and
 // the body is read once per buffer, not twice per event.
 func TestBufferedFramer(t *testing.T) {
 	const events = 500
-	stream := watchStream(t, events)
-	framer := frameFramer(t)
+	_, stream := watchFrames(t, events)
+	framer := observerProtobuf(t).StreamSerializer.Framer
 	if _, ok := framer.(bufferedFramer); !ok {
-		t.Fatalf("the pod client's protobuf framer is a %T, want a bufferedFramer", framer)
+		t.Fatalf("the observer's client's protobuf framer is a %T, want a bufferedFramer", framer)
 	}
 	readAll := func(f runtime.Framer) ([][]byte, int64, *countingBody) {
 		var reads atomic.Int64
@@ -137,17 +127,7 @@ func TestBufferedFramer(t *testing.T) {
 // (golang.org/x/net/http2, inflowMinRefresh).
 func BenchmarkWatchStream(b *testing.B) {
 	const events = 2000
-	stream := watchStream(b, events)
-	var frames [][]byte
-	r := pbserializer.LengthDelimitedFramer.NewFrameReader(io.NopCloser(bytes.NewReader(stream)))
-	for {
-		buf := make([]byte, 64<<10)
-		n, err := r.Read(buf)
-		if err != nil {
-			break
-		}
-		frames = append(frames, buf[:n])
-	}
+	frames, _ := watchFrames(b, events)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf+";stream=watch")
 		w.WriteHeader(http.StatusOK)
@@ -225,7 +205,7 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// plainFramed is the pod client's codecs with the plain length-delimited
+// plainFramed is the observer's client's codecs with the plain length-delimited
 // framer in place of the buffered one.
 type plainFramed struct{ runtime.NegotiatedSerializer }
 

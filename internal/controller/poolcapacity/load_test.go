@@ -24,6 +24,7 @@ import (
 	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -779,13 +780,7 @@ func apiRequests(t *testing.T) apiTally {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + "/metrics") //nolint:noctx // a loopback scrape
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rsp.Body.Close() //nolint:errcheck // read only
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(rsp.Body)
+	fams, err := metricFamilies(hc, cfg.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1136,17 +1131,22 @@ func (p *loadProvider) timeline(t *testing.T, st *statuses, ok func(*v1alpha1.Po
 // them saves.
 var scrapeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 
-// scrape reads the provider's gauges and counters, each the sum of its
-// series, and, for those with a result label, the sum of each result's
-// series as name/result.
-func (p *loadProvider) scrape() (map[string]float64, error) {
-	rsp, err := scrapeClient.Get("http://" + p.metrics + "/metrics") //nolint:noctx // a loopback scrape, bounded by the client's timeout
+// metricFamilies reads the metrics that base serves at /metrics.
+func metricFamilies(hc *http.Client, base string) (map[string]*dto.MetricFamily, error) {
+	rsp, err := hc.Get(strings.TrimSuffix(base, "/") + "/metrics") //nolint:noctx // a loopback scrape
 	if err != nil {
 		return nil, err
 	}
 	defer rsp.Body.Close() //nolint:errcheck // a read-only body
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(rsp.Body)
+	return parser.TextToMetricFamilies(rsp.Body)
+}
+
+// scrape reads the provider's gauges and counters, each the sum of its
+// series, and, for those with a result label, the sum of each result's
+// series as name/result.
+func (p *loadProvider) scrape() (map[string]float64, error) {
+	fams, err := metricFamilies(scrapeClient, "http://"+p.metrics)
 	if err != nil {
 		return nil, err
 	}
